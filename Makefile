@@ -1,0 +1,24 @@
+# Two entry points a fresh machine needs: `make demo` (main job on the
+# embedded defaults) and `make test` (the whole suite). Everything else is
+# a building block of those two.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p pytest_asyncio.plugin -p pytest_lsp
+
+.PHONY: venv test demo clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+test: venv
+	$(PYTEST) -q tests
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,3 @@
+"""agentls engine: plans, codes, tests in a sandbox and reflects. Knows nothing of LSP."""
+
+__version__ = "0.1.0"

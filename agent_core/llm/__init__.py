@@ -1,0 +1,1 @@
+"""The LLM layer: structured output from OpenAI-compatible endpoints."""

@@ -1,0 +1,62 @@
+"""The LLM seam: typed answers from a chat model, with usage accounting.
+
+`OpenAIChatClient` (openai_client.py) is the real implementation; anything
+with the same shape can stand in. Failures of the endpoint are exceptions
+(`LLMError`); the CLI maps `LLMUnavailable` to exit code 2.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, Field
+
+from agent_core.models import Role, Usage
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class LLMError(RuntimeError):
+    """The model could not give a usable answer."""
+
+
+class LLMUnavailable(LLMError):
+    """The endpoint cannot be reached or keeps failing (connection refused, timeouts, 5xx after retries)."""
+
+
+class StructuredOutputError(LLMError):
+    """The model's answer did not validate against the schema, even after a repair request."""
+
+
+class LLMCall(BaseModel):
+    """One completed request, as the journal records it (no secrets)."""
+
+    role: str
+    schema_name: str
+    mode: str = Field(description="json_schema | json_object | extract")
+    messages: list[dict[str, Any]]
+    answer: str
+    usage: Usage
+    duration_s: float
+    attempts: int = 1
+
+
+class LLMObserver(Protocol):
+    def on_llm_call(self, call: LLMCall) -> None: ...
+
+
+class LLMClient(Protocol):
+    """Asks a role's model for an answer that validates as `schema`."""
+
+    def usage_by_role(self) -> dict[str, Usage]: ...
+
+    def total_usage(self) -> Usage: ...
+
+    async def structured(
+        self,
+        role: Role,
+        messages: list[dict[str, Any]],
+        schema: type[T],
+    ) -> T:
+        """Return a validated `schema` instance; raise LLMError subclasses on failure."""
+        ...

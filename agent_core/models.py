@@ -1,0 +1,174 @@
+"""Domain models shared by every part of the engine.
+
+Plain pydantic data: plans, change sets, test reports, usage and the request
+and result of a run. Nothing here does I/O; the LSP layer and the CLI convert
+these to their own shapes.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Role = Literal["planner", "coder", "tester", "reflector"]
+ROLES: tuple[Role, ...] = ("planner", "coder", "tester", "reflector")
+
+RunKind = Literal["fix", "gen_tests", "task", "test"]
+RunStatus = Literal["fixed", "unfixed", "passed", "failed", "ok", "error", "cancelled"]
+
+
+class SubTask(BaseModel):
+    """One validated step of a plan."""
+
+    id: str = Field(description="Unique id of the subtask, e.g. 't1'.")
+    description: str = Field(description="What to change and why, concretely.")
+    priority: int = Field(default=3, ge=1, le=5, description="1 (low) to 5 (high); breaks ties in ordering.")
+    dependencies: list[str] = Field(default_factory=list, description="Ids of subtasks that must be done first.")
+    files: list[str] = Field(default_factory=list, description="Workspace-relative files this step touches.")
+
+
+class Plan(BaseModel):
+    """An ordered, validated plan (subtasks already in topological order)."""
+
+    approach: str = Field(default="", description="One or two sentences on the overall approach.")
+    subtasks: list[SubTask] = Field(default_factory=list, description="Steps in execution order.")
+    required_packages: list[str] = Field(default_factory=list, description="Packages the change needs.")
+
+
+class Position(BaseModel):
+    """A zero-based line/character position (UTF-16 conversion is the LSP layer's job)."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class Span(BaseModel):
+    """A zero-based, end-exclusive range in a text file."""
+
+    start: Position
+    end: Position
+
+
+class TextEdit(BaseModel):
+    """Replace `span` of the original text with `new_text`."""
+
+    span: Span
+    new_text: str
+
+
+class FileChange(BaseModel):
+    """The change to one workspace file, relative to what the run read."""
+
+    path: str = Field(description="Workspace-relative POSIX path.")
+    kind: Literal["modify", "create", "delete"]
+    original: str | None = Field(default=None, description="Text the run started from (None when created).")
+    new: str | None = Field(default=None, description="Text after the change (None when deleted).")
+    edits: list[TextEdit] = Field(default_factory=list, description="Minimal edits turning original into new.")
+
+    def unified_diff(self) -> str:
+        before = (self.original or "").splitlines(keepends=True)
+        after = (self.new or "").splitlines(keepends=True)
+        a = "/dev/null" if self.kind == "create" else f"a/{self.path}"
+        b = "/dev/null" if self.kind == "delete" else f"b/{self.path}"
+        lines = difflib.unified_diff(before, after, a, b)
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+class ChangeSet(BaseModel):
+    """Every file a run changed; empty when nothing changed."""
+
+    changes: list[FileChange] = Field(default_factory=list)
+
+    @property
+    def files(self) -> list[str]:
+        return [c.path for c in self.changes]
+
+    def unified_diff(self) -> str:
+        return "".join(c.unified_diff() for c in self.changes)
+
+
+class TestFailure(BaseModel):
+    """One failing or erroring test, located in the test file and in the code under test."""
+
+    nodeid: str
+    file: str = Field(description="Test file, relative to the workspace.")
+    line: int = Field(description="1-based line of the failing statement in the test file.")
+    message: str
+    traceback: str = ""
+    kind: Literal["failure", "error"] = "failure"
+    source_file: str | None = Field(default=None, description="Innermost workspace non-test file in the traceback.")
+    source_line: int | None = Field(default=None, description="1-based line in source_file.")
+
+
+class TestReport(BaseModel):
+    """Structured outcome of one sandboxed test run. A failing run is data, not an exception."""
+
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    duration_s: float = 0.0
+    timed_out: bool = False
+    limit_hit: str | None = Field(default=None, description="Which sandbox limit ended the run, if any.")
+    exit_code: int | None = None
+    failures: list[TestFailure] = Field(default_factory=list)
+    output: str = Field(default="", description="Trimmed combined output of the test command.")
+    backend: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (
+            not self.timed_out
+            and self.limit_hit is None
+            and self.failed == 0
+            and self.errors == 0
+            and self.exit_code in (0, None)
+            and self.passed > 0
+        )
+
+
+class Usage(BaseModel):
+    """Token accounting, for one role or for a whole run."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_calls: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.llm_calls += other.llm_calls
+
+
+class RunRequest(BaseModel):
+    """What the user asked for, from the CLI or from the editor."""
+
+    kind: RunKind
+    workspace: Path
+    goal: str | None = None
+    target_file: str | None = Field(default=None, description="Workspace-relative file the run is about.")
+    target_span: Span | None = Field(default=None, description="Selection within target_file.")
+    target_symbol: str | None = Field(default=None, description="Function or class name to focus on.")
+    diagnostics: list[str] = Field(default_factory=list, description="Editor diagnostics to fold into the goal.")
+    overlays: dict[str, str] = Field(default_factory=dict, description="Unsaved buffers: relative path -> text.")
+    run_id: str | None = None
+
+
+class RunResult(BaseModel):
+    """What a run produced. `change_set` is verified only when status is fixed/ok."""
+
+    run_id: str
+    kind: RunKind
+    status: RunStatus
+    iterations: int = 0
+    change_set: ChangeSet = Field(default_factory=ChangeSet)
+    report: TestReport | None = None
+    usage: Usage = Field(default_factory=Usage)
+    usage_by_role: dict[str, Usage] = Field(default_factory=dict)
+    duration_s: float = 0.0
+    error: str | None = None
+    summary: str = ""
+    extra: dict = Field(default_factory=dict, description="Kind-specific results (e.g. gen-tests counts).")

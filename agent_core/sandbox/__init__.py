@@ -1,0 +1,1 @@
+"""Sandboxes that run untrusted tests: bubblewrap, Docker, plain process."""

@@ -1,0 +1,235 @@
+"""The one typed settings model, and how it is filled.
+
+Order (later wins): defaults, `[tool.agentls]` in the workspace's
+`pyproject.toml`, `.agentls.toml`, the environment, then explicit overrides
+(CLI flags or the editor's `initializationOptions` / `workspace/configuration`).
+Keys may be written snake_case or camelCase. API keys are never read from
+files: a file names the environment variable that holds the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic.alias_generators import to_camel
+
+from agent_core.models import ROLES, Role
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be used; the message names the bad keys."""
+
+
+_CONFIG = ConfigDict(
+    alias_generator=AliasGenerator(validation_alias=to_camel, serialization_alias=to_camel),
+    populate_by_name=True,
+    extra="forbid",
+)
+
+
+class ModelProfile(BaseModel):
+    """Overrides for one role's model; unset fields fall back to the top-level ones."""
+
+    model_config = _CONFIG
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for this role.")
+    model: str | None = Field(default=None, description="Model name for this role.")
+    api_key_env: str | None = Field(default=None, description="Environment variable holding this role's API key.")
+    temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature for this role.")
+
+
+class RoleProfiles(BaseModel):
+    """Per-role model profiles."""
+
+    model_config = _CONFIG
+
+    planner: ModelProfile = Field(default_factory=ModelProfile, description="Model profile of the planner.")
+    coder: ModelProfile = Field(default_factory=ModelProfile, description="Model profile of the coder.")
+    tester: ModelProfile = Field(default_factory=ModelProfile, description="Model profile of the test writer.")
+    reflector: ModelProfile = Field(default_factory=ModelProfile, description="Model profile of the reflector.")
+
+
+class SandboxSettings(BaseModel):
+    """Where and how tests run."""
+
+    model_config = _CONFIG
+
+    backend: Literal["auto", "docker", "bubblewrap", "process"] = Field(
+        default="auto", description="Sandbox backend; auto prefers Docker, then bubblewrap, then a plain process."
+    )
+    timeout_s: float = Field(default=300.0, gt=0, description="Wall-clock limit of one test run, in seconds.")
+    cpus: float = Field(default=1.0, gt=0, description="CPUs a test run may use (Docker) / CPU seconds scale.")
+    memory_mb: int = Field(default=1024, ge=64, description="Memory limit of a test run, in MiB.")
+    pids: int = Field(default=256, ge=8, description="Maximum number of processes in a test run.")
+    file_size_mb: int = Field(default=512, ge=1, description="Largest file a test run may write, in MiB.")
+    docker_image: str = Field(default="agentls/sandbox:local", description="Image for the Docker backend.")
+    python: str | None = Field(default=None, description="Interpreter used inside the sandbox (default: detected).")
+
+
+class MemorySettings(BaseModel):
+    """Failure memory and success patterns."""
+
+    model_config = _CONFIG
+
+    enabled: bool = Field(default=True, description="Remember failures and successful patterns across runs.")
+    path: str | None = Field(default=None, description="SQLite file of the memory (default: the user cache dir).")
+    similarity_threshold: float = Field(default=0.7, ge=0, le=1, description="Minimum similarity of recalled items.")
+    embeddings: Literal["local", "endpoint"] = Field(
+        default="local", description="Local hashed n-gram embeddings, or the endpoint's /v1/embeddings."
+    )
+
+
+class Settings(BaseModel):
+    """Everything a user can configure about agentls."""
+
+    model_config = _CONFIG
+
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint; unset means the bundled local model."
+    )
+    model: str = Field(default="qwen2.5-coder-1.5b", description="Model name sent to the endpoint.")
+    api_key_env: str = Field(default="AGENTLS_API_KEY", description="Environment variable holding the API key.")
+    api_key: SecretStr | None = Field(default=None, exclude=True, description="API key (from the environment only).")
+    temperature: float = Field(default=0.2, ge=0, le=2, description="Default sampling temperature.")
+    request_timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one LLM request, in seconds.")
+    max_retries: int = Field(default=3, ge=0, le=10, description="Retries of an LLM request on 429/5xx/timeout.")
+    roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
+    max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
+    max_revisions: int = Field(default=2, ge=0, le=10, description="Replans allowed when a failure repeats.")
+    test_command: str = Field(default="pytest", description="Test command run in the sandbox (pytest is parsed).")
+    safety: Literal["ask", "block", "allow"] = Field(
+        default="ask", description="What the safety gate does on risky code: ask the user, block, or allow."
+    )
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
+    memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
+    prompts: dict[str, str] = Field(
+        default_factory=dict, description="Prompt overrides per role: template text or a path to a file."
+    )
+    journal: bool = Field(default=True, description="Write a run journal under .agentls/runs/.")
+    local_model: str = Field(
+        default="qwen2.5-coder-1.5b", description="Bundled local model used when no endpoint is configured."
+    )
+
+    def profile(self, role: Role) -> ResolvedProfile:
+        """The effective endpoint, model, key and temperature for `role`."""
+        p: ModelProfile = getattr(self.roles, role)
+        key = self.api_key.get_secret_value() if self.api_key else None
+        if p.api_key_env:
+            key = os.environ.get(p.api_key_env) or key
+        return ResolvedProfile(
+            role=role,
+            base_url=p.base_url or self.base_url,
+            model=p.model or self.model,
+            api_key=key,
+            temperature=self.temperature if p.temperature is None else p.temperature,
+        )
+
+
+class ResolvedProfile(BaseModel):
+    """A role's effective model settings (holds the key: never log this object)."""
+
+    role: Role
+    base_url: str | None
+    model: str
+    api_key: str | None = Field(default=None, repr=False)
+    temperature: float
+
+
+def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+def _normalise_keys(data: Mapping[str, Any]) -> dict[str, Any]:
+    """camelCase and kebab-case keys to snake_case, recursively (prompt role names kept)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        snake = "".join("_" + c.lower() if c.isupper() else c for c in key).replace("-", "_")
+        out[snake] = _normalise_keys(value) if isinstance(value, Mapping) and snake != "prompts" else value
+    return out
+
+
+def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any]:
+    try:
+        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: {exc}") from exc
+    for key in table:
+        data = data.get(key, {}) if isinstance(data, dict) else {}
+    return dict(data)
+
+
+def file_settings(workspace: Path | None) -> dict[str, Any]:
+    """`[tool.agentls]` from pyproject.toml, then `.agentls.toml`, as a raw dict."""
+    if workspace is None:
+        return {}
+    merged: dict[str, Any] = {}
+    pyproject = workspace / "pyproject.toml"
+    if pyproject.is_file():
+        merged = _deep_merge(merged, _normalise_keys(_read_toml(pyproject, ("tool", "agentls"))))
+    dotfile = workspace / ".agentls.toml"
+    if dotfile.is_file():
+        merged = _deep_merge(merged, _normalise_keys(_read_toml(dotfile)))
+    for forbidden in ("api_key",):
+        if forbidden in merged:
+            raise SettingsError(f"{forbidden} may not be set in a file; set api_key_env to a variable name instead")
+    return merged
+
+
+def env_settings(env: Mapping[str, str]) -> dict[str, Any]:
+    """AGENTLS_* first, then OPENAI_* as fallbacks."""
+    out: dict[str, Any] = {}
+    base_url = env.get("AGENTLS_BASE_URL") or env.get("OPENAI_BASE_URL")
+    if base_url:
+        out["base_url"] = base_url
+    if env.get("AGENTLS_MODEL"):
+        out["model"] = env["AGENTLS_MODEL"]
+    return out
+
+
+def _api_key(settings_env: str, env: Mapping[str, str]) -> str | None:
+    return env.get(settings_env) or env.get("AGENTLS_API_KEY") or env.get("OPENAI_API_KEY") or None
+
+
+def load_settings(
+    workspace: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build the effective settings; raise SettingsError naming every bad key."""
+    env = os.environ if env is None else env
+    raw = _deep_merge(file_settings(workspace), env_settings(env))
+    if overrides:
+        raw = _deep_merge(raw, _normalise_keys({k: v for k, v in overrides.items() if v is not None}))
+    raw.pop("api_key", None)
+    try:
+        settings = Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise SettingsError(describe_validation_error(exc)) from exc
+    key = _api_key(settings.api_key_env, env)
+    if key:
+        settings.api_key = SecretStr(key)
+    return settings
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One readable line per bad setting: `sandbox.timeout_s: Input should be greater than 0`."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "settings"
+        parts.append(f"{loc}: {err['msg']}")
+    return "invalid settings: " + "; ".join(parts)
+
+
+def role_names() -> tuple[Role, ...]:
+    return ROLES
