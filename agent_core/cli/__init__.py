@@ -1,0 +1,57 @@
+"""The `agentls` command line: one composition root for every subcommand.
+
+Each subcommand lives in its own module exposing `register(subparsers)`,
+which adds its parser and sets `func` to a callable taking the parsed
+arguments and returning the process exit code. Exit codes are a contract:
+0 success (fixed / tests passed), 1 unfixed / tests failed, 2 bad input,
+bad configuration or an unreachable endpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Subcommand modules, in the order they appear in --help. A module that is
+# missing (a feature not installed) is skipped rather than breaking the CLI.
+SUBCOMMANDS = (
+    "agent_core.cli.fix",
+    "agent_core.cli.test_cmd",
+    "agent_core.cli.gen_tests",
+    "agent_core.cli.serve",
+    "agent_core.cli.sandbox",
+    "agent_core.cli.model",
+    "agent_core.cli.journal",
+    "agent_core.cli.prompts",
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agentls", description="Plan, code, test in a sandbox, reflect.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("agentls: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Memory of past failures and successful patterns."""
