@@ -1,0 +1,338 @@
+"""A scripted OpenAI-compatible HTTP server for tests and bench scripts.
+
+It speaks the real wire protocol (`POST /v1/chat/completions` non-streaming,
+`GET /v1/models`, `POST /v1/embeddings`) on 127.0.0.1 and answers chat
+requests per role, the role being the `X-Agentls-Role` request header.
+Answers are queued with `add(role, answer)`; `default(role, answer)` answers
+when a role's queue is empty (role "*" is the default of every role). An
+answer is a dict (sent as its JSON text), a str (sent as is), a callable
+taking the request body and returning one of those, or a `Fault` that makes
+the server misbehave on purpose.
+
+    with ScriptedLLM() as llm:
+        llm.add("planner", {"subtasks": []})
+        ...  # point an OpenAI client at llm.base_url
+
+Every received chat request body is kept in `requests` with a "role" key
+added; `requests_for(role)` filters them. With no answer for a role the
+server answers HTTP 500 "no scripted answer for role X".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ROLE_HEADER = "X-Agentls-Role"
+EMBEDDING_DIM = 64
+
+Answer = Any  # dict | str | Callable[[dict], dict | str | Fault] | Fault
+
+
+@dataclass
+class Fault:
+    """A misbehaviour queued in place of an answer."""
+
+    kind: str
+    code: int = 500
+    times: int = 1
+    seconds: float = 0.0
+    then: Answer = None
+    content: str | None = None
+
+    @classmethod
+    def status(cls, code: int, times: int = 1) -> Fault:
+        """Answer HTTP `code` with an OpenAI-style error body, `times` requests in a row."""
+        return cls(kind="status", code=code, times=max(1, times))
+
+    @classmethod
+    def hang(cls, seconds: float, then: Answer = None) -> Fault:
+        """Hold the request `seconds` before answering (`then`, or a 504 error)."""
+        return cls(kind="hang", seconds=seconds, then=then)
+
+    @classmethod
+    def malformed(cls) -> Fault:
+        """HTTP 200 whose body is not valid JSON."""
+        return cls(kind="malformed")
+
+    @classmethod
+    def truncated(cls, content: str | dict | None = None) -> Fault:
+        """A completion cut mid-JSON with finish_reason "length"."""
+        text = json.dumps(content) if isinstance(content, dict) else content
+        return cls(kind="truncated", content=text)
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count: about four characters per token, at least one."""
+    return max(1, math.ceil(len(text) / 4))
+
+
+def embed_text(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """A deterministic unit vector from hashed character trigrams of `text`."""
+    vec = [0.0] * dim
+    padded = f"  {text.lower()}  "
+    for i in range(len(padded) - 2):
+        digest = hashlib.blake2b(padded[i : i + 3].encode(), digest_size=8).digest()
+        slot = int.from_bytes(digest[:4], "little") % dim
+        vec[slot] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "\n".join(parts)
+
+
+def completion_body(body: dict[str, Any], content: str, finish_reason: str = "stop") -> dict[str, Any]:
+    """An OpenAI chat completion object answering `body` with `content`."""
+    prompt_tokens = estimate_tokens(_prompt_text(body))
+    completion_tokens = estimate_tokens(content)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model") or "scripted",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def error_body(message: str, code: int) -> dict[str, Any]:
+    kind = "rate_limit_error" if code == 429 else "server_error" if code >= 500 else "invalid_request_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": str(code)}}
+
+
+class _Reply:
+    """What the handler writes back: a status and the body bytes."""
+
+    def __init__(self, status: int, payload: Any, raw: bytes | None = None) -> None:
+        self.status = status
+        self.raw = raw if raw is not None else json.dumps(payload).encode()
+
+
+class ScriptedLLM:
+    """The scripted server; thread-safe; start()/stop() or use as a context manager."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._queues: dict[str, deque[Answer]] = {}
+        self._defaults: dict[str, Answer] = {}
+        self._stopping = threading.Event()
+        self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
+        self.reject_json_schema = False
+        self.models = ["scripted"]
+        self._host, self._port = host, port
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scripting API ---------------------------------------------------------------
+    def add(self, role: str, answer: Answer) -> None:
+        """Queue one answer (or fault) for `role`."""
+        with self._lock:
+            self._queues.setdefault(role, deque()).append(answer)
+
+    def default(self, role: str, answer: Answer) -> None:
+        """Answer `role` with `answer` whenever its queue is empty ("*" = every role)."""
+        with self._lock:
+            self._defaults[role] = answer
+
+    def requests_for(self, role: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r for r in self.requests if r.get("role") == role]
+
+    def pending(self, role: str) -> int:
+        """How many queued answers `role` has not consumed yet."""
+        with self._lock:
+            return len(self._queues.get(role, ()))
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("ScriptedLLM is not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> ScriptedLLM:
+        handler = type("_BoundHandler", (_Handler,), {"llm": self})
+        self._httpd = ThreadingHTTPServer((self._host, self._port), handler)
+        self._httpd.daemon_threads = True
+        self._stopping.clear()
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="scripted-llm", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # releases hung requests
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> ScriptedLLM:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- answering ---------------------------------------------------------------------
+    def _next_answer(self, role: str) -> Answer:
+        with self._lock:
+            queue = self._queues.get(role)
+            if queue:
+                head = queue[0]
+                if isinstance(head, Fault) and head.kind == "status" and head.times > 1:
+                    head.times -= 1
+                    return Fault.status(head.code)
+                return queue.popleft()
+            if role in self._defaults:
+                return self._defaults[role]
+            return self._defaults.get("*")
+
+    def _record(self, body: dict[str, Any], role: str | None, headers: dict[str, str]) -> None:
+        with self._lock:
+            self.requests.append({**body, "role": role})
+            self.request_headers.append(headers)
+
+    def chat(self, body: dict[str, Any], role: str | None) -> _Reply:
+        """Produce the reply to one chat completion request."""
+        fmt = body.get("response_format") or {}
+        if self.reject_json_schema and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            message = (
+                "1 validation error: response_format.type: Input should be 'text' or 'json_object' "
+                "(json_schema is not supported)"
+            )
+            return _Reply(500, error_body(message, 500))
+        answer = self._next_answer(role or "")
+        if answer is None:
+            return _Reply(500, error_body(f"no scripted answer for role {role}", 500))
+        return self._render(body, answer)
+
+    def _render(self, body: dict[str, Any], answer: Answer) -> _Reply:
+        if callable(answer) and not isinstance(answer, Fault):
+            answer = answer(body)
+        if isinstance(answer, Fault):
+            return self._fault(body, answer)
+        content = answer if isinstance(answer, str) else json.dumps(answer)
+        return _Reply(200, completion_body(body, content))
+
+    def _fault(self, body: dict[str, Any], fault: Fault) -> _Reply:
+        if fault.kind == "status":
+            return _Reply(fault.code, error_body(f"scripted HTTP {fault.code}", fault.code))
+        if fault.kind == "hang":
+            self._stopping.wait(fault.seconds)
+            if fault.then is not None:
+                return self._render(body, fault.then)
+            return _Reply(504, error_body(f"scripted hang of {fault.seconds} s", 504))
+        if fault.kind == "malformed":
+            return _Reply(200, None, raw=b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "mess')
+        if fault.kind == "truncated":
+            text = fault.content or '{"summary": "an answer that stops in the mid'
+            cut = text[: max(1, len(text) // 2)] if fault.content else text
+            return _Reply(200, completion_body(body, cut, finish_reason="length"))
+        raise ValueError(f"unknown fault {fault.kind}")
+
+    def embeddings(self, body: dict[str, Any]) -> _Reply:
+        inputs = body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        if not all(isinstance(t, str) for t in texts):
+            return _Reply(400, error_body("input must be a string or a list of strings", 400))
+        data = [{"object": "embedding", "index": i, "embedding": embed_text(t)} for i, t in enumerate(texts)]
+        tokens = sum(estimate_tokens(t) for t in texts)
+        return _Reply(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model") or "scripted-embed",
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
+
+    def list_models(self) -> _Reply:
+        created = int(time.time())
+        data = [{"id": m, "object": "model", "created": created, "owned_by": "scripted"} for m in self.models]
+        return _Reply(200, {"object": "list", "data": data})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """HTTP adapter: parses the request, asks the ScriptedLLM, writes the reply."""
+
+    llm: ScriptedLLM
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+        return
+
+    def _read_json(self) -> dict[str, Any] | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            return None
+        return body if isinstance(body, dict) else None
+
+    def _send(self, reply: _Reply) -> None:
+        try:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply.raw)))
+            self.end_headers()
+            self.wfile.write(reply.raw)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (e.g. its timeout)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(self.llm.list_models())
+        else:
+            self._send(_Reply(404, error_body(f"no route GET {self.path}", 404)))
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        body = self._read_json()
+        if body is None:
+            self._send(_Reply(400, error_body("request body is not a JSON object", 400)))
+            return
+        path = self.path.rstrip("/")
+        if path == "/v1/chat/completions":
+            role = self.headers.get(ROLE_HEADER)
+            self.llm._record(body, role, {k.lower(): v for k, v in self.headers.items()})
+            self._send(self.llm.chat(body, role))
+        elif path == "/v1/embeddings":
+            self._send(self.llm.embeddings(body))
+        else:
+            self._send(_Reply(404, error_body(f"no route POST {self.path}", 404)))
+
