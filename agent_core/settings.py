@@ -98,6 +98,9 @@ class Settings(BaseModel):
     temperature: float = Field(default=0.2, ge=0, le=2, description="Default sampling temperature.")
     request_timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one LLM request, in seconds.")
     max_retries: int = Field(default=3, ge=0, le=10, description="Retries of an LLM request on 429/5xx/timeout.")
+    retry_backoff_s: float = Field(
+        default=0.5, ge=0, le=60, description="First backoff before retrying an LLM request; doubles each retry."
+    )
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
     max_revisions: int = Field(default=2, ge=0, le=10, description="Replans allowed when a failure repeats.")
