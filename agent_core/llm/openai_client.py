@@ -1,0 +1,218 @@
+"""`OpenAIChatClient`: the LLMClient on the real `openai.AsyncOpenAI` client.
+
+Each role's endpoint, model, key and temperature come from
+`Settings.profile(role)`; one AsyncOpenAI client is kept per distinct
+(base_url, key). Every chat request carries `X-Agentls-Role`. Answers are
+validated against a pydantic schema by walking the mode ladder of
+structured.py (json_schema -> json_object -> extract), with one repair
+request when an answer does not validate; the mode that works is learned
+once per endpoint (class-level cache). Retries and one-line failure causes
+live in retrying.py. The API key is only ever handed to the openai client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+from typing import Any, ClassVar, TypeVar
+
+import openai
+from pydantic import BaseModel
+
+from agent_core.llm.base import LLMCall, LLMError, LLMObserver, LLMUnavailable, StructuredOutputError
+from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, complete
+from agent_core.llm.structured import (
+    Mode,
+    ModeCache,
+    looks_ignored,
+    next_mode,
+    parse_answer,
+    repair_messages,
+    response_format,
+    schema_name,
+    with_instruction,
+)
+from agent_core.llm.usage import UsageLedger
+from agent_core.models import ROLES, Role, Usage
+from agent_core.settings import ResolvedProfile, Settings
+
+T = TypeVar("T", bound=BaseModel)
+
+ROLE_HEADER = "X-Agentls-Role"
+NO_KEY = "sk-no-key-configured"  # local servers ignore the key; the openai client insists on one
+NO_ENDPOINT = "no endpoint configured: set AGENTLS_BASE_URL or run `agentls model fetch`"
+
+
+class _FormatIgnored(LLMError):
+    """A JSON mode produced no JSON at all: the endpoint ignores that response_format."""
+
+
+class OpenAIChatClient:
+    """Typed answers per role from OpenAI-compatible endpoints, with usage accounting."""
+
+    modes: ClassVar[ModeCache] = ModeCache()
+
+    def __init__(
+        self,
+        settings: Settings,
+        observer: LLMObserver | None = None,
+        retry_policy: RetryPolicy | None = None,
+    ) -> None:
+        self._settings = settings
+        self._observer = observer
+        self._policy = retry_policy or RetryPolicy(max_retries=settings.max_retries, base_s=settings.retry_backoff_s)
+        self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
+        self._ledger = UsageLedger()
+        self._local_url: str | None = None
+        self._secrets = {p.api_key for p in (settings.profile(r) for r in ROLES) if p.api_key}
+
+    # -- accounting ------------------------------------------------------------------
+    def usage_by_role(self) -> dict[str, Usage]:
+        return self._ledger.by_role()
+
+    def total_usage(self) -> Usage:
+        return self._ledger.total()
+
+    # -- the LLMClient method ----------------------------------------------------------
+    async def structured(self, role: Role, messages: list[dict[str, Any]], schema: type[T]) -> T:
+        """Return a validated `schema` instance from `role`'s model (see the module docstring)."""
+        profile = self._settings.profile(role)
+        base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
+        client = self._client_for(base_url, profile.api_key)
+        mode: Mode | None = self.modes.get(base_url, profile.model)
+        rejection = ""
+        while mode is not None:
+            try:
+                return await self._in_mode(client, base_url, profile, mode, messages, schema)
+            except (FormatRejected, _FormatIgnored) as exc:
+                rejection = str(exc)
+                mode = next_mode(mode)
+                if mode is not None:
+                    self.modes.downgrade(base_url, profile.model, mode)
+        raise StructuredOutputError(f"{role}: no structured-output mode worked: {rejection}")
+
+    async def _in_mode(
+        self,
+        client: openai.AsyncOpenAI,
+        base_url: str,
+        profile: ResolvedProfile,
+        mode: Mode,
+        messages: list[dict[str, Any]],
+        schema: type[T],
+    ) -> T:
+        """One request in `mode`, plus one repair request if its answer does not validate."""
+        sent = with_instruction(messages, mode, schema)
+        done = await self._request(client, base_url, profile, mode, sent, schema)
+        if mode != "extract" and looks_ignored(done.text, done.finish_reason):
+            raise _FormatIgnored(f"endpoint {base_url} ignored response_format {mode} (the answer held no JSON)")
+        value, error = parse_answer(done.text, done.finish_reason, schema)
+        if value is not None:
+            return value  # type: ignore[return-value]
+        repair = repair_messages(sent, done.text, error, schema)
+        fixed = await self._request(client, base_url, profile, mode, repair, schema)
+        value, error = parse_answer(fixed.text, fixed.finish_reason, schema)
+        if value is not None:
+            return value  # type: ignore[return-value]
+        reason = "; ".join(error.splitlines())
+        raise StructuredOutputError(
+            f"{profile.role}: the answer does not match {schema_name(schema)} even after a repair request: {reason}"
+        )
+
+    async def _request(
+        self,
+        client: openai.AsyncOpenAI,
+        base_url: str,
+        profile: ResolvedProfile,
+        mode: Mode,
+        messages: list[dict[str, Any]],
+        schema: type[BaseModel],
+    ) -> Completion:
+        """Send one chat request (with retries), account for it and tell the observer."""
+        request: dict[str, Any] = {
+            "model": profile.model,
+            "messages": messages,
+            "temperature": profile.temperature,
+            "extra_headers": {ROLE_HEADER: profile.role},
+        }
+        fmt = response_format(mode, schema)
+        if fmt is not None:
+            request["response_format"] = fmt
+        done = await complete(
+            client, request, endpoint=base_url, timeout=self._settings.request_timeout_s, policy=self._policy
+        )
+        self._ledger.record(profile.role, done.usage)
+        if self._observer is not None:
+            self._observer.on_llm_call(self._call_record(profile.role, schema, mode, messages, done))
+        return done
+
+    def _call_record(
+        self, role: str, schema: type[BaseModel], mode: Mode, messages: list[dict[str, Any]], done: Completion
+    ) -> LLMCall:
+        return LLMCall(
+            role=role,
+            schema_name=schema_name(schema),
+            mode=mode,
+            messages=[{**m, "content": self._scrub(m.get("content"))} for m in messages],
+            answer=self._scrub(done.text),
+            usage=done.usage,
+            duration_s=round(done.duration_s, 4),
+            attempts=done.attempts,
+        )
+
+    def _scrub(self, value: Any) -> Any:
+        """`value` with any configured API key replaced by ***."""
+        if not isinstance(value, str):
+            return value
+        for secret in self._secrets:
+            value = value.replace(secret, "***")
+        return value
+
+    # -- endpoints and clients ------------------------------------------------------------
+    def _client_for(self, base_url: str, api_key: str | None) -> openai.AsyncOpenAI:
+        fingerprint = hashlib.sha256((api_key or "").encode()).hexdigest()
+        key = (base_url, fingerprint)
+        client = self._clients.get(key)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key=api_key or NO_KEY,
+                timeout=self._settings.request_timeout_s,
+                max_retries=0,
+            )
+            self._clients[key] = client
+        return client
+
+    async def _local_endpoint(self) -> str:
+        """The bundled local model's URL, started on demand by agent_core.local_model."""
+        if self._local_url is not None:
+            return self._local_url
+        try:
+            from agent_core.local_model.endpoint import ensure_local_endpoint
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("agent_core.local_model"):
+                raise LLMUnavailable(NO_ENDPOINT) from None
+            raise
+        try:
+            if inspect.iscoroutinefunction(ensure_local_endpoint):
+                url = await ensure_local_endpoint(self._settings)
+            else:
+                url = await asyncio.to_thread(ensure_local_endpoint, self._settings)
+        except LLMError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any start-up failure makes the model unavailable
+            raise LLMUnavailable(f"local model unavailable: {' '.join(str(exc).split())}") from exc
+        self._local_url = str(url)
+        return self._local_url
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pools."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+
+    async def __aenter__(self) -> OpenAIChatClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,230 @@
+"""Structured output without trusting the endpoint: the mode ladder and its helpers.
+
+Modes, best first:
+  json_schema  `response_format={"type": "json_schema", ...}` (strict where the schema allows)
+  json_object  `response_format={"type": "json_object", "schema": ...}` (llama.cpp honours the schema)
+  extract      no response_format; the schema goes into the prompt and the
+               JSON is extracted from the reply (fenced block or first balanced {...})
+
+`ModeCache` remembers, per endpoint (base_url + model), the best mode that
+works, so later calls start there. Everything here is pure and synchronous.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+Mode = Literal["json_schema", "json_object", "extract"]
+MODES: tuple[Mode, ...] = ("json_schema", "json_object", "extract")
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_REJECTION_WORDS = ("response_format", "json_schema", "schema")
+
+
+class ModeCache:
+    """Thread-safe map of endpoint -> the mode to start with."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._modes: dict[tuple[str, str], Mode] = {}
+
+    def get(self, base_url: str, model: str) -> Mode:
+        with self._lock:
+            return self._modes.get((base_url.rstrip("/"), model), MODES[0])
+
+    def downgrade(self, base_url: str, model: str, mode: Mode) -> None:
+        """Record that `mode` is the best this endpoint can do (never moves up)."""
+        key = (base_url.rstrip("/"), model)
+        with self._lock:
+            current = self._modes.get(key, MODES[0])
+            if MODES.index(mode) > MODES.index(current):
+                self._modes[key] = mode
+
+    def clear(self) -> None:
+        with self._lock:
+            self._modes.clear()
+
+
+def next_mode(mode: Mode) -> Mode | None:
+    index = MODES.index(mode) + 1
+    return MODES[index] if index < len(MODES) else None
+
+
+def schema_name(schema: type[BaseModel]) -> str:
+    """The schema's name as OpenAI accepts it: [A-Za-z0-9_-], at most 64 characters."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", schema.__name__)[:64] or "Answer"
+
+
+def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    return schema.model_json_schema()
+
+
+def _walk_objects(node: Any) -> list[dict[str, Any]]:
+    """Every sub-schema (dict) of a JSON schema, the root included."""
+    found: list[dict[str, Any]] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def strict_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The schema with `additionalProperties: false` on every object, and whether strict mode fits it.
+
+    Strict mode needs every property required and no defaults; pydantic models
+    with optional fields do not qualify and are sent non-strict.
+    """
+    closed = copy.deepcopy(schema)
+    strict = True
+    for node in _walk_objects(closed):
+        if "default" in node:
+            strict = False
+        if node.get("type") == "object" and isinstance(node.get("properties"), dict):
+            node.setdefault("additionalProperties", False)
+            if set(node["properties"]) - set(node.get("required", [])):
+                strict = False
+    return closed, strict
+
+
+def response_format(mode: Mode, schema: type[BaseModel]) -> dict[str, Any] | None:
+    """The `response_format` request field for `mode` (None in extract mode)."""
+    raw = json_schema_of(schema)
+    if mode == "json_schema":
+        closed, strict = strict_schema(raw)
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": schema_name(schema), "schema": closed, "strict": strict},
+        }
+    if mode == "json_object":
+        return {"type": "json_object", "schema": raw}
+    return None
+
+
+def schema_instruction(schema: type[BaseModel]) -> str:
+    """The prompt text that asks for one JSON object following the schema."""
+    text = json.dumps(json_schema_of(schema), separators=(",", ":"))
+    return (
+        "Answer with exactly one JSON object that validates against this JSON schema "
+        "(no prose; a ```json fenced block is fine):\n" + text
+    )
+
+
+def with_instruction(messages: list[dict[str, Any]], mode: Mode, schema: type[BaseModel]) -> list[dict[str, Any]]:
+    """The messages to send in `mode`: json_object and extract carry the schema in the system message."""
+    if mode == "json_schema":
+        return list(messages)
+    instruction = schema_instruction(schema)
+    out = [dict(m) for m in messages]
+    if out and out[0].get("role") == "system" and isinstance(out[0].get("content"), str):
+        out[0]["content"] = out[0]["content"].rstrip() + "\n\n" + instruction
+    else:
+        out.insert(0, {"role": "system", "content": instruction})
+    return out
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Every top-level balanced `{...}` span of `text`, in order (string-aware)."""
+    spans: list[str] = []
+    depth, start, in_string, escaped = 0, -1, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"' and depth > 0:
+            in_string = True
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start : i + 1])
+    return spans
+
+
+def _load_object(candidate: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(candidate)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def extract_json(text: str) -> dict[str, Any] | None:
+    """The first JSON object in a reply: the whole text, a fenced block, or a balanced {...}."""
+    stripped = text.strip()
+    whole = _load_object(stripped)
+    if whole is not None:
+        return whole
+    for match in _FENCE.finditer(text):
+        found = _load_object(match.group(2).strip())
+        if found is not None:
+            return found
+    for span in _balanced_objects(text):
+        found = _load_object(span)
+        if found is not None:
+            return found
+    return None
+
+
+def looks_ignored(text: str, finish_reason: str | None) -> bool:
+    """True when a reply in a JSON mode carries no JSON at all (the endpoint ignored the format)."""
+    return finish_reason != "length" and "{" not in text
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per error: `subtasks.0.priority: Input should be less than or equal to 5`."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        lines.append(f"{loc}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def parse_answer(text: str, finish_reason: str | None, schema: type[BaseModel]) -> tuple[BaseModel | None, str]:
+    """Validate a reply against `schema`: (instance, "") or (None, why it failed)."""
+    data = extract_json(text)
+    if data is None:
+        if finish_reason == "length":
+            return None, "the answer was cut off at the token limit (finish_reason=length) before the JSON ended"
+        return None, "no JSON object was found in the answer"
+    try:
+        return schema.model_validate(data), ""
+    except ValidationError as exc:
+        return None, describe_validation_error(exc)
+
+
+def repair_messages(
+    messages: list[dict[str, Any]], answer: str, error: str, schema: type[BaseModel]
+) -> list[dict[str, Any]]:
+    """The conversation for the one repair request: the bad answer, the error and the schema."""
+    schema_text = json.dumps(json_schema_of(schema), separators=(",", ":"))
+    prompt = (
+        "Your previous answer could not be used.\n"
+        f"Validation error:\n{error}\n\n"
+        "Reply again with only one complete, corrected JSON object (keep it short) "
+        f"that validates against this JSON schema:\n{schema_text}"
+    )
+    return [*messages, {"role": "assistant", "content": answer}, {"role": "user", "content": prompt}]
+
+
+def mentions_response_format(message: str) -> bool:
+    """True when an endpoint's error message is about the response format / schema."""
+    lowered = message.lower()
+    return any(word in lowered for word in _REJECTION_WORDS)
