@@ -17,8 +17,11 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-test: venv
-	$(PYTEST) -q tests
+test:
+	scripts/test.sh
+
+demo:
+	scripts/demo.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info

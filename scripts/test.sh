@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Set up everything the test suite needs on a fresh Debian machine, then run it.
+#
+#   scripts/test.sh [pytest args...]      (what `make test` and .ci/run call)
+#
+# Installs the system packages the real-part tests drive (bubblewrap, Neovim,
+# Emacs + eglot, Docker's engine, debootstrap), creates the virtualenv, starts
+# a private Docker engine with a locally built sandbox image, and runs pytest.
+# Every step is idempotent: a second run only runs the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "test.sh: $*" >&2; }
+
+APT_PACKAGES=(bubblewrap neovim emacs-nox elpa-eglot docker.io debootstrap)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+        log "missing system packages (${missing[*]}); run as root or install them first"
+        exit 2
+    fi
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q -o DPkg::Lock::Timeout=600 >&2
+    apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >&2
+fi
+
+make -s venv
+
+# A private Docker engine and the sandbox image, for the Docker backend's tests.
+eval "$(scripts/start-dockerd.sh)"
+export DOCKER_HOST
+scripts/make-base-image.sh >&2
+.venv/bin/agentls sandbox build-image >&2
+
+export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+exec .venv/bin/python -m pytest -p pytest_asyncio.plugin -p pytest_lsp -q "${@:-tests}"
