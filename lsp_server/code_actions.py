@@ -1,0 +1,73 @@
+"""`textDocument/codeAction`: Plan and fix, Generate tests — answered at once.
+
+Nothing is computed here beyond the kinds: each action carries the command
+that starts its run. Plan and fix is a `quickfix` when the range touches a
+diagnostic (the client's, of any source, or an agentls test failure; their
+messages become part of the goal), else `refactor.rewrite`.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from lsp_server import commands, convert
+
+PLAN_AND_FIX_TITLE = "Plan and fix"
+GENERATE_TESTS_TITLE = "Generate tests"
+GENERATE_TESTS_KIND = "source.agentls.generateTests"
+KINDS = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, GENERATE_TESTS_KIND]
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def _wanted(kind: str, only: list[str] | None) -> bool:
+    """LSP's hierarchical kind filter: "source" admits "source.agentls.generateTests"."""
+    if not only:
+        return True
+    return any(kind == want or kind.startswith(f"{want}.") for want in map(str, (getattr(o, "value", o) for o in only)))
+
+
+def _touching(params: lsp.CodeActionParams, ours: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
+    seen, out = set(), []
+    for diag in [*params.context.diagnostics, *ours]:
+        key = (diag.message, diag.range.start.line, diag.range.start.character, diag.source)
+        if key not in seen and convert.ranges_touch(diag.range, params.range):
+            seen.add(key)
+            out.append(diag)
+    return out
+
+
+def build_actions(params: lsp.CodeActionParams, ours: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
+    uri = params.text_document.uri
+    diagnostics = _touching(params, ours)
+    argument = {"uri": uri, "range": convert.range_to_json(params.range)}
+    fix_argument = {**argument, "diagnostics": convert.diagnostic_messages(diagnostics)}
+    fix_kind = lsp.CodeActionKind.QuickFix if diagnostics else lsp.CodeActionKind.RefactorRewrite
+    actions = [
+        lsp.CodeAction(
+            title=PLAN_AND_FIX_TITLE,
+            kind=fix_kind,
+            diagnostics=diagnostics or None,
+            command=lsp.Command(title=PLAN_AND_FIX_TITLE, command=commands.PLAN_AND_FIX, arguments=[fix_argument]),
+        ),
+        lsp.CodeAction(
+            title=GENERATE_TESTS_TITLE,
+            kind=GENERATE_TESTS_KIND,
+            command=lsp.Command(title=GENERATE_TESTS_TITLE, command=commands.GENERATE_TESTS, arguments=[argument]),
+        ),
+    ]
+    return [a for a in actions if _wanted(str(getattr(a.kind, "value", a.kind)), params.context.only)]
+
+
+def is_python(uri: str, language_id: str | None) -> bool:
+    return language_id == "python" or uri.endswith(PYTHON_SUFFIXES)
+
+
+def register(server: LanguageServer, deps) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=KINDS))
+    def code_action(ls: LanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        uri = params.text_document.uri
+        doc = deps.documents.open_document(uri)
+        if not is_python(uri, doc.language_id if doc else None):
+            return None
+        return build_actions(params, deps.diagnostics.touching(uri, params.range))

@@ -1,0 +1,101 @@
+"""`workspace/executeCommand`: the palette commands, each a thin adapter.
+
+Names are fixed (the editor client and outside checks use them). pygls 2
+passes the command's arguments as separate positional parameters; each
+command takes one optional JSON object. Run commands answer at once with
+`{"runId": ...}` while the run goes on in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from agent_core.models import RunKind, RunRequest
+from lsp_server import convert, trace
+
+PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK = "agentls.planAndFix", "agentls.generateTests", "agentls.runTask"
+RUN_TESTS, CANCEL, SHOW_TRACE = "agentls.runTests", "agentls.cancel", "agentls.showTrace"
+COMMANDS = (PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK, RUN_TESTS, CANCEL, SHOW_TRACE)
+ACTIONS = {"fix": "Plan and fix", "gen_tests": "Generate tests", "task": "Run task", "test": "Run tests"}
+
+
+def _argument(args: tuple) -> dict[str, Any]:
+    if not args or args[0] is None:
+        return {}
+    if not isinstance(args[0], dict):
+        raise JsonRpcInvalidParams(message=f"expected one JSON object argument, got {type(args[0]).__name__}")
+    return args[0]
+
+
+class RequestBuilder:
+    """Command arguments -> RunRequest (workspace-relative target, span in code points)."""
+
+    def __init__(self, deps) -> None:
+        self._deps = deps
+
+    def build(self, kind: RunKind, arg: dict[str, Any], need_uri: bool = False) -> RunRequest:
+        root = self._deps.settings.root()
+        uri = arg.get("uri")
+        if need_uri and not uri:
+            raise JsonRpcInvalidParams(message="missing argument: uri")
+        target = convert.relative_path(uri, root) if uri else None
+        if uri and target is None:
+            raise JsonRpcInvalidParams(message=f"{uri} is outside the workspace {root}")
+        span = None
+        rng = convert.range_from_json(arg.get("range"))
+        if rng is not None and target is not None:
+            doc = self._deps.documents.current(root, target)
+            span = convert.range_to_span(rng, doc.source if doc else "", convert.encoding_name(
+                self._deps.server.workspace.position_encoding))
+        diagnostics = [str(d) for d in arg.get("diagnostics") or []]
+        return RunRequest(
+            kind=kind, workspace=root, goal=arg.get("goal"), target_file=target, target_span=span,
+            diagnostics=diagnostics,
+        )
+
+
+def register(server: LanguageServer, deps) -> None:
+    builder = RequestBuilder(deps)
+
+    def start(kind: RunKind, arg: dict[str, Any], need_uri: bool = False) -> dict:
+        return deps.runs.start(builder.build(kind, arg, need_uri), ACTIONS[kind])
+
+    @server.command(PLAN_AND_FIX)
+    def plan_and_fix(ls: LanguageServer, *args: Any) -> dict:
+        return start("fix", _argument(args), need_uri=True)
+
+    @server.command(GENERATE_TESTS)
+    def generate_tests(ls: LanguageServer, *args: Any) -> dict:
+        return start("gen_tests", _argument(args), need_uri=True)
+
+    @server.command(RUN_TASK)
+    def run_task(ls: LanguageServer, *args: Any) -> dict:
+        arg = _argument(args)
+        if not str(arg.get("goal") or "").strip():
+            raise JsonRpcInvalidParams(message="missing argument: goal")
+        return start("task", arg)
+
+    @server.command(RUN_TESTS)
+    def run_tests(ls: LanguageServer, *args: Any) -> dict:
+        return start("test", _argument(args))
+
+    @server.command(CANCEL)
+    def cancel(ls: LanguageServer, *args: Any) -> dict:
+        run_id = _argument(args).get("runId")
+        return {"runId": run_id, "cancelled": deps.runs.cancel(run_id)}
+
+    @server.command(SHOW_TRACE)
+    async def show_trace(ls: LanguageServer, *args: Any) -> dict:
+        root = deps.settings.root()
+        run_id = _argument(args).get("runId") or await asyncio.to_thread(trace.latest_run_id, root)
+        if not run_id:
+            raise JsonRpcInvalidParams(message="no run to show: give runId or start a run first")
+        try:
+            markdown = await asyncio.to_thread(trace.render, root, str(run_id))
+        except FileNotFoundError as exc:
+            raise JsonRpcInvalidParams(message=str(exc)) from exc
+        return {"runId": run_id, "markdown": markdown}

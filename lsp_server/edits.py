@@ -1,0 +1,88 @@
+"""Applying a run's ChangeSet: version checks, then one `workspace/applyEdit`.
+
+Nothing is written to disk here: the client applies the edit. Before sending,
+every file is checked against what the run read: an open document must still
+have the version it had when the run started (or, if it was opened since, the
+text the run read); a closed file must still hold that text on disk. Any
+mismatch refuses the whole edit and tells the user, so nothing is clobbered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from agent_core.models import ChangeSet, FileChange
+from lsp_server import convert
+from lsp_server.documents import DocumentStore, Snapshot
+
+
+@dataclass
+class EditOutcome:
+    """Whether the edit reached the workspace, and why not."""
+
+    applied: bool
+    reason: str = ""
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+class EditApplier:
+    """Checks versions and sends the one workspace edit of a run."""
+
+    def __init__(self, server: LanguageServer, documents: DocumentStore) -> None:
+        self._server = server
+        self._documents = documents
+
+    async def _version_for(self, change: FileChange, root: Path, read: Snapshot) -> tuple[int | None, str | None]:
+        """(version to send, refusal reason or None) for one changed file."""
+        doc = self._documents.current(root, change.path)
+        if change.kind == "create":
+            exists = doc is not None or await asyncio.to_thread((root / change.path).exists)
+            return None, f"{change.path} was created since the run started" if exists else None
+        if change.path in read.versions and doc is not None:
+            started = read.versions[change.path]
+            if doc.version != started:
+                return None, f"{change.path} changed since the run read it (version {started} -> {doc.version})"
+            return started, None
+        if doc is not None:
+            same = doc.source == (change.original or "")
+            return doc.version, None if same else f"{change.path} was opened and edited since the run read it"
+        same = await asyncio.to_thread(_disk_text, root / change.path) == (change.original or "")
+        return None, None if same else f"{change.path} changed on disk since the run read it"
+
+    def _capabilities(self) -> tuple[bool, bool]:
+        """(documentChanges, create/delete resource operations) supported by the client."""
+        caps = self._server.client_capabilities.workspace
+        edit_caps = caps.workspace_edit if caps else None
+        if edit_caps is None:
+            return False, False
+        operations = {getattr(op, "value", op) for op in (edit_caps.resource_operations or [])}
+        return bool(edit_caps.document_changes), {"create", "delete"} <= operations
+
+    async def apply(self, change_set: ChangeSet, root: Path, read: Snapshot, label: str) -> EditOutcome:
+        versions: dict[str, int | None] = {}
+        for change in change_set.changes:
+            version, refusal = await self._version_for(change, root, read)
+            if refusal:
+                return EditOutcome(False, refusal)
+            versions[change.path] = version
+        document_changes, resource_ops = self._capabilities()
+        needs_ops = any(c.kind != "modify" for c in change_set.changes)
+        encoding = convert.encoding_name(self._server.workspace.position_encoding)
+        edit = convert.change_set_to_workspace_edit(
+            change_set, root, versions, encoding, document_changes=document_changes and (resource_ops or not needs_ops)
+        )
+        result = await self._server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=label))
+        if not result.applied:
+            return EditOutcome(False, f"the editor rejected the edit: {result.failure_reason or 'no reason given'}")
+        return EditOutcome(True)

@@ -1,0 +1,250 @@
+"""The run manager: engine runs as tracked background tasks with progress and cancel.
+
+A command asks for a run and gets its id at once; the run goes on as an
+asyncio task (the engine's blocking work is its own business: it never runs on
+this loop). One run per file at a time; several files at once. Each run
+reports `$/progress` (cancellable), feeds the safety gate's question to the
+user, and ends with at most one `workspace/applyEdit`. Cancelling (from the
+progress UI, `agentls.cancel`, shutdown or exit) cancels the task: the engine
+stops its LLM call and sandbox and removes its shadow copy; no edit is sent
+and diagnostics stay as they were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from agent_core.engine import Engine
+from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
+from agent_core.models import RunRequest, RunResult, TestReport
+from agent_core.settings import Settings
+from lsp_server import convert
+from lsp_server.diagnostics import DiagnosticsPublisher
+from lsp_server.documents import DocumentStore, Snapshot
+from lsp_server.edits import EditApplier
+from lsp_server.safety import Approver
+from lsp_server.settings import SettingsStore
+
+log = logging.getLogger(__name__)
+WORKSPACE_KEY = "<workspace>"
+SHUTDOWN_GRACE_S = 15.0
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+@dataclass
+class ActiveRun:
+    """One run in flight."""
+
+    run_id: str
+    key: str
+    action: str
+    request: RunRequest
+    read: Snapshot
+    token: str
+    task: asyncio.Task | None = None
+    progress: bool = False
+    last_report: TestReport | None = None
+    background: set[asyncio.Task] = field(default_factory=set)
+
+    @property
+    def label(self) -> str:
+        return f"agentls: {self.action} ({self.run_id})"
+
+
+class LspHooks:
+    """RunHooks for one run: events -> progress / messages / diagnostics; the gate -> the user."""
+
+    def __init__(self, manager: RunManager, run: ActiveRun) -> None:
+        self._manager = manager
+        self._run = run
+
+    def emit(self, event: RunEvent) -> None:
+        if isinstance(event, PhaseEvent):
+            self._manager.report_progress(self._run, event)
+        elif isinstance(event, TestReportEvent):
+            self._manager.test_report(self._run, event.report)
+        elif isinstance(event, MessageEvent):
+            self._manager.show(f"agentls ({self._run.run_id}): {event.text}", convert.message_type(event.level))
+
+    async def approve(self, violations: list[SafetyViolation]) -> bool:
+        return await self._manager.approver.ask(self._run.label, violations)
+
+
+class RunManager:
+    """Starts, tracks, reports and cancels runs."""
+
+    def __init__(
+        self,
+        server: LanguageServer,
+        documents: DocumentStore,
+        settings: SettingsStore,
+        diagnostics: DiagnosticsPublisher,
+        approver: Approver,
+        edits: EditApplier,
+        engine_factory: Callable[[Settings], Engine] = Engine,
+    ) -> None:
+        self.server, self.documents, self.settings = server, documents, settings
+        self.diagnostics, self.approver, self.edits = diagnostics, approver, edits
+        self.engine_factory = engine_factory
+        self.active: dict[str, ActiveRun] = {}
+
+    # -- starting ------------------------------------------------------------------------------
+
+    def start(self, request: RunRequest, action: str) -> dict:
+        """Start a run in the background; `{"runId": id}` or `{"runId": None, "error": why}`."""
+        key = request.target_file or WORKSPACE_KEY
+        busy = next((r for r in self.active.values() if r.key == key), None)
+        if busy is not None:
+            where = "the workspace" if key == WORKSPACE_KEY else key
+            return self.refuse(f"a run is already going on {where} ({busy.run_id}); cancel it or wait")
+        run_id = new_run_id()
+        read = self.documents.snapshot(request.workspace)
+        request = request.model_copy(update={"run_id": run_id, "overlays": read.overlays})
+        run = ActiveRun(run_id=run_id, key=key, action=action, request=request, read=read, token=f"agentls/{run_id}")
+        self.active[run_id] = run
+        run.task = asyncio.create_task(self._run(run), name=f"agentls-run-{run_id}")
+        run.task.add_done_callback(lambda _t: self.active.pop(run_id, None))
+        return {"runId": run_id}
+
+    def refuse(self, why: str) -> dict:
+        self.show(f"agentls: {why}", lsp.MessageType.Warning)
+        return {"runId": None, "error": why}
+
+    async def _run(self, run: ActiveRun) -> None:
+        end_message = "cancelled"
+        try:
+            await self._begin_progress(run)
+            settings = await self.settings.load()
+            result = await self.engine_factory(settings).run(run.request, LspHooks(self, run))
+            end_message = await self._finish(run, result)
+        except asyncio.CancelledError:
+            log.info("run %s cancelled", run.run_id)
+            raise
+        except Exception as exc:  # a failing run never takes the server down
+            log.exception("run %s failed", run.run_id)
+            end_message = f"failed: {exc}"
+            self.show(f"{run.label} failed: {exc}", lsp.MessageType.Error)
+        finally:
+            self._end_progress(run, end_message)
+            for task in run.background:
+                task.cancel()
+
+    # -- results -------------------------------------------------------------------------------
+
+    async def _finish(self, run: ActiveRun, result: RunResult) -> str:
+        root = run.request.workspace
+        if run.request.kind == "test":
+            if result.report is not None:
+                await self.diagnostics.publish(result.report, root)
+            return self._tell(run, result, self._summary(result))
+        if result.status not in ("fixed", "ok"):
+            detail = result.error or result.summary or "no verified change"
+            return self._tell(run, result, f"{result.status}: {detail}", lsp.MessageType.Warning)
+        if result.change_set.changes:
+            outcome = await self.edits.apply(result.change_set, root, run.read, run.label)
+            if not outcome.applied:
+                return self._tell(run, result, f"not applied: {outcome.reason}", lsp.MessageType.Warning)
+        if result.report is not None:
+            await self.diagnostics.publish(result.report, root)
+        return self._tell(run, result, self._summary(result))
+
+    def _summary(self, result: RunResult) -> str:
+        if result.summary:
+            return f"{result.status}: {result.summary}"
+        report = result.report
+        if report is None:
+            return result.status
+        return f"{result.status}: {report.passed} passed, {report.failed} failed, {report.errors} errors"
+
+    def _tell(self, run: ActiveRun, result: RunResult, text: str, kind=lsp.MessageType.Info) -> str:
+        self.show(f"{run.label}: {text}", kind)
+        return text
+
+    def test_report(self, run: ActiveRun, report: TestReport) -> None:
+        """Test runs publish each report at once; change runs only with their applied edit."""
+        run.last_report = report
+        if run.request.kind == "test":
+            task = asyncio.create_task(self.diagnostics.publish(report, run.request.workspace))
+            run.background.add(task)
+            task.add_done_callback(run.background.discard)
+
+    def show(self, text: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
+        self.server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))
+
+    # -- progress ------------------------------------------------------------------------------
+
+    async def _begin_progress(self, run: ActiveRun) -> None:
+        window = self.server.client_capabilities.window
+        if not (window and window.work_done_progress):
+            return
+        try:
+            await asyncio.wait_for(self.server.work_done_progress.create_async(run.token), 10)
+        except (asyncio.TimeoutError, Exception) as exc:  # no progress UI is not fatal
+            log.warning("progress for %s unavailable: %s", run.run_id, exc)
+            return
+        run.progress = True
+        self.server.work_done_progress.begin(run.token, convert.progress_begin(run.label, "starting"))
+
+    def report_progress(self, run: ActiveRun, event: PhaseEvent) -> None:
+        if run.progress:
+            self.server.work_done_progress.report(run.token, convert.progress_report(event))
+
+    def _end_progress(self, run: ActiveRun, message: str) -> None:
+        if run.progress:
+            run.progress = False
+            self.server.work_done_progress.end(run.token, convert.progress_end(message))
+            self.server.work_done_progress.tokens.pop(run.token, None)
+
+    # -- cancelling ----------------------------------------------------------------------------
+
+    def cancel(self, run_id: str | None = None) -> list[str]:
+        """Cancel one run (or every run when `run_id` is None); the ids actually cancelled."""
+        targets = [r for r in self.active.values() if run_id is None or r.run_id == run_id]
+        for run in targets:
+            if run.task is not None:
+                run.task.cancel()
+        return [r.run_id for r in targets]
+
+    def cancel_token(self, token: str) -> None:
+        for run in list(self.active.values()):
+            if run.token == token and run.task is not None:
+                run.task.cancel()
+
+    async def stop_all(self) -> None:
+        """Cancel every run and wait (bounded) for their cleanup."""
+        tasks = [r.task for r in self.active.values() if r.task is not None]
+        self.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
+
+
+def workspace_root(settings: SettingsStore) -> Path:
+    return settings.root()
+
+
+def register(server: LanguageServer, deps) -> None:
+    manager: RunManager = deps.runs
+
+    @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(ls: LanguageServer, params: lsp.WorkDoneProgressCancelParams) -> None:
+        manager.cancel_token(str(params.token))
+
+    @server.feature(lsp.SHUTDOWN)
+    async def shutdown(ls: LanguageServer, params: None) -> None:
+        await manager.stop_all()
+
+    @server.feature(lsp.EXIT)
+    def exit_(ls: LanguageServer, params: None) -> None:
+        manager.cancel()

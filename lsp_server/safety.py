@@ -1,0 +1,39 @@
+"""The safety gate's question to the user: `window/showMessageRequest` Approve / Reject.
+
+The run waits on the answer; dismissing the message counts as Reject.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from agent_core.events import SafetyViolation
+
+APPROVE, REJECT = "Approve", "Reject"
+
+
+def describe(label: str, violations: list[SafetyViolation]) -> str:
+    found = "; ".join(f"{v.file}:{v.line} {v.rule}: {v.message}" for v in violations[:10])
+    more = f" (+{len(violations) - 10} more)" if len(violations) > 10 else ""
+    return f"{label}: the changed code failed the safety gate: {found}{more}. Test and apply it anyway?"
+
+
+class Approver:
+    """Asks the user about safety violations."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self._server = server
+
+    async def ask(self, label: str, violations: list[SafetyViolation]) -> bool:
+        params = lsp.ShowMessageRequestParams(
+            type=lsp.MessageType.Warning,
+            message=describe(label, violations),
+            actions=[lsp.MessageActionItem(title=APPROVE), lsp.MessageActionItem(title=REJECT)],
+        )
+        answer = await self._server.window_show_message_request_async(params)
+        return answer is not None and answer.title == APPROVE
+
+
+def register(server: LanguageServer, deps) -> None:
+    """The gate is reached through run hooks (see runs.py); no handler is needed here."""

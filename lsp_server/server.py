@@ -1,0 +1,95 @@
+"""The composition root: build the server from an explicit list of features.
+
+`build_server()` creates the shared services (documents, settings,
+diagnostics, the safety question, the edit applier, the run manager) and
+calls each feature's `register(server, deps)` in order. `main()` serves it
+over stdio or TCP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from agent_core.engine import Engine
+from agent_core.settings import Settings
+from lsp_server import __version__, code_actions, commands, diagnostics, documents, runs, safety, settings
+from lsp_server.edits import EditApplier
+
+FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands)
+
+
+class AgentLanguageServer(LanguageServer):
+    """pygls' server, telling the user about errors that happen outside any request."""
+
+    def report_server_error(self, error: Exception, source) -> None:
+        logging.getLogger(__name__).error("server error: %s", error, exc_info=error)
+        try:
+            message = f"agentls: internal error: {error}"
+            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
+        except Exception:  # the connection may be gone; logging is all that is left
+            pass
+
+
+@dataclass
+class Deps:
+    """The services features share."""
+
+    server: LanguageServer
+    documents: documents.DocumentStore
+    settings: settings.SettingsStore
+    diagnostics: diagnostics.DiagnosticsPublisher
+    approver: safety.Approver
+    edits: EditApplier
+    runs: runs.RunManager
+
+
+def build_deps(server: LanguageServer, engine_factory: Callable[[Settings], Engine]) -> Deps:
+    docs = documents.DocumentStore(server)
+    store = settings.SettingsStore(server)
+    publisher = diagnostics.DiagnosticsPublisher(server, docs)
+    approver = safety.Approver(server)
+    applier = EditApplier(server, docs)
+    manager = runs.RunManager(server, docs, store, publisher, approver, applier, engine_factory)
+    return Deps(server, docs, store, publisher, approver, applier, manager)
+
+
+def build_server(engine_factory: Callable[[Settings], Engine] = Engine) -> LanguageServer:
+    server = AgentLanguageServer("agentls", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+    deps = build_deps(server, engine_factory)
+    for feature in FEATURES:
+        feature.register(server, deps)
+    return server
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
+    mode.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP, e.g. 127.0.0.1:2087")
+    parser.add_argument("--log-level", default="WARNING", help="logging level on stderr (default WARNING)")
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until the client exits; 2 on a bad --tcp address."""
+    logging.basicConfig(level=str(args.log_level).upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    server = build_server()
+    if args.tcp:
+        host, _, port = str(args.tcp).rpartition(":")
+        if not host or not port.isdigit():
+            logging.getLogger(__name__).error("--tcp wants HOST:PORT, got %r", args.tcp)
+            return 2
+        server.start_tcp(host, int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lsp_server", description="agentls language server")
+    add_arguments(parser)
+    return serve(parser.parse_args(argv))

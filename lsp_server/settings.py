@@ -1,0 +1,129 @@
+"""Settings from the editor: `initializationOptions` and `workspace/configuration`.
+
+Both are dicts of the engine's settings (camelCase or snake_case keys, either
+flat or under an "agentls" key) merged in that order over the workspace's
+files and the environment by `agent_core.settings.load_settings`. Invalid
+settings are reported once with `window/showMessage` and the run goes on with
+the defaults (files and environment only, or the bare defaults if those are
+bad too). `workspace/didChangeConfiguration` is picked up by the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from agent_core.settings import Settings, SettingsError, load_settings
+from lsp_server.convert import uri_to_path
+
+SECTION = "agentls"
+log = logging.getLogger(__name__)
+
+
+def _section(value: Any) -> dict[str, Any]:
+    """Accept `{"agentls": {...}}` or the settings dict itself; anything else is empty."""
+    if not isinstance(value, Mapping):
+        return {}
+    inner = value.get(SECTION)
+    return dict(inner) if isinstance(inner, Mapping) else {k: v for k, v in value.items() if k != SECTION}
+
+
+def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+class SettingsStore:
+    """The editor's settings overrides, and the effective engine settings built from them."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self._server = server
+        self.initialization: dict[str, Any] = {}
+        self.configuration: dict[str, Any] = {}
+        self._reported: set[str] = set()
+
+    def root(self) -> Path:
+        """The workspace root: rootUri, else the first folder, else the current directory."""
+        workspace = self._server.workspace
+        if workspace.root_path:
+            return Path(workspace.root_path)
+        for folder in workspace.folders.values():
+            path = uri_to_path(folder.uri)
+            if path:
+                return path
+        return Path(os.getcwd())
+
+    def overrides(self) -> dict[str, Any]:
+        return _merge(self.initialization, self.configuration)
+
+    async def pull(self) -> None:
+        """Ask the client for the `agentls` section (when it supports workspace/configuration)."""
+        caps = self._server.client_capabilities.workspace
+        if not (caps and caps.configuration):
+            return
+        try:
+            params = lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SECTION)])
+            values = await asyncio.wait_for(self._server.workspace_configuration_async(params), 10)
+        except Exception as exc:  # a client that fails this request keeps the previous values
+            log.warning("workspace/configuration failed: %s", exc)
+            return
+        self.configuration = _section(values[0]) if values else {}
+
+    async def load(self) -> Settings:
+        """Effective settings for the next run; invalid ones are reported and replaced by defaults."""
+        root, overrides = self.root(), self.overrides()
+        try:
+            return await asyncio.to_thread(load_settings, root, overrides)
+        except SettingsError as exc:
+            self._report(str(exc))
+        try:
+            return await asyncio.to_thread(load_settings, root, None)
+        except SettingsError as exc:
+            self._report(str(exc))
+            return Settings()
+
+    def changed(self) -> None:
+        """New settings arrived: report their problems again."""
+        self._reported.clear()
+
+    def _report(self, text: str) -> None:
+        if text in self._reported:
+            return
+        self._reported.add(text)
+        message = f"agentls: {text}. Using the default settings."
+        self._server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
+
+
+def register(server: LanguageServer, deps) -> None:
+    store: SettingsStore = deps.settings
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: LanguageServer, params: lsp.InitializeParams) -> None:
+        store.initialization = _section(params.initialization_options)
+
+    @server.feature(lsp.INITIALIZED)
+    async def initialized(ls: LanguageServer, params: lsp.InitializedParams) -> None:
+        await store.pull()
+        await store.load()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: LanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
+        pushed = params.settings.get(SECTION) if isinstance(params.settings, Mapping) else None
+        if isinstance(pushed, Mapping):
+            store.configuration = dict(pushed)
+        else:
+            await store.pull()
+        store.changed()
+        await store.load()
