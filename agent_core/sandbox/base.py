@@ -7,6 +7,8 @@ picks one from settings. A command that fails or times out is data
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -33,6 +35,7 @@ class Sandbox(Protocol):
 
     name: str
     isolated: bool
+    python: str  # the Python interpreter to call inside the sandbox (a path or a name on its PATH)
 
     async def run(
         self,
@@ -44,3 +47,33 @@ class Sandbox(Protocol):
     ) -> CommandResult:
         """Run argv with cwd = workspace. Cancelling the awaiting task kills every process it started."""
         ...
+
+
+# Environment variable names that may carry secrets; never passed into a sandbox.
+_SECRET_NAME = re.compile(
+    r"(^AGENTLS_|^OPENAI_|_API_KEY$|API_KEY|_TOKEN$|^TOKEN$|SECRET|PASSWORD|PASSWD|CREDENTIAL|_KEY$|^AWS_|^SSH_)",
+    re.IGNORECASE,
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """True for variable names that look like they hold a secret (or configure agentls itself)."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def sandbox_env(extra: Mapping[str, str] | None = None, *, pythonpath: str | None = None) -> dict[str, str]:
+    """The minimal environment of a sandboxed command: fixed basics plus `extra` minus secrets."""
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    for key, value in (extra or {}).items():
+        if not is_secret_name(key):
+            env[key] = value
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env

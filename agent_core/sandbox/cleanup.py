@@ -1,0 +1,86 @@
+"""Temp directories of agentls, and removal of the ones a crash left behind.
+
+Every temp dir agentls makes goes through `make_temp_dir`, which names it
+`agentls-<kind>-*` and writes a marker file recording the owning pid. At
+server start `remove_leftovers` deletes the dirs whose owner is dead (or,
+for dirs without a marker, that are older than `max_age_s`). Cached
+sandbox sites (`agentls-site-*`) are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+PREFIX = "agentls-"
+MARKER = ".agentls-owner"
+_KEEP_PREFIXES = ("agentls-site-",)
+
+
+def make_temp_dir(kind: str, parent: Path | None = None) -> Path:
+    """A fresh private temp dir `agentls-<kind>-XXXX` owned by this process (remove it when done)."""
+    path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-", dir=parent))
+    (path / MARKER).write_text(f"{os.getpid()} {_start_time(os.getpid())}\n", encoding="utf-8")
+    return path
+
+
+def remove_temp_dir(path: Path) -> None:
+    """Delete a dir made by `make_temp_dir`, even when a sandbox left read-only files in it."""
+    def _retry(func, target, _exc):  # noqa: ANN001 - shutil's onerror signature
+        try:
+            os.chmod(os.path.dirname(target), 0o700)
+            func(target)
+        except OSError:
+            pass
+
+    shutil.rmtree(path, onerror=_retry)
+
+
+def _start_time(pid: int) -> str:
+    """The process start time from /proc (guards against pid reuse); '' when unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def owner_alive(path: Path) -> bool | None:
+    """True/False when the marker names a live/dead owner; None without a readable marker."""
+    try:
+        pid_text, _, started = (path / MARKER).read_text(encoding="utf-8").strip().partition(" ")
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        return None
+    current = _start_time(pid)
+    return bool(current) and (not started or current == started)
+
+
+def remove_leftovers(max_age_s: float = 24 * 3600, roots: list[Path] | None = None) -> list[Path]:
+    """Delete stale agentls-* temp dirs; returns what was removed."""
+    removed = []
+    now = time.time()
+    for root in roots or [Path(tempfile.gettempdir())]:
+        try:
+            candidates = list(root.glob(f"{PREFIX}*"))
+        except OSError:
+            continue
+        for path in candidates:
+            if not path.is_dir() or path.is_symlink() or path.name.startswith(_KEEP_PREFIXES):
+                continue
+            alive = owner_alive(path)
+            if alive is None:
+                try:
+                    stale = now - path.stat().st_mtime > max_age_s
+                except OSError:
+                    continue
+                if not stale:
+                    continue
+            elif alive:
+                continue
+            remove_temp_dir(path)
+            removed.append(path)
+    return removed

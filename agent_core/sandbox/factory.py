@@ -1,0 +1,91 @@
+"""Pick and build the sandbox backend named by the settings.
+
+"auto" prefers Docker (when its backend module is installed and an engine
+answers), then bubblewrap (when a probe run works), then a plain process,
+announced once as not isolated. An explicitly named backend that cannot run
+is an error that says why.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from agent_core.sandbox.base import Sandbox, SandboxError
+from agent_core.sandbox.bubblewrap import BubblewrapSandbox, probe_bwrap
+from agent_core.sandbox.process import NOT_ISOLATED_WARNING, ProcessSandbox
+from agent_core.settings import SandboxSettings, Settings
+
+Announce = Callable[[str], None]
+_warned: set[str] = set()
+
+
+def _sandbox_settings(settings: Settings | SandboxSettings) -> SandboxSettings:
+    return settings.sandbox if isinstance(settings, Settings) else settings
+
+
+def _docker_module():  # noqa: ANN202 - the optional docker backend module, or None
+    try:
+        return importlib.import_module("agent_core.sandbox.docker_backend")
+    except ImportError:
+        return None
+
+
+def docker_status(settings: Settings | SandboxSettings) -> tuple[bool, str]:
+    """(usable, reason) for the Docker backend."""
+    module = _docker_module()
+    if module is None or not hasattr(module, "docker_available"):
+        return False, "the Docker backend is not installed"
+    try:
+        return module.docker_available(settings)
+    except Exception as exc:  # noqa: BLE001 - any failure to reach the engine means "unavailable"
+        return False, f"Docker engine check failed: {exc}"
+
+
+def describe_backend_choice(settings: Settings | SandboxSettings) -> tuple[str, str]:
+    """The backend `make_sandbox` would use, and why (for `agentls sandbox doctor`)."""
+    wanted = _sandbox_settings(settings).backend
+    if wanted != "auto":
+        ok, reason = _availability(wanted, settings)
+        return wanted, ("explicitly configured; " + reason) if ok else f"explicitly configured but unavailable: {reason}"
+    docker_ok, docker_reason = docker_status(settings)
+    if docker_ok:
+        return "docker", docker_reason
+    bwrap_ok, bwrap_reason = probe_bwrap()
+    if bwrap_ok:
+        return "bubblewrap", f"Docker unavailable ({docker_reason}); {bwrap_reason}"
+    return "process", f"Docker unavailable ({docker_reason}); bubblewrap unavailable ({bwrap_reason}); NOT isolated"
+
+
+def _availability(name: str, settings: Settings | SandboxSettings) -> tuple[bool, str]:
+    if name == "docker":
+        return docker_status(settings)
+    if name == "bubblewrap":
+        return probe_bwrap()
+    if name == "process":
+        return True, "plain process with rlimits (not isolated)"
+    return False, f"unknown sandbox backend {name!r}"
+
+
+def _build(name: str, settings: Settings | SandboxSettings) -> Sandbox:
+    sandbox_settings = _sandbox_settings(settings)
+    if name == "docker":
+        module = _docker_module()
+        return module.DockerSandbox(sandbox_settings)
+    if name == "bubblewrap":
+        return BubblewrapSandbox(sandbox_settings)
+    return ProcessSandbox(sandbox_settings)
+
+
+def make_sandbox(settings: Settings | SandboxSettings, announce: Announce | None = None) -> Sandbox:
+    """Build the configured sandbox; raise SandboxError when an explicit backend cannot run."""
+    name, reason = describe_backend_choice(settings)
+    wanted = _sandbox_settings(settings).backend
+    if wanted != "auto":
+        ok, why = _availability(wanted, settings)
+        if not ok:
+            raise SandboxError(f"sandbox backend {wanted!r} is unavailable: {why}")
+    if name == "process" and announce is not None and "process" not in _warned:
+        _warned.add("process")
+        announce(f"{NOT_ISOLATED_WARNING} ({reason})")
+    return _build(name, settings)

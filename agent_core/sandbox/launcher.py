@@ -1,0 +1,208 @@
+"""Start a limited child process and make sure nothing it started survives.
+
+Shared by the bubblewrap and plain-process backends: the uid switch and
+rlimits applied in the child before exec, output capped to its tail, a
+wall-clock timeout, and a kill of everything the run started (its process
+group, plus every process carrying the run's marker variable) on timeout,
+on cancellation and after a normal exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import resource
+import signal
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_core.sandbox.base import CommandResult, SandboxError
+
+OUTPUT_CAP = 200_000
+RUN_MARKER = "SANDBOX_RUN_ID"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one run."""
+
+    timeout_s: float
+    memory_mb: int
+    pids: int
+    file_size_mb: int
+    cpus: float = 1.0
+
+    @property
+    def cpu_s(self) -> int:
+        """CPU seconds: above the wall-clock budget, so a busy loop is reported as a timeout first."""
+        return math.ceil(self.timeout_s * max(self.cpus, 1.0)) + 5
+
+    @classmethod
+    def from_settings(cls, settings, timeout_s: float | None) -> Limits:  # noqa: ANN001 - SandboxSettings
+        return cls(
+            timeout_s=timeout_s or settings.timeout_s,
+            memory_mb=settings.memory_mb,
+            pids=settings.pids,
+            file_size_mb=settings.file_size_mb,
+            cpus=settings.cpus,
+        )
+
+
+def make_preexec(uid: int | None, limits: Limits, *, address_space: bool = True) -> Callable[[], None]:
+    """The child-side setup: drop to `uid` (when given), then lower the rlimits."""
+
+    def _setup() -> None:
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+        mib = 1024 * 1024
+        pairs = [
+            (resource.RLIMIT_CPU, limits.cpu_s),
+            (resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
+            (resource.RLIMIT_NPROC, limits.pids),
+            (resource.RLIMIT_CORE, 0),
+        ]
+        if address_space:
+            pairs.append((resource.RLIMIT_AS, limits.memory_mb * mib))
+        for which, value in pairs:
+            _, hard = resource.getrlimit(which)
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (value, value))
+
+    return _setup
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _marked_pids(run_id: str) -> list[int]:
+    """Processes whose environment carries this run's marker (they may have left the process group)."""
+    needle = f"{RUN_MARKER}={run_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def kill_everything(pgid: int, run_id: str) -> None:
+    """SIGKILL the run's process group and every process marked with its run id."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for _ in range(3):
+        pids = _marked_pids(run_id)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.02)
+
+
+async def _read_tail(stream: asyncio.StreamReader | None, cap: int = OUTPUT_CAP) -> bytes:
+    buf = bytearray()
+    if stream is None:
+        return b""
+    while chunk := await stream.read(65536):
+        buf += chunk
+        if len(buf) > 2 * cap:
+            del buf[: len(buf) - cap]
+    return bytes(buf[-cap:])
+
+
+def limit_from(exit_code: int | None, output: str) -> str | None:
+    """Which limit ended the run, guessed from the signal or the error text."""
+    if exit_code is not None:
+        sig = -exit_code if exit_code < 0 else exit_code - 128 if exit_code > 128 else 0
+        if sig == signal.SIGXCPU:
+            return "cpu"
+        if sig == signal.SIGXFSZ:
+            return "file_size"
+    if "File too large" in output:
+        return "file_size"
+    if "MemoryError" in output or "Cannot allocate memory" in output:
+        return "memory"
+    if "fork: Resource temporarily unavailable" in output or "BlockingIOError: [Errno 11]" in output:
+        return "pids"
+    return None
+
+
+async def launch(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float,
+    preexec: Callable[[], None],
+    run_id: str,
+) -> CommandResult:
+    """Run argv to completion (or the timeout); cancellation kills everything and re-raises."""
+    env = {**env, RUN_MARKER: run_id}
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=str(cwd), env=env, preexec_fn=preexec, start_new_session=True,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
+    timed_out = False
+    try:
+        await asyncio.wait_for(proc.wait(), timeout_s)
+    except TimeoutError:
+        timed_out = True
+    except asyncio.CancelledError:
+        kill_everything(proc.pid, run_id)
+        for task in readers:
+            task.cancel()
+        await asyncio.shield(_reap(proc))
+        raise
+    kill_everything(proc.pid, run_id)
+    await _reap(proc)
+    done, pending = await asyncio.wait(readers, timeout=2.0)
+    for task in pending:
+        task.cancel()
+    out, err = (t.result().decode("utf-8", "replace") if t in done else "" for t in readers)
+    exit_code = None if timed_out else proc.returncode
+    return CommandResult(
+        exit_code=exit_code, stdout=out, stderr=err, duration_s=time.monotonic() - started,
+        timed_out=timed_out, limit_hit=None if timed_out or exit_code == 0 else limit_from(exit_code, out + err),
+    )
+
+
+def prepare_workspace(workspace: Path, uid: int | None) -> None:
+    """Make `workspace` (a private temp copy) writable by the sandbox uid and reachable through its parents."""
+    if uid is None:
+        return
+    for dirpath, dirnames, filenames in os.walk(workspace):
+        os.lchown(dirpath, uid, uid)
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), uid, uid)
+    for parent in workspace.resolve().parents:
+        mode = parent.stat().st_mode
+        if mode & 0o001:
+            continue
+        if parent.name.startswith("agentls-"):
+            os.chmod(parent, mode | 0o011)
+        else:
+            raise SandboxError(f"the sandbox user cannot reach {workspace}: {parent} is not searchable by others")
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    try:
+        await asyncio.wait_for(proc.wait(), 5.0)
+    except TimeoutError:
+        pass

@@ -1,0 +1,1 @@
+"""Running a project's tests in a sandbox and reading the results."""
