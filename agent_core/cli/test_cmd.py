@@ -1,0 +1,119 @@
+"""`agentls test PATH`: run a project's tests in the sandbox and print the report.
+
+The tests run on a private temp copy of PATH (PATH itself is never written).
+Exit codes: 0 tests passed, 1 tests failed (or timed out, or hit a limit),
+2 bad input (missing PATH, bad settings, a sandbox that cannot run). With
+`--json` the human-readable report goes to stderr and stdout's last line is
+the JSON summary shared with `agentls fix`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from agent_core.models import TestReport
+from agent_core.sandbox.base import SandboxError
+from agent_core.sandbox.factory import make_sandbox
+from agent_core.settings import SettingsError, load_settings
+from agent_core.testing.runner import run_tests
+from agent_core.workspace.shadow import ShadowWorkspace
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("test", help="Run the tests of PATH in the sandbox and print the report.")
+    parser.add_argument("path", metavar="PATH", help="Project directory (not modified).")
+    parser.add_argument("--test-cmd", dest="test_cmd", default=None, help="Test command (default: settings, pytest).")
+    parser.add_argument("--json", action="store_true", help="Print a JSON summary as the last line of stdout.")
+    parser.set_defaults(func=run)
+
+
+def describe(report: TestReport) -> str:
+    """A readable multi-line report."""
+    lines = [
+        f"{report.passed} passed, {report.failed} failed, {report.errors} errors, {report.skipped} skipped"
+        f" in {report.duration_s:.2f}s (sandbox: {report.backend or 'unknown'})"
+    ]
+    if report.timed_out:
+        lines.append("TIMED OUT: the run was killed at the wall-clock limit")
+    if report.limit_hit:
+        lines.append(f"LIMIT HIT: {report.limit_hit}")
+    for failure in report.failures:
+        label = "ERROR " if failure.kind == "error" else "FAILED"
+        lines.append(f"{label} {failure.nodeid} ({failure.file}:{failure.line})")
+        lines.append(f"    {failure.message.splitlines()[0] if failure.message else ''}")
+        if failure.source_file:
+            lines.append(f"    in {failure.source_file}:{failure.source_line}")
+    if not report.ok and not report.failures and report.output:
+        lines += ["--- output (tail) ---", report.output]
+    return "\n".join(lines)
+
+
+def summary(
+    report: TestReport | None, run_id: str, duration_s: float, error: str | None
+) -> dict[str, Any]:
+    """The `--json` object (same shape as `agentls fix --json`)."""
+    status = "error" if report is None else "passed" if report.ok else "failed"
+    if report is not None and error is None:
+        if report.timed_out:
+            error = "the test run timed out"
+        elif report.limit_hit:
+            error = f"the test run hit the sandbox's {report.limit_hit} limit"
+    return {
+        "status": status,
+        "run_id": run_id,
+        "iterations": 0,
+        "files_changed": [],
+        "tests": {
+            "passed": report.passed if report else 0,
+            "failed": report.failed if report else 0,
+            "errors": report.errors if report else 0,
+        },
+        "failures": [
+            {"nodeid": f.nodeid, "file": f.file, "line": f.line, "message": f.message}
+            for f in (report.failures if report else [])
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
+        "duration_s": round(duration_s, 3),
+        "error": error,
+    }
+
+
+def _finish(args: argparse.Namespace, report: TestReport | None, run_id: str, started: float,
+            error: str | None) -> int:
+    text = describe(report) if report is not None else f"agentls test: {error}"
+    print(text, file=sys.stderr if args.json or report is None else sys.stdout)
+    if args.json:
+        print(json.dumps(summary(report, run_id, time.monotonic() - started, error)))
+    if report is None:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    run_id = uuid.uuid4().hex[:12]
+    path = Path(args.path)
+    if not path.is_dir():
+        return _finish(args, None, run_id, started, f"{path} is not a directory")
+    try:
+        settings = load_settings(path, {"test_command": args.test_cmd})
+        sandbox = make_sandbox(settings, announce=lambda msg: print(msg, file=sys.stderr))
+    except (SettingsError, SandboxError) as exc:
+        return _finish(args, None, run_id, started, str(exc))
+    try:
+        with ShadowWorkspace(path) as shadow:
+            report = asyncio.run(
+                run_tests(sandbox, shadow.root, settings.test_command, timeout_s=settings.sandbox.timeout_s)
+            )
+    except SandboxError as exc:
+        return _finish(args, None, run_id, started, f"the sandbox failed: {exc}")
+    return _finish(args, report, run_id, started, None)
