@@ -18,7 +18,7 @@ import inspect
 from typing import Any, ClassVar, TypeVar
 
 import openai
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
 from agent_core.llm.base import LLMCall, LLMError, LLMObserver, LLMUnavailable, StructuredOutputError
 from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, complete
@@ -65,7 +65,7 @@ class OpenAIChatClient:
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._ledger = UsageLedger()
         self._local_url: str | None = None
-        self._secrets = {p.api_key for p in (settings.profile(r) for r in ROLES) if p.api_key}
+        self._secrets = [SecretStr(k) for k in {p.api_key for p in map(settings.profile, ROLES)} if k]
 
     # -- accounting ------------------------------------------------------------------
     def usage_by_role(self) -> dict[str, Usage]:
@@ -165,7 +165,7 @@ class OpenAIChatClient:
         if not isinstance(value, str):
             return value
         for secret in self._secrets:
-            value = value.replace(secret, "***")
+            value = value.replace(secret.get_secret_value(), "***")
         return value
 
     # -- endpoints and clients ------------------------------------------------------------

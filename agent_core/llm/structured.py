@@ -24,6 +24,7 @@ Mode = Literal["json_schema", "json_object", "extract"]
 MODES: tuple[Mode, ...] = ("json_schema", "json_object", "extract")
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_MAX_STARTS = 64  # candidate "{" positions tried by extract_json
 _REJECTION_WORDS = ("response_format", "json_schema", "schema")
 
 
@@ -133,11 +134,11 @@ def with_instruction(messages: list[dict[str, Any]], mode: Mode, schema: type[Ba
     return out
 
 
-def _balanced_objects(text: str) -> list[str]:
-    """Every top-level balanced `{...}` span of `text`, in order (string-aware)."""
-    spans: list[str] = []
-    depth, start, in_string, escaped = 0, -1, False, False
-    for i, ch in enumerate(text):
+def _balanced_from(text: str, start: int) -> str | None:
+    """The balanced `{...}` span opening at `text[start]`, string-aware; None if it never closes."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
         if in_string:
             if escaped:
                 escaped = False
@@ -145,17 +146,15 @@ def _balanced_objects(text: str) -> list[str]:
                 escaped = True
             elif ch == '"':
                 in_string = False
-        elif ch == '"' and depth > 0:
+        elif ch == '"':
             in_string = True
         elif ch == "{":
-            if depth == 0:
-                start = i
             depth += 1
-        elif ch == "}" and depth > 0:
+        elif ch == "}":
             depth -= 1
             if depth == 0:
-                spans.append(text[start : i + 1])
-    return spans
+                return text[start : i + 1]
+    return None
 
 
 def _load_object(candidate: str) -> dict[str, Any] | None:
@@ -176,8 +175,10 @@ def extract_json(text: str) -> dict[str, Any] | None:
         found = _load_object(match.group(2).strip())
         if found is not None:
             return found
-    for span in _balanced_objects(text):
-        found = _load_object(span)
+    starts = [i for i, ch in enumerate(text) if ch == "{"][:_MAX_STARTS]
+    for start in starts:
+        span = _balanced_from(text, start)
+        found = _load_object(span) if span is not None else None
         if found is not None:
             return found
     return None
