@@ -1,0 +1,392 @@
+"""The Docker sandbox backend: one locked-down container per run (the only module importing `docker`).
+
+Each run gets a fresh container from `settings.sandbox.docker_image` with no
+network, a CPU quota, a memory limit without swap, a pids limit, a read-only
+root filesystem with a tmpfs `/tmp`, the shadow workspace bind-mounted at its
+own path as the only writable place, uid 65534, every capability dropped,
+`no-new-privileges` and a clean environment. A wall-clock timeout kills the
+container; the container is removed in every outcome, including when the
+awaiting task is cancelled. Containers carry labels so that
+`remove_leftover_containers` can clean up after a crashed process.
+
+The SDK is blocking; each run executes in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import docker
+import requests
+from docker.errors import DockerException, ImageNotFound, NotFound
+from docker.types import Ulimit
+
+from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
+
+LABEL_RUN = "agentls.run"
+LABEL_OWNER = "agentls.owner_pid"
+LABEL_HOST = "agentls.host"
+CONTAINER_UID = 65534
+IMAGE_PYTHON = "/usr/bin/python3"
+OUTPUT_CAP = 200_000
+PING_TIMEOUT_S = 3.0
+
+
+def engine_address() -> str:
+    """Where the engine is looked for: DOCKER_HOST, else the default socket."""
+    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+def connect(timeout_s: float = PING_TIMEOUT_S) -> docker.DockerClient:
+    """A client for the engine at `engine_address()`; raises DockerException when none answers."""
+    return docker.DockerClient(base_url=engine_address(), timeout=timeout_s)
+
+
+def docker_available(settings: Any) -> tuple[bool, str]:
+    """Whether the Docker backend can run now (engine answers and the image exists), and why."""
+    where = engine_address()
+    image = _sandbox_settings(settings).docker_image
+    try:
+        client = connect()
+    except DockerException as exc:
+        return False, f"no Docker engine answers at {where} ({_first_line(exc)})"
+    try:
+        client.ping()
+        client.images.get(image)
+    except ImageNotFound:
+        return False, (
+            f"the Docker engine at {where} answers but has no image {image!r}; "
+            "build it with `agentls sandbox build-image`"
+        )
+    except (DockerException, requests.RequestException) as exc:
+        return False, f"no Docker engine answers at {where} ({_first_line(exc)})"
+    finally:
+        client.close()
+    return True, f"the Docker engine at {where} answers and has image {image!r}"
+
+
+def container_options(sandbox: Any, workspace: Path, timeout_s: float) -> dict[str, Any]:
+    """Keyword arguments of `containers.create` that make up the isolation (pure; unit-tested)."""
+    ws = str(workspace)
+    mib = 1024 * 1024
+    return {
+        "working_dir": ws,
+        "network_mode": "none",
+        "nano_cpus": int(sandbox.cpus * 1_000_000_000),
+        "mem_limit": sandbox.memory_mb * mib,
+        "memswap_limit": sandbox.memory_mb * mib,
+        "pids_limit": sandbox.pids,
+        "read_only": True,
+        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={min(sandbox.file_size_mb, sandbox.memory_mb // 2)}m"},
+        "volumes": {ws: {"bind": ws, "mode": "rw"}},
+        "user": container_user(),
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "ulimits": [
+            Ulimit(name="fsize", soft=sandbox.file_size_mb * mib, hard=sandbox.file_size_mb * mib),
+            Ulimit(name="core", soft=0, hard=0),
+            Ulimit(name="nofile", soft=1024, hard=1024),
+        ],
+        "labels": {
+            LABEL_RUN: "1",
+            LABEL_OWNER: str(os.getpid()),
+            LABEL_HOST: socket.gethostname(),
+            "agentls.timeout_s": str(timeout_s),
+        },
+        "stdin_open": False,
+        "tty": False,
+        "detach": True,
+    }
+
+
+def container_user() -> str:
+    """uid:gid inside the container: 65534 when we are root (the workspace is handed to it), else our own."""
+    if os.geteuid() == 0:
+        return f"{CONTAINER_UID}:{CONTAINER_UID}"
+    return f"{os.getuid()}:{os.getgid()}"
+
+
+class DockerSandbox:
+    """Runs each command in a fresh, locked-down container of the configured image."""
+
+    name = "docker"
+    isolated = True
+    python = IMAGE_PYTHON
+
+    def __init__(self, settings: Any, client: Any | None = None) -> None:
+        self._sandbox = _sandbox_settings(settings)
+        self._client = client
+        self._lock = threading.Lock()
+
+    def client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                try:
+                    self._client = connect(timeout_s=60.0)
+                except DockerException as exc:
+                    raise SandboxError(f"no Docker engine answers at {engine_address()}: {_first_line(exc)}") from exc
+            return self._client
+
+    async def run(
+        self,
+        argv: list[str],
+        workspace: Path,
+        *,
+        timeout_s: float | None = None,
+        env: dict[str, str] | None = None,
+    ) -> CommandResult:
+        """Run argv in a new container; cancellation kills and removes it, then re-raises."""
+        if not argv:
+            raise SandboxError("empty command")
+        workspace = Path(workspace).resolve()
+        if not workspace.is_dir():
+            raise SandboxError(f"workspace {workspace} is not a directory")
+        run = _Run(self.client(), f"agentls-run-{uuid.uuid4().hex[:12]}")
+        limit = timeout_s or self._sandbox.timeout_s
+        job = asyncio.ensure_future(
+            asyncio.to_thread(run.execute, argv, workspace, container_options(self._sandbox, workspace, limit),
+                              limit, sandbox_env(env), self._sandbox.docker_image)
+        )
+        try:
+            return await asyncio.shield(job)
+        except asyncio.CancelledError:
+            await asyncio.shield(_abort(run, job))
+            raise
+
+
+async def _abort(run: _Run, job: asyncio.Future) -> None:
+    """Stop a cancelled run: flag it, force-remove its container, wait for its thread, remove again."""
+    run.cancelled.set()
+    await asyncio.to_thread(run.remove)
+    try:
+        await job
+    except BaseException:  # noqa: BLE001 - the run is being thrown away; its outcome does not matter
+        pass
+    await asyncio.to_thread(run.remove)
+
+
+class _Run:
+    """One container's life, executed in a worker thread."""
+
+    def __init__(self, client: Any, name: str) -> None:
+        self.client = client
+        self.name = name
+        self.cancelled = threading.Event()
+
+    def execute(
+        self, argv: list[str], workspace: Path, options: dict[str, Any], timeout_s: float,
+        env: dict[str, str], image: str,
+    ) -> CommandResult:
+        owner = workspace.stat()
+        _chown_tree(workspace, CONTAINER_UID, CONTAINER_UID)
+        try:
+            return self._create_and_wait(argv, options, timeout_s, env, image)
+        finally:
+            self.remove()
+            _chown_tree(workspace, owner.st_uid, owner.st_gid)
+
+    def _create_and_wait(
+        self, argv: list[str], options: dict[str, Any], timeout_s: float, env: dict[str, str], image: str
+    ) -> CommandResult:
+        try:
+            container = self.client.containers.create(image, argv, name=self.name, environment=env, **options)
+        except ImageNotFound as exc:
+            raise SandboxError(f"Docker image {image!r} not found; build it with `agentls sandbox build-image`") from exc
+        except (DockerException, requests.RequestException) as exc:
+            raise SandboxError(f"could not create the sandbox container: {_first_line(exc)}") from exc
+        if self.cancelled.is_set():
+            return CommandResult(exit_code=None, stderr="cancelled")
+        started = time.monotonic()
+        try:
+            container.start()
+            exit_code, timed_out = self._wait(container, timeout_s)
+            duration = time.monotonic() - started
+            container.reload()
+            state = container.attrs.get("State", {})
+            stdout = _tail(container.logs(stdout=True, stderr=False))
+            stderr = _tail(container.logs(stdout=False, stderr=True))
+        except (DockerException, requests.RequestException) as exc:
+            if self.cancelled.is_set():
+                return CommandResult(exit_code=None, stderr="cancelled")
+            raise SandboxError(f"the sandbox container failed: {_first_line(exc)}") from exc
+        return CommandResult(
+            exit_code=None if timed_out else exit_code,
+            stdout=stdout,
+            stderr=stderr,
+            duration_s=duration,
+            timed_out=timed_out,
+            limit_hit=_limit_hit(state, exit_code, timed_out, stdout + stderr),
+        )
+
+    def _wait(self, container: Any, timeout_s: float) -> tuple[int | None, bool]:
+        """Wait for the container to exit; on the wall-clock limit kill it. Returns (exit code, timed out)."""
+        try:
+            status = container.wait(timeout=timeout_s)
+            return int(status.get("StatusCode", -1)), False
+        except requests.exceptions.ReadTimeout:
+            pass
+        except requests.exceptions.ConnectionError as exc:
+            # requests reports a read timeout on a unix socket as a ConnectionError.
+            if "timed out" not in str(exc).lower():
+                raise
+        try:
+            container.kill()
+        except (NotFound, DockerException):
+            pass
+        container.wait(timeout=30)
+        return None, True
+
+    def remove(self) -> None:
+        """Force-remove the container (kills it if running); a missing container is fine."""
+        try:
+            self.client.api.remove_container(self.name, force=True, v=True)
+        except NotFound:
+            pass
+        except (DockerException, requests.RequestException):
+            pass
+
+
+def _limit_hit(state: dict[str, Any], exit_code: int | None, timed_out: bool, output: str) -> str | None:
+    if timed_out:
+        return None
+    if state.get("OOMKilled"):
+        return "memory"
+    if exit_code == 128 + 25 or "File too large" in output:
+        return "file_size"
+    if exit_code and ("MemoryError" in output or "Cannot allocate memory" in output):
+        return "memory"
+    if exit_code and ("Resource temporarily unavailable" in output or "BlockingIOError: [Errno 11]" in output):
+        return "pids"
+    return None
+
+
+def remove_leftover_containers(all_owners: bool = False) -> list[str]:
+    """Remove agentls-labelled containers whose owning process is gone (or all of them); returns their names."""
+    try:
+        client = connect()
+        containers = client.containers.list(all=True, filters={"label": f"{LABEL_RUN}=1"})
+    except (DockerException, requests.RequestException):
+        return []
+    removed = []
+    host = socket.gethostname()
+    try:
+        for container in containers:
+            labels = container.labels or {}
+            if not all_owners and labels.get(LABEL_HOST) == host and _pid_alive(labels.get(LABEL_OWNER)):
+                continue
+            try:
+                container.remove(force=True, v=True)
+                removed.append(container.name)
+            except (DockerException, requests.RequestException):
+                continue
+    finally:
+        client.close()
+    return removed
+
+
+def _pid_alive(pid_text: str | None) -> bool:
+    try:
+        os.kill(int(pid_text or ""), 0)
+    except ValueError:
+        return False
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    """Give `root` and everything under it (symlinks themselves, never their targets) to uid:gid."""
+    if os.geteuid() != 0:
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        os.lchown(dirpath, uid, gid)
+        for name in dirnames + filenames:
+            try:
+                os.lchown(os.path.join(dirpath, name), uid, gid)
+            except FileNotFoundError:
+                continue
+
+
+def _tail(data: bytes) -> str:
+    return data[-OUTPUT_CAP:].decode("utf-8", "replace")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+def _sandbox_settings(settings: Any) -> Any:
+    """Accept either the full Settings or its `sandbox` part."""
+    return getattr(settings, "sandbox", settings)
+
+
+def image_exists(tag: str) -> bool:
+    """Whether the engine has `tag` locally (never pulls)."""
+    client = _connect_or_fail()
+    try:
+        client.images.get(tag)
+        return True
+    except ImageNotFound:
+        return False
+    finally:
+        client.close()
+
+
+def probe_image(image: str, argv: list[str], timeout_s: float = 60.0) -> tuple[int, str]:
+    """Run argv once in `image` with no network; returns (exit code, output). For inspecting a base image."""
+    client = _connect_or_fail(timeout_s=timeout_s)
+    container = None
+    try:
+        container = client.containers.create(image, argv, network_mode="none", labels={LABEL_RUN: "1",
+                                              LABEL_OWNER: str(os.getpid()), LABEL_HOST: socket.gethostname()})
+        container.start()
+        code = int(container.wait(timeout=timeout_s).get("StatusCode", -1))
+        return code, _tail(container.logs(stdout=True, stderr=True))
+    except (DockerException, requests.RequestException) as exc:
+        raise SandboxError(f"could not run {argv[0]} in {image!r}: {_first_line(exc)}") from exc
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except (DockerException, requests.RequestException):
+                pass
+        client.close()
+
+
+def build_from_context(context: Path, tag: str, on_line: Any = None) -> str:
+    """`docker build` of a prepared context with the legacy builder: no pull, no network; returns the image id."""
+    client = _connect_or_fail(timeout_s=1800.0)
+    image_id = None
+    try:
+        for chunk in client.api.build(path=str(context), tag=tag, pull=False, network_mode="none",
+                                      rm=True, forcerm=True, decode=True):
+            if "error" in chunk:
+                raise SandboxError(f"docker build failed: {chunk['error'].strip()}")
+            line = chunk.get("stream", "").rstrip()
+            if line and on_line is not None:
+                on_line(line)
+            image_id = chunk.get("aux", {}).get("ID", image_id)
+    except (DockerException, requests.RequestException) as exc:
+        raise SandboxError(f"docker build failed: {_first_line(exc)}") from exc
+    finally:
+        client.close()
+    return image_id or tag
+
+
+def _connect_or_fail(timeout_s: float = PING_TIMEOUT_S) -> Any:
+    try:
+        client = connect(timeout_s)
+        client.ping()
+        return client
+    except (DockerException, requests.RequestException) as exc:
+        raise SandboxError(f"no Docker engine answers at {engine_address()}: {_first_line(exc)}") from exc
