@@ -230,9 +230,9 @@ class ScriptedLLM:
         """Produce the reply to one chat completion request."""
         fmt = body.get("response_format") or {}
         if self.reject_json_schema and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-            message = (
-                "1 validation error: response_format.type: Input should be 'text' or 'json_object' "
-                "(json_schema is not supported)"
+            message = (  # the shape of llama-cpp-python's server error (a stringified validation error)
+                "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+                "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]"
             )
             return _Reply(500, error_body(message, 500))
         answer = self._next_answer(role or "")
