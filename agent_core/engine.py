@@ -11,16 +11,148 @@ front end applies `RunResult.change_set`).
 
 from __future__ import annotations
 
-from agent_core.events import RunHooks
-from agent_core.models import RunRequest, RunResult
-from agent_core.settings import Settings
+import asyncio
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_core.events import MessageEvent, PhaseEvent, RunHooks, TestReportEvent
+from agent_core.journal import Journal
+from agent_core.llm.base import LLMError, LLMUnavailable
+from agent_core.models import RunRequest, RunResult, TestReport, Usage
+from agent_core.sandbox.base import SandboxError
+from agent_core.settings import Settings, SettingsError
+from agent_core.workspace.paths import PathRefused
+from agent_core.workspace.shadow import ShadowWorkspace
+
+
+def new_run_id() -> str:
+    """Short and sortable: 20261121-203512-ab12."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+class BadRequest(ValueError):
+    """A request the engine cannot act on (the message says why)."""
 
 
 class Engine:
     """Runs fix / task / test / gen_tests requests with one settings object."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, checkpointer: Any = None) -> None:
         self.settings = settings
+        self.checkpointer = checkpointer  # a LangGraph checkpointer (e.g. AsyncSqliteSaver) for resumable runs
 
     async def run(self, request: RunRequest, hooks: RunHooks) -> RunResult:
-        raise NotImplementedError("filled in by the pipeline work")
+        run_id = request.run_id or new_run_id()
+        started = time.monotonic()
+        try:
+            workspace = _check_request(request)
+        except BadRequest as exc:
+            return RunResult(run_id=run_id, kind=request.kind, status="error", error=str(exc),
+                             extra={"error_kind": "bad_input"})
+        request = request.model_copy(update={"workspace": workspace, "run_id": run_id})
+        journal = Journal(workspace, run_id, _secrets(self.settings), enabled=self.settings.journal)
+        journal.write("run_start", kind=request.kind, goal=request.goal,
+                      settings=self.settings.model_dump(mode="json", exclude={"api_key"}))
+        hooks = _JournalledHooks(hooks, journal)
+        try:
+            result = await self._dispatch(request, hooks, journal)
+        except asyncio.CancelledError:
+            journal.write("run_end", status="cancelled", iterations=0, usage=Usage().model_dump(),
+                          usage_by_role={}, duration_s=round(time.monotonic() - started, 3), error="cancelled")
+            raise
+        except (LLMError, SandboxError, SettingsError, BadRequest, PathRefused, OSError) as exc:
+            result = RunResult(run_id=run_id, kind=request.kind, status="error", error=_one_line(exc),
+                               extra={"error_kind": _error_kind(exc)})
+        result.duration_s = round(time.monotonic() - started, 3)
+        journal.finish(result)
+        return result
+
+    async def _dispatch(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
+        if request.kind == "gen_tests":
+            from agent_core.gentests.run import run_gen_tests  # optional feature module
+
+            return await run_gen_tests(request, self.settings, hooks, _GenTestsDeps(self.settings, journal, hooks))
+        if request.kind == "test":
+            return await self._test_only(request, hooks, journal)
+        from agent_core.pipeline.run import run_pipeline  # the graph and its dependencies load on demand
+
+        return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer)
+
+    async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
+        from agent_core.sandbox.factory import make_sandbox
+        from agent_core.testing.runner import run_tests
+
+        run_id = journal.run_id
+        sandbox = make_sandbox(self.settings, lambda text: hooks.emit(
+            MessageEvent(run_id=run_id, level="warning", text=text)))
+        hooks.emit(PhaseEvent(run_id=run_id, phase="testing", message="running the tests", percentage=10))
+        with ShadowWorkspace(request.workspace, request.overlays) as shadow:
+            report: TestReport = await run_tests(
+                sandbox, shadow.root, self.settings.test_command, self.settings.sandbox.timeout_s
+            )
+        journal.write("test_report", report=report.model_dump(mode="json"))
+        hooks.emit(TestReportEvent(run_id=run_id, report=report))
+        status = "passed" if report.ok else "failed"
+        return RunResult(run_id=run_id, kind="test", status=status, report=report,
+                         summary=f"{report.passed} passed, {report.failed} failed, {report.errors} errors")
+
+
+class _JournalledHooks:
+    """The front end's hooks, with every event also written to the journal."""
+
+    def __init__(self, inner: RunHooks, journal: Journal) -> None:
+        self.inner, self.journal = inner, journal
+
+    def emit(self, event: Any) -> None:
+        if not isinstance(event, TestReportEvent):  # reports are journalled as test_report records
+            self.journal.write("event", event=event.model_dump(mode="json"))
+        self.inner.emit(event)
+
+    async def approve(self, violations: list) -> bool:
+        return await self.inner.approve(violations)
+
+
+class _GenTestsDeps:
+    """What generate-tests gets from the engine: settings, the run's journal and hooks."""
+
+    def __init__(self, settings: Settings, journal: Journal, hooks: RunHooks) -> None:
+        self.settings, self.journal, self.hooks = settings, journal, hooks
+        self.run_id = journal.run_id
+
+
+def _check_request(request: RunRequest) -> Path:
+    workspace = Path(request.workspace).expanduser()
+    if not workspace.is_dir():
+        raise BadRequest(f"workspace {workspace} is not a directory")
+    if request.kind == "task" and not (request.goal or "").strip():
+        raise BadRequest("a task needs a goal")
+    return workspace.resolve()
+
+
+def _secrets(settings: Settings) -> list[str]:
+    import os
+
+    keys = [settings.api_key.get_secret_value()] if settings.api_key else []
+    names = {settings.api_key_env, "AGENTLS_API_KEY", "OPENAI_API_KEY"}
+    names |= {p.api_key_env for p in (getattr(settings.roles, r) for r in ("planner", "coder", "tester", "reflector"))
+              if p.api_key_env}
+    keys += [os.environ[n] for n in names if os.environ.get(n)]
+    return keys
+
+
+def _error_kind(exc: BaseException) -> str:
+    """Why a run could not proceed: the CLI maps unavailable/config/bad_input to exit code 2."""
+    if isinstance(exc, LLMUnavailable):
+        return "unavailable"
+    if isinstance(exc, SettingsError | SandboxError):
+        return "config"
+    if isinstance(exc, BadRequest | PathRefused):
+        return "bad_input"
+    return "pipeline"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -1,0 +1,1 @@
+"""The coder agent: prompt, output schema and the stateless call."""

@@ -1,0 +1,1 @@
+"""The planner agent: prompt, output schema and the stateless call."""

@@ -1,0 +1,1 @@
+"""The reflector agent: prompt, output schema and the stateless call."""

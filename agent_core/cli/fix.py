@@ -1,0 +1,116 @@
+"""`agentls fix PATH`: plan, code, test in a sandbox and reflect until the tests pass.
+
+Without --apply the diff goes to stdout and nothing is written; with --apply
+the verified change set is written to PATH (all or nothing). With --json the
+last stdout line is one JSON object (see docs/pipeline.md). Exit codes: 0
+fixed (or the tests already pass), 1 unfixed, 2 bad input, bad configuration
+or an unreachable endpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from agent_core.changeset import ChangeSetConflict, apply_change_set
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from agent_core.cli.progress import TerminalHooks
+from agent_core.engine import Engine
+from agent_core.models import RunRequest, RunResult
+from agent_core.settings import SettingsError, load_settings
+
+_TWO = {"unavailable", "config", "bad_input"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("fix", help="fix failing tests (or reach --goal) and show or apply the change")
+    p.add_argument("path", metavar="PATH", help="the project directory")
+    p.add_argument("--goal", help="what to achieve (default: make the failing tests pass)")
+    p.add_argument("--test-cmd", dest="test_cmd", help="test command run in the sandbox (default: pytest)")
+    p.add_argument("--max-iterations", dest="max_iterations", type=int, help="code/test rounds (default 3)")
+    p.add_argument("--base-url", dest="base_url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
+    p.add_argument("--model", help="model name sent to the endpoint")
+    p.add_argument("--apply", action="store_true", help="write the verified change to PATH")
+    p.add_argument("--allow-unsafe", dest="allow_unsafe", action="store_true",
+                   help="test and apply changes the safety gate flags")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    workspace = Path(args.path).expanduser()
+    if not workspace.is_dir():
+        return _fail(args, f"{args.path} is not a directory")
+    overrides = {"base_url": args.base_url, "model": args.model, "test_command": args.test_cmd,
+                 "max_iterations": args.max_iterations}
+    try:
+        settings = load_settings(workspace.resolve(), overrides)
+    except SettingsError as exc:
+        return _fail(args, str(exc))
+    hooks = TerminalHooks(sys.stderr, allow_unsafe=args.allow_unsafe)
+    request = RunRequest(kind="fix", workspace=workspace.resolve(), goal=args.goal)
+    try:
+        result = asyncio.run(Engine(settings).run(request, hooks))
+    finally:
+        hooks.close()
+    if args.apply and result.status == "fixed" and result.change_set.changes:
+        try:
+            apply_change_set(workspace, result.change_set)
+        except ChangeSetConflict as exc:
+            result.error = f"not applied: {exc}"
+            result.extra["error_kind"] = "bad_input"
+    return _report(args, workspace, result)
+
+
+def exit_code(result: RunResult) -> int:
+    if result.extra.get("error_kind") in _TWO:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if result.status in ("fixed", "passed", "ok") else EXIT_FAILED
+
+
+def json_summary(result: RunResult) -> dict:
+    """The issue's JSON object."""
+    report = result.report
+    failures = [{"nodeid": f.nodeid, "file": f.file, "line": f.line, "message": f.message}
+                for f in (report.failures if report else [])]
+    return {
+        "status": result.status if result.status in ("fixed", "unfixed", "passed", "error") else "unfixed",
+        "run_id": result.run_id, "iterations": result.iterations, "files_changed": result.change_set.files,
+        "tests": {"passed": report.passed if report else 0, "failed": report.failed if report else 0,
+                  "errors": report.errors if report else 0},
+        "failures": failures,
+        "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
+                  "llm_calls": result.usage.llm_calls},
+        "duration_s": result.duration_s, "error": result.error,
+    }
+
+
+def _report(args: argparse.Namespace, workspace: Path, result: RunResult) -> int:
+    code = exit_code(result)
+    if args.json:
+        print(json.dumps(json_summary(result)))
+        return code
+    if result.change_set.changes:
+        sys.stdout.write(result.change_set.unified_diff())
+    where = f"journal: {workspace / '.agentls' / 'runs' / result.run_id}"
+    if result.error:
+        print(f"agentls: {result.status}: {result.error}", file=sys.stderr)
+    else:
+        applied = " (applied)" if args.apply and result.status == "fixed" else (
+            " (not applied: rerun with --apply)" if result.change_set.changes else "")
+        print(f"agentls: {result.summary}{applied}", file=sys.stderr)
+    print(f"agentls: {where}", file=sys.stderr)
+    return code
+
+
+def _fail(args: argparse.Namespace, message: str) -> int:
+    print(f"agentls: {message}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"status": "error", "run_id": "", "iterations": 0, "files_changed": [],
+                          "tests": {"passed": 0, "failed": 0, "errors": 0}, "failures": [],
+                          "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
+                          "duration_s": 0.0, "error": message}))
+    return EXIT_BAD_INPUT

@@ -1,0 +1,98 @@
+"""The run journal: one JSON object per line under `<workspace>/.agentls/runs/<run_id>/`.
+
+Every record has "ts", "run_id" and "type" plus type-specific keys (see
+docs/pipeline.md). Secrets (the configured API keys and anything shaped like
+an `sk-...` key) are redacted from every record before it is written. The
+journal is also the LLM client's observer, so every model call is recorded.
+At the end it writes summary.json (the RunResult without file texts) and
+changes.diff.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from agent_core.llm.base import LLMCall
+from agent_core.models import RunResult
+
+REDACTED = "[redacted]"
+_KEY_SHAPES = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
+
+
+def runs_dir(workspace: Path) -> Path:
+    return Path(workspace) / ".agentls" / "runs"
+
+
+class Journal:
+    """Appends redacted records to journal.jsonl; a disabled journal writes nothing."""
+
+    def __init__(self, workspace: Path, run_id: str, secrets: Iterable[str] = (), enabled: bool = True) -> None:
+        self.run_id = run_id
+        self.dir = runs_dir(workspace) / run_id
+        self.enabled = enabled
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._lock = threading.Lock()
+        if enabled:
+            self.dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def path(self) -> Path:
+        return self.dir / "journal.jsonl"
+
+    def redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return _KEY_SHAPES.sub(REDACTED, text)
+
+    def write(self, type_: str, **fields: Any) -> None:
+        """Append one record of `type_`."""
+        if not self.enabled:
+            return
+        record = {"ts": time.time(), "run_id": self.run_id, "type": type_, **fields}
+        line = self.redact(json.dumps(record, default=_jsonable, ensure_ascii=False))
+        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line + "\n")
+
+    def on_llm_call(self, call: LLMCall) -> None:
+        """LLMObserver: record a finished model call."""
+        self.write(
+            "llm_call", role=call.role, schema=call.schema_name, mode=call.mode, messages=call.messages,
+            answer=call.answer, usage={"prompt_tokens": call.usage.prompt_tokens,
+                                       "completion_tokens": call.usage.completion_tokens},
+            duration_s=call.duration_s, attempts=call.attempts,
+        )
+
+    def finish(self, result: RunResult) -> None:
+        """Write the run_end record, summary.json and changes.diff."""
+        self.write(
+            "run_end", status=result.status, iterations=result.iterations, usage=result.usage.model_dump(),
+            usage_by_role={k: v.model_dump() for k, v in result.usage_by_role.items()},
+            duration_s=result.duration_s, error=result.error,
+        )
+        if not self.enabled:
+            return
+        (self.dir / "summary.json").write_text(self.redact(json.dumps(summary(result), indent=2)) + "\n")
+        (self.dir / "changes.diff").write_text(self.redact(result.change_set.unified_diff()))
+
+
+def summary(result: RunResult) -> dict[str, Any]:
+    """The RunResult as JSON, without the files' full texts."""
+    data = result.model_dump(mode="json")
+    for change in data["change_set"]["changes"]:
+        change.pop("original", None)
+        change.pop("new", None)
+    return data
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)

@@ -1,0 +1,1 @@
+"""The LangGraph pipeline: state, nodes, routers and the graph that wires them."""

@@ -1,0 +1,73 @@
+"""The code node: one coder call per plan step, edits applied with the file tools."""
+
+from __future__ import annotations
+
+from agent_core.agents.coder.agent import write_edits
+from agent_core.agents.coder.schema import CoderOutput
+from agent_core.llm.base import StructuredOutputError
+from agent_core.models import Plan, SubTask, TestReport
+from agent_core.pipeline.context import relevant_files, render_files
+from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.state import RunState
+from agent_core.reflection import failure_text
+
+
+def apply_edits(deps: RunDeps, output: CoderOutput) -> tuple[int, list[str]]:
+    """Apply the coder's edits in order; return (applied, error messages)."""
+    applied, errors = 0, []
+    for edit in output.edits:
+        if edit.search:
+            result = deps.tools.replace_in_file(edit.path, edit.search, edit.replace)
+        else:
+            result = deps.tools.write_file(edit.path, edit.replace)
+        if result.ok:
+            applied += 1
+        else:
+            errors.append(f"- {edit.path}: {result.result}")
+    if not output.edits:
+        errors.append("- the answer contained no edits")
+    return applied, errors
+
+
+def _hypothesis(state: RunState) -> str:
+    r = state.get("reflection")
+    if not r:
+        return "(first attempt: no analysis yet)"
+    where = f" in {r['file']}" if r.get("file") else ""
+    return f"{r['hypothesis']}\nSuggested change{where}: {r.get('change') or '-'} (confidence: {r['confidence']})"
+
+
+def _steps_for_round(state: RunState) -> list[SubTask]:
+    plan = Plan.model_validate(state["plan"])
+    if state.get("fresh_plan") or not state.get("reflection"):
+        return plan.subtasks  # first round of this plan: every step, in order
+    # A retry after a reflection: one call that covers the plan's goal with the new hypothesis.
+    summary = "; ".join(s.description for s in plan.subtasks)
+    files = sorted({f for s in plan.subtasks for f in s.files})
+    return [SubTask(id="retry", description=summary, priority=5, files=files)]
+
+
+async def code(state: RunState, deps: RunDeps) -> dict:
+    """Run the coder for this round's steps on the shadow workspace."""
+    report_data = state.get("report") or state.get("baseline")
+    report = TestReport.model_validate(report_data) if report_data else None
+    failure = failure_text(report) if report and not report.ok else "(the tests do not fail yet)"
+    steps = _steps_for_round(state)
+    applied, errors = 0, []
+    previous_errors = "\n".join(state.get("tool_errors") or [])
+    iteration = state.get("iteration", 0)
+    for k, step in enumerate(steps, 1):
+        deps.phase("coding", f"coding step {k}/{len(steps)}", deps.progress(iteration, 0.1 + 0.3 * k / len(steps)))
+        files = render_files(deps.shadow, relevant_files(deps.shadow, step.files, report))
+        try:
+            output = await write_edits(
+                deps.llm, deps.prompts["coder"], task=step.description, files=files, failure=failure,
+                hypothesis=_hypothesis(state), tool_errors=previous_errors,
+            )
+        except StructuredOutputError as exc:
+            errors.append(f"- the answer was not valid: {exc}")
+            continue
+        n, errs = apply_edits(deps, output)
+        applied += n
+        errors.extend(errs)
+    return {"edits_applied": applied, "tool_errors": errors, "fresh_plan": False}

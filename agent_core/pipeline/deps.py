@@ -1,0 +1,55 @@
+"""What nodes need besides the state: clients, stores and the run's front-end hooks.
+
+Bound to the nodes by `graph.build_graph`, never put in the (checkpointed) state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_core.events import MessageEvent, Phase, PhaseEvent, RunHooks
+from agent_core.journal import Journal
+from agent_core.llm.base import LLMClient
+from agent_core.memory.base import MemoryStore
+from agent_core.models import RunRequest
+from agent_core.sandbox.base import Sandbox
+from agent_core.settings import Settings
+from agent_core.workspace.shadow import ShadowWorkspace
+from agent_core.workspace.tools import FileTools
+
+
+@dataclass
+class RunDeps:
+    """The collaborators of one run."""
+
+    settings: Settings
+    request: RunRequest
+    llm: LLMClient
+    sandbox: Sandbox
+    memory: MemoryStore
+    hooks: RunHooks
+    journal: Journal
+    shadow: ShadowWorkspace
+    tools: FileTools
+    prompts: dict[str, str]
+    run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return self.journal.run_id
+
+    def phase(self, phase: Phase, message: str, percentage: float) -> None:
+        """Emit a PhaseEvent (the engine's hooks journal it)."""
+        pct = max(0, min(100, int(percentage)))
+        self.hooks.emit(PhaseEvent(run_id=self.run_id, phase=phase, message=message, percentage=pct))
+
+    def notice(self, text: str, level: str = "info") -> None:
+        """Emit a one-time MessageEvent."""
+        self.hooks.emit(MessageEvent(run_id=self.run_id, level=level, text=text))  # type: ignore[arg-type]
+
+    def progress(self, iteration: int, share: float) -> float:
+        """Percentage for a point `share` (0-1) through code/test round `iteration` (0-based)."""
+        rounds = max(1, self.settings.max_iterations)
+        return 15 + 80 * min(1.0, (iteration + share) / rounds)

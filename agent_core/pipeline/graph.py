@@ -1,0 +1,57 @@
+"""The pipeline graph: wiring only (nodes in nodes.py/coding.py/reflecting.py, routers in routers.py).
+
+    START -> baseline -> plan -> code -> gate -> test -> finalize -> END
+                                  ^                 |
+                                  +-- reflect <-----+   tests fail, budget left
+                         replan <---- reflect           same signature twice
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from agent_core.pipeline import nodes, routers
+from agent_core.pipeline.coding import code
+from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.reflecting import reflect
+from agent_core.pipeline.state import RunState
+
+
+def _bound(name: str, node: Any, deps: RunDeps) -> Any:
+    """`node(state, deps)` as a one-argument LangGraph node that journals enter/exit."""
+
+    async def run(state: RunState) -> dict:
+        deps.journal.write("node_enter", node=name)
+        started = time.monotonic()
+        try:
+            return await node(state, deps)
+        finally:
+            deps.journal.write("node_exit", node=name, duration_s=round(time.monotonic() - started, 4))
+
+    return run
+
+
+def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
+    """Compile the pipeline for one run's dependencies."""
+    s = deps.settings
+    g = StateGraph(RunState)
+    for name, node in [("baseline", nodes.baseline), ("plan", nodes.plan), ("code", code), ("gate", nodes.gate),
+                       ("test", nodes.test), ("reflect", reflect), ("replan", nodes.replan),
+                       ("finalize", nodes.finalize)]:
+        g.add_node(name, _bound(name, node, deps))
+    g.add_edge(START, "baseline")
+    g.add_conditional_edges("baseline", routers.after_baseline, ["plan", "finalize"])
+    g.add_conditional_edges("plan", routers.after_plan, ["code", "finalize"])
+    g.add_conditional_edges("replan", routers.after_plan, ["code", "finalize"])
+    g.add_conditional_edges("code", routers.after_code, ["gate", "finalize"])
+    g.add_conditional_edges("gate", routers.after_gate, ["test", "finalize"])
+    g.add_conditional_edges("test", functools.partial(routers.after_test, max_iterations=s.max_iterations),
+                            ["reflect", "finalize"])
+    g.add_conditional_edges("reflect", functools.partial(routers.after_reflect, max_revisions=s.max_revisions),
+                            ["code", "replan", "finalize"])
+    g.add_edge("finalize", END)
+    return g.compile(checkpointer=checkpointer)

@@ -1,0 +1,140 @@
+"""Graph nodes: plain async functions of (state, deps) returning the keys they change.
+
+Coding lives in coding.py and reflection in reflecting.py; these are the rest:
+the baseline test run, planning and replanning, the safety gate, the
+sandboxed test run and finalisation.
+"""
+
+from __future__ import annotations
+
+from agent_core.agents.planner.agent import propose_plan
+from agent_core.changeset import compute_change_set
+from agent_core.events import TestReportEvent
+from agent_core.gate import scan_change_set
+from agent_core.models import Plan, TestReport
+from agent_core.pipeline.context import layout
+from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.reflecting import record_failures
+from agent_core.pipeline.state import RunState
+from agent_core.planning import PlanError, textual_preplan, validate_plan
+from agent_core.reflection import failure_text, report_signature
+
+
+async def _run_tests(deps: RunDeps) -> TestReport:
+    settings = deps.settings
+    report = await deps.run_tests(deps.sandbox, deps.shadow.root, settings.test_command, settings.sandbox.timeout_s)
+    deps.journal.write("test_report", report=report.model_dump(mode="json"))
+    deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=report))
+    return report
+
+
+async def baseline(state: RunState, deps: RunDeps) -> dict:
+    """Run the tests once before any change: the failing output guides planner and coder."""
+    deps.phase("testing", "running the tests before any change", 3)
+    report = await _run_tests(deps)
+    recorded = [] if report.ok else record_failures(deps, report)
+    return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
+            "recorded": recorded}
+
+
+def _goal_context(state: RunState, deps: RunDeps) -> str:
+    parts = [layout(deps.shadow)]
+    if deps.request.target_file:
+        parts.append(f"The request is about {deps.request.target_file}.")
+    report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+    if report and not report.ok:
+        parts.append("Failing tests now:\n" + failure_text(report, limit=1500))
+    for p in deps.memory.similar_patterns(state["goal"], limit=2):
+        parts.append(f"A similar past task ({p.outcome}): {p.goal} -> {p.plan}")
+    return "\n\n".join(parts)
+
+
+async def _llm_plan(state: RunState, deps: RunDeps, extra: str = "") -> dict:
+    context = _goal_context(state, deps) + (f"\n\n{extra}" if extra else "")
+    rejected: str | None = None
+    for _attempt in range(2):  # a plan that fails validation is re-requested once, with the error
+        proposal = await propose_plan(deps.llm, deps.prompts["planner"], goal=state["goal"], context=context,
+                                      rejected=rejected)
+        try:
+            plan = validate_plan(proposal)
+        except PlanError as exc:
+            rejected = str(exc)
+            deps.journal.write("plan", plan=proposal.model_dump(mode="json"), error=rejected)
+            continue
+        deps.journal.write("plan", plan=plan.model_dump(mode="json"), source="llm")
+        return {"plan": plan.model_dump(mode="json"), "plan_source": "llm", "fresh_plan": True}
+    return {"status": "error", "error": rejected}
+
+
+async def plan(state: RunState, deps: RunDeps) -> dict:
+    """A textual pre-plan for 'fix the failing tests', else the planner model."""
+    deps.phase("planning", "planning", 8)
+    report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+    quick = textual_preplan(deps.request.goal, report) if state.get("kind") == "fix" else None
+    if quick is not None:
+        deps.journal.write("plan", plan=quick.model_dump(mode="json"), source="textual")
+        return {"plan": quick.model_dump(mode="json"), "plan_source": "textual", "fresh_plan": True}
+    return await _llm_plan(state, deps)
+
+
+async def replan(state: RunState, deps: RunDeps) -> dict:
+    """The same failure came back twice: ask for a different plan."""
+    deps.phase("replanning", f"replanning ({state.get('revisions', 0) + 1}/{deps.settings.max_revisions})",
+                deps.progress(state.get("iteration", 0), 0))
+    report = TestReport.model_validate(state["report"])
+    old = Plan.model_validate(state["plan"])
+    extra = (
+        "The previous plan did not work; the same failure repeated:\n" + failure_text(report, limit=1200)
+        + "\nPrevious steps: " + "; ".join(s.description for s in old.subtasks)
+        + "\nPropose a different approach."
+    )
+    out = await _llm_plan(state, deps, extra)
+    return {**out, "revisions": state.get("revisions", 0) + 1, "reflection": state.get("reflection")}
+
+
+async def gate(state: RunState, deps: RunDeps) -> dict:
+    """Scan the changed Python; ask, block or allow per settings.safety."""
+    deps.phase("gate", "checking the change for unsafe code", deps.progress(state.get("iteration", 0), 0.45))
+    violations = scan_change_set(compute_change_set(deps.shadow), str(deps.request.workspace.resolve()))
+    approved = True
+    if violations:
+        mode = deps.settings.safety
+        approved = mode == "allow" or (mode == "ask" and await deps.hooks.approve(violations))
+    found = [v.model_dump(mode="json") for v in violations]
+    deps.journal.write("gate", violations=found, approved=approved)
+    if approved:
+        return {"gate": {"violations": found, "approved": True}}
+    listed = "; ".join(f"{v.file}:{v.line} {v.message}" for v in violations)
+    return {"gate": {"violations": found, "approved": False}, "status": "error",
+            "error": f"rejected by the safety gate: {listed}"}
+
+
+async def test(state: RunState, deps: RunDeps) -> dict:
+    """Run the tests in the sandbox on the shadow workspace."""
+    iteration = state.get("iteration", 0)
+    deps.phase("testing", f"testing (iteration {iteration + 1}/{deps.settings.max_iterations})",
+               deps.progress(iteration, 0.55))
+    report = await _run_tests(deps)
+    out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1,
+                 "last_diff": compute_change_set(deps.shadow).unified_diff()}
+    if not report.ok:
+        out["signatures"] = [*(state.get("signatures") or []), report_signature(report)]
+    return out
+
+
+async def finalize(state: RunState, deps: RunDeps) -> dict:
+    """Decide the status from the last sandboxed test report; record the outcome in memory."""
+    deps.phase("finalizing", "finalizing", 97)
+    if state.get("status"):
+        return {}
+    report = TestReport.model_validate(state["report"]) if state.get("report") else None
+    passed = bool(report and report.ok)
+    if state.get("iteration", 0) == 0:
+        return {"status": "passed" if passed else "failed"}  # nothing was attempted
+    status = ("fixed" if state.get("kind") == "fix" else "ok") if passed else "unfixed"
+    change_set = compute_change_set(deps.shadow)
+    plan_text = "; ".join(s["description"] for s in (state.get("plan") or {}).get("subtasks", []))
+    deps.memory.record_pattern(state.get("kind", "fix"), state["goal"], plan_text, change_set.files, status)
+    if passed and state.get("recorded"):
+        deps.memory.resolve_failures(sorted(set(state["recorded"])), change_set.unified_diff())
+    return {"status": status}

@@ -1,0 +1,49 @@
+"""Routers: pure functions of the state that name the next node."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agent_core.models import TestReport
+from agent_core.pipeline.state import RunState
+
+
+def _ended(state: RunState) -> bool:
+    return bool(state.get("status"))
+
+
+def after_baseline(state: RunState) -> Literal["plan", "finalize"]:
+    if _ended(state):
+        return "finalize"
+    report = state.get("baseline")
+    if state.get("kind") == "fix" and report and TestReport.model_validate(report).ok:
+        return "finalize"
+    return "plan"
+
+
+def after_plan(state: RunState) -> Literal["code", "finalize"]:
+    return "finalize" if _ended(state) else "code"
+
+
+def after_code(state: RunState) -> Literal["gate", "finalize"]:
+    return "finalize" if _ended(state) else "gate"
+
+
+def after_gate(state: RunState) -> Literal["test", "finalize"]:
+    gate = state.get("gate") or {}
+    return "test" if gate.get("approved", True) and not _ended(state) else "finalize"
+
+
+def after_test(state: RunState, max_iterations: int) -> Literal["reflect", "finalize"]:
+    report = state.get("report")
+    if _ended(state) or (report and TestReport.model_validate(report).ok):
+        return "finalize"
+    return "reflect" if state.get("iteration", 0) < max_iterations else "finalize"
+
+
+def after_reflect(state: RunState, max_revisions: int) -> Literal["code", "replan", "finalize"]:
+    if _ended(state):
+        return "finalize"
+    sigs = state.get("signatures") or []
+    repeated = len(sigs) >= 2 and sigs[-1] == sigs[-2]
+    return "replan" if repeated and state.get("revisions", 0) < max_revisions else "code"

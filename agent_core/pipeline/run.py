@@ -1,0 +1,100 @@
+"""One fix/task run: build the run's dependencies, invoke the graph, shape the RunResult."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_core.changeset import compute_change_set
+from agent_core.events import MessageEvent, RunHooks
+from agent_core.journal import Journal
+from agent_core.memory.base import MemoryStore, NullMemory
+from agent_core.models import ChangeSet, RunRequest, RunResult, TestReport
+from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.graph import build_graph
+from agent_core.pipeline.state import initial_state
+from agent_core.prompts import effective_prompts
+from agent_core.settings import Settings
+from agent_core.workspace.shadow import ShadowWorkspace
+from agent_core.workspace.tools import FileTools, ToolResult
+
+RECURSION_LIMIT = 200
+
+
+def default_goal(request: RunRequest) -> str:
+    """The goal text: the user's, else 'fix the failing tests' with what the editor pointed at."""
+    goal = (request.goal or "").strip() or "Fix the failing tests."
+    if request.target_file:
+        goal += f" (file: {request.target_file}"
+        goal += f", symbol: {request.target_symbol})" if request.target_symbol else ")"
+    if request.diagnostics:
+        goal += "\nDiagnostics:\n" + "\n".join(f"- {d}" for d in request.diagnostics[:10])
+    return goal
+
+
+def open_run_memory(settings: Settings, notice: Any) -> MemoryStore:
+    """The configured memory store, or NullMemory when the store is not available."""
+    try:
+        from agent_core.memory.factory import open_memory
+    except ImportError:
+        return NullMemory()
+    return open_memory(settings, on_error=notice)
+
+
+async def run_pipeline(
+    settings: Settings, request: RunRequest, hooks: RunHooks, journal: Journal, checkpointer: Any = None
+) -> RunResult:
+    """Run the graph on a shadow copy of the workspace; never touches the workspace itself."""
+    from agent_core.llm.factory import make_llm_client
+    from agent_core.sandbox.factory import make_sandbox
+    from agent_core.testing.runner import run_tests
+
+    run_id = journal.run_id
+
+    def notice(text: str) -> None:
+        hooks.emit(MessageEvent(run_id=run_id, level="warning", text=text))
+
+    prompts = effective_prompts(settings, request.workspace)
+    sandbox = make_sandbox(settings, notice)
+    memory = open_run_memory(settings, notice)
+    llm = make_llm_client(settings, journal)
+    try:
+        with ShadowWorkspace(request.workspace, request.overlays) as shadow:
+
+            def on_tool(tool: str, args: dict, result: ToolResult) -> None:
+                journal.write("tool_call", tool=tool, args=args, result=result.result, ok=result.ok)
+
+            deps = RunDeps(settings=settings, request=request, llm=llm, sandbox=sandbox, memory=memory, hooks=hooks,
+                           journal=journal, shadow=shadow, tools=FileTools(shadow, on_tool), prompts=prompts,
+                           run_tests=run_tests)
+            graph = build_graph(deps, checkpointer)
+            config = {"configurable": {"thread_id": run_id}, "recursion_limit": RECURSION_LIMIT}
+            final = await graph.ainvoke(initial_state(run_id, request.kind, default_goal(request)), config)
+            attempt = compute_change_set(shadow)
+    finally:
+        close = getattr(llm, "aclose", None)
+        if close is not None:
+            await close()
+    return _result(request, run_id, final, attempt, llm, journal)
+
+
+def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, llm: Any, journal: Journal) -> RunResult:
+    status = final.get("status") or "error"
+    verified = status in ("fixed", "ok")
+    journal.write("change_set", files=attempt.files, diff=attempt.unified_diff(), verified=verified)
+    report = TestReport.model_validate(final["report"]) if final.get("report") else None
+    plan = final.get("plan") or {}
+    extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
+    if not verified and attempt.changes:
+        extra["attempt_diff"] = attempt.unified_diff()  # the last unverified attempt, for inspection only
+    return RunResult(
+        run_id=run_id, kind=request.kind, status=status, iterations=final.get("iteration", 0),
+        change_set=attempt if verified else ChangeSet(), report=report, usage=llm.total_usage(),
+        usage_by_role=llm.usage_by_role(), error=final.get("error"), summary=_summary(status, report, attempt),
+        extra=extra,
+    )
+
+
+def _summary(status: str, report: TestReport | None, attempt: ChangeSet) -> str:
+    tests = f"{report.passed} passed, {report.failed} failed, {report.errors} errors" if report else "no test run"
+    files = ", ".join(attempt.files) if attempt.changes else "no files"
+    return f"{status}: {tests}; changed {files}"

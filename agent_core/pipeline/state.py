@@ -1,0 +1,42 @@
+"""The graph state: JSON-serialisable, so a LangGraph checkpointer can persist it.
+
+Models are stored as plain dicts (`model_dump(mode="json")`); the run's
+dependencies (LLM client, sandbox, memory, shadow, journal) live in
+`RunDeps`, never in the state.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class RunState(TypedDict, total=False):
+    """Everything a run knows between nodes."""
+
+    run_id: str
+    kind: str  # "fix" | "task"
+    goal: str
+    plan: dict[str, Any] | None  # models.Plan, subtasks in execution order
+    plan_source: str  # "textual" | "llm"
+    fresh_plan: bool  # the next coding round is the first of this plan: run every step
+    iteration: int  # code/test rounds done
+    revisions: int  # replans done
+    baseline: dict[str, Any] | None  # models.TestReport before any change
+    report: dict[str, Any] | None  # models.TestReport of the latest run
+    signatures: list[str]  # failure signature of every failing run, in order
+    reflection: dict[str, Any] | None  # agents.reflector.schema.Reflection + category/signature
+    recorded: list[str]  # per-failure signatures recorded in memory (resolved when the run is fixed)
+    tool_errors: list[str]  # edits that could not be applied in the last coding round
+    edits_applied: int
+    gate: dict[str, Any] | None  # {"violations": [...], "approved": bool}
+    last_diff: str
+    status: str  # set by finalize or by a node that ends the run
+    error: str | None
+
+
+def initial_state(run_id: str, kind: str, goal: str) -> RunState:
+    return RunState(
+        run_id=run_id, kind=kind, goal=goal, plan=None, plan_source="", fresh_plan=False, iteration=0, revisions=0,
+        baseline=None, report=None, signatures=[], reflection=None, recorded=[], tool_errors=[], edits_applied=0,
+        gate=None, last_diff="", status="", error=None,
+    )
