@@ -1,0 +1,116 @@
+/**
+ * The palette commands. Each builds the server command's argument from the
+ * active editor (document uri, selection) and sends it with
+ * `workspace/executeCommand`; run-starting commands return `{runId}`.
+ */
+import * as vscode from "vscode";
+import { ExecuteCommandRequest, type LanguageClient } from "vscode-languageclient/node";
+import type { AgentlsServer } from "./server";
+import type { RunStatus } from "./status";
+import { showTrace } from "./trace";
+
+type CommandArgument = Record<string, unknown>;
+
+interface EditorTarget {
+  uri: string;
+  range?: unknown;
+}
+
+function editorTarget(client: LanguageClient, withRange: boolean): EditorTarget | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (editor === undefined) {
+    return undefined;
+  }
+  const target: EditorTarget = { uri: client.code2ProtocolConverter.asUri(editor.document.uri) };
+  if (withRange && !editor.selection.isEmpty) {
+    target.range = client.code2ProtocolConverter.asRange(editor.selection);
+  }
+  return target;
+}
+
+function runIdOf(result: unknown): string | undefined {
+  if (typeof result === "object" && result !== null && "runId" in result) {
+    const runId = result.runId;
+    return typeof runId === "string" ? runId : undefined;
+  }
+  return undefined;
+}
+
+export class Commands {
+  constructor(
+    private readonly server: AgentlsServer,
+    private readonly status: RunStatus,
+  ) {}
+
+  register(): vscode.Disposable[] {
+    const table: [string, () => Promise<void>][] = [
+      ["agentls.planAndFix", () => this.onEditor("agentls.planAndFix", true)],
+      ["agentls.generateTests", () => this.onEditor("agentls.generateTests", true)],
+      ["agentls.runTask", () => this.runTask()],
+      ["agentls.runTests", () => this.runTests()],
+      ["agentls.cancel", () => this.cancel()],
+      ["agentls.showTrace", () => this.trace()],
+      ["agentls.restart", () => this.server.restart()],
+    ];
+    return table.map(([name, handler]) =>
+      vscode.commands.registerCommand(name, async () => {
+        try {
+          await handler();
+        } catch (error) {
+          void vscode.window.showErrorMessage(error instanceof Error ? error.message : String(error));
+        }
+      }),
+    );
+  }
+
+  private async execute(command: string, argument: CommandArgument): Promise<unknown> {
+    const client = await this.server.ready();
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument] });
+  }
+
+  private async startRun(command: string, argument: CommandArgument): Promise<void> {
+    const result = await this.execute(command, argument);
+    this.status.started(runIdOf(result));
+  }
+
+  private async onEditor(command: string, withRange: boolean): Promise<void> {
+    const client = await this.server.ready();
+    const target = editorTarget(client, withRange);
+    if (target === undefined) {
+      void vscode.window.showWarningMessage("agentls: open a Python file first.");
+      return;
+    }
+    await this.startRun(command, { ...target });
+  }
+
+  private async runTask(): Promise<void> {
+    const goal = await vscode.window.showInputBox({
+      title: "agentls: Run task",
+      prompt: "What should agentls do?",
+      placeHolder: "e.g. add input validation to parse_config",
+      ignoreFocusOut: true,
+    });
+    if (goal === undefined || goal.trim() === "") {
+      return;
+    }
+    const client = await this.server.ready();
+    await this.startRun("agentls.runTask", { goal: goal.trim(), ...editorTarget(client, true) });
+  }
+
+  private async runTests(): Promise<void> {
+    const client = await this.server.ready();
+    const target = editorTarget(client, false);
+    await this.startRun("agentls.runTests", target === undefined ? {} : { uri: target.uri });
+  }
+
+  private async cancel(): Promise<void> {
+    const runId = this.status.activeRunId();
+    await this.execute("agentls.cancel", runId === undefined ? {} : { runId });
+  }
+
+  private async trace(): Promise<void> {
+    const runId = this.status.activeRunId();
+    const markdown = await this.execute("agentls.showTrace", runId === undefined ? {} : { runId });
+    await showTrace(markdown);
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The status bar item that shows the running run's phase.
+ *
+ * It watches the server's `$/progress` reports (through the language client's
+ * `handleWorkDoneProgress` middleware, so VS Code's own progress notification
+ * keeps working), keeps a map of progress tokens to their title and latest
+ * message, and shows the most recent active one. A click runs
+ * `agentls.cancel`.
+ */
+import * as vscode from "vscode";
+import type { ProgressToken, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport } from "vscode-languageclient/node";
+
+interface RunProgress {
+  title: string;
+  message?: string;
+  percentage?: number;
+}
+
+export type ProgressValue = WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd;
+
+export class RunStatus implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private readonly runs = new Map<ProgressToken, RunProgress>();
+  private lastRunId: string | undefined;
+
+  constructor(cancelCommand: string) {
+    this.item = vscode.window.createStatusBarItem("agentls.run", vscode.StatusBarAlignment.Left, 50);
+    this.item.name = "agentls run";
+    this.item.command = cancelCommand;
+  }
+
+  /** Feed one `$/progress` value; the status bar follows. */
+  update(token: ProgressToken, value: ProgressValue): void {
+    if (value.kind === "begin") {
+      this.runs.set(token, { title: value.title, message: value.message, percentage: value.percentage });
+    } else if (value.kind === "report") {
+      const run = this.runs.get(token) ?? { title: "agentls" };
+      this.runs.set(token, {
+        title: run.title,
+        message: value.message ?? run.message,
+        percentage: value.percentage ?? run.percentage,
+      });
+    } else {
+      this.runs.delete(token);
+    }
+    this.render();
+  }
+
+  /** Remember the run a command started, so a click can name it. */
+  started(runId: string | undefined): void {
+    if (runId !== undefined) {
+      this.lastRunId = runId;
+    }
+  }
+
+  /** The run to cancel: the last one started while progress is still shown. */
+  activeRunId(): string | undefined {
+    return this.runs.size > 0 ? this.lastRunId : undefined;
+  }
+
+  /** The server went away: nothing runs any more. */
+  clear(): void {
+    this.runs.clear();
+    this.render();
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+
+  private render(): void {
+    const current = [...this.runs.values()].pop();
+    if (current === undefined) {
+      this.item.hide();
+      return;
+    }
+    const percent = current.percentage === undefined ? "" : ` ${current.percentage}%`;
+    const phase = current.message ? `: ${current.message}` : "";
+    this.item.text = `$(sync~spin) ${current.title}${phase}${percent}`;
+    this.item.tooltip = `agentls: ${current.title}${phase}. Click to cancel the run.`;
+    this.item.show();
+  }
+}
