@@ -118,8 +118,14 @@ class BubblewrapSandbox:
         for path in (*self.runtime.ro_paths, *([self.runtime.site_dir] if self.runtime.site_dir else [])):
             args += ["--ro-bind", str(path), str(path)]
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        ws = str(workspace)
-        args += ["--bind", ws, ws, "--chdir", ws, "--clearenv"]
+        ws, parent = str(workspace), str(workspace.parent)
+        private_parent = parent not in ("/", "/tmp")
+        if private_parent:  # an empty, read-only parent: nothing beside the workspace is writable
+            args += ["--tmpfs", parent]
+        args += ["--bind", ws, ws]
+        if private_parent:
+            args += ["--remount-ro", parent]
+        args += ["--remount-ro", "/", "--chdir", ws, "--clearenv"]
         for key, value in env.items():
             args += ["--setenv", key, value]
         return [*args, "--", *argv]

@@ -1,0 +1,52 @@
+"""Fixtures of the sandbox tests: real backends on private temp workspaces."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_core.sandbox.bubblewrap import BubblewrapSandbox
+from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
+from agent_core.sandbox.process import ProcessSandbox
+from agent_core.settings import SandboxSettings
+
+BACKENDS = {"bubblewrap": BubblewrapSandbox, "process": ProcessSandbox}
+
+
+def make_backend(name: str, **limits: object) -> BubblewrapSandbox | ProcessSandbox:
+    settings = SandboxSettings(**{"timeout_s": 30.0, **limits})
+    return BACKENDS[name](settings)
+
+
+@pytest.fixture
+def workspace() -> Iterator[Path]:
+    """An empty private workspace under an agentls-* temp dir, removed afterwards."""
+    base = make_temp_dir("sbtest")
+    ws = base / "ws"
+    ws.mkdir()
+    try:
+        yield ws
+    finally:
+        remove_temp_dir(base)
+
+
+@pytest.fixture
+def token() -> str:
+    """A unique word to put in a payload's argv, to find its processes in /proc."""
+    return f"agentls-probe-{uuid.uuid4().hex}"
+
+
+def processes_with(token: str) -> list[int]:
+    """Pids whose command line contains `token`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

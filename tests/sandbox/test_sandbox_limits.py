@@ -1,0 +1,106 @@
+"""Limits: wall-clock timeout, fork bomb, memory and file size, cancellation; on both backends."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import make_backend, processes_with
+
+BACKENDS = ["bubblewrap", "process"]
+
+FORK_BOMB = """
+import os, sys, time
+origin = os.getpid()
+reported = False
+while True:
+    try:
+        os.fork()
+    except OSError:
+        if os.getpid() == origin and not reported:
+            print("FORK-LIMIT", flush=True)
+            reported = True
+        time.sleep(0.2)
+"""
+
+
+async def _wait_gone(token: str, seconds: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := processes_with(token)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    return left
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_infinite_loop_is_killed_at_the_timeout(workspace: Path, backend: str, token: str) -> None:
+    sandbox = make_backend(backend)
+    started = time.monotonic()
+    result = await sandbox.run([sandbox.python, "-c", "while True: pass", token], workspace, timeout_s=1.5)
+    elapsed = time.monotonic() - started
+    assert result.timed_out and result.exit_code is None
+    assert 1.4 < elapsed < 10
+    assert await _wait_gone(token) == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_fork_bomb_is_contained(workspace: Path, backend: str, token: str) -> None:
+    sandbox = make_backend(backend, pids=24)
+    result = await sandbox.run([sandbox.python, "-c", FORK_BOMB, token], workspace, timeout_s=3)
+    assert "FORK-LIMIT" in result.stdout  # fork failed inside: the process limit held
+    assert result.timed_out
+    assert await _wait_gone(token) == []
+    # the host still works, and so does the sandbox
+    assert subprocess.run(["true"], check=False).returncode == 0
+    again = await sandbox.run([sandbox.python, "-c", "print('alive')"], workspace, timeout_s=20)
+    assert again.exit_code == 0 and again.stdout.strip() == "alive"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_memory_limit_is_reported(workspace: Path, backend: str) -> None:
+    sandbox = make_backend(backend, memory_mb=256)
+    result = await sandbox.run([sandbox.python, "-c", "x = bytearray(1024 * 1024 * 1024)"], workspace)
+    assert result.exit_code not in (0, None)
+    assert result.limit_hit == "memory"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_file_size_limit_is_reported(workspace: Path, backend: str) -> None:
+    sandbox = make_backend(backend, file_size_mb=1)
+    code = "open('big.bin', 'wb').write(b'0' * (4 * 1024 * 1024))"
+    result = await sandbox.run([sandbox.python, "-c", code], workspace)
+    assert result.exit_code not in (0, None)
+    assert result.limit_hit == "file_size"
+    assert (workspace / "big.bin").stat().st_size <= 1024 * 1024
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_cancel_kills_every_process(workspace: Path, backend: str, token: str) -> None:
+    sandbox = make_backend(backend)
+    code = "import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', sys.argv[1]])\nprint('started', flush=True)\ntime.sleep(60)\n"
+    task = asyncio.create_task(sandbox.run([sandbox.python, "-c", code, token], workspace, timeout_s=60))
+    deadline = time.monotonic() + 20
+    while len(processes_with(token)) < 2 and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert len(processes_with(token)) >= 2, "the payload and its child should be running"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _wait_gone(token) == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_escaped_children_do_not_outlive_the_run(workspace: Path, backend: str, token: str) -> None:
+    sandbox = make_backend(backend)
+    code = (
+        "import os, subprocess, sys\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', sys.argv[1]],"
+        " start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print('left a daemon')\n"
+    )
+    result = await sandbox.run([sandbox.python, "-c", code, token], workspace, timeout_s=20)
+    assert result.exit_code == 0 and "left a daemon" in result.stdout
+    assert await _wait_gone(token) == []
