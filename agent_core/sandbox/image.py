@@ -28,7 +28,8 @@ _PROBE = (
     "print(f'{sys.version_info[0]}.{sys.version_info[1]} {platform.machine()} {platform.libc_ver()[1] or \"0\"}')"
 )
 
-_PIP = "PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore python3 /agentls/tools/pip-*.whl/pip"
+# pip runs from its own wheel (a zip on sys.path), so the base needs no pip of its own.
+_PIP = 'PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore python3 "$(echo /agentls/tools/pip-*.whl)/pip"'
 _DOCKERFILE = """\
 FROM {base}
 LABEL agentls.image="1"
