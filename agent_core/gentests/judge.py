@@ -1,0 +1,101 @@
+"""Judging a generated test that runs but fails: test-side error, suspected code bug, or a wrong test.
+
+`classify` reads the failure (deterministic). `docstring_check` compares the
+failing assertion with the docstring's doctest examples: agreeing with an
+example means the code contradicts its own documentation (a bug); disagreeing
+means the test is wrong. Anything else is left to the model's typed verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import re
+from typing import Literal
+
+from agent_core.models import TestFailure
+
+_TEST_SIDE = re.compile(
+    r"\b(ImportError|ModuleNotFoundError|NameError|SyntaxError|IndentationError|UnboundLocalError)\b"
+    r"|fixture '[^']+' not found"
+    r"|collection error"
+    r"|TypeError: .*(positional argument|required positional|unexpected keyword|keyword argument|takes \d+|"
+    r"missing \d+ required|got multiple values)"
+    r"|AttributeError: module '[^']+' has no attribute"
+    r"|AttributeError: type object '[^']+' has no attribute"
+)
+
+Outcome = Literal["test_error", "fails"]
+
+
+def classify(failure: TestFailure | None, collect_error: str | None = None) -> Outcome:
+    """'test_error' when the test cannot run for a test-side reason, else 'fails' (runs, fails)."""
+    if collect_error is not None:
+        return "test_error"
+    if failure is None:
+        return "test_error"
+    if failure.kind == "error":
+        return "test_error"
+    text = f"{failure.message}\n{failure.traceback[-1500:]}"
+    last_error = [line for line in text.splitlines() if line.startswith("E ")][-3:]
+    probe = "\n".join(last_error) or failure.message
+    return "test_error" if _TEST_SIDE.search(probe) or _TEST_SIDE.search(failure.message) else "fails"
+
+
+def _norm(source: str) -> str | None:
+    try:
+        return ast.unparse(ast.parse(source.strip(), mode="eval"))
+    except SyntaxError:
+        return None
+
+
+def _literal(source: str) -> tuple[bool, object]:
+    try:
+        return True, ast.literal_eval(source.strip())
+    except (ValueError, SyntaxError):
+        return False, None
+
+
+def _assertions(test_code: str) -> list[tuple[str, str]]:
+    """(call, expected) pairs of `assert CALL == EXPECTED` (either side order) in the test."""
+    try:
+        tree = ast.parse(test_code)
+    except SyntaxError:
+        return []
+    pairs = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
+                and isinstance(node.test.ops[0], ast.Eq):
+            left, right = node.test.left, node.test.comparators[0]
+            if isinstance(right, ast.Call) and not isinstance(left, ast.Call):
+                left, right = right, left
+            pairs.append((ast.unparse(left), ast.unparse(right)))
+    return pairs
+
+
+def docstring_check(docstring: str | None, test_code: str) -> Literal["code_bug", "test_wrong"] | None:
+    """A verdict from the docstring's doctest examples, or None when they say nothing about this test."""
+    if not docstring:
+        return None
+    try:
+        examples = doctest.DocTestParser().get_examples(docstring)
+    except ValueError:
+        return None
+    documented = {}
+    for example in examples:
+        key = _norm(example.source)
+        ok, value = _literal(example.want)
+        if key and ok:
+            documented[key] = value
+    for call, expected in _assertions(test_code):
+        key = _norm(call)
+        ok, value = _literal(expected)
+        if key in documented and ok:
+            return "code_bug" if documented[key] == value else "test_wrong"
+    return None
+
+
+def failure_summary(failure: TestFailure) -> str:
+    """A short text of a failure for the model and for the marker comment."""
+    lines = [line[1:].strip() for line in failure.traceback.splitlines() if line.startswith("E ")]
+    return "\n".join(lines[:6]) or failure.message

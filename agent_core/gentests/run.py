@@ -1,0 +1,164 @@
+"""`run_gen_tests`: analyse, write tests, settle them in the sandbox, compose the test file, report.
+
+The workspace is never written: everything happens in a shadow copy that is
+removed however the run ends (cancel included); the result's change set
+creates or extends the test file, and its report lists the suspected bugs.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_core.agents.tester.agent import write_tests
+from agent_core.agents.tester.prompt import TEMPLATE
+from agent_core.analysis.symbols import analyse, test_files
+from agent_core.changeset import file_change
+from agent_core.events import PhaseEvent, RunHooks, TestReportEvent
+from agent_core.gentests.deps import GenTestsDeps, resolve_deps
+from agent_core.gentests.driver import run_driver
+from agent_core.gentests.loop import Candidate, LoopContext, prune, settle
+from agent_core.gentests.report import bug_report, summary_text
+from agent_core.gentests.targets import Target, TargetError, select_targets
+from agent_core.gentests.testfile import compose, destination
+from agent_core.models import ChangeSet, RunRequest, RunResult
+from agent_core.settings import Settings
+
+
+def _emit(hooks: RunHooks, run_id: str, phase: str, message: str, pct: int) -> None:
+    hooks.emit(PhaseEvent(run_id=run_id, phase=phase, message=message, percentage=max(0, min(100, pct))))
+
+
+def _template(settings: Settings, workspace: Path) -> str:
+    if "tester" not in settings.prompts:
+        return TEMPLATE
+    from agent_core.prompts import effective_prompts
+
+    return effective_prompts(settings, workspace)["tester"]
+
+
+def _journal(deps: GenTestsDeps, type_: str, **fields: Any) -> None:
+    if deps.journal is not None:
+        deps.journal.write(type_, **fields)
+
+
+def _baseline_files(root: Path, module: str) -> list[str]:
+    """Existing test files that mention the module (they measure coverage before)."""
+    word = re.compile(rf"\b{re.escape(module.rsplit('.', 1)[-1])}\b")
+    out = []
+    for path in test_files(root):
+        try:
+            if word.search(path.read_text(encoding="utf-8", errors="replace")):
+                out.append(path.relative_to(root).as_posix())
+        except OSError:
+            continue
+    return out
+
+
+async def _coverage_of(deps: GenTestsDeps, root: Path, files: list[str], target: str, timeout: float) -> float:
+    if not files:
+        return 0.0
+    result = await run_driver(deps.sandbox, root, files, target, coverage=True, timeout_s=timeout)
+    cov = result.runs[0].coverage if result.runs else None
+    return cov.percent() if cov else 0.0
+
+
+async def _generate(deps: GenTestsDeps, template: str, targets: list[Target], folder: str,
+                    taken: set[str]) -> list[Candidate]:
+    cands: list[Candidate] = []
+    for target in targets:
+        for test in await write_tests(deps.llm, template, target.context):
+            name, n = test.name, 2
+            while name in taken:
+                name, n = f"{test.name}_{n}", n + 1
+            if name != test.name:
+                test = test.model_copy(update={"name": name, "code": re.sub(
+                    rf"\bdef {re.escape(test.name)}\b", f"def {name}", test.code)})
+            taken.add(name)
+            cands.append(Candidate(index=len(cands) + 1, test=test, target=target, folder=folder))
+    return cands
+
+
+async def run_gen_tests(request: RunRequest, settings: Settings, hooks: RunHooks, deps: Any = None) -> RunResult:
+    """Generate tests for the request's targets; never raises for bad input (status 'error')."""
+    run_id = request.run_id or getattr(deps, "run_id", None) or "gen-tests"
+    started = time.monotonic()
+    deps = resolve_deps(deps, settings, hooks, run_id)
+    with deps.shadow_factory(Path(request.workspace), request.overlays) as shadow:
+        try:
+            result = await _run(request, settings, hooks, deps, shadow.root, run_id)
+        except TargetError as exc:
+            result = RunResult(run_id=run_id, kind="gen_tests", status="error", error=str(exc),
+                               extra={"error_kind": "bad_input"})
+    result.usage = deps.llm.total_usage()
+    result.usage_by_role = deps.llm.usage_by_role()
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result
+
+
+async def _run(request: RunRequest, settings: Settings, hooks: RunHooks, deps: GenTestsDeps, root: Path,
+               run_id: str) -> RunResult:
+    _emit(hooks, run_id, "planning", "analysing the targets", 5)
+    targets, _, module = select_targets(request, root)
+    target_file = request.target_file or ""
+    dest = destination(root, target_file, module)
+    existing_path = root / dest
+    existing = existing_path.read_text(encoding="utf-8") if existing_path.is_file() else None
+    baseline = _baseline_files(root, module)
+    timeout = settings.sandbox.timeout_s
+    before = await _coverage_of(deps, root, baseline, target_file, timeout)
+    _emit(hooks, run_id, "coding", f"writing tests for {', '.join(t.symbol.qualname for t in targets)}", 15)
+    taken = {s.name for s in analyse(existing).symbols} if existing is not None else set()
+    cands = await _generate(deps, _template(settings, root), targets, Path(dest).parent.as_posix(), taken)
+    _journal(deps, "tool_call", tool="generate_tests", args={"targets": [t.symbol.qualname for t in targets]},
+             result={"tests": [c.test.name for c in cands]}, ok=True)
+    progress_n = [0]
+
+    def progress(message: str) -> None:
+        progress_n[0] += 1
+        phase = "reflecting" if message.startswith("judging") else "testing"
+        _emit(hooks, run_id, phase, message, 25 + min(60, progress_n[0] * 8))
+
+    ctx = LoopContext(root=root, sandbox=deps.sandbox, llm=deps.llm, target_file=target_file,
+                      max_iterations=settings.max_iterations, timeout_s=timeout, progress=progress,
+                      baseline_files=baseline)
+    await settle(ctx, cands)
+    await prune(ctx, cands)
+    kept = [c for c in cands if c.status in ("passing", "bug")]
+    _emit(hooks, run_id, "finalizing", "writing the test file", 90)
+    new_text = compose(existing, [(c.split, _marker(c) if c.status == "bug" else None) for c in kept],
+                       f"Tests of {module}, generated by agentls.") if kept else existing
+    after = before
+    if kept:
+        existing_path.parent.mkdir(parents=True, exist_ok=True)
+        existing_path.write_text(new_text, encoding="utf-8")
+        after = await _coverage_of(deps, root, sorted(set(baseline) | {dest}), target_file, timeout)
+    change = file_change(dest, existing, new_text) if kept else None
+    report = bug_report([c for c in kept if c.status == "bug"], dest, new_text or "")
+    if report.failures:
+        hooks.emit(TestReportEvent(run_id=run_id, report=report))
+    _journal(deps, "test_report", report=report.model_dump(mode="json"))
+    extra = _extra(cands, report, before, after)
+    return RunResult(run_id=run_id, kind="gen_tests", status="ok", iterations=ctx.rounds,
+                     change_set=ChangeSet(changes=[change] if change else []), report=report,
+                     summary=summary_text(extra, dest), extra=extra)
+
+
+def _marker(cand: Candidate) -> str:
+    message = cand.failure.message.splitlines()[0] if cand.failure and cand.failure.message else cand.reason
+    return f"{cand.target.symbol.qualname}: {message}"
+
+
+def _extra(cands: list[Candidate], report: Any, before: float, after: float) -> dict:
+    kept = [c for c in cands if c.status in ("passing", "bug")]
+    return {
+        "tests_written": len(cands),
+        "tests_kept": len(kept),
+        "tests_dropped": len(cands) - len(kept),
+        "suspected_bugs": [{"test": f.nodeid, "file": f.source_file, "line": f.source_line, "message": f.message}
+                           for f in report.failures],
+        "coverage": {"before": before, "after": after},
+        "dropped": [{"test": c.test.name, "reason": c.reason} for c in cands if c.status == "dropped"],
+    }

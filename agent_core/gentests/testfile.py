@@ -1,0 +1,133 @@
+"""Where generated tests go and how they are written: candidate files, and the final test file.
+
+The final file is the existing one, untouched, with any new imports inserted
+after its last top-level import and the kept tests appended at the end; or a
+new file. Suspected-bug tests carry a `# agentls: suspected bug: ...` comment.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from agent_core.analysis.symbols import test_files
+
+MARKER = "# agentls: suspected bug: "
+
+
+@dataclass
+class SplitTest:
+    imports: list[str]  # top-level import statements, as written
+    body: str  # everything else (the test function and any helpers)
+
+
+class BadTestCode(ValueError):
+    """Generated code that cannot be a test (syntax error, no test function)."""
+
+
+def split_code(code: str, name: str) -> SplitTest:
+    """Separate a generated test's imports from its body; raise BadTestCode when it is unusable."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        raise BadTestCode(f"SyntaxError: {exc.msg} (line {exc.lineno})") from exc
+    tests = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+             and n.name.startswith("test")]
+    if name not in tests:
+        raise BadTestCode(f"the code defines no top-level test function named {name!r}")
+    lines = code.splitlines()
+    imports, skip = [], set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append("\n".join(lines[node.lineno - 1 : node.end_lineno]).strip())
+            skip.update(range(node.lineno - 1, node.end_lineno))
+    body = "\n".join(line for i, line in enumerate(lines) if i not in skip).strip("\n")
+    return SplitTest(imports=_implied_imports(body, imports), body=body)
+
+
+def _implied_imports(body: str, imports: list[str]) -> list[str]:
+    """Add the imports a test obviously needs but forgot (pytest, hypothesis)."""
+    text = "\n".join(imports)
+    out = list(imports)
+    if "pytest." in body and "import pytest" not in text:
+        out.insert(0, "import pytest")
+    if "@given" in body and "given" not in text:
+        out.insert(0, "from hypothesis import given")
+    if "st." in body and "strategies" not in text:
+        out.insert(0, "from hypothesis import strategies as st")
+    return out
+
+
+def destination(root: Path, target_rel: str, module: str) -> str:
+    """tests/test_<module>.py, or the project's own layout: an existing test_<module>.py, a test/ dir, or beside."""
+    stem = module.rsplit(".", 1)[-1]
+    name = f"test_{stem}.py"
+    existing = test_files(root)
+    for path in existing:
+        if path.name == name:
+            return path.relative_to(root).as_posix()
+    for folder in ("tests", "test"):
+        if (root / folder).is_dir():
+            return f"{folder}/{name}"
+    beside = [p for p in existing if p.parent == (root / target_rel).parent]
+    if beside:
+        return (PurePosixPath(target_rel).parent / name).as_posix()
+    return f"tests/{name}"
+
+
+def candidate_text(split: SplitTest) -> str:
+    return "\n".join(split.imports) + "\n\n\n" + split.body + "\n"
+
+
+def _insert_imports(existing: str, imports: list[str]) -> str:
+    if not imports:
+        return existing
+    block = "\n".join(imports) + "\n"
+    try:
+        tree = ast.parse(existing)
+    except SyntaxError:
+        return block + existing
+    nodes = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    lines = existing.splitlines(keepends=True)
+    if nodes:
+        at = max(n.end_lineno for n in nodes)
+    elif tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(getattr(tree.body[0], "value", None),
+                                                                          ast.Constant):
+        at = tree.body[0].end_lineno  # after the module docstring
+    else:
+        at = 0
+    head = "".join(lines[:at])
+    if head and not head.endswith("\n"):
+        head += "\n"
+    return head + block + "".join(lines[at:])
+
+
+def compose(existing: str | None, tests: list[tuple[SplitTest, str | None]], header: str) -> str:
+    """The final file: existing text with new imports and the kept tests appended (marker comments included)."""
+    wanted: list[str] = []
+    present = existing or ""
+    for split, _ in tests:
+        for imp in split.imports:
+            if imp not in wanted and not any(line.strip() == imp for line in present.splitlines()):
+                wanted.append(imp)
+    blocks = []
+    for split, marker in tests:
+        blocks.append((MARKER + marker.replace("\n", " ")[:200] + "\n" if marker else "") + split.body.strip("\n"))
+    tail = "\n\n\n".join(blocks) + "\n"
+    if existing is None:
+        return f'"""{header}"""\n\n' + "\n".join(wanted) + "\n\n\n" + tail
+    text = _insert_imports(existing, wanted)
+    return text.rstrip("\n") + "\n\n\n" + tail
+
+
+def function_line(text: str, name: str) -> int:
+    """1-based line of `def name` (its first decorator or marker comment excluded) in `text`; 1 if absent."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return 1
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node.lineno
+    return 1
