@@ -103,7 +103,10 @@ class SQLiteMemory:
                 f"SELECT id, embedding FROM {table} WHERE embedder = ?", (self.embedder.name,)
             ).fetchall()
             ids = [r[0] for r in rows]
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            if rows:
+                matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            else:  # an empty table (reshape of an empty buffer to (0, -1) is an error)
+                matrix = np.zeros((0, 0), dtype=np.float32)
             self._cache[table] = (ids, matrix)
         return self._cache[table]
 
