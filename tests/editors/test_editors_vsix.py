@@ -1,0 +1,107 @@
+"""The VS Code extension builds, lints and packages into a small, complete .vsix.
+
+Works on a copy of editor_client/ (without node_modules/, out/ or old .vsix
+files) in a temporary directory, removed afterwards, so the run proves that
+the committed package.json + package-lock.json are enough: `npm ci`,
+`npm run build` (tsc), `npm run lint`, `npm run package` (vsce). A .vsix is a
+zip: it must hold out/extension.js and the runtime dependency
+vscode-languageclient, and stay under 1 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+EDITOR_CLIENT = Path(__file__).resolve().parents[2] / "editor_client"
+LEFT_OUT = shutil.ignore_patterns("node_modules", "out", "*.vsix")
+MAX_VSIX_BYTES = 1024 * 1024
+
+
+def _npm(workdir: Path, *args: str, timeout: float = 600) -> None:
+    npm = shutil.which("npm")
+    assert npm, "npm is not installed: install Node.js 20 and npm (Debian: apt-get install nodejs npm)"
+    proc = subprocess.run(
+        ["nice", "-n", "19", npm, *args, "--no-fund", "--no-audit"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        hint = " (is the npm registry reachable? npm ci downloads the locked packages)" if args[0] == "ci" else ""
+        pytest.fail(f"`npm {' '.join(args)}` failed with exit code {proc.returncode}{hint}:\n"
+                    f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def built() -> Iterator[Path]:
+    """A copy of editor_client/ after npm ci, build, lint and package; deleted afterwards."""
+    with tempfile.TemporaryDirectory(prefix="agentls-vsix-") as tmp:
+        workdir = Path(tmp) / "editor_client"
+        shutil.copytree(EDITOR_CLIENT, workdir, ignore=LEFT_OUT)
+        _npm(workdir, "ci", "--prefer-offline")
+        _npm(workdir, "run", "build")
+        _npm(workdir, "run", "lint")
+        _npm(workdir, "run", "package")
+        yield workdir
+
+
+def _vsix(workdir: Path) -> Path:
+    version = json.loads((workdir / "package.json").read_text())["version"]
+    path = workdir / f"agentls-{version}.vsix"
+    assert path.is_file(), f"npm run package did not produce {path.name}: {sorted(p.name for p in workdir.iterdir())}"
+    return path
+
+
+def test_tsc_emits_every_module(built: Path) -> None:
+    sources = {p.stem for p in (built / "src").glob("*.ts")}
+    emitted = {p.stem for p in (built / "out").glob("*.js")}
+    assert "extension" in sources and sources == emitted
+
+
+def test_vsix_is_small(built: Path) -> None:
+    size = _vsix(built).stat().st_size
+    assert 0 < size < MAX_VSIX_BYTES, f"the .vsix is {size} bytes"
+
+
+def test_vsix_holds_the_extension_and_its_runtime_dependency(built: Path) -> None:
+    with zipfile.ZipFile(_vsix(built)) as vsix:
+        names = set(vsix.namelist())
+        manifest = json.loads(vsix.read("extension/package.json"))
+    assert "extension/out/extension.js" in names
+    assert "extension/node_modules/vscode-languageclient/package.json" in names
+    assert "extension/node_modules/vscode-languageclient/lib/node/main.js" in names
+    assert "extension/node_modules/vscode-jsonrpc/package.json" in names
+    assert manifest["main"] == "./out/extension.js"
+
+
+def test_vsix_leaves_out_sources_and_build_tools(built: Path) -> None:
+    with zipfile.ZipFile(_vsix(built)) as vsix:
+        names = vsix.namelist()
+    leaked = [n for n in names if n.startswith("extension/src/") or n.endswith(".ts")
+              or n.startswith(("extension/node_modules/typescript/", "extension/node_modules/@vscode/vsce/",
+                               "extension/node_modules/eslint/", "extension/node_modules/@types/"))]
+    assert not leaked, f"the .vsix carries sources or dev dependencies: {leaked[:10]}"
+
+
+def test_packaged_extension_resolves_the_language_client(built: Path) -> None:
+    """Node resolves `vscode-languageclient/node` (what out/server.js requires) inside the unpacked .vsix."""
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    with tempfile.TemporaryDirectory(prefix="agentls-vsix-x-") as tmp:
+        with zipfile.ZipFile(_vsix(built)) as vsix:
+            vsix.extractall(tmp)
+        extension = Path(tmp) / "extension"
+        script = "console.log(require.resolve('vscode-languageclient/node', {paths: [process.argv[1]]}))"
+        proc = subprocess.run([node, "-e", script, str(extension / "out")], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert Path(proc.stdout.strip()).is_relative_to(extension / "node_modules" / "vscode-languageclient")
+    assert 'require("vscode-languageclient/node")' in (built / "out" / "server.js").read_text()
