@@ -1,0 +1,124 @@
+"""`agentls gen-tests FILE [--target NAME] [--apply] [--json]`: generate tests that earn their place.
+
+The workspace is the nearest ancestor of FILE holding pyproject.toml,
+setup.py or .git (else FILE's directory). Without --apply the diff of the
+test file goes to stdout; with --apply the test file is written. With --json
+the last stdout line is one JSON object (see docs/gen-tests.md). Exit codes:
+0 ok, 1 error during the run, 2 bad input, bad configuration or an
+unreachable endpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from agent_core.changeset import ChangeSetConflict, apply_change_set
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from agent_core.cli.progress import TerminalHooks
+from agent_core.engine import Engine
+from agent_core.models import RunRequest, RunResult
+from agent_core.settings import SettingsError, load_settings
+
+_EXIT_TWO = {"unavailable", "config", "bad_input"}
+_MARKERS = ("pyproject.toml", "setup.py", ".git")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("gen-tests", help="generate tests for a file, function or class")
+    p.add_argument("file", metavar="FILE", help="the Python file to test")
+    p.add_argument("--target", help="function or class (Class.method) to test (default: the whole file)")
+    p.add_argument("--base-url", dest="base_url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
+    p.add_argument("--model", help="model name sent to the endpoint")
+    p.add_argument("--max-iterations", dest="max_iterations", type=int, help="repairs per generated test")
+    p.add_argument("--apply", action="store_true", help="write the test file")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
+    p.set_defaults(func=run)
+
+
+def find_workspace(file: Path) -> Path:
+    """Nearest ancestor with pyproject.toml / setup.py / .git, else the file's directory."""
+    for folder in file.parents:
+        if any((folder / marker).exists() for marker in _MARKERS):
+            return folder
+    return file.parent
+
+
+def run(args: argparse.Namespace) -> int:
+    file = Path(args.file).expanduser().resolve()
+    if not file.is_file() or file.suffix != ".py":
+        return _fail(args, f"{args.file} is not a Python file")
+    workspace = find_workspace(file)
+    overrides = {"base_url": args.base_url, "model": args.model, "max_iterations": args.max_iterations}
+    try:
+        settings = load_settings(workspace, overrides)
+    except SettingsError as exc:
+        return _fail(args, str(exc))
+    hooks = TerminalHooks(sys.stderr)
+    request = RunRequest(kind="gen_tests", workspace=workspace, target_file=file.relative_to(workspace).as_posix(),
+                         target_symbol=args.target)
+    try:
+        result = asyncio.run(Engine(settings).run(request, hooks))
+    finally:
+        hooks.close()
+    if args.apply and result.status == "ok" and result.change_set.changes:
+        try:
+            apply_change_set(workspace, result.change_set)
+        except ChangeSetConflict as exc:
+            result.status, result.error = "error", f"not applied: {exc}"
+            result.extra["error_kind"] = "bad_input"
+    return _report(args, result)
+
+
+def exit_code(result: RunResult) -> int:
+    if result.extra.get("error_kind") in _EXIT_TWO:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if result.status == "ok" else EXIT_FAILED
+
+
+def json_summary(result: RunResult) -> dict:
+    """The issue's JSON object."""
+    extra = result.extra
+    return {
+        "status": "ok" if result.status == "ok" else "error",
+        "tests_written": int(extra.get("tests_written", 0)),
+        "tests_kept": int(extra.get("tests_kept", 0)),
+        "tests_dropped": int(extra.get("tests_dropped", 0)),
+        "suspected_bugs": list(extra.get("suspected_bugs", [])),
+        "coverage": dict(extra.get("coverage", {"before": 0.0, "after": 0.0})),
+        "files_changed": result.change_set.files,
+        "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
+                  "llm_calls": result.usage.llm_calls},
+        "duration_s": result.duration_s,
+        "error": result.error,
+    }
+
+
+def _report(args: argparse.Namespace, result: RunResult) -> int:
+    code = exit_code(result)
+    if not args.json and result.change_set.changes:
+        sys.stdout.write(result.change_set.unified_diff())
+    for bug in result.extra.get("suspected_bugs", []):
+        print(f"{bug['file']}:{bug['line']}: {bug['message']} ({bug['test']})", file=sys.stderr)
+    if result.error:
+        print(f"agentls: {result.status}: {result.error}", file=sys.stderr)
+    else:
+        applied = " (applied)" if args.apply else (" (not applied: rerun with --apply)"
+                                                   if result.change_set.changes else "")
+        print(f"agentls: {result.summary}{applied}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(json_summary(result)))
+    return code
+
+
+def _fail(args: argparse.Namespace, message: str) -> int:
+    print(f"agentls: {message}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"status": "error", "tests_written": 0, "tests_kept": 0, "tests_dropped": 0,
+                          "suspected_bugs": [], "coverage": {"before": 0.0, "after": 0.0}, "files_changed": [],
+                          "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
+                          "duration_s": 0.0, "error": message}))
+    return EXIT_BAD_INPUT

@@ -1,0 +1,68 @@
+"""`agentls gen-tests` as a user runs it: a real process, the scripted server, the real sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import PLANTED_LINE
+
+
+def _agentls(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTLS_", "OPENAI_"))}
+    return subprocess.run([sys.executable, "-m", "agent_core", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def _answer(name: str, body: str) -> dict:
+    return {"tests": [{"name": name, "code": f"from shop import average\n\n\ndef {name}():\n{body}",
+                       "kind": "pytest", "target": "average", "rationale": "documented example"}]}
+
+
+def test_cli_json_apply_and_suspected_bug(scripted_llm, shop_workspace: Path):
+    scripted_llm.add("tester", _answer("test_average_example", "    assert average([2, 4]) == 3.0\n"))
+    proc = _agentls("gen-tests", "shop.py", "--target", "average", "--apply", "--json",
+                    "--base-url", scripted_llm.base_url, cwd=shop_workspace)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert list(summary) == ["status", "tests_written", "tests_kept", "tests_dropped", "suspected_bugs", "coverage",
+                             "files_changed", "usage", "duration_s", "error"]
+    assert summary["status"] == "ok" and summary["error"] is None
+    assert (summary["tests_written"], summary["tests_kept"], summary["tests_dropped"]) == (1, 1, 0)
+    assert [(b["file"], b["line"]) for b in summary["suspected_bugs"]] == [("shop.py", PLANTED_LINE)]
+    assert summary["files_changed"] == ["tests/test_shop.py"]
+    assert summary["usage"]["llm_calls"] == 1
+    assert summary["coverage"]["before"] == 0.0 and summary["coverage"]["after"] > 0
+    written = (shop_workspace / "tests" / "test_shop.py").read_text()
+    assert "# agentls: suspected bug: average" in written
+    assert f"shop.py:{PLANTED_LINE}:" in proc.stderr
+    journal = list((shop_workspace / ".agentls" / "runs").glob("*/journal.jsonl"))
+    assert journal and '"type": "llm_call"' in journal[0].read_text()
+
+
+def test_cli_prints_the_diff_without_apply(scripted_llm, shop_workspace: Path):
+    scripted_llm.add("tester", _answer("test_average_single", "    assert average([]) == 0.0\n"))
+    proc = _agentls("gen-tests", str(shop_workspace / "shop.py"), "--target", "average",
+                    "--base-url", scripted_llm.base_url, cwd=shop_workspace.parent)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("--- /dev/null\n+++ b/tests/test_shop.py\n")
+    assert "+def test_average_single():" in proc.stdout
+    assert not (shop_workspace / "tests").exists()
+
+
+def test_cli_bad_input_and_unreachable_endpoint(shop_workspace: Path):
+    (shop_workspace / "notes.txt").write_text("hello")
+    bad = _agentls("gen-tests", "notes.txt", "--json", cwd=shop_workspace)
+    assert bad.returncode == 2
+    assert json.loads(bad.stdout.strip().splitlines()[-1])["error"].endswith("is not a Python file")
+    unknown = _agentls("gen-tests", "shop.py", "--target", "nope", "--json", "--base-url", "http://127.0.0.1:9/v1",
+                       cwd=shop_workspace)
+    assert unknown.returncode == 2
+    assert "no function or class named 'nope'" in json.loads(unknown.stdout.strip().splitlines()[-1])["error"]
+    down = _agentls("gen-tests", "shop.py", "--json", "--base-url", "http://127.0.0.1:9/v1", cwd=shop_workspace)
+    assert down.returncode == 2
+    summary = json.loads(down.stdout.strip().splitlines()[-1])
+    assert summary["status"] == "error" and summary["error"]
