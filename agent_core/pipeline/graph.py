@@ -15,6 +15,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from agent_core.pipeline import nodes, routers
+from agent_core.pipeline.checkpoint import shadow_files
 from agent_core.pipeline.coding import code
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.reflecting import reflect
@@ -28,7 +29,8 @@ def _bound(name: str, node: Any, deps: RunDeps) -> Any:
         deps.journal.write("node_enter", node=name)
         started = time.monotonic()
         try:
-            return await node(state, deps)
+            out = await node(state, deps)
+            return {**out, "shadow_files": shadow_files(deps.shadow)}  # checkpointed: a resume rebuilds the shadow
         finally:
             deps.journal.write("node_exit", node=name, duration_s=round(time.monotonic() - started, 4))
 

@@ -11,6 +11,7 @@ from agent_core.memory.base import MemoryStore, NullMemory
 from agent_core.models import ChangeSet, RunRequest, RunResult, TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.graph import build_graph
+from agent_core.pipeline.memory_guard import GuardedMemory
 from agent_core.pipeline.state import initial_state
 from agent_core.prompts import effective_prompts
 from agent_core.settings import Settings
@@ -37,7 +38,7 @@ def open_run_memory(settings: Settings, notice: Any) -> MemoryStore:
         from agent_core.memory.factory import open_memory
     except ImportError:
         return NullMemory()
-    return open_memory(settings, on_error=notice)
+    return GuardedMemory(open_memory(settings, on_error=notice), notice)
 
 
 async def run_pipeline(

@@ -30,6 +30,7 @@ class RunState(TypedDict, total=False):
     edits_applied: int
     gate: dict[str, Any] | None  # {"violations": [...], "approved": bool}
     last_diff: str
+    shadow_files: dict[str, str | None]  # text of every file the run changed (rebuilds the shadow on resume)
     status: str  # set by finalize or by a node that ends the run
     error: str | None
 
@@ -38,5 +39,5 @@ def initial_state(run_id: str, kind: str, goal: str) -> RunState:
     return RunState(
         run_id=run_id, kind=kind, goal=goal, plan=None, plan_source="", fresh_plan=False, iteration=0, revisions=0,
         baseline=None, report=None, signatures=[], reflection=None, recorded=[], tool_errors=[], edits_applied=0,
-        gate=None, last_diff="", status="", error=None,
+        gate=None, last_diff="", shadow_files={}, status="", error=None,
     )

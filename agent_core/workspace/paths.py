@@ -31,7 +31,7 @@ def resolve_inside(root: Path, path: str) -> Path:
         joined = candidate
     else:
         if ".." in PurePosixPath(path.replace("\\", "/")).parts:
-            raise PathRefused(f"refused: {path!r} leaves the workspace ('..' is not allowed)")
+            raise PathRefused(f"refused: {path!r} is outside the workspace ('..' is not allowed)")
         joined = root_resolved / candidate
     resolved = Path(os.path.realpath(joined))
     if resolved != root_resolved and root_resolved not in resolved.parents:
