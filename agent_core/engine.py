@@ -43,7 +43,8 @@ class Engine:
         self.settings = settings
         self.checkpointer = checkpointer  # a LangGraph checkpointer (e.g. AsyncSqliteSaver) for resumable runs
 
-    async def run(self, request: RunRequest, hooks: RunHooks) -> RunResult:
+    async def run(self, request: RunRequest, hooks: RunHooks, resume: bool = False) -> RunResult:
+        """Run `request`; with `resume`, continue run `request.run_id` from its last checkpoint."""
         run_id = request.run_id or new_run_id()
         started = time.monotonic()
         try:
@@ -53,11 +54,15 @@ class Engine:
                              extra={"error_kind": "bad_input"})
         request = request.model_copy(update={"workspace": workspace, "run_id": run_id})
         journal = Journal(workspace, run_id, _secrets(self.settings), enabled=self.settings.journal)
-        journal.write("run_start", kind=request.kind, goal=request.goal,
-                      settings=self.settings.model_dump(mode="json", exclude={"api_key"}))
+        if resume:
+            journal.write("run_resume", kind=request.kind)
+        else:
+            journal.write("run_start", kind=request.kind, goal=request.goal,
+                          settings=self.settings.model_dump(mode="json", exclude={"api_key"}),
+                          request=request.model_dump(mode="json"))
         hooks = _JournalledHooks(hooks, journal)
         try:
-            result = await self._dispatch(request, hooks, journal)
+            result = await self._dispatch(request, hooks, journal, resume)
         except asyncio.CancelledError:
             journal.write("run_end", status="cancelled", iterations=0, usage=Usage().model_dump(),
                           usage_by_role={}, duration_s=round(time.monotonic() - started, 3), error="cancelled")
@@ -69,7 +74,7 @@ class Engine:
         journal.finish(result)
         return result
 
-    async def _dispatch(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
+    async def _dispatch(self, request: RunRequest, hooks: RunHooks, journal: Journal, resume: bool) -> RunResult:
         if request.kind == "gen_tests":
             from agent_core.gentests.run import run_gen_tests  # optional feature module
 
@@ -78,6 +83,8 @@ class Engine:
             return await self._test_only(request, hooks, journal)
         from agent_core.pipeline.run import run_pipeline  # the graph and its dependencies load on demand
 
+        if resume:
+            return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer, resume=True)
         return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer)
 
     async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
