@@ -1,0 +1,172 @@
+"""The local server's lifecycle with a stand-in server launched through the real code path."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FAKE_SERVER, PYTHON, subprocess_env
+
+from agent_core.llm.base import LLMUnavailable
+from agent_core.local_model import endpoint
+from agent_core.local_model import serve as srv
+from agent_core.settings import Settings
+
+
+def _gone(pid: int, timeout_s: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not srv.pid_alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _models(base_url: str) -> dict:
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"{base_url}/models", timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+def test_start_reuse_stop(server_env):
+    said: list[str] = []
+    url = endpoint.ensure_local_endpoint(Settings(), notify=said.append)
+    assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+    assert _models(url)["data"][0]["id"] == "qwen2.5-coder-1.5b", "the alias is the model name clients send"
+    assert len(said) == 1 and "started the local model" in said[0] and url in said[0]
+    state = srv.read_state(server_env["model_dir"])
+    assert state is not None and state.base_url == url and srv.pid_alive(state.pid)
+
+    assert endpoint.ensure_local_endpoint(Settings(), notify=said.append) == url
+    assert len(said) == 1, "a running server is reused silently"
+
+    # Another process reuses it too, without starting its own.
+    probe = (
+        "from agent_core.local_model.endpoint import ensure_local_endpoint\n"
+        "from agent_core.settings import Settings\n"
+        "print(ensure_local_endpoint(Settings(), notify=lambda m: print('NOTE', m)))\n"
+    )
+    out = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, env=subprocess_env(), timeout=60)
+    assert out.stdout.strip() == url, out.stderr
+
+    endpoint.stop_local_endpoint()
+    assert _gone(state.pid)
+    assert not srv.answers(url)
+    assert srv.read_state(server_env["model_dir"]) is None
+
+
+def test_server_dies_with_the_process_that_started_it(server_env):
+    owner = (
+        "import sys, time\n"
+        "from agent_core.local_model.endpoint import ensure_local_endpoint\n"
+        "from agent_core.settings import Settings\n"
+        "print(ensure_local_endpoint(Settings(), notify=lambda m: None), flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    proc = subprocess.Popen([PYTHON, "-c", owner], stdout=subprocess.PIPE, text=True, env=subprocess_env())
+    try:
+        url = proc.stdout.readline().strip()
+        assert srv.answers(url)
+        state = srv.read_state(server_env["model_dir"])
+        proc.send_signal(signal.SIGKILL)  # no atexit, no cleanup code runs
+        proc.wait(10)
+        assert _gone(state.pid), "the watchdog must stop the server when its owner dies"
+        deadline = time.monotonic() + 10
+        while srv.answers(url) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not srv.answers(url)
+        assert srv.find_running(server_env["model_dir"]) is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_port_taken_is_refused(server_env):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        config = srv.ServerConfig(model_path=server_env["model_file"], alias="x", port=port)
+        with pytest.raises(srv.ServerError, match=f"port {port} on 127.0.0.1 is taken"):
+            srv.start_server(config, server_env["model_dir"])
+
+
+def test_server_program_missing(server_env, monkeypatch):
+    monkeypatch.setenv("AGENTLS_MODEL_SERVER_CMD", "/nonexistent/llama-server --port {port}")
+    with pytest.raises(LLMUnavailable, match="'/nonexistent/llama-server' was not found"):
+        endpoint.ensure_local_endpoint(Settings(), notify=lambda m: None)
+
+
+def test_llama_cpp_missing_says_how_to_install(server_env, monkeypatch, tmp_path: Path):
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    monkeypatch.delenv("AGENTLS_MODEL_SERVER_CMD")
+    monkeypatch.setenv("AGENTLS_MODEL_SERVER_PYTHON", str(bare / "bin" / "python"))
+    with pytest.raises(LLMUnavailable, match=r"missing: llama_cpp.*pip install 'agentls\[local\]'"):
+        endpoint.ensure_local_endpoint(Settings(), notify=lambda m: None)
+
+
+def test_server_dying_during_start_shows_its_log(server_env, monkeypatch):
+    monkeypatch.setenv("AGENTLS_MODEL_SERVER_CMD", f"{{python}} {FAKE_SERVER} --die --model {{model}} "
+                       "--model_alias {alias} --port {port}")
+    with pytest.raises(LLMUnavailable) as err:
+        endpoint.ensure_local_endpoint(Settings(), notify=lambda m: None)
+    assert "exited during start" in str(err.value)
+    assert "failed to load model (bad tensor data)" in str(err.value)
+    assert srv.read_state(server_env["model_dir"]) is None
+
+
+def test_model_not_fetched_tells_the_user_what_to_run(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("AGENTLS_MODEL_DIR", str(tmp_path / "empty"))
+    monkeypatch.delenv("AGENTLS_LOCAL_MODEL", raising=False)
+    monkeypatch.delenv("AGENTLS_AUTO_FETCH", raising=False)
+    with pytest.raises(LLMUnavailable, match="run `agentls model fetch --model qwen2.5-coder-1.5b`"):
+        endpoint.ensure_local_endpoint(Settings(), notify=lambda m: None)
+
+
+def test_cli_serve_runs_until_signalled(server_env):
+    env = subprocess_env({k: str(v) for k, v in server_env.items() if k.startswith("AGENTLS_")})
+    proc = subprocess.Popen([PYTHON, "-m", "agent_core", "model", "serve"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert "serving qwen2.5-coder-1.5b at http://127.0.0.1:" in line, proc.stderr.read() if proc.poll() else line
+        url = line.split(" at ")[1].split()[0]
+        status = subprocess.run([PYTHON, "-m", "agent_core", "model", "status", "--json"], capture_output=True,
+                                text=True, env=env, timeout=60)
+        assert json.loads(status.stdout)["server"]["base_url"] == url
+        pid = srv.read_state(server_env["model_dir"]).pid
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+        assert _gone(pid) and not srv.answers(url)
+        assert srv.read_state(server_env["model_dir"]) is None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_serve_port_taken_exits_2(server_env, capsys):
+    from agent_core.cli import main as cli_main
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        assert cli_main(["model", "serve", "--port", str(sock.getsockname()[1])]) == 2
+    assert "is taken" in capsys.readouterr().err
+
+
+def test_watchdog_without_a_command_explains_usage():
+    out = subprocess.run([PYTHON, "-m", "agent_core.local_model.watchdog"], capture_output=True, text=True,
+                         env=subprocess_env(), timeout=30)
+    assert out.returncode == 2 and "usage" in out.stderr
+    assert os.path.exists(FAKE_SERVER)
