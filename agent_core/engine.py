@@ -83,9 +83,7 @@ class Engine:
             return await self._test_only(request, hooks, journal)
         from agent_core.pipeline.run import run_pipeline  # the graph and its dependencies load on demand
 
-        if resume:
-            return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer, resume=True)
-        return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer)
+        return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer, resume=resume)
 
     async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
         from agent_core.sandbox.factory import make_sandbox

@@ -114,7 +114,9 @@ class RunLease:
             remove_temp_dir(base)
 
     def release(self) -> None:
+        """Unlock; the lock file goes too (only a killed run leaves one, naming its shadow copy)."""
         with contextlib.suppress(OSError):
+            self.path.unlink()
             fcntl.flock(self._handle, fcntl.LOCK_UN)
         self._handle.close()
 

@@ -9,6 +9,7 @@ from agent_core.events import MessageEvent, RunHooks
 from agent_core.journal import Journal
 from agent_core.memory.base import MemoryStore, NullMemory
 from agent_core.models import ChangeSet, RunRequest, RunResult, TestReport
+from agent_core.pipeline.checkpoint import run_checkpointer
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.graph import build_graph
 from agent_core.pipeline.memory_guard import GuardedMemory
@@ -42,9 +43,14 @@ def open_run_memory(settings: Settings, notice: Any) -> MemoryStore:
 
 
 async def run_pipeline(
-    settings: Settings, request: RunRequest, hooks: RunHooks, journal: Journal, checkpointer: Any = None
+    settings: Settings, request: RunRequest, hooks: RunHooks, journal: Journal, checkpointer: Any = None,
+    resume: bool = False,
 ) -> RunResult:
-    """Run the graph on a shadow copy of the workspace; never touches the workspace itself."""
+    """Run the graph on a shadow copy of the workspace; never touches the workspace itself.
+
+    Checkpointed in the workspace's SQLite checkpointer (or `checkpointer`) after every node; with
+    `resume` the run continues from its last checkpoint (pipeline/checkpoint.py).
+    """
     from agent_core.llm.factory import make_llm_client
     from agent_core.sandbox.factory import make_sandbox
     from agent_core.testing.runner import run_tests
@@ -59,18 +65,21 @@ async def run_pipeline(
     memory = open_run_memory(settings, notice)
     llm = make_llm_client(settings, journal)
     try:
-        with ShadowWorkspace(request.workspace, request.overlays) as shadow:
+        async with run_checkpointer(journal, checkpointer) as checkpoint:
+            with ShadowWorkspace(request.workspace, request.overlays) as shadow:
+                checkpoint.note_shadow(shadow)
 
-            def on_tool(tool: str, args: dict, result: ToolResult) -> None:
-                journal.write("tool_call", tool=tool, args=args, result=result.result, ok=result.ok)
+                def on_tool(tool: str, args: dict, result: ToolResult) -> None:
+                    journal.write("tool_call", tool=tool, args=args, result=result.result, ok=result.ok)
 
-            deps = RunDeps(settings=settings, request=request, llm=llm, sandbox=sandbox, memory=memory, hooks=hooks,
-                           journal=journal, shadow=shadow, tools=FileTools(shadow, on_tool), prompts=prompts,
-                           run_tests=run_tests)
-            graph = build_graph(deps, checkpointer)
-            config = {"configurable": {"thread_id": run_id}, "recursion_limit": RECURSION_LIMIT}
-            final = await graph.ainvoke(initial_state(run_id, request.kind, default_goal(request)), config)
-            attempt = compute_change_set(shadow)
+                deps = RunDeps(settings=settings, request=request, llm=llm, sandbox=sandbox, memory=memory,
+                               hooks=hooks, journal=journal, shadow=shadow, tools=FileTools(shadow, on_tool),
+                               prompts=prompts, run_tests=run_tests)
+                graph = build_graph(deps, checkpoint.saver)
+                config = {"configurable": {"thread_id": run_id}, "recursion_limit": RECURSION_LIMIT}
+                initial = None if resume else initial_state(run_id, request.kind, default_goal(request))
+                final = await checkpoint.invoke(graph, config, initial, shadow)
+                attempt = compute_change_set(shadow)
     finally:
         close = getattr(llm, "aclose", None)
         if close is not None:
