@@ -90,10 +90,7 @@ def json_summary(result: RunResult) -> dict:
 
 def _report(args: argparse.Namespace, workspace: Path, result: RunResult) -> int:
     code = exit_code(result)
-    if args.json:
-        print(json.dumps(json_summary(result)))
-        return code
-    if result.change_set.changes:
+    if result.change_set.changes and not args.json:
         sys.stdout.write(result.change_set.unified_diff())
     where = f"journal: {workspace / '.agentls' / 'runs' / result.run_id}"
     if result.error:
@@ -103,6 +100,8 @@ def _report(args: argparse.Namespace, workspace: Path, result: RunResult) -> int
             " (not applied: rerun with --apply)" if result.change_set.changes else "")
         print(f"agentls: {result.summary}{applied}", file=sys.stderr)
     print(f"agentls: {where}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(json_summary(result)))
     return code
 
 
