@@ -24,6 +24,7 @@ SUBCOMMANDS = (
     "agent_core.cli.model",
     "agent_core.cli.journal",
     "agent_core.cli.prompts",
+    "agent_core.cli.resume",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2

@@ -1,0 +1,63 @@
+"""`agentls trace [RUN_ID]` and `agentls runs`: read back what runs did.
+
+`trace` renders one run's journal (the latest run by default) as terminal
+text, or as Markdown with --markdown (what the editor's Show trace shows);
+`runs` lists recent runs with status, duration and tokens. Exit code 2 for
+an unknown run id or a workspace without runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
+from agent_core.journal_view import RunSummary, UnknownRun, list_runs, render_markdown, render_text
+
+GOAL_WIDTH = 50
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    t = subparsers.add_parser("trace", help="show a run's journal: nodes, model calls, tools, tests, result")
+    t.add_argument("run_id", metavar="RUN_ID", nargs="?", help="the run to show (default: the latest)")
+    t.add_argument("--workspace", default=".", metavar="PATH", help="the project directory (default: .)")
+    t.add_argument("--markdown", action="store_true", help="print Markdown instead of terminal text")
+    t.set_defaults(func=trace)
+    r = subparsers.add_parser("runs", help="list recent runs with status, duration and tokens")
+    r.add_argument("--workspace", default=".", metavar="PATH", help="the project directory (default: .)")
+    r.add_argument("--limit", type=int, default=20, metavar="N", help="how many runs to list (default 20)")
+    r.set_defaults(func=runs)
+
+
+def trace(args: argparse.Namespace) -> int:
+    workspace = Path(args.workspace).expanduser()
+    try:
+        text = (render_markdown if args.markdown else render_text)(workspace, args.run_id)
+    except UnknownRun as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    sys.stdout.write(text)
+    return EXIT_OK
+
+
+def runs(args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        print("agentls: --limit must be at least 1", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    found = list_runs(Path(args.workspace).expanduser(), args.limit)
+    if not found:
+        print(f"agentls: no runs recorded in {Path(args.workspace) / '.agentls' / 'runs'}", file=sys.stderr)
+        return EXIT_OK
+    print(f"{'RUN ID':<22} {'STATUS':<12} {'KIND':<9} {'STARTED':<19} {'DURATION':>9} {'TOKENS':>8}  GOAL")
+    for s in found:
+        print(_row(s))
+    return EXIT_OK
+
+
+def _row(s: RunSummary) -> str:
+    goal = " ".join(s.goal.split()) or "-"
+    if len(goal) > GOAL_WIDTH:
+        goal = goal[: GOAL_WIDTH - 3] + "..."
+    return (f"{s.run_id:<22} {s.status:<12} {s.kind:<9} {s.started_text:<19} {s.duration_s:>8.1f}s "
+            f"{s.tokens:>8}  {goal}")
