@@ -1,0 +1,5 @@
+"""Clamping."""
+
+
+def clamp(x, lo, hi):
+    return min(lo, max(x, hi))

@@ -1,0 +1,7 @@
+"""Sequence accessors."""
+
+
+def last(items):
+    if not items:
+        return None
+    return items[len(items)]

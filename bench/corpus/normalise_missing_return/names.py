@@ -1,0 +1,6 @@
+"""Name normalisation."""
+
+
+def normalise(name):
+    cleaned = " ".join(name.split())
+    cleaned.title()

@@ -1,0 +1,5 @@
+"""Money formatting."""
+
+
+def format_price(cents):
+    return f"${cents / 100:.1f}"

@@ -1,0 +1,5 @@
+"""Path checks."""
+
+
+def is_python_file(name):
+    return name.startswith(".py")

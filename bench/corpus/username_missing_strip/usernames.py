@@ -1,0 +1,5 @@
+"""User name canonicalisation."""
+
+
+def canonical(username):
+    return username.lower()

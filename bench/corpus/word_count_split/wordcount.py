@@ -1,0 +1,5 @@
+"""Word counting."""
+
+
+def word_count(text):
+    return len(text.split(" "))
