@@ -1,0 +1,1 @@
+"""Small number utilities."""

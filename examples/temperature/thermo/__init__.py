@@ -1,0 +1,1 @@
+"""Temperature conversions between Celsius, Fahrenheit and Kelvin."""
