@@ -77,18 +77,30 @@ async def plan(state: RunState, deps: RunDeps) -> dict:
     return await _llm_plan(state, deps)
 
 
+def _replan_context(state: RunState) -> str:
+    """The failed plan, the failing output, the last reflection and unapplied edits (seeds 001 and 003)."""
+    report = TestReport.model_validate(state["report"])
+    old = Plan.model_validate(state["plan"])
+    lines = [f"The previous plan did not work: the same failure came back twice.\nFailed plan "
+             f"(approach: {old.approach or '-'}):"]
+    lines += [f"- {s.id}: {s.description} (files: {', '.join(s.files) or '-'})" for s in old.subtasks]
+    lines += ["Failing test output:", failure_text(report, limit=1200)]
+    r = state.get("reflection")
+    if r:
+        where = f" in {r['file']}" if r.get("file") else ""
+        lines.append(f"Last analysis ({r.get('confidence')} confidence): {r.get('hypothesis')}"
+                     f"\nSuggested change{where}: {r.get('change') or '-'}")
+    if state.get("tool_errors"):
+        lines.append("Edits that could not be applied:\n" + "\n".join(state["tool_errors"]))
+    lines.append("Propose a different approach.")
+    return "\n".join(lines)
+
+
 async def replan(state: RunState, deps: RunDeps) -> dict:
     """The same failure came back twice: ask for a different plan."""
     deps.phase("replanning", f"replanning ({state.get('revisions', 0) + 1}/{deps.settings.max_revisions})",
                 deps.progress(state.get("iteration", 0), 0))
-    report = TestReport.model_validate(state["report"])
-    old = Plan.model_validate(state["plan"])
-    extra = (
-        "The previous plan did not work; the same failure repeated:\n" + failure_text(report, limit=1200)
-        + "\nPrevious steps: " + "; ".join(s.description for s in old.subtasks)
-        + "\nPropose a different approach."
-    )
-    out = await _llm_plan(state, deps, extra)
+    out = await _llm_plan(state, deps, _replan_context(state))
     return {**out, "revisions": state.get("revisions", 0) + 1, "reflection": state.get("reflection")}
 
 

@@ -1,0 +1,41 @@
+"""Fixtures for the learning tests: an isolated environment, a buggy project, the real CLI in-process."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from agent_core.cli import main
+from learning_support import BUGGY_CALC, CliRun, make_project
+
+SECRET = "lrn-9f8e7d6c5b4a-NOT-FOR-JOURNALS"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user memory, endpoint or key leaks into (or out of) a test run; a fake key is set."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for name in ("AGENTLS_BASE_URL", "OPENAI_BASE_URL", "AGENTLS_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENTLS_API_KEY", SECRET)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj", BUGGY_CALC)
+
+
+@pytest.fixture
+def cli():
+    """Run `agentls ARGS...` in-process and capture stdout/stderr."""
+
+    def run(*args: str) -> CliRun:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+        return CliRun(code, out.getvalue(), err.getvalue())
+
+    return run
