@@ -1,0 +1,137 @@
+"""The Docker backend against a real engine: limits, cleanup in every outcome, discovery, image build, doctor."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from agent_core.cli import main as cli_main
+from agent_core.sandbox import docker_backend
+from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
+from agent_core.sandbox.docker_backend import DockerSandbox
+from agent_core.settings import SandboxSettings
+from agent_core.testing.runner import run_tests
+
+pytestmark = pytest.mark.docker
+
+
+def labelled_containers() -> list[str]:
+    client = docker_backend.connect()
+    try:
+        return [c.name for c in client.containers.list(all=True, filters={"label": "agentls.run=1"})]
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def workspace():
+    root = make_temp_dir("dockertest")
+    yield root
+    remove_temp_dir(root)
+
+
+@pytest.fixture
+def sandbox(docker_engine):
+    return DockerSandbox(SandboxSettings(docker_image=docker_engine, memory_mb=256, pids=64, file_size_mb=16))
+
+
+async def test_runs_in_the_workspace_and_restores_ownership(sandbox, workspace):
+    owner = workspace.stat().st_uid
+    result = await sandbox.run(
+        [sandbox.python, "-c", "import os; open('out.txt', 'w').write(os.getcwd()); print(os.getuid())"], workspace
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == ("65534" if os.geteuid() == 0 else str(os.getuid()))
+    assert (workspace / "out.txt").read_text() == str(workspace)
+    assert (workspace / "out.txt").stat().st_uid == owner and workspace.stat().st_uid == owner
+    assert labelled_containers() == []
+
+
+async def test_runner_reports_a_failing_test_with_its_real_path(sandbox, workspace):
+    (workspace / "test_a.py").write_text("def test_ok():\n    pass\n\ndef test_bad():\n    assert __file__ == ''\n")
+    report = await run_tests(sandbox, workspace, "pytest")
+    assert (report.passed, report.failed) == (1, 1)
+    assert report.failures[0].file.endswith("test_a.py") and report.failures[0].line == 5
+    assert str(workspace / "test_a.py") in report.failures[0].message + report.failures[0].traceback
+
+
+async def test_timeout_kills_and_removes(sandbox, workspace):
+    started = time.monotonic()
+    result = await sandbox.run([sandbox.python, "-c", "while True: pass"], workspace, timeout_s=1.5)
+    assert result.timed_out and result.exit_code is None
+    assert time.monotonic() - started < 15
+    assert labelled_containers() == []
+
+
+async def test_cancel_removes_the_container(sandbox, workspace):
+    task = asyncio.create_task(sandbox.run([sandbox.python, "-c", "import time; time.sleep(60)"], workspace))
+    for _ in range(100):
+        await asyncio.sleep(0.1)
+        if labelled_containers():
+            break
+    assert labelled_containers(), "the container never appeared"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert labelled_containers() == []
+
+
+async def test_memory_limit_reports_oom(sandbox, workspace):
+    result = await sandbox.run([sandbox.python, "-c", "b = bytearray(600 * 1024 * 1024)"], workspace, timeout_s=30)
+    assert result.exit_code != 0 and result.limit_hit == "memory"
+
+
+async def test_file_size_limit(sandbox, workspace):
+    code = "f = open('big', 'wb')\nfor _ in range(64): f.write(b'0' * 1048576)\n"
+    result = await sandbox.run([sandbox.python, "-c", code], workspace, timeout_s=30)
+    assert result.exit_code != 0 and result.limit_hit == "file_size"
+    assert (workspace / "big").stat().st_size <= 16 * 1024 * 1024
+
+
+def test_discovery_names_a_missing_image(docker_engine):
+    ok, reason = docker_backend.docker_available(SandboxSettings(docker_image=docker_engine))
+    assert ok, reason
+    ok, reason = docker_backend.docker_available(SandboxSettings(docker_image="agentls/missing:none"))
+    assert not ok and "agentls/missing:none" in reason and "build-image" in reason
+
+
+def test_leftover_containers_of_dead_owners_are_removed(docker_engine):
+    client = docker_backend.connect()
+    try:
+        client.containers.create(docker_engine, ["true"], labels={
+            "agentls.run": "1", "agentls.owner_pid": "999999999", "agentls.host": "elsewhere"})
+    finally:
+        client.close()
+    assert len(labelled_containers()) == 1
+    removed = docker_backend.remove_leftover_containers()
+    assert len(removed) == 1 and labelled_containers() == []
+
+
+def test_build_image_puts_requirements_in_a_cached_layer(docker_engine, tmp_path, capsys):
+    req = tmp_path / "requirements.txt"
+    req.write_text("iniconfig\n")
+    tag = "agentls/sandbox-test:req"
+    argv = ["sandbox", "build-image", "--base", "agentls/base:local", "--tag", tag, "--requirements", str(req)]
+    assert cli_main(argv) == 0
+    assert cli_main(argv) == 0  # second build: every layer from the cache
+    err = capsys.readouterr().err
+    assert err.count("Using cache") >= 4
+    code, out = docker_backend.probe_image(tag, ["python3", "-c", "import iniconfig, pytest, hypothesis, coverage"])
+    assert code == 0, out
+
+
+def test_build_image_refuses_a_base_that_is_not_local(docker_engine, capsys):
+    assert cli_main(["sandbox", "build-image", "--base", "agentls/nowhere:1", "--tag", "agentls/x:1"]) == 2
+    assert "will not be pulled" in capsys.readouterr().err
+
+
+def test_doctor_on_docker_reports_every_limit_held(docker_engine, capsys, tmp_path):
+    (tmp_path / ".agentls.toml").write_text(f'[sandbox]\ndocker_image = "{docker_engine}"\nmemory_mb = 256\npids = 64\n')
+    assert cli_main(["sandbox", "doctor", "--backend", "docker", "--workspace", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "backend: docker" in out and "all limits hold" in out
+    for limit in ("no network", "writes only in workspace", "memory limit", "process limit", "timeout kill"):
+        assert any(line.startswith(limit) and " yes " in line for line in out.splitlines()), out
