@@ -1,0 +1,111 @@
+"""`Engine.run` called directly, as the language server does: events, replan, checkpoints, cancel, test-only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from conftest import WRONG_EDIT, journal_records, snapshot
+from scripted_llm import Fault
+
+from agent_core.engine import Engine
+from agent_core.workspace import shadow as shadow_module
+from agent_core.events import NullHooks, PhaseEvent
+from agent_core.events import TestReportEvent as ReportEvent
+from agent_core.models import RunRequest
+from agent_core.settings import load_settings
+
+STEP = {"approach": "again", "subtasks": [
+    {"id": "t1", "description": "fix add in calc.py", "priority": 5, "dependencies": [], "files": ["calc.py"]}]}
+
+
+def _engine(project: Path, base_url: str, **overrides) -> Engine:
+    return Engine(load_settings(project, {"base_url": base_url, **overrides}), checkpointer=InMemorySaver())
+
+
+async def test_same_failure_twice_triggers_a_replan(project: Path, scripted_llm):
+    scripted_llm.default("coder", WRONG_EDIT)
+    scripted_llm.default("reflector", {"hypothesis": "h", "file": "calc.py", "change": "c", "confidence": "low"})
+    scripted_llm.default("planner", STEP)
+    hooks = NullHooks()
+
+    result = await _engine(project, scripted_llm.base_url, max_iterations=3).run(
+        RunRequest(kind="fix", workspace=project, overlays={"README.md": "unsaved text\n"}), hooks)
+
+    assert result.status == "unfixed" and result.iterations == 3 and result.change_set.changes == []
+    assert "calc.py" in result.extra["attempt_diff"]
+    phases = [e.phase for e in hooks.events if isinstance(e, PhaseEvent)]
+    assert phases.count("replanning") == 1 and phases.count("reflecting") == 2
+    assert len(scripted_llm.requests_for("planner")) == 1, "the textual pre-plan, then one LLM replan"
+    assert "the same failure repeated" in json.dumps(scripted_llm.requests_for("planner")[0]["messages"])
+    reports = [e for e in hooks.events if isinstance(e, ReportEvent)]
+    assert len(reports) == 4, "the baseline plus one per iteration"
+    pcts = [e.percentage for e in hooks.events if isinstance(e, PhaseEvent)]
+    assert pcts == sorted(pcts) and pcts[-1] < 100
+
+
+async def test_tests_already_passing_is_nothing_to_fix(tmp_path: Path, scripted_llm):
+    project = tmp_path / "ok"
+    project.mkdir()
+    (project / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+
+    result = await _engine(project, scripted_llm.base_url).run(RunRequest(kind="fix", workspace=project), NullHooks())
+
+    assert result.status == "passed" and result.iterations == 0 and scripted_llm.requests == []
+
+
+async def test_test_only_run(project: Path, scripted_llm):
+    hooks = NullHooks()
+    result = await _engine(project, scripted_llm.base_url).run(RunRequest(kind="test", workspace=project), hooks)
+    assert result.status == "failed" and result.report.failed == 1 and result.report.passed == 1
+    assert [f.nodeid for f in result.report.failures] == ["test_calc.py::test_add"]
+    assert any(isinstance(e, ReportEvent) for e in hooks.events) and scripted_llm.requests == []
+
+
+async def test_bad_requests_are_errors_not_exceptions(tmp_path: Path, scripted_llm):
+    engine = _engine(tmp_path, scripted_llm.base_url)
+    missing = await engine.run(RunRequest(kind="fix", workspace=tmp_path / "missing"), NullHooks())
+    assert missing.status == "error" and "is not a directory" in missing.error
+    task = await engine.run(RunRequest(kind="task", workspace=tmp_path), NullHooks())
+    assert task.status == "error" and task.error == "a task needs a goal"
+
+
+async def test_cancel_stops_the_run_and_removes_the_shadow(project: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch):
+    made: list[Path] = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def recording_mkdtemp(*args, **kwargs):
+        made.append(Path(real_mkdtemp(*args, **kwargs)))
+        return str(made[-1])
+
+    monkeypatch.setattr(shadow_module.tempfile, "mkdtemp", recording_mkdtemp)
+    scripted_llm.add("coder", Fault.hang(8))
+    coding = asyncio.Event()
+
+    class Hooks(NullHooks):
+        def emit(self, event):
+            super().emit(event)
+            if isinstance(event, PhaseEvent) and event.phase == "coding":
+                coding.set()
+
+    before = snapshot(project)
+    task = asyncio.create_task(_engine(project, scripted_llm.base_url).run(RunRequest(kind="fix", workspace=project),
+                                                                          Hooks()))
+    waiter = asyncio.create_task(coding.wait())
+    await asyncio.wait({task, waiter}, timeout=120, return_when=asyncio.FIRST_COMPLETED)
+    assert coding.is_set() and not task.done()
+    shadow_dirs = [p for p in made if p.name.startswith("agentls-")]
+    assert len(shadow_dirs) == 1 and shadow_dirs[0].is_dir(), "the shadow exists while the run works"
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not shadow_dirs[0].exists()
+    assert snapshot(project) == before
+    run_dir = next((project / ".agentls" / "runs").iterdir())
+    assert journal_records(project, run_dir.name)[-1]["status"] == "cancelled"
