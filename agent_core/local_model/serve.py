@@ -24,6 +24,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -149,6 +150,15 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
+def accepting(host: str, port: int, timeout_s: float = 1.0) -> bool:
+    """True when something accepts TCP connections on host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def answers(base_url: str, timeout_s: float = 2.0) -> bool:
     """True when GET {base_url}/models answers 200 (no proxies: this is loopback)."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -272,12 +282,17 @@ def forget(directory: Path, pid: int) -> None:
         (directory / STATE_FILE).unlink(missing_ok=True)
 
 
+def _host(state: ServerState) -> str:
+    return urllib.parse.urlsplit(state.base_url).hostname or "127.0.0.1"
+
+
 def find_running(directory: Path, model_path: Path | None = None) -> RunningServer | None:
     """The recorded server if it is alive, answering and (when given) serving `model_path`."""
     state = read_state(directory)
     if state is None:
         return None
-    if not pid_alive(state.pid) or not answers(state.base_url):
+    # llama.cpp's server holds /v1/models while it generates: a busy server still accepts connections.
+    if not pid_alive(state.pid) or not (answers(state.base_url) or accepting(_host(state), state.port)):
         (directory / STATE_FILE).unlink(missing_ok=True)
         return None
     if model_path is not None and Path(state.model_path).resolve() != model_path.resolve():

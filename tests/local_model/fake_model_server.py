@@ -1,18 +1,21 @@
 """A stand-in for `python -m llama_cpp.server` in tests: same flags, a tiny /v1 API.
 
 Answers GET /v1/models with the alias, and POST /v1/chat/completions with a
-fixed message. `--die` imitates a model that fails to load (a log line, exit 1).
+fixed message; while a file `<model>.busy` exists /v1/models takes 5 s,
+as llama.cpp's does while it is generating. `--die` imitates a model that fails to load (a log line, exit 1).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def make_handler(alias: str) -> type[BaseHTTPRequestHandler]:
+def make_handler(alias: str, model: str) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def _send(self, status: int, body: dict) -> None:
             raw = json.dumps(body).encode()
@@ -24,6 +27,8 @@ def make_handler(alias: str) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
             if self.path == "/v1/models":
+                if os.path.exists(model + ".busy"):  # like llama.cpp while it generates
+                    time.sleep(5)
                 self._send(200, {"object": "list", "data": [{"id": alias, "object": "model", "owned_by": "me"}]})
             else:
                 self._send(404, {"error": "not found"})
@@ -54,7 +59,7 @@ def main() -> int:
     if args.die:
         print("fake-server: error: failed to load model (bad tensor data)", flush=True)
         return 1
-    server = ThreadingHTTPServer((args.host, args.port), make_handler(args.model_alias))
+    server = ThreadingHTTPServer((args.host, args.port), make_handler(args.model_alias, args.model))
     print(f"fake-server: listening on {args.host}:{args.port}", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)

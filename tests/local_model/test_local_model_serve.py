@@ -64,6 +64,20 @@ def test_start_reuse_stop(server_env):
     assert srv.read_state(server_env["model_dir"]) is None
 
 
+def test_a_busy_server_is_reused_not_duplicated(server_env):
+    url = endpoint.ensure_local_endpoint(Settings(), notify=lambda m: None)
+    Path(str(server_env["model_file"]) + ".busy").write_text("generating")
+    assert not srv.answers(url, timeout_s=1.0)
+    probe = (
+        "from agent_core.local_model.endpoint import ensure_local_endpoint\n"
+        "from agent_core.settings import Settings\n"
+        "print(ensure_local_endpoint(Settings(), notify=lambda m: print('STARTED', m)))\n"
+    )
+    out = subprocess.run([PYTHON, "-c", probe], capture_output=True, text=True, env=subprocess_env(), timeout=60)
+    assert out.stdout.strip() == url, out.stdout + out.stderr
+    Path(str(server_env["model_file"]) + ".busy").unlink()
+
+
 def test_server_dies_with_the_process_that_started_it(server_env):
     owner = (
         "import sys, time\n"
