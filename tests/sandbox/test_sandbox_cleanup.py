@@ -1,0 +1,51 @@
+"""Temp dirs: made with the agentls- prefix and an owner marker; leftovers of dead owners removed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agent_core.sandbox.cleanup import MARKER, make_temp_dir, owner_alive, remove_leftovers
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_make_temp_dir_names_and_marks(tmp_path: Path) -> None:
+    made = make_temp_dir("shadow", parent=tmp_path)
+    assert made.name.startswith("agentls-shadow-") and made.parent == tmp_path
+    assert (made / MARKER).read_text().split()[0] == str(os.getpid())
+    assert owner_alive(made) is True
+
+
+def test_remove_leftovers_only_takes_dead_or_stale_dirs(tmp_path: Path) -> None:
+    live = make_temp_dir("live", parent=tmp_path)
+    dead = make_temp_dir("dead", parent=tmp_path)
+    (dead / MARKER).write_text(f"{_dead_pid()} 12345\n")
+    (dead / "ws").mkdir()
+    (dead / "ws" / "file.py").write_text("x = 1\n")
+    os.chmod(dead / "ws", 0o500)  # a read-only dir left by a sandboxed test
+    fresh_unmarked = tmp_path / "agentls-fresh"
+    fresh_unmarked.mkdir()
+    old_unmarked = tmp_path / "agentls-old"
+    old_unmarked.mkdir()
+    long_ago = time.time() - 7200
+    os.utime(old_unmarked, (long_ago, long_ago))
+    site = tmp_path / "agentls-site-0123"
+    site.mkdir()
+    os.utime(site, (long_ago, long_ago))
+    other = tmp_path / "someone-else"
+    other.mkdir()
+    os.utime(other, (long_ago, long_ago))
+
+    removed = remove_leftovers(max_age_s=3600, roots=[tmp_path])
+
+    assert sorted(p.name for p in removed) == sorted([dead.name, "agentls-old"])
+    assert not dead.exists() and not old_unmarked.exists()
+    assert live.exists() and fresh_unmarked.exists() and site.exists() and other.exists()
