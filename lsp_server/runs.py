@@ -161,8 +161,11 @@ class RunManager:
         return self._tell(run, result, self._summary(result))
 
     def _summary(self, result: RunResult) -> str:
+        if result.error:
+            return f"{result.status}: {result.error}"
         if result.summary:
-            return f"{result.status}: {result.summary}"
+            prefix = "" if result.summary.startswith(result.status) else f"{result.status}: "
+            return prefix + result.summary
         report = result.report
         if report is None:
             return result.status

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,8 +25,8 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
-FIXED_CALC = CALC.replace("a - b", "a + b")
+CALC = "def add(a, b):\n    return a + c\n\n\ndef mul(a, b):\n    return a * b\n"
+FIXED_CALC = CALC.replace("a + c", "a + b")
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,8 +102,17 @@ class Session:
         deadline = loop.time() + timeout
         while not predicate():
             if loop.time() > deadline:
-                raise AssertionError(f"timed out after {timeout} s waiting for {predicate}")
+                raise AssertionError(
+                    f"timed out after {timeout} s; messages: {self.messages()}; diagnostics: {self.client.diagnostics}"
+                )
             await asyncio.sleep(0.05)
+
+    def cleared(self, uri: str) -> bool:
+        """Diagnostics were published for `uri` and the last list was empty."""
+        return uri in self.client.diagnostics and len(self.client.diagnostics[uri]) == 0
+
+    def scripted_requests(self) -> list[dict]:
+        return list(self.llm.requests)
 
     def messages(self) -> list[str]:
         return [m.message for m in self.client.messages]
@@ -136,8 +147,8 @@ def lsp_session(tmp_path: Path, scripted_llm):
     @asynccontextmanager
     async def start(options: dict | None = None, configuration: dict | None = None) -> AsyncIterator[Session]:
         root = make_workspace(tmp_path / "ws")
-        tmpdir = tmp_path / "tmp"
-        tmpdir.mkdir()
+        tmpdir = Path(tempfile.mkdtemp(prefix="agentls-lsp-tmp-"))  # under /tmp: the sandbox uid must reach it
+        tmpdir.chmod(0o1777)
         env = {**os.environ, "TMPDIR": str(tmpdir), "PYTHONPATH": str(REPO)}
         env.pop("AGENTLS_BASE_URL", None)
         env.pop("OPENAI_BASE_URL", None)
@@ -161,11 +172,40 @@ def lsp_session(tmp_path: Path, scripted_llm):
             )
         )
         session = Session(client, root, state, tmpdir)
+        session.llm = scripted_llm
         session.capabilities = result.capabilities
         try:
             yield session
         finally:
-            await asyncio.wait_for(client.shutdown_session(), 30)
-            await client.stop()
+            try:
+                await asyncio.wait_for(client.shutdown_session(), 30)
+                await client.stop()
+            finally:
+                shutil.rmtree(tmpdir, ignore_errors=True)
 
     return start
+
+
+def apply_text_edits(text: str, edits: list[lsp.TextEdit]) -> str:
+    """Apply LSP text edits (ASCII text: UTF-16 units are characters) like an editor would."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(pos: lsp.Position) -> int:
+        return sum(len(line) for line in lines[: pos.line]) + pos.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
+PLAN = {"approach": "Fix add.", "subtasks": [{"id": "t1", "description": "make add add in calc.py", "files": ["calc.py"]}]}
+FIX = {"edits": [{"path": "calc.py", "search": "    return a + c\n", "replace": "    return a + b\n"}],
+       "explanation": "add must add"}
+
+
+def script_fix(llm, coder_answer: Any = None) -> None:
+    """Planner and coder answers that fix calc.add (the coder's answer can be replaced, e.g. by a hang)."""
+    llm.default("planner", PLAN)
+    llm.add("coder", FIX if coder_answer is None else coder_answer)
+    llm.default("coder", FIX)
+    llm.default("reflector", {"hypothesis": "c is undefined", "file": "calc.py", "change": "use +", "confidence": "high"})
