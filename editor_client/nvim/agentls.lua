@@ -1,0 +1,174 @@
+-- agentls for Neovim 0.7+ (built-in LSP client, no plugins needed).
+--
+-- Starts `python3 -m lsp_server` (agentls installed in that interpreter, e.g.
+-- an activated venv) for every Python buffer, one server per project root,
+-- and adds :AgentlsPlanAndFix, :AgentlsGenerateTests, :AgentlsRunTask {goal},
+-- :AgentlsRunTests, :AgentlsCancel, :AgentlsShowTrace. Code actions (Plan and
+-- fix, Generate tests) come through `vim.lsp.buf.code_action()`.
+--
+-- Install: copy this file to ~/.config/nvim/lua/agentls.lua, then in init.lua:
+--
+--   require("agentls").setup({
+--     cmd = { "python3", "-m", "lsp_server" },     -- or { "/path/to/venv/bin/python", "-m", "lsp_server" }
+--     settings = {                                 -- same names as the VS Code settings, without "agentls."
+--       baseUrl = "http://127.0.0.1:8080/v1",
+--       model = "qwen2.5-coder-1.5b",
+--       apiKeyEnv = "AGENTLS_API_KEY",             -- the NAME of the variable holding the key
+--       roles = { coder = { model = "qwen2.5-coder-7b" } },
+--       sandbox = { backend = "bubblewrap", timeoutS = 120 },
+--     },
+--   })
+--
+-- The settings go to the server as initializationOptions and answer its
+-- workspace/configuration requests for the "agentls" section.
+--
+-- With nvim-lspconfig instead (Neovim 0.8+), register the same server:
+--
+--   local configs = require("lspconfig.configs")
+--   if not configs.agentls then
+--     configs.agentls = {
+--       default_config = {
+--         cmd = { "python3", "-m", "lsp_server" },
+--         filetypes = { "python" },
+--         root_dir = require("lspconfig.util").root_pattern("pyproject.toml", ".agentls.toml", ".git"),
+--         init_options = {},
+--         settings = { agentls = {} },
+--       },
+--     }
+--   end
+--   require("lspconfig").agentls.setup({
+--     init_options = { baseUrl = "http://127.0.0.1:8080/v1" },
+--     settings = { agentls = { baseUrl = "http://127.0.0.1:8080/v1" } },
+--   })
+
+local M = {}
+
+M.defaults = {
+  cmd = { "python3", "-m", "lsp_server" },
+  settings = {},
+  root_markers = { "pyproject.toml", ".agentls.toml", "setup.cfg", "setup.py", ".git" },
+}
+
+local options = vim.deepcopy(M.defaults)
+local client_by_root = {}
+
+-- The nearest directory above the buffer holding one of the markers, else the current directory.
+local function find_root(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local start = name ~= "" and vim.fn.fnamemodify(name, ":p:h") or vim.fn.getcwd()
+  for _, marker in ipairs(options.root_markers) do
+    local found = vim.fn.findfile(marker, start .. ";")
+    if found == "" then
+      found = vim.fn.finddir(marker, start .. ";")
+    end
+    if found ~= "" then
+      return (vim.fn.fnamemodify(found, ":p:h"):gsub("/%.git$", ""))
+    end
+  end
+  return vim.fn.getcwd()
+end
+
+-- Start (or reuse) the server for the buffer's project and attach the buffer; returns the client id.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local root = find_root(bufnr)
+  local id = client_by_root[root]
+  if id == nil or vim.lsp.get_client_by_id(id) == nil then
+    id = vim.lsp.start_client({
+      name = "agentls",
+      cmd = options.cmd,
+      root_dir = root,
+      workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+      init_options = options.settings,
+      settings = { agentls = options.settings },
+    })
+    client_by_root[root] = id
+  end
+  if id ~= nil then
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+  return id
+end
+
+local function client_for(bufnr)
+  for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    if client.name == "agentls" then
+      return client
+    end
+  end
+  return nil
+end
+
+-- Send workspace/executeCommand with one argument object; `on_result(result)` gets the answer.
+function M.execute(command, argument, on_result)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = client_for(bufnr)
+  if client == nil then
+    vim.notify("agentls: no server attached to this buffer", vim.log.levels.WARN)
+    return
+  end
+  local params = { command = command, arguments = { argument } }
+  client.request("workspace/executeCommand", params, function(err, result)
+    if err then
+      vim.notify("agentls: " .. command .. ": " .. err.message, vim.log.levels.ERROR)
+    elseif on_result then
+      on_result(result)
+    end
+  end, bufnr)
+end
+
+local function target(opts)
+  local arg = { uri = vim.uri_from_bufnr(0) }
+  if opts and opts.range and opts.range > 0 then
+    arg.range = { start = { line = opts.line1 - 1, character = 0 }, ["end"] = { line = opts.line2, character = 0 } }
+  end
+  return arg
+end
+
+local last_run
+local function remember(result)
+  if type(result) == "table" and result.runId then
+    last_run = result.runId
+    vim.notify("agentls: started run " .. result.runId)
+  end
+end
+
+local function show_trace(result)
+  local text = type(result) == "table" and result.markdown or result
+  vim.cmd("new")
+  vim.bo.buftype, vim.bo.bufhidden, vim.bo.filetype = "nofile", "wipe", "markdown"
+  vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.split(tostring(text or ""), "\n", { plain = true }))
+end
+
+local function define_commands()
+  local create = vim.api.nvim_create_user_command
+  create("AgentlsPlanAndFix", function(o) M.execute("agentls.planAndFix", target(o), remember) end, { range = true })
+  create("AgentlsGenerateTests", function(o) M.execute("agentls.generateTests", target(o), remember) end, { range = true })
+  create("AgentlsRunTask", function(o)
+    local arg = target(o)
+    arg.goal = o.args
+    M.execute("agentls.runTask", arg, remember)
+  end, { nargs = "+", range = true })
+  create("AgentlsRunTests", function() M.execute("agentls.runTests", {}, remember) end, {})
+  create("AgentlsCancel", function() M.execute("agentls.cancel", { runId = last_run }) end, {})
+  create("AgentlsShowTrace", function() M.execute("agentls.showTrace", { runId = last_run }, show_trace) end, {})
+end
+
+-- Configure, attach every Python buffer already open, and every one opened later.
+function M.setup(opts)
+  options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts or {})
+  local group = vim.api.nvim_create_augroup("agentls", { clear = true })
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = "python",
+    callback = function(args) M.attach(args.buf) end,
+  })
+  define_commands()
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].filetype == "python" then
+      M.attach(bufnr)
+    end
+  end
+end
+
+return M

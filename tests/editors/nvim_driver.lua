@@ -1,0 +1,89 @@
+-- Drives Neovim headless through the shipped snippet (editor_client/nvim/agentls.lua):
+-- attach the server to calc.py, list code actions, choose "Plan and fix" through
+-- vim.lsp.buf.code_action() (vim.ui.select answered like a user would), wait for
+-- the server's workspace/applyEdit to change the buffer, then write what it saw
+-- as JSON to $AGENTLS_E2E_OUT, stop the server and quit.
+
+local result = { titles = {}, steps = {}, messages = {} }
+local run_ended = false
+local function step(name) table.insert(result.steps, name) end
+
+local function finish()
+  local file = assert(io.open(os.getenv("AGENTLS_E2E_OUT"), "w"))
+  file:write(vim.fn.json_encode(result))
+  file:close()
+  vim.lsp.stop_client(vim.lsp.get_active_clients())
+  vim.wait(15000, function() return #vim.lsp.get_active_clients() == 0 end, 50)
+  vim.cmd("qall!")
+end
+
+local function agentls_client(bufnr)
+  for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    if client.name == "agentls" and client.initialized then
+      return client
+    end
+  end
+  return nil
+end
+
+local function run()
+  -- Record the server's messages; one naming the run and its outcome ends the wait early.
+  vim.lsp.handlers["window/showMessage"] = function(_, params)
+    table.insert(result.messages, params.message)
+    if params.message:find("Plan and fix (", 1, true) and not params.message:find("started", 1, true) then
+      run_ended = true
+    end
+  end
+  local agentls = dofile(os.getenv("AGENTLS_NVIM_SNIPPET"))
+  agentls.setup({
+    settings = {
+      baseUrl = os.getenv("AGENTLS_E2E_BASE_URL"),
+      model = os.getenv("AGENTLS_E2E_MODEL"),
+      memory = { enabled = false },
+      sandbox = { timeoutS = 60 },
+    },
+  })
+  local bufnr = vim.api.nvim_get_current_buf()
+  assert(vim.wait(30000, function() return agentls_client(bufnr) ~= nil end, 50), "the server never initialised")
+  step("attached")
+  result.root_dir = agentls_client(bufnr).config.root_dir
+
+  vim.api.nvim_win_set_cursor(0, { 2, 4 })
+  local params = vim.lsp.util.make_range_params()
+  params.context = { diagnostics = {} }
+  local answers = vim.lsp.buf_request_sync(bufnr, "textDocument/codeAction", params, 10000) or {}
+  for _, answer in pairs(answers) do
+    for _, action in ipairs(answer.result or {}) do
+      table.insert(result.titles, action.title)
+    end
+  end
+  step("code actions listed")
+
+  vim.ui.select = function(items, opts, on_choice)
+    for index, item in ipairs(items) do
+      if opts.format_item(item) == "Plan and fix" then
+        return on_choice(item, index)
+      end
+    end
+    on_choice(nil, nil)
+  end
+  vim.lsp.buf.code_action()
+  step("plan and fix chosen")
+
+  local function buffer_fixed()
+    return table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n"):find("a + b", 1, true) ~= nil
+  end
+  vim.wait(180000, function() return buffer_fixed() or run_ended end, 100)
+  vim.wait(2000, buffer_fixed, 50)  -- the edit may trail the closing message by a moment
+  local fixed = buffer_fixed()
+  result.edit_applied = fixed
+  result.buffer = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  result.modified = vim.bo[bufnr].modified
+  step("waited for the edit")
+end
+
+local ok, err = pcall(run)
+if not ok then
+  result.error = tostring(err)
+end
+finish()
