@@ -1,0 +1,159 @@
+"""agentls against Aider, side by side, on the same corpus, model and endpoint.
+
+    .venv/bin/python bench/aider_compare.py [--tasks NAME ...] [--aider PATH] [--out results.json]
+
+Both tools talk to the same OpenAI-compatible endpoint (AGENTLS_BASE_URL /
+OPENAI_BASE_URL, else the bundled local model, started once) through
+bench/token_proxy.py, so their tokens are counted the same way, from the
+upstream's own `usage`. Each task of bench/corpus is copied twice; agentls
+runs `agentls fix --json --apply` on one copy, Aider runs on the other with
+the module(s) editable, the tests read-only, `--edit-format whole` (the only
+format that works with the 1.5B model here), `--auto-test` with the same
+pytest command, and a message holding the failing test output (the same
+facts agentls starts from). A task counts as fixed for either tool only when
+pytest passes on its copy afterwards, checked here the same way for both.
+
+Aider comes from PyPI (`pip install aider-chat`) into its own virtualenv
+(bench/.aider-venv by default, created on first use). Not run by the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from fix_rate import CORPUS, _env, ensure_endpoint  # noqa: E402
+from token_proxy import TokenProxy  # noqa: E402
+
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+
+
+def ensure_aider(venv: Path) -> Path:
+    aider = venv / "bin" / "aider"
+    if not aider.exists():
+        print(f"installing aider-chat into {venv} (one time)", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "aider-chat"], check=True)
+    return aider
+
+
+def copy_task(task: Path, dest: Path) -> Path:
+    shutil.copytree(task, dest, ignore=shutil.ignore_patterns("task.toml", "fix.patch", "__pycache__"))
+    return dest
+
+
+def tests_pass(workspace: Path) -> tuple[bool, str]:
+    proc = subprocess.run(PYTEST, cwd=workspace, capture_output=True, text=True, env=_env(), timeout=300)
+    return proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+
+
+def run_agentls(workspace: Path, base_url: str, model: str, timeout: float) -> dict:
+    cmd = [sys.executable, "-m", "agent_core", "fix", str(workspace), "--json", "--apply",
+           "--base-url", base_url, "--model", model]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+        lines = proc.stdout.strip().splitlines()
+        return json.loads(lines[-1]) if lines else {"status": "error", "error": proc.stderr[-300:]}
+    except (subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+        return {"status": "error", "error": type(exc).__name__}
+
+
+def run_aider(aider: Path, workspace: Path, base_url: str, model: str, timeout: float) -> dict:
+    _, failing = tests_pass(workspace)
+    tests = sorted(p.name for p in workspace.rglob("test_*.py"))
+    sources = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*.py")
+                     if not p.name.startswith("test_") and p.name != "conftest.py")
+    message = ("The tests fail. Fix the bug in the code (not the tests) so that they pass.\n\n"
+               f"pytest output:\n{failing}")
+    cmd = [str(aider), "--model", f"openai/{model}", "--openai-api-base", base_url, "--openai-api-key", "none",
+           "--edit-format", "whole", "--no-git", "--yes-always", "--no-stream", "--no-pretty", "--no-fancy-input",
+           "--no-check-update", "--analytics-disable", "--no-show-model-warnings", "--no-auto-lint",
+           "--auto-test", "--test-cmd", " ".join(PYTEST[1:]).replace("-m pytest", "python -m pytest", 1),
+           "--chat-history-file", os.devnull, "--input-history-file", os.devnull,
+           "--message", message, *sources, *[arg for t in tests for arg in ("--read", t)]]
+    env = _env() | {"OPENAI_API_KEY": "none", "HOME": str(workspace.parent)}
+    try:
+        proc = subprocess.run(cmd, cwd=workspace, capture_output=True, text=True, timeout=timeout, env=env,
+                              stdin=subprocess.DEVNULL)
+        return {"exit_code": proc.returncode, "tail": proc.stdout[-400:]}
+    except subprocess.TimeoutExpired:
+        return {"exit_code": None, "tail": "timeout"}
+
+
+def compare(task: Path, proxy: TokenProxy, aider: Path, model: str, scratch: Path, timeout: float) -> dict:
+    row: dict = {"task": task.name}
+    for tool in ("agentls", "aider"):
+        workspace = copy_task(task, scratch / tool / task.name)
+        proxy.reset()
+        started = time.monotonic()
+        if tool == "agentls":
+            detail = run_agentls(workspace, proxy.base_url, model, timeout)
+        else:
+            detail = run_aider(aider, workspace, proxy.base_url, model, timeout)
+        fixed, _ = tests_pass(workspace)
+        totals = proxy.totals()
+        row[tool] = {"fixed": fixed, "wall_s": round(time.monotonic() - started, 1),
+                     "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
+                     "llm_calls": totals["llm_calls"], "detail": detail.get("status", detail.get("exit_code"))}
+    return row
+
+
+def summary(rows: list[dict]) -> str:
+    lines = [f"{'task':<32} {'agentls':>18} {'aider':>18}"]
+    for r in rows:
+        cells = [f"{'fixed' if r[t]['fixed'] else 'no':>6} {r[t]['tokens']:>7}t" for t in ("agentls", "aider")]
+        lines.append(f"{r['task']:<32} {cells[0]:>18} {cells[1]:>18}")
+    lines.append("")
+    for tool in ("agentls", "aider"):
+        fixed = sum(r[tool]["fixed"] for r in rows)
+        tokens = [r[tool]["tokens"] for r in rows]
+        walls = [r[tool]["wall_s"] for r in rows]
+        lines.append(f"{tool:<8} fixed {fixed}/{len(rows)}  median tokens/task {statistics.median(tokens):.0f}  "
+                     f"total tokens {sum(tokens)}  median wall {statistics.median(walls):.1f} s")
+    a_tok = sum(r["agentls"]["tokens"] for r in rows)
+    b_tok = sum(r["aider"]["tokens"] for r in rows)
+    if b_tok:
+        lines.append(f"token ratio agentls/aider: {a_tok / b_tok:.2f} (target <= 0.50)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="*", help="only these task names")
+    parser.add_argument("--aider-venv", type=Path, default=ROOT / "bench" / ".aider-venv")
+    parser.add_argument("--model", default=os.environ.get("AGENTLS_MODEL", "qwen2.5-coder-1.5b"))
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per tool per task")
+    parser.add_argument("--out", type=Path, help="write per-task rows as JSON here")
+    args = parser.parse_args(argv)
+    aider = ensure_aider(args.aider_venv)
+    upstream = ensure_endpoint() or os.environ.get("AGENTLS_BASE_URL") or os.environ["OPENAI_BASE_URL"]
+    tasks = sorted(p for p in CORPUS.iterdir() if (p / "task.toml").is_file())
+    if args.tasks:
+        tasks = [t for t in tasks if t.name in set(args.tasks)]
+    rows = []
+    with TokenProxy(upstream) as proxy, tempfile.TemporaryDirectory(prefix="agentls-vs-aider-") as scratch:
+        for n, task in enumerate(tasks, start=1):
+            row = compare(task, proxy, aider, args.model, Path(scratch), args.timeout)
+            rows.append(row)
+            print(f"[{n}/{len(tasks)}] {task.name}: agentls {row['agentls']['fixed']} {row['agentls']['tokens']}t"
+                  f" | aider {row['aider']['fixed']} {row['aider']['tokens']}t", file=sys.stderr, flush=True)
+    if args.out:
+        args.out.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    print(summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
