@@ -1,0 +1,73 @@
+;;; emacs_driver.el --- drive Emacs + eglot headless through the shipped snippet  -*- lexical-binding: t; -*-
+
+;; Loads editor_client/emacs/agentls.el, visits calc.py, starts eglot (the
+;; snippet's `python3 -m lsp_server`), lists the code actions, chooses "Plan
+;; and fix" through `eglot-code-actions' (the completion prompt answered like
+;; a user would), waits for the server's workspace/applyEdit to change the
+;; buffer, writes what it saw as JSON to $AGENTLS_E2E_OUT, shuts the server
+;; down and exits.
+
+(require 'json)
+(require 'cl-lib)
+(load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
+
+(setq agentls-settings
+      (list :baseUrl (getenv "AGENTLS_E2E_BASE_URL")
+            :model (getenv "AGENTLS_E2E_MODEL")
+            :memory '(:enabled :json-false)
+            :sandbox '(:timeoutS 60)))
+(setq eglot-confirm-server-initiated-edits nil)
+
+(defvar driver-result nil "Alist written as JSON at the end.")
+(defvar driver-messages nil "The server's window/showMessage texts.")
+(defvar driver-run-ended nil "A message named the Plan and fix run's outcome.")
+
+(cl-defmethod eglot-handle-notification :before
+  (_server (_method (eql window/showMessage)) &key _type message)
+  (push message driver-messages)
+  (when (and (string-match-p (regexp-quote "Plan and fix (") message)
+             (not (string-match-p "started" message)))
+    (setq driver-run-ended t)))
+
+(defun driver-wait (predicate seconds)
+  "Process events until PREDICATE holds or SECONDS pass; return PREDICATE's value."
+  (let ((deadline (+ (float-time) seconds)))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output nil 0.1))
+    (funcall predicate)))
+
+(defun driver-note (key value)
+  (push (cons key value) driver-result))
+
+(defun driver-buffer-fixed (buffer)
+  (with-current-buffer buffer
+    (save-excursion (goto-char (point-min)) (search-forward "a + b" nil t))))
+
+(defun driver-run ()
+  (let* ((buffer (find-file (expand-file-name "calc.py")))
+         (_ (apply #'eglot (eglot--guess-contact)))
+         (server (or (driver-wait #'eglot-current-server 30) (error "eglot never connected"))))
+    (driver-note 'major_mode (symbol-name major-mode))
+    (driver-note 'server_command (process-command (jsonrpc--process server)))
+    (goto-char (point-min))
+    (forward-line 1)
+    (forward-char 4)
+    (let ((actions (eglot-code-actions (point) (point))))
+      (driver-note 'titles (vconcat (mapcar (lambda (a) (plist-get a :title)) actions))))
+    (let ((last-nonmenu-event ?\r)
+          (completing-read-function (lambda (&rest _) "Plan and fix")))
+      (eglot-code-actions (point) (point) nil t))
+    (driver-wait (lambda () (or (driver-buffer-fixed buffer) driver-run-ended)) 180)
+    (driver-wait (lambda () (driver-buffer-fixed buffer)) 2)
+    (driver-note 'edit_applied (if (driver-buffer-fixed buffer) t :json-false))
+    (driver-note 'buffer (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max))))
+    (driver-note 'modified (if (buffer-modified-p buffer) t :json-false))
+    (eglot-shutdown server)))
+
+(condition-case err
+    (driver-run)
+  (error (driver-note 'error (error-message-string err))))
+(driver-note 'messages (vconcat (reverse driver-messages)))
+(with-temp-file (getenv "AGENTLS_E2E_OUT")
+  (insert (json-encode driver-result)))
+(kill-emacs 0)
