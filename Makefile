@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p pytest_asyncio.plugin -p pytest_lsp
 
-.PHONY: venv test demo clean
+.PHONY: venv venv-local test demo clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,10 +17,17 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
+# The bundled local model's server: llama-cpp-python builds from source (~6 min on 2 cores).
+$(VENV)/.installed-local: $(VENV)/.installed
+	CMAKE_ARGS="$${CMAKE_ARGS:--DGGML_NATIVE=ON}" $(PY) -m pip install -q -e ".[local,dev]"
+	touch $@
+
+venv-local: $(VENV)/.installed-local
+
 test:
 	scripts/test.sh
 
-demo:
+demo: venv-local
 	scripts/demo.sh
 
 clean:
