@@ -1,0 +1,148 @@
+"""Pipeline overhead and sandbox cost, printed side by side (not a test).
+
+1. Overhead per iteration: `Engine.run` on a small buggy project with the
+   scripted model answering instantly and the coder never fixing the bug, so
+   every run does `max_iterations` rounds. From the run's journal, an
+   iteration's overhead is the time from the end of one test run to the start
+   of the next (plan or reflect, code, gate, routing, LLM HTTP round trips,
+   file tools, journal). Also shown: the whole run minus its test runs,
+   divided by the iterations (this includes the one-time setup: sandbox
+   probe, shadow copy, LLM client). Medians over several runs.
+2. Sandbox ratio: the same pytest command run through the sandbox and bare
+   (same interpreter, same options, same copy of the project), interleaved,
+   median of each.
+
+Usage: .venv/bin/python bench/pipeline_overhead.py [--runs 5] [--iterations 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from scripted_llm import ScriptedLLM  # noqa: E402
+
+from agent_core.engine import Engine  # noqa: E402
+from agent_core.events import NullHooks  # noqa: E402
+from agent_core.models import RunRequest  # noqa: E402
+from agent_core.sandbox.factory import make_sandbox  # noqa: E402
+from agent_core.settings import load_settings  # noqa: E402
+from agent_core.testing import runner  # noqa: E402
+
+PROJECT = {
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+}
+WRONG = {"edits": [{"path": "calc.py", "search": "a - b", "replace": "a - b  # unchanged"}], "explanation": "x"}
+
+
+def make_project(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in PROJECT.items():
+        (root / rel).write_text(text)
+    return root
+
+
+def loop_gaps_ms(project: Path, run_id: str) -> list[float]:
+    """Per iteration: ms from the end of the previous test run to the start of the next one."""
+    path = project / ".agentls" / "runs" / run_id / "journal.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    gaps, ended = [], None
+    for r in records:
+        if r["type"] == "node_exit" and r.get("node") in ("baseline", "test"):
+            ended = r["ts"]
+        elif r["type"] == "node_enter" and r.get("node") == "test" and ended is not None:
+            gaps.append((r["ts"] - ended) * 1000)
+    return gaps
+
+
+async def overhead_once(project: Path, llm: ScriptedLLM, iterations: int) -> tuple[float, list[float]]:
+    """(ms of non-test time per iteration including setup, per-iteration loop ms) for one run."""
+    in_tests = 0.0
+    real_run_tests = runner.run_tests
+
+    async def timed_run_tests(*args, **kwargs):
+        nonlocal in_tests
+        started = time.perf_counter()
+        try:
+            return await real_run_tests(*args, **kwargs)
+        finally:
+            in_tests += time.perf_counter() - started
+
+    runner.run_tests = timed_run_tests  # pipeline/run.py looks it up at each run
+    try:
+        settings = load_settings(project, {"base_url": llm.base_url, "max_iterations": iterations,
+                                           "max_revisions": 0, "memory": {"enabled": False}})
+        started = time.perf_counter()
+        result = await Engine(settings).run(RunRequest(kind="fix", workspace=project), NullHooks())
+        total = time.perf_counter() - started
+    finally:
+        runner.run_tests = real_run_tests
+    assert result.status == "unfixed", result
+    return (total - in_tests) * 1000 / result.iterations, loop_gaps_ms(project, result.run_id)
+
+
+async def sandbox_ratio(project: Path, runs: int) -> tuple[float, float]:
+    """(median sandboxed s, median bare s) of the same pytest run."""
+    settings = load_settings(project)
+    sandbox = make_sandbox(settings, lambda text: print(f"note: {text}"))
+    argv = [sandbox.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if getattr(sandbox, "runtime", None) and sandbox.runtime.pythonpath():
+        env["PYTHONPATH"] = sandbox.runtime.pythonpath()
+    with tempfile.TemporaryDirectory(prefix="agentls-bench-") as tmp:
+        work = make_project(Path(tmp) / "proj")
+        os.chmod(tmp, 0o755)
+        boxed, bare = [], []
+        for _ in range(runs):
+            started = time.perf_counter()
+            await sandbox.run(argv, work, timeout_s=120)
+            boxed.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            subprocess.run(argv, cwd=work, env=env, capture_output=True, check=False)
+            bare.append(time.perf_counter() - started)
+    return statistics.median(boxed), statistics.median(bare)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--iterations", type=int, default=3)
+    args = parser.parse_args()
+    llm = ScriptedLLM().start()
+    llm.default("coder", WRONG)
+    llm.default("reflector", {"hypothesis": "h", "file": "calc.py", "change": "c", "confidence": "low"})
+    tmp = Path(tempfile.mkdtemp(prefix="agentls-bench-"))
+    try:
+        per_iteration, loops = [], []
+        for n in range(args.runs + 1):  # the first run warms imports and is not counted
+            ms, gaps = await overhead_once(make_project(tmp / f"p{n}"), llm, args.iterations)
+            if n:
+                per_iteration.append(ms)
+                loops.extend(gaps)
+        boxed, bare = await sandbox_ratio(tmp / "ratio", args.runs)
+    finally:
+        llm.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"pipeline overhead per iteration (test run excluded): median {statistics.median(loops):.1f} ms "
+          f"over {len(loops)} iterations (min {min(loops):.1f}, max {max(loops):.1f}; target < 50 ms)")
+    print(f"whole run minus test runs, per iteration (incl. one-time setup): median "
+          f"{statistics.median(per_iteration):.1f} ms over {args.runs} runs x {args.iterations} iterations")
+    print(f"pytest sandboxed {boxed * 1000:.0f} ms vs bare {bare * 1000:.0f} ms: ratio {boxed / bare:.2f} "
+          f"(median of {args.runs}, interleaved; target < 1.15)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
