@@ -16,6 +16,19 @@ interface EditorTarget {
   range?: unknown;
 }
 
+/** Diagnostics touching the selection (or the cursor line), as "[source] line N: message" like the server's code action. */
+function diagnosticsAt(editor: vscode.TextEditor): string[] {
+  const selection = editor.selection;
+  const area = selection.isEmpty ? editor.document.lineAt(selection.active.line).range : selection;
+  return vscode.languages
+    .getDiagnostics(editor.document.uri)
+    .filter((diagnostic) => diagnostic.range.intersection(area) !== undefined)
+    .map((diagnostic) => {
+      const source = diagnostic.source ? `[${diagnostic.source}] ` : "";
+      return `${source}line ${diagnostic.range.start.line + 1}: ${diagnostic.message}`;
+    });
+}
+
 function editorTarget(client: LanguageClient, withRange: boolean): EditorTarget | undefined {
   const editor = vscode.window.activeTextEditor;
   if (editor === undefined) {
@@ -45,7 +58,7 @@ export class Commands {
   register(): vscode.Disposable[] {
     const table: [string, () => Promise<void>][] = [
       ["agentls.planAndFix", () => this.onEditor("agentls.planAndFix", true)],
-      ["agentls.generateTests", () => this.onEditor("agentls.generateTests", true)],
+      ["agentls.generateTests", () => this.onEditor("agentls.generateTests", false)],
       ["agentls.runTask", () => this.runTask()],
       ["agentls.runTests", () => this.runTests()],
       ["agentls.cancel", () => this.cancel()],
@@ -73,14 +86,17 @@ export class Commands {
     this.status.started(runIdOf(result));
   }
 
-  private async onEditor(command: string, withRange: boolean): Promise<void> {
+  /** Plan and fix (with the diagnostics at the selection) or Generate tests on the active editor. */
+  private async onEditor(command: string, withDiagnostics: boolean): Promise<void> {
     const client = await this.server.ready();
-    const target = editorTarget(client, withRange);
-    if (target === undefined) {
+    const target = editorTarget(client, true);
+    const editor = vscode.window.activeTextEditor;
+    if (target === undefined || editor === undefined) {
       void vscode.window.showWarningMessage("agentls: open a Python file first.");
       return;
     }
-    await this.startRun(command, { ...target });
+    const diagnostics = withDiagnostics ? diagnosticsAt(editor) : [];
+    await this.startRun(command, diagnostics.length > 0 ? { ...target, diagnostics } : { ...target });
   }
 
   private async runTask(): Promise<void> {

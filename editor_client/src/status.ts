@@ -10,7 +10,11 @@
 import * as vscode from "vscode";
 import type { ProgressToken, WorkDoneProgressBegin, WorkDoneProgressEnd, WorkDoneProgressReport } from "vscode-languageclient/node";
 
+/** The server names a run's progress token `agentls/<runId>`. */
+const TOKEN_PREFIX = "agentls/";
+
 interface RunProgress {
+  runId?: string;
   title: string;
   message?: string;
   percentage?: number;
@@ -32,10 +36,12 @@ export class RunStatus implements vscode.Disposable {
   /** Feed one `$/progress` value; the status bar follows. */
   update(token: ProgressToken, value: ProgressValue): void {
     if (value.kind === "begin") {
-      this.runs.set(token, { title: value.title, message: value.message, percentage: value.percentage });
+      const runId = typeof token === "string" && token.startsWith(TOKEN_PREFIX) ? token.slice(TOKEN_PREFIX.length) : undefined;
+      this.runs.set(token, { runId, title: value.title, message: value.message, percentage: value.percentage });
     } else if (value.kind === "report") {
       const run = this.runs.get(token) ?? { title: "agentls" };
       this.runs.set(token, {
+        runId: run.runId,
         title: run.title,
         message: value.message ?? run.message,
         percentage: value.percentage ?? run.percentage,
@@ -53,9 +59,10 @@ export class RunStatus implements vscode.Disposable {
     }
   }
 
-  /** The run to cancel: the last one started while progress is still shown. */
+  /** The run shown in the status bar (named by its progress token), else the last one started. */
   activeRunId(): string | undefined {
-    return this.runs.size > 0 ? this.lastRunId : undefined;
+    const current = [...this.runs.values()].pop();
+    return current?.runId ?? this.lastRunId;
   }
 
   /** The server went away: nothing runs any more. */
