@@ -191,14 +191,14 @@ def leftovers(ctx: Ctx, containers_before: set[str], list_containers: Callable[[
 
 
 def agentls_containers() -> list[str]:
-    """Names of agentls-labelled containers on the engine (empty when no engine is configured)."""
+    """agentls containers this process started (empty when no engine is configured)."""
     if not os.environ.get("DOCKER_HOST"):
         return []
     from agent_core.sandbox import docker_backend
 
     client = docker_backend.connect()
     try:
-        return [c.name for c in client.containers.list(all=True, filters={"label": "agentls.run=1"})]
+        return [c.name for c in client.containers.list(all=True, filters={"label": ["agentls.run=1", f"agentls.owner_pid={os.getpid()}"]})]
     finally:
         client.close()
 
