@@ -109,3 +109,26 @@ async def test_cancel_stops_the_run_and_removes_the_shadow(project: Path, script
     assert snapshot(project) == before
     run_dir = next((project / ".agentls" / "runs").iterdir())
     assert journal_records(project, run_dir.name)[-1]["status"] == "cancelled"
+
+
+async def test_task_runs_plan_steps_in_dependency_order(project: Path, scripted_llm):
+    scripted_llm.add("planner", {"approach": "two steps", "subtasks": [
+        {"id": "t2", "description": "STEP-B: make add add", "priority": 5, "dependencies": ["t1"], "files": ["calc.py"]},
+        {"id": "t1", "description": "STEP-A: document add", "priority": 1, "dependencies": [], "files": ["calc.py"]},
+    ]})
+    scripted_llm.add("coder", {"edits": [{"path": "calc.py", "search": "def add(a, b):\n",
+                                          "replace": "def add(a, b):\n    \"\"\"Sum of a and b.\"\"\"\n"}]})
+    scripted_llm.add("coder", {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a + b"}]})
+    hooks = NullHooks()
+
+    result = await _engine(project, scripted_llm.base_url).run(
+        RunRequest(kind="task", workspace=project, goal="Make add correct and documented"), hooks)
+
+    assert result.status == "ok" and result.iterations == 1, result.error
+    prompts = [json.dumps(r["messages"]) for r in scripted_llm.requests_for("coder")]
+    assert "STEP-A" in prompts[0] and "STEP-B" in prompts[1]
+    assert "Sum of a and b" in prompts[1], "the second step sees the first step's edit"
+    assert [e.message for e in hooks.events if isinstance(e, PhaseEvent) and e.phase == "coding"] == [
+        "coding step 1/2", "coding step 2/2"]
+    [change] = result.change_set.changes
+    assert change.path == "calc.py" and '"""Sum of a and b."""' in change.new and "a + b" in change.new
