@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 import time
 import uuid
@@ -109,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         sandbox = make_sandbox(settings, announce=lambda msg: print(msg, file=sys.stderr))
     except (SettingsError, SandboxError) as exc:
         return _finish(args, None, run_id, started, str(exc))
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         with ShadowWorkspace(path) as shadow:
             report = asyncio.run(
@@ -116,4 +118,11 @@ def run(args: argparse.Namespace) -> int:
             )
     except SandboxError as exc:
         return _finish(args, None, run_id, started, f"the sandbox failed: {exc}")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return _finish(args, report, run_id, started, None)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C: the run is cancelled, its processes killed, its temp copy removed."""
+    raise KeyboardInterrupt

@@ -149,5 +149,5 @@ class BubblewrapSandbox:
         inner_env = sandbox_env(env, pythonpath=self.runtime.pythonpath())
         return await launch(
             self.command(argv, workspace, inner_env), cwd=workspace, env={}, timeout_s=limits.timeout_s,
-            preexec=make_preexec(self.runtime.uid, limits), run_id=new_run_id(),
+            preexec=make_preexec(self.runtime.uid, limits), run_id=new_run_id(), sweep=False,
         )

@@ -96,13 +96,13 @@ def _marked_pids(run_id: str) -> list[int]:
     return found
 
 
-def kill_everything(pgid: int, run_id: str) -> None:
-    """SIGKILL the run's process group and every process marked with its run id."""
+def kill_everything(pgid: int, run_id: str | None) -> None:
+    """SIGKILL the run's process group and (given a run id) every process marked with it."""
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    for _ in range(3):
+    for _ in range(3 if run_id else 0):
         pids = _marked_pids(run_id)
         if not pids:
             return
@@ -177,9 +177,16 @@ async def launch(
     timeout_s: float,
     preexec: Callable[[], None],
     run_id: str,
+    sweep: bool = True,
 ) -> CommandResult:
-    """Run argv to completion (or the timeout); cancellation kills everything and re-raises."""
+    """Run argv to completion (or the timeout); cancellation kills everything and re-raises.
+
+    With `sweep`, processes that left the process group are found by the run's
+    marker variable and killed too (bubblewrap does not need it: killing bwrap
+    tears down its pid namespace).
+    """
     env = {**env, RUN_MARKER: run_id}
+    marker = run_id if sweep else None
     started = time.monotonic()
     proc, exited = await _start(argv, cwd=str(cwd), env=env, preexec_fn=preexec)
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
@@ -189,12 +196,12 @@ async def launch(
     except TimeoutError:
         timed_out = True
     except asyncio.CancelledError:
-        kill_everything(proc.pid, run_id)
+        kill_everything(proc.pid, marker)
         for task in readers:
             task.cancel()
         await asyncio.shield(_reap(proc))
         raise
-    kill_everything(proc.pid, run_id)
+    kill_everything(proc.pid, marker)
     await _reap(proc)
     done, pending = await asyncio.wait(readers, timeout=2.0)
     for task in pending:

@@ -166,6 +166,14 @@ def _copy_distribution(dist: metadata.Distribution, dest: Path) -> None:
         shutil.copy2(src, target)
 
 
+def _precompile(site: Path) -> None:
+    """Byte-compile the site with the sandbox interpreter: sandboxed runs never write bytecode."""
+    subprocess.run(
+        [SYSTEM_PYTHON, "-m", "compileall", "-q", "-j", "0", str(site)],
+        capture_output=True, timeout=600, check=False, env={"PATH": "/usr/bin:/bin"},
+    )
+
+
 def _make_world_readable(root: Path) -> None:
     for dirpath, dirnames, filenames in os.walk(root):
         os.chmod(dirpath, 0o755)
@@ -176,7 +184,7 @@ def _make_world_readable(root: Path) -> None:
 def ensure_sandbox_site(root: Path = SITE_ROOT) -> Path:
     """The cached, world-readable site dir with the test distributions; built on first use."""
     dists = sandbox_distributions()
-    key = ";".join(f"{d.metadata['Name']}=={d.version}" for d in dists) + f";py{sys.version_info[:2]}"
+    key = ";".join(f"{d.metadata['Name']}=={d.version}" for d in dists) + f";py{sys.version_info[:2]};pyc"
     final = root / f"agentls-site-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     if (final / ".complete").is_file():
         return final
@@ -184,6 +192,7 @@ def ensure_sandbox_site(root: Path = SITE_ROOT) -> Path:
     try:
         for dist in dists:
             _copy_distribution(dist, building)
+        _precompile(building)
         (building / ".complete").write_text(key + "\n", encoding="utf-8")
         _make_world_readable(building)
         try:

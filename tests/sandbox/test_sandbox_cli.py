@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import processes_with
 
 PROJECT = {
@@ -72,7 +74,8 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     assert "sandbox.timeout_s" in json.loads(bad.stdout.splitlines()[-1])["error"]
 
 
-def test_interrupt_kills_the_run_and_leaves_no_temp_dir(workspace: Path, token: str) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_kills_the_run_and_leaves_no_temp_dir(workspace: Path, token: str, signum: int) -> None:
     tmp_path = workspace  # reachable by the sandbox uid (pytest's tmp_path is mode 700)
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
@@ -88,7 +91,7 @@ def test_interrupt_kills_the_run_and_leaves_no_temp_dir(workspace: Path, token: 
     if child.poll() is not None:
         raise AssertionError(f"agentls test ended early: {child.communicate()}")
     assert [p for p in processes_with(token) if p != child.pid], "the sandboxed pytest should be running"
-    child.send_signal(signal.SIGINT)
+    child.send_signal(signum)
     _, err = child.communicate(timeout=30)
     assert child.returncode == 130, err
     assert processes_with(token) == []
