@@ -81,7 +81,7 @@ def _replan_context(state: RunState) -> str:
     """The failed plan, the failing output, the last reflection and unapplied edits (seeds 001 and 003)."""
     report = TestReport.model_validate(state["report"])
     old = Plan.model_validate(state["plan"])
-    lines = [f"The previous plan did not work: the same failure came back twice.\nFailed plan "
+    lines = [f"The previous plan did not work; the same failure repeated twice in a row.\nFailed plan "
              f"(approach: {old.approach or '-'}):"]
     lines += [f"- {s.id}: {s.description} (files: {', '.join(s.files) or '-'})" for s in old.subtasks]
     lines += ["Failing test output:", failure_text(report, limit=1200)]

@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.cli import main
-from learning_support import BUGGY_CALC, CliRun, make_project
-
-SECRET = "lrn-9f8e7d6c5b4a-NOT-FOR-JOURNALS"
+from learning_support import BUGGY_CALC, SECRET, CliRun, make_project
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+SECRET = "lrn-9f8e7d6c5b4a-NOT-FOR-JOURNALS"  # the fake API key set in every learning test
+
 BUGGY_CALC = {
     "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
     "test_calc.py": (

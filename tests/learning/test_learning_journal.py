@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import SECRET
-from learning_support import FIX_AFTER_WRONG, PLAN, REFLECTION, WRONG_EDIT, journal_records, run_dir
+from learning_support import FIX_AFTER_WRONG, PLAN, REFLECTION, SECRET, WRONG_EDIT, journal_records, run_dir
 
 
 def test_journal_records_every_call_and_no_secret(project: Path, scripted_llm, cli):

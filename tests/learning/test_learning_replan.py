@@ -26,11 +26,11 @@ def test_repeated_signature_replans_with_the_failed_plan_bounded_by_max_revision
     planner = scripted_llm.requests_for("planner")
     assert len(planner) == 2, "one replan: the third repeat is over max_revisions"
     replan = prompt_of(planner[1])
-    assert "same failure came back twice" in replan
+    assert "the same failure repeated" in replan
     assert "rewrite add with multiplication" in replan, "the failed plan's approach"
     assert "t1: make add in calc.py multiply its arguments" in replan, "the failed plan's step"
     assert "assert 6 == 5" in replan, "the failing output"
     assert "H-REFLECT: add multiplies its arguments" in replan, "the reflection"
     first = prompt_of(planner[0])
-    assert "same failure came back twice" not in first and "H-REFLECT" not in first
+    assert "the same failure repeated" not in first and "H-REFLECT" not in first
     assert run.json["iterations"] == 4
