@@ -17,6 +17,7 @@ import sys
 # missing (a feature not installed) is skipped rather than breaking the CLI.
 SUBCOMMANDS = (
     "agent_core.cli.fix",
+    "agent_core.cli.run_task",
     "agent_core.cli.test_cmd",
     "agent_core.cli.gen_tests",
     "agent_core.cli.serve",
