@@ -28,6 +28,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "sandbox_containment")
 
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir  # noqa: E402
 from agent_core.sandbox.factory import describe_backend_choice, make_sandbox  # noqa: E402
+from agent_core.sandbox.runtime import resolve_runtime  # noqa: E402
 from agent_core.settings import SandboxSettings  # noqa: E402
 from agent_core.testing.runner import pytest_options, run_tests  # noqa: E402
 from containment_payloads import PAYLOADS, agentls_containers, run_payload  # noqa: E402
@@ -38,14 +39,13 @@ FIFTY_TESTS = "".join(f"def test_{i}():\n    assert {i} + 1 == {i + 1}\n\n" for 
 
 
 def bare_command(sandbox) -> tuple[str, dict[str, str]]:
-    """The interpreter and environment of the bare baseline: the backend's own where the host has it."""
-    runtime = getattr(sandbox, "runtime", None)
-    if runtime is not None:
-        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
-        if runtime.pythonpath():
-            env["PYTHONPATH"] = runtime.pythonpath()
-        return runtime.python, env
-    return sys.executable, {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"}
+    """The interpreter and environment of the bare baseline: the backend's own runtime, or for docker
+    (whose interpreter lives in the image) the host's equivalent: system Python with the same test packages."""
+    runtime = getattr(sandbox, "runtime", None) or resolve_runtime(None)
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    if runtime.pythonpath():
+        env["PYTHONPATH"] = runtime.pythonpath()
+    return runtime.python, env
 
 
 async def bare_run(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -127,6 +127,7 @@ async def main() -> None:
     parser.add_argument("--backends", nargs="*", default=["docker", "bubblewrap", "process"])
     parser.add_argument("--no-containment", action="store_true", help="skip the containment score")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
     backends = available_backends(args.backends)
     print(f"{'backend':<11} {'case':<15} {'sandboxed':>10} {'bare':>8} {'ratio':>7}")
     for name, sandbox in backends:

@@ -198,7 +198,8 @@ class _Run:
         try:
             container = self.client.containers.create(image, argv, name=self.name, environment=env, **options)
         except ImageNotFound as exc:
-            raise SandboxError(f"Docker image {image!r} not found; build it with `agentls sandbox build-image`") from exc
+            raise SandboxError(f"Docker image {image!r} not found; build it with "
+                               "`agentls sandbox build-image`") from exc
         except (DockerException, requests.RequestException) as exc:
             raise SandboxError(f"could not create the sandbox container: {_first_line(exc)}") from exc
         if self.cancelled.is_set():

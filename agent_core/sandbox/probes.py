@@ -108,7 +108,8 @@ async def probe_env(sandbox: Any, workspace: Path, limits: Any) -> ProbeResult:
     previous = os.environ.get(FAKE_KEY_VAR)
     os.environ[FAKE_KEY_VAR] = secret
     try:
-        result = await _py(sandbox, workspace, "import os; print('\\n'.join(f'{k}={v}' for k, v in os.environ.items()))")
+        code = "import os; print('\\n'.join(f'{k}={v}' for k, v in os.environ.items()))"
+        result = await _py(sandbox, workspace, code)
     finally:
         if previous is None:
             os.environ.pop(FAKE_KEY_VAR, None)

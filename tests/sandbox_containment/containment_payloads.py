@@ -198,7 +198,8 @@ def agentls_containers() -> list[str]:
 
     client = docker_backend.connect()
     try:
-        return [c.name for c in client.containers.list(all=True, filters={"label": ["agentls.run=1", f"agentls.owner_pid={os.getpid()}"]})]
+        labels = ["agentls.run=1", f"agentls.owner_pid={os.getpid()}"]
+        return [c.name for c in client.containers.list(all=True, filters={"label": labels})]
     finally:
         client.close()
 
@@ -246,7 +247,8 @@ async def run_payload(sandbox, root: Path, payload: Payload, list_containers: Ca
         evidence = payload.leaked(ctx) + leftovers(ctx, before, list_containers)
         reported = report.timed_out if payload.expect == "timeout" else (report.passed == 0 and not report.ok)
         if not reported:
-            evidence.append(f"reported as passed={report.passed} timed_out={report.timed_out} (expected {payload.expect})")
+            evidence.append(f"reported as passed={report.passed} timed_out={report.timed_out} "
+                            f"(expected {payload.expect})")
         return Outcome(payload.name, not evidence, report, evidence)
     finally:
         listener.close()
