@@ -174,7 +174,8 @@ def _tool_call(r: dict[str, Any], fmt: Format, depth: int) -> None:
 
 def _test_report(r: dict[str, Any], fmt: Format, depth: int) -> None:
     rep = r.get("report") or {}
-    extra = " TIMED OUT" if rep.get("timed_out") else (f" limit hit: {rep['limit_hit']}" if rep.get("limit_hit") else "")
+    extra = f" limit hit: {rep['limit_hit']}" if rep.get("limit_hit") else ""
+    extra = " TIMED OUT" if rep.get("timed_out") else extra
     fmt.line(f"tests: {rep.get('passed', 0)} passed, {rep.get('failed', 0)} failed, {rep.get('errors', 0)} errors "
              f"({_seconds(rep.get('duration_s'))}, {rep.get('backend') or '?'}){extra}", depth)
     for f in (rep.get("failures") or [])[:5]:

@@ -21,7 +21,7 @@ from typing import Any
 from agent_core.journal import runs_dir
 
 
-class UnknownRun(LookupError):
+class UnknownRun(FileNotFoundError, LookupError):
     """No journal for the requested run (the message lists recent runs)."""
 
 
