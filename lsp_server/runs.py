@@ -1,8 +1,8 @@
 """The run manager: engine runs as tracked background tasks with progress and cancel.
 
 A command asks for a run and gets its id at once; the run goes on as an
-asyncio task (the engine's blocking work is its own business: it never runs on
-this loop). One run per file at a time; several files at once. Each run
+asyncio task that awaits the engine on a thread of its own (engine_thread.py),
+so no engine work ever runs on the server's loop. One run per file at a time; several files at once. Each run
 reports `$/progress` (cancellable), feeds the safety gate's question to the
 user, and ends with at most one `workspace/applyEdit`. Cancelling (from the
 progress UI, `agentls.cancel`, shutdown or exit) cancels the task: the engine
@@ -18,7 +18,6 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -31,6 +30,7 @@ from lsp_server import convert
 from lsp_server.diagnostics import DiagnosticsPublisher
 from lsp_server.documents import DocumentStore, Snapshot
 from lsp_server.edits import EditApplier
+from lsp_server.engine_thread import ThreadedHooks, run_in_thread
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
 
@@ -127,7 +127,10 @@ class RunManager:
         try:
             await self._begin_progress(run)
             settings = await self.settings.load()
-            result = await self.engine_factory(settings).run(run.request, LspHooks(self, run))
+            hooks = ThreadedHooks(LspHooks(self, run), asyncio.get_running_loop())
+            result = await run_in_thread(
+                lambda: self.engine_factory(settings).run(run.request, hooks), name=f"agentls-run-{run.run_id}"
+            )
             end_message = await self._finish(run, result)
         except asyncio.CancelledError:
             log.info("run %s cancelled", run.run_id)
@@ -193,8 +196,10 @@ class RunManager:
         if not (window and window.work_done_progress):
             return
         try:
-            await asyncio.wait_for(self.server.work_done_progress.create_async(run.token), 10)
-        except (asyncio.TimeoutError, Exception) as exc:  # no progress UI is not fatal
+            # shielded: a run cancelled meanwhile must not cancel the pending request's future
+            created = asyncio.ensure_future(self.server.work_done_progress.create_async(run.token))
+            await asyncio.wait_for(asyncio.shield(created), 10)
+        except Exception as exc:  # no progress UI (or a slow one) is not fatal
             log.warning("progress for %s unavailable: %s", run.run_id, exc)
             return
         run.progress = True
@@ -231,10 +236,6 @@ class RunManager:
         self.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
-
-
-def workspace_root(settings: SettingsStore) -> Path:
-    return settings.root()
 
 
 def register(server: LanguageServer, deps) -> None:

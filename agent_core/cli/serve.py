@@ -7,6 +7,7 @@ of the CLI never load pygls or lsprotocol.
 from __future__ import annotations
 
 import argparse
+import importlib
 
 
 def register(subparsers) -> None:
@@ -19,6 +20,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsp_server.server import serve  # the LSP layer, loaded only when serving
-
-    return serve(args)
+    # The one place the CLI reaches the LSP layer, by name and only when serving:
+    # agent_core itself stays free of pygls / lsprotocol imports.
+    server = importlib.import_module("lsp_server.server")
+    return server.serve(args)

@@ -1,0 +1,79 @@
+"""Run one engine call on its own thread and event loop, away from the server's loop.
+
+The engine is async but does some blocking work (copying the shadow
+workspace, first imports of the graph libraries, parsing); none of it may
+stall `textDocument/codeAction` and the other requests. Each run therefore
+gets a thread with a private event loop. Hooks are bridged back to the
+server's loop (events with `call_soon_threadsafe`, the safety question with
+`run_coroutine_threadsafe`). Cancelling the awaiting task cancels the engine's
+task on its own loop and waits for its cleanup before re-raising.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agent_core.events import RunEvent, RunHooks, SafetyViolation
+
+
+class ThreadedHooks:
+    """RunHooks called from the engine's thread, delivered on the server's loop."""
+
+    def __init__(self, inner: RunHooks, loop: asyncio.AbstractEventLoop) -> None:
+        self._inner, self._loop = inner, loop
+
+    def emit(self, event: RunEvent) -> None:
+        self._loop.call_soon_threadsafe(self._inner.emit, event)
+
+    async def approve(self, violations: list[SafetyViolation]) -> bool:
+        future = asyncio.run_coroutine_threadsafe(self._inner.approve(violations), self._loop)
+        return await asyncio.wrap_future(future)
+
+
+async def run_in_thread(make: Callable[[], Awaitable[Any]], name: str) -> Any:
+    """Await `make()` on a fresh thread's loop; cancellation is forwarded and waited for."""
+    server_loop = asyncio.get_running_loop()
+    outcome: asyncio.Future = server_loop.create_future()
+    ready = threading.Event()
+    box: dict[str, Any] = {}
+
+    def deliver(setter: Callable[[Any], None], value: Any) -> None:
+        if not outcome.done():
+            setter(value)
+
+    def target() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            box["loop"], box["task"] = loop, loop.create_task(_call(make))
+            ready.set()
+            result = loop.run_until_complete(box["task"])
+            server_loop.call_soon_threadsafe(deliver, outcome.set_result, result)
+        except BaseException as exc:  # includes the forwarded CancelledError
+            error = asyncio.CancelledError() if isinstance(exc, asyncio.CancelledError) else exc
+            server_loop.call_soon_threadsafe(deliver, outcome.set_exception, error)
+        finally:
+            ready.set()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    try:
+        return await asyncio.shield(outcome)
+    except asyncio.CancelledError:
+        await asyncio.to_thread(ready.wait)
+        if "loop" in box and not box["loop"].is_closed():
+            box["loop"].call_soon_threadsafe(box["task"].cancel)
+        try:
+            await outcome  # the engine's cleanup: sandbox killed, shadow removed
+        except BaseException:
+            pass
+        raise
+
+
+async def _call(make: Callable[[], Awaitable[Any]]) -> Any:
+    return await make()
