@@ -12,11 +12,13 @@ its pid namespace, so a timeout or a cancel leaves nothing running.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
@@ -24,6 +26,7 @@ from agent_core.sandbox.launcher import Limits, launch, make_preexec, new_run_id
 from agent_core.sandbox.runtime import SITE_ROOT, SandboxRuntime, readable_by_others, resolve_runtime, sandbox_uid
 from agent_core.settings import SandboxSettings
 
+SETUP_RETRIES = 3
 _TOP_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = (
     "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "passwd", "group",
@@ -73,6 +76,15 @@ def base_binds() -> list[str]:
     return args
 
 
+def transient_setup_failure(exit_code: int | None, stderr: str) -> bool:
+    """bwrap could not set up because the sandbox uid is momentarily at its process limit.
+
+    RLIMIT_NPROC counts every process of the uid, so a fork bomb in one
+    sandbox can briefly starve another's namespace setup: worth a retry.
+    """
+    return exit_code == 1 and stderr.startswith("bwrap: ") and "Resource temporarily unavailable" in stderr
+
+
 @functools.lru_cache(maxsize=4)
 def probe_bwrap(bwrap: str | None = None) -> tuple[bool, str]:
     """Whether bwrap can create its namespaces here (run once per process)."""
@@ -86,10 +98,14 @@ def probe_bwrap(bwrap: str | None = None) -> tuple[bool, str]:
     argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", *base_binds(),
             "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
     preexec = make_preexec(uid, Limits(timeout_s=10, memory_mb=512, pids=64, file_size_mb=1))
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=15, preexec_fn=preexec, env={})
-    except (OSError, subprocess.SubprocessError) as exc:
-        return False, f"{bwrap} failed to start: {exc}"
+    for attempt in range(SETUP_RETRIES):
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=15, preexec_fn=preexec, env={})
+        except (OSError, subprocess.SubprocessError) as exc:
+            return False, f"{bwrap} failed to start: {exc}"
+        if not transient_setup_failure(done.returncode, done.stderr):
+            break
+        time.sleep(0.5 * (attempt + 1))
     if done.returncode != 0:
         return False, f"{bwrap} cannot create namespaces here: {done.stderr.strip()[:300]}"
     return True, f"{bwrap} works" + (f" (runs as uid {uid})" if uid is not None else "")
@@ -147,7 +163,12 @@ class BubblewrapSandbox:
         limits = Limits.from_settings(self.settings, timeout_s)
         prepare_workspace(workspace, self.runtime.uid)
         inner_env = sandbox_env(env, pythonpath=self.runtime.pythonpath())
-        return await launch(
-            self.command(argv, workspace, inner_env), cwd=workspace, env={}, timeout_s=limits.timeout_s,
-            preexec=make_preexec(self.runtime.uid, limits), run_id=new_run_id(), sweep=False,
-        )
+        for attempt in range(SETUP_RETRIES):
+            result = await launch(
+                self.command(argv, workspace, inner_env), cwd=workspace, env={}, timeout_s=limits.timeout_s,
+                preexec=make_preexec(self.runtime.uid, limits), run_id=new_run_id(), sweep=False,
+            )
+            if not transient_setup_failure(result.exit_code, result.stderr):
+                break
+            await asyncio.sleep(0.5 * (attempt + 1))
+        return result

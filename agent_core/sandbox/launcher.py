@@ -218,6 +218,12 @@ def prepare_workspace(workspace: Path, uid: int | None) -> None:
     """Make `workspace` (a private temp copy) writable by the sandbox uid and reachable through its parents."""
     if uid is None:
         return
+    resolved = workspace.resolve()
+    if not any(p.name.startswith("agentls-") for p in (resolved, *resolved.parents)):
+        raise SandboxError(
+            f"refusing to hand {workspace} to the sandbox uid {uid}: sandboxed runs need a private copy "
+            "(a ShadowWorkspace or a dir from cleanup.make_temp_dir), never the user's own files"
+        )
     for dirpath, dirnames, filenames in os.walk(workspace):
         os.lchown(dirpath, uid, uid)
         for name in dirnames + filenames:

@@ -71,6 +71,7 @@ async def run_tests(
     python = getattr(sandbox, "python", "python3")
     is_pytest, argv = pytest_argv(test_command, python)
     junit_path: Path | None = None
+    made_dir = not (workspace / ".agentls").exists()
     if is_pytest:
         (workspace / ".agentls").mkdir(exist_ok=True)
         junit_rel = f".agentls/junit-{os.getpid()}-{next(_counter)}.xml"
@@ -83,6 +84,8 @@ async def run_tests(
     finally:
         if junit_path is not None:
             junit_path.unlink(missing_ok=True)
+            if made_dir:
+                _remove_if_empty(junit_path.parent)
     if report is None:
         report = _from_exit_code(result, is_pytest)
     report.duration_s = result.duration_s
@@ -112,3 +115,11 @@ def _from_exit_code(result: CommandResult, is_pytest: bool) -> TestReport:
     if is_pytest or result.timed_out or result.exit_code is None:
         return TestReport(errors=1)
     return TestReport(failed=1)
+
+
+def _remove_if_empty(directory: Path) -> None:
+    """Leave the workspace as it was: drop the `.agentls/` dir this run created, when nothing else is in it."""
+    try:
+        directory.rmdir()
+    except OSError:
+        pass

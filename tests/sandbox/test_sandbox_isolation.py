@@ -83,3 +83,17 @@ async def test_environment_has_no_secrets(workspace: Path, backend: str, monkeyp
         assert leaked not in result.stdout
     assert "('HOME', '/tmp')" in result.stdout
     assert os.environ["AGENTLS_API_KEY"] == "sk-agentls-secret"  # the host's own env is untouched
+
+
+async def test_a_workspace_that_is_not_a_private_copy_is_refused(tmp_path: Path) -> None:
+    from agent_core.sandbox.base import SandboxError
+
+    (tmp_path / "mine.py").write_text("x = 1\n")
+    owner = (tmp_path / "mine.py").stat().st_uid
+    sandbox = make_backend("bubblewrap")
+    if os.geteuid() == 0:  # handing files to uid 65534 is only done to private copies
+        with pytest.raises(SandboxError, match="private copy"):
+            await sandbox.run(["true"], tmp_path)
+    else:  # no uid switch: the caller's own files are used as they are
+        assert (await sandbox.run(["true"], tmp_path)).exit_code == 0
+    assert (tmp_path / "mine.py").stat().st_uid == owner
