@@ -67,30 +67,32 @@ def loop_gaps_ms(project: Path, run_id: str) -> list[float]:
     return gaps
 
 
-async def overhead_once(project: Path, llm: ScriptedLLM, iterations: int) -> tuple[float, list[float]]:
-    """(ms of non-test time per iteration including setup, per-iteration loop ms) for one run."""
-    in_tests = 0.0
+async def overhead_once(project: Path, llm: ScriptedLLM, iterations: int) -> tuple[float, list[float], float]:
+    """(non-test ms per iteration incl. setup, per-iteration loop ms, our CPU ms per iteration) for one run."""
+    in_tests = cpu_in_tests = 0.0
     real_run_tests = runner.run_tests
 
     async def timed_run_tests(*args, **kwargs):
-        nonlocal in_tests
-        started = time.perf_counter()
+        nonlocal in_tests, cpu_in_tests
+        started, cpu_started = time.perf_counter(), time.process_time()
         try:
             return await real_run_tests(*args, **kwargs)
         finally:
             in_tests += time.perf_counter() - started
+            cpu_in_tests += time.process_time() - cpu_started
 
     runner.run_tests = timed_run_tests  # pipeline/run.py looks it up at each run
     try:
         settings = load_settings(project, {"base_url": llm.base_url, "max_iterations": iterations,
                                            "max_revisions": 0, "memory": {"enabled": False}})
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         result = await Engine(settings).run(RunRequest(kind="fix", workspace=project), NullHooks())
-        total = time.perf_counter() - started
+        total, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     finally:
         runner.run_tests = real_run_tests
     assert result.status == "unfixed", result
-    return (total - in_tests) * 1000 / result.iterations, loop_gaps_ms(project, result.run_id)
+    per_iteration = (total - in_tests) * 1000 / result.iterations
+    return per_iteration, loop_gaps_ms(project, result.run_id), (cpu - cpu_in_tests) * 1000 / result.iterations
 
 
 async def sandbox_ratio(project: Path, runs: int) -> tuple[float, float]:
@@ -125,12 +127,13 @@ async def main() -> None:
     llm.default("reflector", {"hypothesis": "h", "file": "calc.py", "change": "c", "confidence": "low"})
     tmp = Path(tempfile.mkdtemp(prefix="agentls-bench-"))
     try:
-        per_iteration, loops = [], []
+        per_iteration, loops, cpu = [], [], []
         for n in range(args.runs + 1):  # the first run warms imports and is not counted
-            ms, gaps = await overhead_once(make_project(tmp / f"p{n}"), llm, args.iterations)
+            ms, gaps, cpu_ms = await overhead_once(make_project(tmp / f"p{n}"), llm, args.iterations)
             if n:
                 per_iteration.append(ms)
                 loops.extend(gaps)
+                cpu.append(cpu_ms)
         boxed, bare = await sandbox_ratio(tmp / "ratio", args.runs)
     finally:
         llm.stop()
@@ -140,6 +143,8 @@ async def main() -> None:
           f"over {len(loops)} iterations (min {min(loops):.1f}, max {max(loops):.1f}; target < 50 ms)")
     print(f"whole run minus test runs, per iteration (incl. one-time setup): median "
           f"{statistics.median(per_iteration):.1f} ms over {args.runs} runs x {args.iterations} iterations")
+    print(f"CPU time of this process per iteration (incl. setup and the scripted server's threads): median "
+          f"{statistics.median(cpu):.1f} ms (insensitive to other processes' load)")
     print(f"pytest sandboxed {boxed * 1000:.0f} ms vs bare {bare * 1000:.0f} ms: ratio {boxed / bare:.2f} "
           f"(median of {args.runs}, interleaved; target < 1.15)")
 
