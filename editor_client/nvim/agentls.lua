@@ -107,6 +107,9 @@ function M.execute(command, argument, on_result)
     vim.notify("agentls: no server attached to this buffer", vim.log.levels.WARN)
     return
   end
+  if next(argument) == nil then
+    argument = vim.empty_dict() -- an empty Lua table would be sent as a JSON list
+  end
   local params = { command = command, arguments = { argument } }
   client.request("workspace/executeCommand", params, function(err, result)
     if err then

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +105,16 @@ def run_editor(argv: list[str], cwd: Path, env: dict[str, str], timeout: float =
         stdout, stderr = proc.communicate()
         pytest.fail(f"{argv[0]} did not finish in {timeout} s\n{stdout[-4000:]}\n{stderr[-4000:]}")
     return EditorRun(proc.returncode, stdout, stderr)
+
+
+def leftovers(root: Path, server_tmp: Path, grace_s: float = 5.0) -> tuple[list[int], list[str]]:
+    """Server processes and temporary files still there `grace_s` after the editor exited (polled gently)."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        procs, files = server_processes(root), sorted(p.name for p in server_tmp.iterdir())
+        if (not procs and not files) or time.monotonic() > deadline:
+            return procs, files
+        time.sleep(0.1)
 
 
 def server_processes(root: Path) -> list[int]:

@@ -62,6 +62,10 @@
     (driver-note 'edit_applied (if (driver-buffer-fixed buffer) t :json-false))
     (driver-note 'buffer (with-current-buffer buffer (buffer-substring-no-properties (point-min) (point-max))))
     (driver-note 'modified (if (buffer-modified-p buffer) t :json-false))
+    ;; The snippet's agentls-show-trace puts the (latest) run's trace in *agentls trace*.
+    (driver-wait (lambda () driver-run-ended) 30)
+    (with-current-buffer buffer (agentls-show-trace))
+    (driver-note 'trace (with-current-buffer "*agentls trace*" (buffer-string)))
     (eglot-shutdown server)))
 
 (condition-case err

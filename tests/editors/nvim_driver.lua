@@ -80,6 +80,15 @@ local function run()
   result.buffer = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   result.modified = vim.bo[bufnr].modified
   step("waited for the edit")
+
+  -- The snippet's :AgentlsShowTrace opens the (latest) run's trace in a Markdown scratch buffer.
+  vim.wait(30000, function() return run_ended end, 100)
+  vim.cmd("AgentlsShowTrace")
+  vim.wait(15000, function() return vim.bo.filetype == "markdown" end, 100)
+  if vim.bo.filetype == "markdown" then
+    result.trace = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  end
+  step("trace shown")
 end
 
 local ok, err = pcall(run)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CALC, FIXED_CALC, HERE, MODEL, SNIPPETS, editor_env, require_editor, run_editor, script_fix, server_processes
+from conftest import CALC, FIXED_CALC, HERE, MODEL, SNIPPETS, editor_env, require_editor, run_editor, leftovers, script_fix
 
 pytestmark = pytest.mark.editor
 
@@ -45,6 +45,7 @@ def test_neovim_snippet_attaches_lists_actions_and_applies_plan_and_fix(editor_w
     assert (editor_workspace / "calc.py").read_text() == CALC, "the server wrote the file behind the editor's back"
     models = {r.get("model") for r in scripted_llm.requests}
     assert "coder" in {r["role"] for r in scripted_llm.requests} and models == {MODEL}, "settings did not reach the engine"
+    assert seen.get("trace", "").startswith("# Run ") and "+    return a + b" in seen["trace"], seen.get("trace")
+    assert len(seen["messages"]) == 1 and "): fixed" in seen["messages"][0], seen["messages"]
     assert run.returncode == 0, run.describe()
-    assert server_processes(editor_workspace) == [], "the language server outlived Neovim"
-    assert list(server_tmp.iterdir()) == [], "the run left temporary files behind"
+    assert leftovers(editor_workspace, server_tmp) == ([], []), "the language server outlived Neovim, or the run left temporary files behind"
