@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 from agent_core.agents.coder.agent import write_edits
-from agent_core.agents.coder.schema import CoderOutput
 from agent_core.llm.base import StructuredOutputError
 from agent_core.models import Plan, SubTask, TestReport
 from agent_core.pipeline.context import relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.edits import apply_edits
 from agent_core.pipeline.state import RunState
 from agent_core.reflection import failure_text
-
-
-def apply_edits(deps: RunDeps, output: CoderOutput) -> tuple[int, list[str]]:
-    """Apply the coder's edits in order; return (applied, error messages)."""
-    applied, errors = 0, []
-    for edit in output.edits:
-        if edit.search:
-            result = deps.tools.replace_in_file(edit.path, edit.search, edit.replace)
-        else:
-            result = deps.tools.write_file(edit.path, edit.replace)
-        if result.ok:
-            applied += 1
-        else:
-            errors.append(f"- {edit.path}: {result.result}")
-    if not output.edits:
-        errors.append("- the answer contained no edits")
-    return applied, errors
 
 
 def _hypothesis(state: RunState) -> str:
@@ -67,7 +50,7 @@ async def code(state: RunState, deps: RunDeps) -> dict:
         except StructuredOutputError as exc:
             errors.append(f"- the answer was not valid: {exc}")
             continue
-        n, errs = apply_edits(deps, output)
+        n, errs = apply_edits(deps.tools, output)
         applied += n
         errors.extend(errs)
     return {"edits_applied": applied, "tool_errors": errors, "fresh_plan": False}
