@@ -31,10 +31,15 @@ fi
 make -s venv
 
 # A private Docker engine and the sandbox image, for the Docker backend's tests.
+# An engine this script starts is stopped again when the tests end.
+sock=/tmp/dockerd.agentls/docker.sock
+if ! { [ -S "$sock" ] && DOCKER_HOST="unix://$sock" timeout 5 docker version >/dev/null 2>&1; }; then
+    trap 'scripts/stop-dockerd.sh >&2 || true' EXIT
+fi
 eval "$(scripts/start-dockerd.sh)"
 export DOCKER_HOST
 scripts/make-base-image.sh >&2
 .venv/bin/agentls sandbox build-image >&2
 
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
-exec .venv/bin/python -m pytest -p pytest_asyncio.plugin -p pytest_lsp -q "${@:-tests}"
+.venv/bin/python -m pytest -p pytest_asyncio.plugin -p pytest_lsp -q "${@:-tests}"
