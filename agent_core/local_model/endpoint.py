@@ -16,7 +16,6 @@ unless `AGENTLS_AUTO_FETCH=1` is set, which fetches first.
 from __future__ import annotations
 
 import atexit
-import fcntl
 import os
 import sys
 import threading
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from agent_core.llm.base import LLMUnavailable
 from agent_core.local_model.fetch import FetchError, ModelMissing, fetch_model, installed_model
+from agent_core.local_model.filelock import FileLock
 from agent_core.local_model.registry import UnknownModel, get_spec, model_dir
 from agent_core.local_model.serve import RunningServer, ServerConfig, ServerError, find_running, start_server
 from agent_core.settings import Settings
@@ -59,23 +59,6 @@ def resolve_model(name: str, notify: Callable[[str], None] = _stderr) -> Path:
         raise LLMUnavailable(f"could not fetch the local model {name}: {exc}") from None
 
 
-class _FileLock:
-    """An exclusive flock on a file, so two agentls processes do not both start a server."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self) -> _FileLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = self.path.open("a")
-        fcntl.flock(self._fh, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._fh, fcntl.LOCK_UN)
-        self._fh.close()
-
-
 def _stop_owned() -> None:
     for directory, server in list(_owned.items()):
         server.stop(Path(directory))
@@ -95,7 +78,7 @@ def ensure_local_endpoint(settings: Settings, notify: Callable[[str], None] | No
     name = settings.local_model
     model_path = resolve_model(name, notify)
     directory = model_dir()
-    with _lock, _FileLock(directory / "server.lock"):
+    with _lock, FileLock(directory / "server.lock"):
         running = find_running(directory, model_path)
         if running is not None:
             return running.base_url

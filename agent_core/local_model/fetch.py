@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.local_model import gguf
+from agent_core.local_model.filelock import FileLock
 from agent_core.local_model.progress import ProgressBar
 from agent_core.local_model.registry import ModelSpec, get_spec, model_dir, override_path
 
@@ -259,7 +260,13 @@ def fetch_model(spec: ModelSpec, directory: Path | None = None, *, progress: boo
     target = model_path(spec, directory)
     if is_verified(spec, directory):
         return FetchResult(target, spec.sha256, fetched=False)
-    directory.mkdir(parents=True, exist_ok=True)
+    with FileLock(directory / f"fetch-{spec.name}.lock"):
+        if is_verified(spec, directory):  # another process fetched it while we waited
+            return FetchResult(target, spec.sha256, fetched=False)
+        return _fetch_locked(spec, directory, target, progress)
+
+
+def _fetch_locked(spec: ModelSpec, directory: Path, target: Path, progress: bool) -> FetchResult:
     _marker(target).unlink(missing_ok=True)
     parts_dir = directory / "parts" / spec.name
     bar = ProgressBar(f"downloading {spec.name}", spec.parts, unit="parts", unit_scale=1) if progress else None

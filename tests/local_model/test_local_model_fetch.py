@@ -168,6 +168,22 @@ def test_a_killed_fetch_process_recovers(fake_model: FakeModel, tmp_path: Path):
     assert _leftovers(fake_model) == []
 
 
+def test_concurrent_fetches_do_the_work_once(fake_model: FakeModel):
+    script = (
+        "import json, sys; from pathlib import Path\n"
+        "from agent_core.local_model.registry import ModelSpec\n"
+        "from agent_core.local_model.fetch import fetch_model\n"
+        "r = fetch_model(ModelSpec(**json.loads(sys.argv[1])), Path(sys.argv[2]), progress=False)\n"
+        "print(r.fetched)\n"
+    )
+    argv = [PYTHON, "-c", script, json.dumps(asdict(fake_model.spec)), str(fake_model.model_dir)]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=subprocess_env()) for _ in range(2)]
+    outputs = sorted(p.communicate(timeout=120)[0].strip() for p in procs)
+    assert [p.returncode for p in procs] == [0, 0]
+    assert outputs == ["False", "True"], "one process fetches, the other waits and finds the verified file"
+    assert model_path(fake_model.spec, fake_model.model_dir).read_bytes() == fake_model.data
+
+
 def test_cli_fetch_and_path(fake_model: FakeModel, monkeypatch: pytest.MonkeyPatch, capsys):
     monkeypatch.setitem(registry.MODELS, fake_model.spec.name, fake_model.spec)
     monkeypatch.setenv("AGENTLS_MODEL_DIR", str(fake_model.model_dir))
