@@ -5,7 +5,7 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p pytest_asyncio.plugin -p pytest_lsp
+PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p pytest_asyncio.plugin -p pytest_lsp -p pytest_timeout
 
 .PHONY: venv venv-local test demo clean
 

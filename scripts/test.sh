@@ -42,4 +42,4 @@ scripts/make-base-image.sh >&2
 .venv/bin/agentls sandbox build-image >&2
 
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
-.venv/bin/python -m pytest -p pytest_asyncio.plugin -p pytest_lsp -q "${@:-tests}"
+.venv/bin/python -m pytest -p pytest_asyncio.plugin -p pytest_lsp -p pytest_timeout -q "${@:-tests}"
