@@ -151,17 +151,20 @@ class RunManager:
         if run.request.kind == "test":
             if result.report is not None:
                 await self.diagnostics.publish(result.report, root)
-            return self._tell(run, result, self._summary(result))
+            return self._tell(run, self._summary(result))
+        if result.status == "passed" and not result.change_set.changes:  # nothing to fix: tests already pass
+            if result.report is not None:
+                await self.diagnostics.publish(result.report, root)
+            return self._tell(run, self._summary(result))
         if result.status not in ("fixed", "ok"):
-            detail = result.error or result.summary or "no verified change"
-            return self._tell(run, result, f"{result.status}: {detail}", lsp.MessageType.Warning)
+            return self._tell(run, self._summary(result), lsp.MessageType.Warning)
         if result.change_set.changes:
             outcome = await self.edits.apply(result.change_set, root, run.read, run.label)
             if not outcome.applied:
-                return self._tell(run, result, f"not applied: {outcome.reason}", lsp.MessageType.Warning)
+                return self._tell(run, f"not applied: {outcome.reason}", lsp.MessageType.Warning)
         if result.report is not None:
             await self.diagnostics.publish(result.report, root)
-        return self._tell(run, result, self._summary(result))
+        return self._tell(run, self._summary(result))
 
     def _summary(self, result: RunResult) -> str:
         if result.error:
@@ -174,7 +177,7 @@ class RunManager:
             return result.status
         return f"{result.status}: {report.passed} passed, {report.failed} failed, {report.errors} errors"
 
-    def _tell(self, run: ActiveRun, result: RunResult, text: str, kind=lsp.MessageType.Info) -> str:
+    def _tell(self, run: ActiveRun, text: str, kind: lsp.MessageType = lsp.MessageType.Info) -> str:
         self.show(f"{run.label}: {text}", kind)
         return text
 
