@@ -14,8 +14,9 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
+from agent_core import journal_view
 from agent_core.models import RunKind, RunRequest
-from lsp_server import convert, trace
+from lsp_server import convert
 
 PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK = "agentls.planAndFix", "agentls.generateTests", "agentls.runTask"
 RUN_TESTS, CANCEL, SHOW_TRACE = "agentls.runTests", "agentls.cancel", "agentls.showTrace"
@@ -90,12 +91,11 @@ def register(server: LanguageServer, deps) -> None:
 
     @server.command(SHOW_TRACE)
     async def show_trace(ls: LanguageServer, *args: Any) -> dict:
+        run_id = _argument(args).get("runId")
         root = deps.settings.root()
-        run_id = _argument(args).get("runId") or await asyncio.to_thread(trace.latest_run_id, root)
-        if not run_id:
-            raise JsonRpcInvalidParams(message="no run to show: give runId or start a run first")
         try:
-            markdown = await asyncio.to_thread(trace.render, root, str(run_id))
-        except FileNotFoundError as exc:
+            summaries = await asyncio.to_thread(journal_view.list_runs, root, 1)
+            markdown = await asyncio.to_thread(journal_view.render_markdown, root, run_id)
+        except journal_view.UnknownRun as exc:
             raise JsonRpcInvalidParams(message=str(exc)) from exc
-        return {"runId": run_id, "markdown": markdown}
+        return {"runId": run_id or (summaries[0].run_id if summaries else None), "markdown": markdown}

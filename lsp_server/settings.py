@@ -53,6 +53,7 @@ class SettingsStore:
         self.initialization: dict[str, Any] = {}
         self.configuration: dict[str, Any] = {}
         self._reported: set[str] = set()
+        self._refresh: asyncio.Task | None = None
 
     def root(self) -> Path:
         """The workspace root: rootUri, else the first folder, else the current directory."""
@@ -81,8 +82,19 @@ class SettingsStore:
             return
         self.configuration = _section(values[0]) if values else {}
 
+    def changed(self, pushed: Any) -> None:
+        """didChangeConfiguration: take pushed values or pull them; the next `load` waits for it."""
+        self._reported.clear()
+        section = pushed.get(SECTION) if isinstance(pushed, Mapping) else None
+        if isinstance(section, Mapping):
+            self.configuration = dict(section)
+        else:
+            self._refresh = asyncio.create_task(self.pull())
+
     async def load(self) -> Settings:
         """Effective settings for the next run; invalid ones are reported and replaced by defaults."""
+        if self._refresh is not None:
+            await asyncio.shield(self._refresh)
         root, overrides = self.root(), self.overrides()
         try:
             return await asyncio.to_thread(load_settings, root, overrides)
@@ -93,10 +105,6 @@ class SettingsStore:
         except SettingsError as exc:
             self._report(str(exc))
             return Settings()
-
-    def changed(self) -> None:
-        """New settings arrived: report their problems again."""
-        self._reported.clear()
 
     def _report(self, text: str) -> None:
         if text in self._reported:
@@ -115,15 +123,10 @@ def register(server: LanguageServer, deps) -> None:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: LanguageServer, params: lsp.InitializedParams) -> None:
-        await store.pull()
+        store.changed(None)
         await store.load()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: LanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
-        pushed = params.settings.get(SECTION) if isinstance(params.settings, Mapping) else None
-        if isinstance(pushed, Mapping):
-            store.configuration = dict(pushed)
-        else:
-            await store.pull()
-        store.changed()
+        store.changed(params.settings)
         await store.load()

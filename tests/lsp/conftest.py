@@ -81,6 +81,8 @@ class Session:
     def __init__(self, client: LanguageClient, root: Path, state: EditorState, tmpdir: Path) -> None:
         self.client, self.root, self.state, self.tmpdir = client, root, state, tmpdir
         self.capabilities: lsp.ServerCapabilities | None = None
+        self.leftover_processes: list[int] | None = None  # filled after shutdown
+        self.leftover_files: list[str] | None = None
 
     def uri(self, relative: str) -> str:
         return (self.root / relative).as_uri()
@@ -180,6 +182,8 @@ def lsp_session(tmp_path: Path, scripted_llm):
             try:
                 await asyncio.wait_for(client.shutdown_session(), 30)
                 await client.stop()
+                session.leftover_processes = server_descendants(client._server.pid)
+                session.leftover_files = sorted(p.name for p in tmpdir.iterdir())
             finally:
                 shutil.rmtree(tmpdir, ignore_errors=True)
 
