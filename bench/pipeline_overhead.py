@@ -5,9 +5,11 @@
    every run does `max_iterations` rounds. From the run's journal, an
    iteration's overhead is the time from the end of one test run to the start
    of the next (plan or reflect, code, gate, routing, LLM HTTP round trips,
-   file tools, journal). Also shown: the whole run minus its test runs,
-   divided by the iterations (this includes the one-time setup: sandbox
-   probe, shadow copy, LLM client). Medians over several runs.
+   file tools, journal, checkpoint). Headline: the marginal cost of an
+   iteration, i.e. (non-test time of an N-iteration run - that of a
+   1-iteration run) / (N - 1), in wall time and in this process's CPU time
+   (the CPU figure does not grow when other processes load the machine).
+   Medians over several runs.
 2. Sandbox ratio: the same pytest command run through the sandbox and bare
    (same interpreter, same options, same copy of the project), interleaved,
    median of each.
@@ -68,7 +70,7 @@ def loop_gaps_ms(project: Path, run_id: str) -> list[float]:
 
 
 async def overhead_once(project: Path, llm: ScriptedLLM, iterations: int) -> tuple[float, list[float], float]:
-    """(non-test ms per iteration incl. setup, per-iteration loop ms, our CPU ms per iteration) for one run."""
+    """(non-test wall ms, per-iteration loop ms, non-test CPU ms of this process) for one run."""
     in_tests = cpu_in_tests = 0.0
     real_run_tests = runner.run_tests
 
@@ -91,8 +93,8 @@ async def overhead_once(project: Path, llm: ScriptedLLM, iterations: int) -> tup
     finally:
         runner.run_tests = real_run_tests
     assert result.status == "unfixed", result
-    per_iteration = (total - in_tests) * 1000 / result.iterations
-    return per_iteration, loop_gaps_ms(project, result.run_id), (cpu - cpu_in_tests) * 1000 / result.iterations
+    assert result.iterations == iterations
+    return (total - in_tests) * 1000, loop_gaps_ms(project, result.run_id), (cpu - cpu_in_tests) * 1000
 
 
 async def sandbox_ratio(project: Path, runs: int) -> tuple[float, float]:
@@ -128,23 +130,26 @@ async def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="agentls-bench-"))
     try:
         per_iteration, loops, cpu = [], [], []
-        for n in range(args.runs + 1):  # the first run warms imports and is not counted
-            ms, gaps, cpu_ms = await overhead_once(make_project(tmp / f"p{n}"), llm, args.iterations)
+        for n in range(args.runs + 1):  # the first pair warms imports and is not counted
+            # marginal cost of an iteration: a run of N iterations minus a run of 1, over N - 1
+            ms_n, gaps, cpu_n = await overhead_once(make_project(tmp / f"n{n}"), llm, args.iterations)
+            ms_1, _, cpu_1 = await overhead_once(make_project(tmp / f"o{n}"), llm, 1)
             if n:
-                per_iteration.append(ms)
+                per_iteration.append((ms_n - ms_1) / (args.iterations - 1))
                 loops.extend(gaps)
-                cpu.append(cpu_ms)
+                cpu.append((cpu_n - cpu_1) / (args.iterations - 1))
         boxed, bare = await sandbox_ratio(tmp / "ratio", args.runs)
     finally:
         llm.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"pipeline overhead per iteration (test run excluded): median {statistics.median(loops):.1f} ms "
-          f"over {len(loops)} iterations (min {min(loops):.1f}, max {max(loops):.1f}; target < 50 ms)")
-    print(f"whole run minus test runs, per iteration (incl. one-time setup): median "
-          f"{statistics.median(per_iteration):.1f} ms over {args.runs} runs x {args.iterations} iterations")
-    print(f"CPU time of this process per iteration (incl. setup and the scripted server's threads): median "
-          f"{statistics.median(cpu):.1f} ms (insensitive to other processes' load)")
+    print(f"pipeline overhead per iteration (test run excluded; target < 50 ms), median of {args.runs}:")
+    print(f"  marginal wall time ({args.iterations}-iteration run minus 1-iteration run, per extra iteration): "
+          f"{statistics.median(per_iteration):.1f} ms")
+    print(f"  marginal CPU time of this process (incl. the scripted server's threads): "
+          f"{statistics.median(cpu):.1f} ms  (insensitive to other processes' load)")
+    print(f"  journal: end of one test run to start of the next: {statistics.median(loops):.1f} ms "
+          f"(min {min(loops):.1f}, max {max(loops):.1f}, {len(loops)} iterations)")
     print(f"pytest sandboxed {boxed * 1000:.0f} ms vs bare {bare * 1000:.0f} ms: ratio {boxed / bare:.2f} "
           f"(median of {args.runs}, interleaved; target < 1.15)")
 
