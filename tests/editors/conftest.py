@@ -1,49 +1,15 @@
-"""Fixtures for the headless editor tests (Neovim, Emacs).
-
-`editor_workspace` is a small project with a bug (`calc.add` subtracts) and a
-test that catches it; `script_fix(llm)` queues the scripted model's planner,
-coder and reflector answers that fix it. `run_editor(argv, env, timeout)`
-runs a real editor process with the project's venv first on PATH (so the
-snippets' plain `python3 -m lsp_server` finds agentls) and reports its output;
-`server_tmp` is the server's TMPDIR (shadow copies), so a test can check
-that nothing is left in it; `server_processes(root)` lists language servers still running for a
-workspace, so a test can prove none is left behind.
-"""
+"""Fixtures of the headless editor tests: the buggy project and the server's TMPDIR."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SNIPPETS = REPO / "editor_client"
-HERE = Path(__file__).resolve().parent
-
-CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
-FIXED_CALC = CALC.replace("a - b", "a + b")
-TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-
-PLAN = {"approach": "Fix add.", "subtasks": [{"id": "t1", "description": "make add add in calc.py", "files": ["calc.py"]}]}
-FIX = {"edits": [{"path": "calc.py", "search": "    return a - b\n", "replace": "    return a + b\n"}],
-       "explanation": "add must add"}
-REFLECTION = {"hypothesis": "add subtracts", "file": "calc.py", "change": "use +", "confidence": "high"}
-MODEL = "scripted-editor-model"
-
-
-def script_fix(llm) -> None:
-    """Planner, coder and reflector answers that turn `a - b` into `a + b`."""
-    llm.default("planner", PLAN)
-    llm.default("coder", FIX)
-    llm.default("reflector", REFLECTION)
+from editors_support import CALC, TEST_CALC
 
 
 @pytest.fixture
@@ -56,16 +22,6 @@ def editor_workspace(tmp_path: Path) -> Path:
     return root
 
 
-@dataclass
-class EditorRun:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    def describe(self) -> str:
-        return f"exit code {self.returncode}\n--- stdout ---\n{self.stdout[-4000:]}\n--- stderr ---\n{self.stderr[-4000:]}"
-
-
 @pytest.fixture
 def server_tmp() -> Iterator[Path]:
     """TMPDIR for the server: under /tmp and world-searchable, since the sandbox uid must reach shadow copies."""
@@ -75,59 +31,3 @@ def server_tmp() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def editor_env(tmp_path: Path, server_tmp: Path, **extra: str) -> dict[str, str]:
-    """The environment of the editor: venv first on PATH, its own TMPDIR and HOME, no stray endpoints."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    env = {**os.environ, "TMPDIR": str(server_tmp), "HOME": str(home), **extra}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    for key in ("AGENTLS_BASE_URL", "OPENAI_BASE_URL", "AGENTLS_MODEL", "PYTHONPATH"):
-        env.pop(key, None)
-    return env
-
-
-def require_editor(name: str, install: str) -> str:
-    path = shutil.which(name)
-    assert path, f"{name} is not installed: {install}"
-    return path
-
-
-def run_editor(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 240) -> EditorRun:
-    """Run a headless editor to completion (killed with its process group on timeout)."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        stdout, stderr = proc.communicate()
-        pytest.fail(f"{argv[0]} did not finish in {timeout} s\n{stdout[-4000:]}\n{stderr[-4000:]}")
-    return EditorRun(proc.returncode, stdout, stderr)
-
-
-def leftovers(root: Path, server_tmp: Path, grace_s: float = 5.0) -> tuple[list[int], list[str]]:
-    """Server processes and temporary files still there `grace_s` after the editor exited (polled gently)."""
-    deadline = time.monotonic() + grace_s
-    while True:
-        procs, files = server_processes(root), sorted(p.name for p in server_tmp.iterdir())
-        if (not procs and not files) or time.monotonic() > deadline:
-            return procs, files
-        time.sleep(0.1)
-
-
-def server_processes(root: Path) -> list[int]:
-    """Pids of `-m lsp_server` processes whose working directory is `root`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if b"lsp_server" in cmdline and Path(cwd) == root:
-            found.append(int(entry.name))
-    return found

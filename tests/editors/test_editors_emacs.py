@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CALC, FIXED_CALC, HERE, MODEL, SNIPPETS, editor_env, require_editor, run_editor, leftovers, script_fix
+from editors_support import CALC, FIXED_CALC, HERE, MODEL, SNIPPETS, editor_env, require_editor, run_editor, leftovers, script_fix
 
 pytestmark = pytest.mark.editor
 

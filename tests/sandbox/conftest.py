@@ -8,17 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.sandbox.bubblewrap import BubblewrapSandbox
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
-from agent_core.sandbox.process import ProcessSandbox
-from agent_core.settings import SandboxSettings
-
-BACKENDS = {"bubblewrap": BubblewrapSandbox, "process": ProcessSandbox}
-
-
-def make_backend(name: str, **limits: object) -> BubblewrapSandbox | ProcessSandbox:
-    settings = SandboxSettings(**{"timeout_s": 30.0, **limits})
-    return BACKENDS[name](settings)
 
 
 @pytest.fixture
@@ -37,16 +27,3 @@ def workspace() -> Iterator[Path]:
 def token() -> str:
     """A unique word to put in a payload's argv, to find its processes in /proc."""
     return f"agentls-probe-{uuid.uuid4().hex}"
-
-
-def processes_with(token: str) -> list[int]:
-    """Pids whose command line contains `token`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if token.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found

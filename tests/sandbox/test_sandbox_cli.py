@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import processes_with
+from sandbox_support import processes_with
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",

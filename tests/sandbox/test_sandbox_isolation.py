@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_backend
+from sandbox_support import make_backend
 from agent_core.testing.runner import run_tests
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_backend, processes_with
+from sandbox_support import make_backend, processes_with
 
 BACKENDS = ["bubblewrap", "process"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_backend
+from sandbox_support import make_backend
 from agent_core.models import TestReport as Report
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.testing.runner import pytest_argv, run_tests

@@ -7,7 +7,7 @@ import stat
 import sys
 from pathlib import Path
 
-from conftest import make_backend
+from sandbox_support import make_backend
 from agent_core.sandbox.runtime import (
     TEST_DISTRIBUTIONS,
     readable_by_others,
