@@ -15,7 +15,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from agent_core import journal_view
-from agent_core.models import RunKind, RunRequest
+from agent_core.analysis.symbols import analyse, enclosing_symbol
+from agent_core.models import RunKind, RunRequest, Span
 from lsp_server import convert
 
 PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK = "agentls.planAndFix", "agentls.generateTests", "agentls.runTask"
@@ -38,7 +39,7 @@ class RequestBuilder:
     def __init__(self, deps) -> None:
         self._deps = deps
 
-    def build(self, kind: RunKind, arg: dict[str, Any], need_uri: bool = False) -> RunRequest:
+    async def build(self, kind: RunKind, arg: dict[str, Any], need_uri: bool = False) -> RunRequest:
         root = self._deps.settings.root()
         uri = arg.get("uri")
         if need_uri and not uri:
@@ -46,43 +47,49 @@ class RequestBuilder:
         target = convert.relative_path(uri, root) if uri else None
         if uri and target is None:
             raise JsonRpcInvalidParams(message=f"{uri} is outside the workspace {root}")
-        span = None
+        span, symbol = None, None
         rng = convert.range_from_json(arg.get("range"))
         if rng is not None and target is not None:
-            doc = self._deps.documents.current(root, target)
-            span = convert.range_to_span(rng, doc.source if doc else "", convert.encoding_name(
-                self._deps.server.workspace.position_encoding))
-        diagnostics = [str(d) for d in arg.get("diagnostics") or []]
+            text = await asyncio.to_thread(self._deps.documents.text, root, target)
+            encoding = convert.encoding_name(self._deps.server.workspace.position_encoding)
+            span = convert.range_to_span(rng, text, encoding)
+            symbol = await asyncio.to_thread(_enclosing_symbol, text, span) if target.endswith(".py") else None
         return RunRequest(
             kind=kind, workspace=root, goal=arg.get("goal"), target_file=target, target_span=span,
-            diagnostics=diagnostics,
+            target_symbol=symbol, diagnostics=[str(d) for d in arg.get("diagnostics") or []],
         )
+
+
+def _enclosing_symbol(text: str, span: Span) -> str | None:
+    """Qualified name of the function or class around `span` (tree-sitter, off the event loop)."""
+    found = enclosing_symbol(analyse(text).symbols, span)
+    return found.qualname if found is not None else None
 
 
 def register(server: LanguageServer, deps) -> None:
     builder = RequestBuilder(deps)
 
-    def start(kind: RunKind, arg: dict[str, Any], need_uri: bool = False) -> dict:
-        return deps.runs.start(builder.build(kind, arg, need_uri), ACTIONS[kind])
+    async def start(kind: RunKind, arg: dict[str, Any], need_uri: bool = False) -> dict:
+        return deps.runs.start(await builder.build(kind, arg, need_uri), ACTIONS[kind])
 
     @server.command(PLAN_AND_FIX)
-    def plan_and_fix(ls: LanguageServer, *args: Any) -> dict:
-        return start("fix", _argument(args), need_uri=True)
+    async def plan_and_fix(ls: LanguageServer, *args: Any) -> dict:
+        return await start("fix", _argument(args), need_uri=True)
 
     @server.command(GENERATE_TESTS)
-    def generate_tests(ls: LanguageServer, *args: Any) -> dict:
-        return start("gen_tests", _argument(args), need_uri=True)
+    async def generate_tests(ls: LanguageServer, *args: Any) -> dict:
+        return await start("gen_tests", _argument(args), need_uri=True)
 
     @server.command(RUN_TASK)
-    def run_task(ls: LanguageServer, *args: Any) -> dict:
+    async def run_task(ls: LanguageServer, *args: Any) -> dict:
         arg = _argument(args)
         if not str(arg.get("goal") or "").strip():
             raise JsonRpcInvalidParams(message="missing argument: goal")
-        return start("task", arg)
+        return await start("task", arg)
 
     @server.command(RUN_TESTS)
-    def run_tests(ls: LanguageServer, *args: Any) -> dict:
-        return start("test", _argument(args))
+    async def run_tests(ls: LanguageServer, *args: Any) -> dict:
+        return await start("test", _argument(args))
 
     @server.command(CANCEL)
     def cancel(ls: LanguageServer, *args: Any) -> dict:

@@ -129,3 +129,12 @@ def test_relative_path_refuses_files_outside_the_workspace(tmp_path):
 def test_encoding_name_reads_the_enum_value():
     assert convert.encoding_name(lsp.PositionEncodingKind.Utf8) == "utf-8"
     assert convert.encoding_name(None) == "utf-16"
+
+
+@pytest.mark.parametrize("line, expected", [(1, "add"), (5, "mul"), (3, None)])
+def test_a_cursor_names_its_enclosing_function(line, expected):
+    from lsp_server.commands import _enclosing_symbol
+
+    text = "def add(a, b):\n    return a + c\n\n\ndef mul(a, b):\n    return a * b\n"
+    cursor = Span(start=Position(line=line, character=0), end=Position(line=line, character=0))
+    assert _enclosing_symbol(text, cursor) == expected
