@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import tempfile
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
 
+from agent_core.sandbox.cleanup import make_temp_dir
 from agent_core.workspace.paths import relative_inside, resolve_inside
 
 SKIP_DIRS = frozenset(
@@ -77,7 +77,7 @@ class ShadowWorkspace:
         """Make the copy and apply the overlays."""
         if not self.source.is_dir():
             raise NotADirectoryError(f"workspace {self.source} is not a directory")
-        base = Path(tempfile.mkdtemp(prefix="agentls-"))
+        base = make_temp_dir("shadow")  # owner-marked: a crash leftover is swept at the next start
         self._finalizer = weakref.finalize(self, _force_remove, str(base))
         root = base / self.source.name
         shutil.copytree(self.source, root, symlinks=True, ignore=_ignore)

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import BUGGY_CALC, make_project, snapshot
+from engine_support import BUGGY_CALC, make_project, snapshot
 
 
 def _closed_port() -> int:

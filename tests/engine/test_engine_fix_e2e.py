@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import FIX_EDIT, WRONG_EDIT, journal_records, snapshot
+from engine_support import FIX_EDIT, WRONG_EDIT, journal_records, snapshot
 
 
 def test_one_line_bug_fixed_in_one_iteration(project: Path, scripted_llm, run_fix):

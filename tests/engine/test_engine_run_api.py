@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from conftest import WRONG_EDIT, journal_records, snapshot
+from engine_support import WRONG_EDIT, journal_records, snapshot
 from scripted_llm import Fault
 
 from agent_core.engine import Engine
-from agent_core.workspace import shadow as shadow_module
 from agent_core.events import NullHooks, PhaseEvent
 from agent_core.events import TestReportEvent as ReportEvent
 from agent_core.models import RunRequest
@@ -83,7 +82,7 @@ async def test_cancel_stops_the_run_and_removes_the_shadow(project: Path, script
         made.append(Path(real_mkdtemp(*args, **kwargs)))
         return str(made[-1])
 
-    monkeypatch.setattr(shadow_module.tempfile, "mkdtemp", recording_mkdtemp)
+    monkeypatch.setattr(tempfile, "mkdtemp", recording_mkdtemp)
     scripted_llm.add("coder", Fault.hang(8))
     coding = asyncio.Event()
 
