@@ -55,3 +55,24 @@ async def test_plan_and_fix_applies_a_versioned_minimal_edit_reports_progress_an
         assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
         reports = [v for v in s.client.progress_reports[f"agentls/{run_id}"] if v.kind == "report"]
         assert all(0 <= r.percentage <= 100 for r in reports) and any(r.message for r in reports)
+
+
+async def test_generate_tests_creates_the_test_file_through_one_edit(lsp_session, scripted_llm):
+    test = {"name": "test_mul", "code": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+            "kind": "pytest", "target": "mul", "rationale": "multiplies"}
+    scripted_llm.default("tester", {"tests": [test]})
+    async with lsp_session() as s:
+        (s.root / "tests" / "test_calc.py").unlink()  # no test file yet: the run must create one
+        uri = s.open("calc.py")
+        rng = {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 4}}
+        run_id = (await s.command("agentls.generateTests", {"uri": uri, "range": rng}))["runId"]
+        await s.until(lambda: s.state.applied_edits or _finished(s, run_id), timeout=120)
+        (applied,) = s.state.applied_edits
+        assert applied.label == f"agentls: Generate tests ({run_id})"
+        operations = applied.edit.document_changes
+        created = [op for op in operations if isinstance(op, lsp.CreateFile)]
+        inserts = [op for op in operations if isinstance(op, lsp.TextDocumentEdit)]
+        assert len(created) == 1 and created[0].uri.endswith(".py") and "/tests/" in created[0].uri, operations
+        (insert,) = [op for op in inserts if op.text_document.uri == created[0].uri]
+        assert insert.text_document.version is None and "def test_mul" in insert.edits[0].new_text
+        assert sorted(p.name for p in (s.root / "tests").iterdir()) == []  # the client creates it, not the server
