@@ -55,7 +55,6 @@ class ActiveRun:
     token: str
     task: asyncio.Task | None = None
     progress: bool = False
-    last_report: TestReport | None = None
     background: set[asyncio.Task] = field(default_factory=set)
 
     @property
@@ -182,8 +181,7 @@ class RunManager:
         return text
 
     def test_report(self, run: ActiveRun, report: TestReport) -> None:
-        """Test runs publish each report at once; change runs only with their applied edit."""
-        run.last_report = report
+        """Test runs publish each report at once; change runs only with their applied edit (see _finish)."""
         if run.request.kind == "test":
             task = asyncio.create_task(self.diagnostics.publish(report, run.request.workspace))
             run.background.add(task)

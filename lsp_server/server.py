@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lsprotocol import types as lsp
+from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from agent_core.engine import Engine
@@ -29,6 +30,8 @@ class AgentLanguageServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source) -> None:
         logging.getLogger(__name__).error("server error: %s", error, exc_info=error)
+        if source is FeatureRequestError:  # the client already got it as the request's error answer
+            return
         try:
             message = f"agentls: internal error: {error}"
             self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))

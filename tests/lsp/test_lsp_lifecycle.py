@@ -77,3 +77,21 @@ async def test_shutdown_with_a_run_in_flight_leaves_no_process_or_temp_dir(lsp_s
         assert any(s.tmpdir.iterdir())  # the run's shadow copy exists while it works
     assert s.leftover_processes == [] and s.leftover_files == []
     assert s.state.applied_edits == []
+
+
+async def test_bad_command_arguments_are_clear_errors_answered_to_the_request(lsp_session):
+    async with lsp_session() as s:
+        cases = [
+            ("agentls.planAndFix", {}, "missing argument: uri"),
+            ("agentls.runTask", {"uri": s.uri("calc.py")}, "missing argument: goal"),
+            ("agentls.generateTests", {"uri": "file:///elsewhere/x.py"}, "outside the workspace"),
+            ("agentls.runTests", "not an object", "expected one JSON object"),
+        ]
+        for command, argument, expected in cases:
+            try:
+                await s.command(command, argument)
+            except JsonRpcException as exc:
+                assert expected in str(exc), (command, str(exc))
+            else:
+                raise AssertionError(f"{command} accepted {argument!r}")
+        assert not any("internal error" in m for m in s.messages())
