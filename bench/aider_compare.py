@@ -106,7 +106,8 @@ def compare(task: Path, proxy: TokenProxy, aider: Path, model: str, scratch: Pat
         totals = proxy.totals()
         row[tool] = {"fixed": fixed, "wall_s": round(time.monotonic() - started, 1),
                      "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
-                     "llm_calls": totals["llm_calls"], "detail": detail.get("status", detail.get("exit_code"))}
+                     "llm_calls": totals["llm_calls"], "detail": detail.get("status", detail.get("exit_code")),
+                     "iterations": detail.get("iterations")}
     return row
 
 
@@ -122,6 +123,8 @@ def summary(rows: list[dict]) -> str:
         walls = [r[tool]["wall_s"] for r in rows]
         lines.append(f"{tool:<8} fixed {fixed}/{len(rows)}  median tokens/task {statistics.median(tokens):.0f}  "
                      f"total tokens {sum(tokens)}  median wall {statistics.median(walls):.1f} s")
+    first = sum(1 for r in rows if r["agentls"]["fixed"] and (r["agentls"]["iterations"] or 0) <= 1)
+    lines.append(f"agentls fixed after iteration 1: {first}/{len(rows)}")
     a_tok = sum(r["agentls"]["tokens"] for r in rows)
     b_tok = sum(r["aider"]["tokens"] for r in rows)
     if b_tok:
