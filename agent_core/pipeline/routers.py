@@ -16,8 +16,9 @@ def after_baseline(state: RunState) -> Literal["plan", "finalize"]:
     if _ended(state):
         return "finalize"
     report = state.get("baseline")
-    if state.get("kind") == "fix" and report and TestReport.model_validate(report).ok:
-        return "finalize"
+    nothing_asked = state.get("kind") == "fix" and not state.get("explicit_goal")
+    if nothing_asked and report and TestReport.model_validate(report).ok:
+        return "finalize"  # "fix the failing tests" with none failing: nothing to do
     return "plan"
 
 

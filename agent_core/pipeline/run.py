@@ -77,7 +77,8 @@ async def run_pipeline(
                                prompts=prompts, run_tests=run_tests)
                 graph = build_graph(deps, checkpoint.saver)
                 config = {"configurable": {"thread_id": run_id}, "recursion_limit": RECURSION_LIMIT}
-                initial = None if resume else initial_state(run_id, request.kind, default_goal(request))
+                explicit = bool((request.goal or "").strip() or request.diagnostics)
+                initial = None if resume else initial_state(run_id, request.kind, default_goal(request), explicit)
                 final = await checkpoint.invoke(graph, config, initial, shadow)
                 attempt = compute_change_set(shadow)
     finally:

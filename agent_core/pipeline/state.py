@@ -16,6 +16,7 @@ class RunState(TypedDict, total=False):
     run_id: str
     kind: str  # "fix" | "task"
     goal: str
+    explicit_goal: bool  # the user named a goal or pointed at diagnostics: passing tests alone do not end the run
     plan: dict[str, Any] | None  # models.Plan, subtasks in execution order
     plan_source: str  # "textual" | "llm"
     fresh_plan: bool  # the next coding round is the first of this plan: run every step
@@ -35,9 +36,9 @@ class RunState(TypedDict, total=False):
     error: str | None
 
 
-def initial_state(run_id: str, kind: str, goal: str) -> RunState:
+def initial_state(run_id: str, kind: str, goal: str, explicit_goal: bool = False) -> RunState:
     return RunState(
-        run_id=run_id, kind=kind, goal=goal, plan=None, plan_source="", fresh_plan=False, iteration=0, revisions=0,
+        run_id=run_id, kind=kind, goal=goal, explicit_goal=explicit_goal, plan=None, plan_source="", fresh_plan=False, iteration=0, revisions=0,
         baseline=None, report=None, signatures=[], reflection=None, recorded=[], tool_errors=[], edits_applied=0,
         gate=None, last_diff="", shadow_files={}, status="", error=None,
     )

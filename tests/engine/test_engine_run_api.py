@@ -58,6 +58,25 @@ async def test_tests_already_passing_is_nothing_to_fix(tmp_path: Path, scripted_
     assert result.status == "passed" and result.iterations == 0 and scripted_llm.requests == []
 
 
+@pytest.mark.parametrize("ask", [{"goal": "give add a docstring"}, {"diagnostics": ["calc.py:1 missing docstring"]}])
+async def test_passing_tests_do_not_end_a_run_the_user_gave_a_goal(tmp_path: Path, scripted_llm, ask: dict):
+    project = tmp_path / "ok"
+    project.mkdir()
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (project / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    scripted_llm.add("planner", {"approach": "document add", "subtasks": [
+        {"id": "t1", "description": "add a docstring to add in calc.py", "files": ["calc.py"]}]})
+    scripted_llm.add("coder", {"edits": [{"path": "calc.py", "search": "def add(a, b):\n",
+                                          "replace": "def add(a, b):\n    \"\"\"Sum of a and b.\"\"\"\n"}]})
+
+    result = await _engine(project, scripted_llm.base_url).run(RunRequest(kind="fix", workspace=project, **ask),
+                                                               NullHooks())
+
+    assert (result.status, result.change_set.files) == ("fixed", ["calc.py"]), result.error
+    assert '"""Sum of a and b."""' in result.change_set.changes[0].new
+    assert "Sum of a and b" not in (project / "calc.py").read_text()
+
+
 async def test_test_only_run(project: Path, scripted_llm):
     hooks = NullHooks()
     result = await _engine(project, scripted_llm.base_url).run(RunRequest(kind="test", workspace=project), hooks)
