@@ -1,13 +1,15 @@
 """`agentls serve [--stdio | --tcp HOST:PORT]`: start the language server.
 
-The server package is imported inside `func` only, so the engine and the rest
-of the CLI never load pygls or lsprotocol.
+The engine package never imports the LSP layer, not even lazily: this
+command replaces the current process with `python -m lsp_server`, passing
+its options through, so the server runs exactly as an editor would start it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import os
+import sys
 
 
 def register(subparsers) -> None:
@@ -19,8 +21,16 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
+def server_argv(args: argparse.Namespace) -> list[str]:
+    argv = [sys.executable, "-m", "lsp_server", "--log-level", args.log_level]
+    if args.tcp:
+        argv += ["--tcp", args.tcp]
+    return argv
+
+
 def run(args: argparse.Namespace) -> int:
-    # The one place the CLI reaches the LSP layer, by name and only when serving:
-    # agent_core itself stays free of pygls / lsprotocol imports.
-    server = importlib.import_module("lsp_server.server")
-    return server.serve(args)
+    argv = server_argv(args)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(argv[0], argv)
+    return 0  # not reached: execv replaces the process
