@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from agent_core.engine import Engine
+from agent_core.sandbox.cleanup import sweep_leftovers
 from agent_core.settings import Settings
 from lsp_server import __version__, code_actions, commands, diagnostics, documents, runs, safety, settings
 from lsp_server.edits import EditApplier
@@ -81,6 +83,7 @@ def serve(args: argparse.Namespace) -> int:
     """Serve until the client exits; 2 on a bad --tcp address."""
     logging.basicConfig(level=str(args.log_level).upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     server = build_server()
+    threading.Thread(target=_sweep_leftovers, name="agentls-sweep", daemon=True).start()
     if args.tcp:
         host, _, port = str(args.tcp).rpartition(":")
         if not host or not port.isdigit():
@@ -90,6 +93,16 @@ def serve(args: argparse.Namespace) -> int:
     else:
         server.start_io()
     return 0
+
+
+def _sweep_leftovers() -> None:
+    """Remove temp dirs and containers a crashed earlier server left behind."""
+    log = logging.getLogger(__name__)
+    try:
+        for item in sweep_leftovers():
+            log.info("removed leftover %s", item)
+    except Exception:  # noqa: BLE001 - housekeeping must never take the server down
+        log.exception("sweeping leftovers failed")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -84,3 +84,18 @@ def remove_leftovers(max_age_s: float = 24 * 3600, roots: list[Path] | None = No
             remove_temp_dir(path)
             removed.append(path)
     return removed
+
+
+def sweep_leftovers() -> list[str]:
+    """What a previous crash left: stale agentls-* temp dirs and labelled containers of dead owners.
+
+    Called once when the language server starts (in a background thread: a
+    slow or absent Docker engine must not delay the editor). Returns what was
+    removed, for the log.
+    """
+    removed = [str(p) for p in remove_leftovers()]
+    try:
+        from agent_core.sandbox.docker_backend import remove_leftover_containers
+    except ImportError:  # the docker SDK is optional at run time
+        return removed
+    return removed + [f"container {name}" for name in remove_leftover_containers()]
