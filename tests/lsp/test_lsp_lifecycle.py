@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from scripted_llm import Fault
-from conftest import script_fix
+from lsp_support import script_fix
 
 
 def _run_start_settings(s, run_id: str) -> dict:

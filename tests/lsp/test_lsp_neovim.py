@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CALC, FIXED_CALC, REPO, make_workspace, script_fix
+from lsp_support import CALC, FIXED_CALC, REPO, make_workspace, script_fix
 
 SCRIPT = Path(__file__).parent / "editor" / "plan_and_fix.lua"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from conftest import CALC, FIXED_CALC, apply_text_edits, script_fix
+from lsp_support import CALC, FIXED_CALC, apply_text_edits, script_fix
 
 
 def _finished(s, run_id: str) -> bool:

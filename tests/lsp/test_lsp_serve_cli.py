@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import REPO
+from lsp_support import REPO
 
 AGENTLS = [sys.executable, "-c", "import sys; from agent_core.cli import main; sys.exit(main())"]
 
