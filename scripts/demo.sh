@@ -73,4 +73,11 @@ echo "== the change"
 
 echo "== $EXAMPLE: tests after the fix"
 (cd "$PROJECT" && PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "$PY" -m pytest -q -p no:cacheprovider 2>&1 | tail -n 5) || true
+
+# Keep the run's journal (every prompt, answer and test report) outside the temp dir.
+if [ -d "$PROJECT/.agentls/runs" ]; then
+    KEEP="$ROOT/.agentls/demo/$EXAMPLE"
+    rm -rf "$KEEP" && mkdir -p "$KEEP" && cp -r "$PROJECT/.agentls/runs/." "$KEEP/"
+    echo "== journal kept in $KEEP (agentls trace reads it)"
+fi
 exit "$STATUS"

@@ -89,8 +89,9 @@ class RunningServer:
         """Stop the server (and forget it in the state file of `directory`)."""
         if self.process is not None:
             _stop_process(self.process)
-        else:
-            stop_pid(self.state.pid)
+        elif not stop_pid(self.state.pid):
+            return
+        Path(self.state.log_path).unlink(missing_ok=True)  # a clean stop needs no log
         if directory is not None:
             forget(directory, self.state.pid)
 
