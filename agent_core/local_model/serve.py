@@ -19,6 +19,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -87,11 +88,13 @@ class RunningServer:
 
     def stop(self, directory: Path | None = None) -> None:
         """Stop the server (and forget it in the state file of `directory`)."""
+        crashed = self.process is not None and self.process.poll() is not None
         if self.process is not None:
             _stop_process(self.process)
         elif not stop_pid(self.state.pid):
             return
-        Path(self.state.log_path).unlink(missing_ok=True)  # a clean stop needs no log
+        if not crashed:  # a clean stop needs no log; a crash keeps it for the user
+            Path(self.state.log_path).unlink(missing_ok=True)
         if directory is not None:
             forget(directory, self.state.pid)
 
@@ -111,7 +114,7 @@ def _stop_process(proc: subprocess.Popen) -> None:
 def stop_pid(pid: int, timeout_s: float = 15.0) -> bool:
     """SIGTERM a process we recorded and wait for it to go; True if it is gone."""
     try:
-        os.kill(pid, 15)
+        os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return True
     deadline = time.monotonic() + timeout_s

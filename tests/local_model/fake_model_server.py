@@ -2,7 +2,7 @@
 
 Answers GET /v1/models with the alias, and POST /v1/chat/completions with a
 fixed message; while a file `<model>.busy` exists /v1/models takes 5 s,
-as llama.cpp's does while it is generating. `--die` imitates a model that fails to load (a log line, exit 1).
+as llama.cpp's does while it is generating; GET /crash kills it. `--die` imitates a model that fails to load (a log line, exit 1).
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ def make_handler(alias: str, model: str) -> type[BaseHTTPRequestHandler]:
                 if os.path.exists(model + ".busy"):  # like llama.cpp while it generates
                     time.sleep(5)
                 self._send(200, {"object": "list", "data": [{"id": alias, "object": "model", "owned_by": "me"}]})
+            elif self.path == "/crash":  # a server that dies mid-run
+                print("fake-server: segmentation fault (pretend)", flush=True)
+                os._exit(3)
             else:
                 self._send(404, {"error": "not found"})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -9,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -30,8 +32,6 @@ def _gone(pid: int, timeout_s: float = 20.0) -> bool:
 
 
 def _models(base_url: str) -> dict:
-    import urllib.request
-
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(f"{base_url}/models", timeout=5) as resp:
         return json.loads(resp.read())
@@ -62,6 +62,19 @@ def test_start_reuse_stop(server_env):
     assert _gone(state.pid)
     assert not srv.answers(url)
     assert srv.read_state(server_env["model_dir"]) is None
+    assert not Path(state.log_path).exists(), "a clean stop leaves no log behind"
+
+
+def test_a_crashed_server_keeps_its_log_and_is_replaced(server_env):
+    said: list[str] = []
+    url = endpoint.ensure_local_endpoint(Settings(), notify=said.append)
+    first = srv.read_state(server_env["model_dir"])
+    with contextlib.suppress(OSError):
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url.removesuffix("/v1") + "/crash", timeout=5)
+    assert _gone(first.pid)
+    second = endpoint.ensure_local_endpoint(Settings(), notify=said.append)
+    assert srv.answers(second) and len(said) == 2, "a dead server is replaced, and the user is told again"
+    assert "segmentation fault (pretend)" in Path(first.log_path).read_text(), "the crash log is kept"
 
 
 def test_a_busy_server_is_reused_not_duplicated(server_env):
