@@ -17,3 +17,16 @@ def scripted_llm() -> Iterator[ScriptedLLM]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _docker_only_where_asked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only tests marked `docker` see the Docker engine CI starts.
+
+    With DOCKER_HOST set, the `auto` sandbox backend picks Docker; every other
+    test is about something else and runs on bubblewrap, the default where no
+    engine answers. The Docker backend is proven by the `docker` tests and the
+    containment suite.
+    """
+    if request.node.get_closest_marker("docker") is None:
+        monkeypatch.delenv("DOCKER_HOST", raising=False)
