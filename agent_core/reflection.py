@@ -96,8 +96,23 @@ def report_signature(report: TestReport) -> str:
     return " || ".join(sorted({signature(f, report) for f in report.failures}))
 
 
-def failure_text(report: TestReport, limit: int = 2500) -> str:
-    """The failing tests' output trimmed to what a small model needs."""
+_LOCATION = re.compile(r"^[\w./-]+\.py:\d+: ")
+
+
+def _essential(traceback: str, keep: int = 14) -> str:
+    """The lines of a pytest traceback that say what failed: the `>` line, `E` lines, `path:line:` lines."""
+    lines = [line.rstrip() for line in traceback.splitlines()]
+    picked = [line for line in lines if line.lstrip().startswith((">", "E ")) or _LOCATION.match(line.strip())]
+    return "\n".join((picked or lines)[-keep:])
+
+
+def failure_text(report: TestReport, limit: int = 1800) -> str:
+    """The failing tests' output trimmed to what a small model needs.
+
+    One entry per failing test function (parametrized cases of one test are
+    folded into the first), each with its message and the essential lines of
+    its traceback; at most three entries.
+    """
     if report.timed_out:
         return "The test run timed out (an infinite loop or a very slow test)."
     if report.limit_hit:
@@ -105,10 +120,14 @@ def failure_text(report: TestReport, limit: int = 2500) -> str:
     if not report.failures:
         tail = report.output.strip()[-limit:]
         return f"The test command failed (exit code {report.exit_code}) without test results:\n{tail}"
+    groups: dict[str, list] = {}
+    for f in report.failures:
+        groups.setdefault(f.nodeid.split("[", 1)[0], []).append(f)
     parts = []
-    for f in report.failures[:3]:
-        tb = "\n".join(f.traceback.strip().splitlines()[-25:])
-        parts.append(f"FAILED {f.nodeid} ({f.file}:{f.line}): {f.message}\n{tb}".strip())
-    more = len(report.failures) - 3
+    for cases in list(groups.values())[:3]:
+        f = cases[0]
+        folded = f" (and {len(cases) - 1} more case(s) of this test)" if len(cases) > 1 else ""
+        parts.append(f"FAILED {f.nodeid} at {f.file}:{f.line}{folded}\n{_essential(f.traceback) or f.message}")
+    more = len(groups) - 3
     text = "\n\n".join(parts) + (f"\n\n... and {more} more failing test(s)" if more > 0 else "")
     return text[:limit]

@@ -50,7 +50,8 @@ async def code(state: RunState, deps: RunDeps) -> dict:
         except StructuredOutputError as exc:
             errors.append(f"- the answer was not valid: {exc}")
             continue
-        n, errs = apply_edits(deps.tools, output)
+        protect_tests = state.get("kind") == "fix" and not state.get("explicit_goal")
+        n, errs = apply_edits(deps.tools, output, protect_tests)
         applied += n
         errors.extend(errs)
     return {"edits_applied": applied, "tool_errors": errors, "fresh_plan": False}

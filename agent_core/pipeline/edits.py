@@ -10,8 +10,14 @@ exact match, so every applied edit is an exact, journalled replacement.
 
 from __future__ import annotations
 
+import ast
+import re
+
 from agent_core.agents.coder.schema import CoderOutput, Edit
+from agent_core.pipeline.context import is_test_file
 from agent_core.workspace.tools import FileTools, ToolResult
+
+_FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
 
 
 def _indent(line: str) -> str:
@@ -42,8 +48,34 @@ def loose_match(text: str, search: str, replace: str) -> tuple[str, str] | None:
     return segment, "\n".join(shifted) + ending
 
 
-def apply_edit(tools: FileTools, edit: Edit) -> ToolResult:
+def strip_fences(text: str) -> str:
+    """Drop Markdown fence lines that small models wrap code in (```python ... ```)."""
+    lines = text.splitlines(keepends=True)
+    while lines and _FENCE.match(lines[0]):
+        lines.pop(0)
+    while lines and _FENCE.match(lines[-1]):
+        lines.pop()
+    return "".join(lines)
+
+
+def _refusal(edit: Edit, protect_tests: bool) -> str | None:
+    """Why an edit is not applied at all, or None."""
+    if protect_tests and is_test_file(edit.path):
+        return "the tests are the specification here: change the code under test, not the test file"
+    if not edit.search and edit.path.endswith(".py"):
+        try:
+            ast.parse(edit.replace)
+        except SyntaxError as exc:
+            return f"the new file is not valid Python (line {exc.lineno}: {exc.msg}); send a small search/replace edit"
+    return None
+
+
+def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> ToolResult:
     """One edit: a whole-file write, an exact replacement, or a whitespace-forgiving one."""
+    edit = edit.model_copy(update={"search": strip_fences(edit.search), "replace": strip_fences(edit.replace)})
+    refusal = _refusal(edit, protect_tests)
+    if refusal:
+        return ToolResult(ok=False, result=refusal)
     if not edit.search:
         return tools.write_file(edit.path, edit.replace)
     result = tools.replace_in_file(edit.path, edit.search, edit.replace)
@@ -54,11 +86,15 @@ def apply_edit(tools: FileTools, edit: Edit) -> ToolResult:
     return result if loose is None else tools.replace_in_file(edit.path, *loose)
 
 
-def apply_edits(tools: FileTools, output: CoderOutput) -> tuple[int, list[str]]:
-    """Apply the coder's edits in order; return (applied, error messages for the next prompt)."""
+def apply_edits(tools: FileTools, output: CoderOutput, protect_tests: bool = False) -> tuple[int, list[str]]:
+    """Apply the coder's edits in order; return (applied, error messages for the next prompt).
+
+    With `protect_tests` (a plain "make the failing tests pass" run) edits to
+    test files are refused: passing tests must come from fixing the code.
+    """
     applied, errors = 0, []
     for edit in output.edits:
-        result = apply_edit(tools, edit)
+        result = apply_edit(tools, edit, protect_tests)
         if result.ok:
             applied += 1
         else:

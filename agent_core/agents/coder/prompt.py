@@ -17,8 +17,9 @@ Analysis of the last attempt:
 
 Return edits. Each edit has:
 - path: the file to change
-- search: lines copied exactly from the file (a few lines around the change)
-- replace: the new lines that take their place
-To create a new file, leave search empty and put the whole file in replace.
-Change only what the task needs. Do not edit the tests.
+- search: one to three lines copied exactly from the file, where the bug is
+- replace: the corrected lines that take their place
+Change only the lines that are wrong; keep everything else. Do not edit the tests.
+No ``` fences inside the JSON. Example:
+{"edits": [{"path": "shop/cart.py", "search": "    return total - tax\\n", "replace": "    return total + tax\\n"}], "explanation": "tax is added, not subtracted"}
 """

@@ -1,0 +1,85 @@
+"""What small local models get wrong, handled before anything reaches the tests.
+
+Measured on the bundled 1.5B model: whole files wrapped in ``` fences, edits
+to the failing test instead of the code, whole-file rewrites that do not
+parse, and prompts swamped by parametrized failures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_core.agents.coder.schema import CoderOutput, Edit
+from agent_core.models import TestFailure, TestReport
+from agent_core.pipeline.edits import apply_edits, strip_fences
+from agent_core.reflection import failure_text
+from agent_core.workspace.shadow import ShadowWorkspace
+from agent_core.workspace.tools import FileTools
+
+SOURCE = "def add(a, b):\n    return a - b\n"
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.fixture
+def tools(tmp_path: Path):
+    (tmp_path / "calc.py").write_text(SOURCE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(TEST)
+    with ShadowWorkspace(tmp_path) as shadow:
+        yield FileTools(shadow), shadow
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("```python\nx = 1\n```", "x = 1\n"),
+    ("```\nx = 1\n```\n", "x = 1\n"),
+    ("x = 1\n", "x = 1\n"),
+    ("  ```py  \nx = 1\n", "x = 1\n"),
+    ("print('```')\n", "print('```')\n"),
+])
+def test_fences_are_stripped(text: str, expected: str):
+    assert strip_fences(text) == expected
+
+
+def test_fenced_search_and_replace_still_apply(tools):
+    ft, shadow = tools
+    out = CoderOutput(edits=[Edit(path="calc.py", search="```python\n    return a - b\n```",
+                                  replace="```python\n    return a + b\n```")])
+    assert apply_edits(ft, out) == (1, [])
+    assert shadow.current("calc.py") == "def add(a, b):\n    return a + b\n"
+
+
+def test_test_files_are_protected_only_when_asked(tools):
+    ft, shadow = tools
+    out = CoderOutput(edits=[Edit(path="tests/test_calc.py", search="== 5", replace="== -1")])
+    applied, errors = apply_edits(ft, out, protect_tests=True)
+    assert applied == 0 and "change the code under test" in errors[0]
+    assert shadow.current("tests/test_calc.py") == TEST
+    assert apply_edits(ft, out, protect_tests=False)[0] == 1
+
+
+def test_whole_file_write_that_does_not_parse_is_refused(tools):
+    ft, shadow = tools
+    bad = CoderOutput(edits=[Edit(path="calc.py", search="", replace="class X:\ndef add(a, b):\n  return a+b\n")])
+    applied, errors = apply_edits(ft, bad)
+    assert applied == 0 and "not valid Python" in errors[0]
+    assert shadow.current("calc.py") == SOURCE
+    good = CoderOutput(edits=[Edit(path="calc.py", search="", replace="```python\ndef add(a, b):\n    return a + b\n```")])
+    assert apply_edits(ft, good) == (1, [])
+    assert shadow.current("calc.py") == "def add(a, b):\n    return a + b\n"
+
+
+def test_failure_text_folds_parametrized_cases_and_keeps_the_essentials():
+    tb = ("    def test_conv(c, f):\n        x = 1\n>       assert to_c(f) == c\nE       assert 35.5 == 0\n\n"
+          "tests/test_conv.py:9: AssertionError")
+    failures = [TestFailure(nodeid=f"tests/test_conv.py::test_conv[{i}]", file="tests/test_conv.py", line=9,
+                            message="assert 35.5 == 0", traceback=tb) for i in range(4)]
+    failures.append(TestFailure(nodeid="tests/test_conv.py::test_k", file="tests/test_conv.py", line=14,
+                                message="ValueError", traceback="E   ValueError: below zero"))
+    text = failure_text(TestReport(failed=5, failures=failures))
+    assert text.count("FAILED") == 2
+    assert "(and 3 more case(s) of this test)" in text
+    assert ">       assert to_c(f) == c" in text and "E       assert 35.5 == 0" in text
+    assert "x = 1" not in text  # the traceback's noise is gone
+    assert "tests/test_conv.py::test_k at tests/test_conv.py:14" in text
