@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.pipeline.context import is_test_file
@@ -64,10 +65,70 @@ def _refusal(edit: Edit, protect_tests: bool) -> str | None:
         return "the tests are the specification here: change the code under test, not the test file"
     if not edit.search and edit.path.endswith(".py"):
         try:
-            ast.parse(edit.replace)
+            ast.parse(textwrap.dedent(edit.replace))
         except SyntaxError as exc:
             return f"the new file is not valid Python (line {exc.lineno}: {exc.msg}); send a small search/replace edit"
     return None
+
+
+def _definitions(tree: ast.Module) -> dict[str, list[ast.AST]]:
+    """Functions and classes by name, top level and one level down (methods)."""
+    found: dict[str, list[ast.AST]] = {}
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in tree.body:
+        if isinstance(node, kinds):
+            found.setdefault(node.name, []).append(node)
+            if isinstance(node, ast.ClassDef):
+                for inner in node.body:
+                    if isinstance(inner, kinds):
+                        found.setdefault(inner.name, []).append(inner)
+    return found
+
+
+def splice_definition(text: str, replacement: str) -> str | None:
+    """`text` with the one function/class that `replacement` redefines swapped for it, or None.
+
+    Small models asked for a fix often answer with the whole corrected
+    function and no search block; that is a precise edit once it is put back
+    where the function was, at the function's own indentation.
+    """
+    try:
+        new = ast.parse(textwrap.dedent(replacement.strip("\n")))
+        old = ast.parse(text)
+    except SyntaxError:
+        return None
+    if len(new.body) != 1 or not isinstance(new.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None
+    targets = _definitions(old).get(new.body[0].name, [])
+    if len(targets) != 1:
+        return None
+    node = targets[0]
+    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
+    lines = text.splitlines(keepends=True)
+    indent = _indent(lines[start])
+    body = [indent + line if line.strip() else line for line in textwrap.dedent(replacement.strip("\n")).splitlines()]
+    return "".join(lines[:start]) + "\n".join(body) + "\n" + "".join(lines[node.end_lineno:])
+
+
+def _whole_file(tools: FileTools, edit: Edit) -> ToolResult:
+    """An edit without a search block: a new file, a redefined function, or a real rewrite."""
+    current = tools.read_file(edit.path)
+    if not current.ok:  # a new file
+        return tools.write_file(edit.path, edit.replace)
+    spliced = splice_definition(current.result, edit.replace) if edit.path.endswith(".py") else None
+    if spliced is not None:
+        return tools.write_file(edit.path, spliced)
+    if edit.path.endswith(".py"):
+        try:
+            new_names = _definitions(ast.parse(textwrap.dedent(edit.replace)))
+            lost = set(_definitions(ast.parse(current.result))) - set(new_names)
+        except SyntaxError:
+            lost = set()
+        if lost:
+            return ToolResult(ok=False, result=(
+                f"an empty search would replace the whole file and drop {', '.join(sorted(lost))}; "
+                "copy the lines you change into search"))
+    return tools.write_file(edit.path, edit.replace)
 
 
 def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> ToolResult:
@@ -77,7 +138,7 @@ def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> Too
     if refusal:
         return ToolResult(ok=False, result=refusal)
     if not edit.search:
-        return tools.write_file(edit.path, edit.replace)
+        return _whole_file(tools, edit)
     result = tools.replace_in_file(edit.path, edit.search, edit.replace)
     if result.ok or "not found" not in result.result:
         return result

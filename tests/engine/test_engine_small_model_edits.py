@@ -83,3 +83,46 @@ def test_failure_text_folds_parametrized_cases_and_keeps_the_essentials():
     assert ">       assert to_c(f) == c" in text and "E       assert 35.5 == 0" in text
     assert "x = 1" not in text  # the traceback's noise is gone
     assert "tests/test_conv.py::test_k at tests/test_conv.py:14" in text
+
+
+MODULE = '''"""Temperatures."""
+
+LIMIT = -273.15
+
+
+def to_f(c):
+    return c * 9 / 5 + 32
+
+
+class Conv:
+    @staticmethod
+    def to_c(f):
+        return (f + 32) * 5 / 9
+'''
+
+
+@pytest.mark.parametrize("replacement, expected_piece", [
+    ("def to_f(c):\n    return c * 1.8 + 32\n", "def to_f(c):\n    return c * 1.8 + 32\n\n\nclass Conv:"),
+    ("    @staticmethod\n    def to_c(f):\n        return (f - 32) * 5 / 9\n",
+     "class Conv:\n    @staticmethod\n    def to_c(f):\n        return (f - 32) * 5 / 9\n"),
+    ("@staticmethod\ndef to_c(f):\n    return (f - 32) * 5 / 9", "    def to_c(f):\n        return (f - 32) * 5 / 9\n"),
+])
+def test_a_whole_function_without_search_replaces_that_function(tmp_path: Path, replacement, expected_piece):
+    (tmp_path / "conv.py").write_text(MODULE)
+    with ShadowWorkspace(tmp_path) as shadow:
+        applied, errors = apply_edits(FileTools(shadow), CoderOutput(edits=[Edit(path="conv.py", replace=replacement)]))
+        text = shadow.current("conv.py")
+    assert (applied, errors) == (1, [])
+    assert expected_piece in text and 'LIMIT = -273.15' in text
+    assert text.count("def to_c") == 1 and text.count("def to_f") == 1
+
+
+def test_a_fragment_without_search_is_refused_not_written_over_the_file(tmp_path: Path):
+    (tmp_path / "conv.py").write_text(MODULE)
+    with ShadowWorkspace(tmp_path) as shadow:
+        fragment = Edit(path="conv.py", replace="if c < -273.15:\n    raise ValueError('cold')\n")
+        applied, errors = apply_edits(FileTools(shadow), CoderOutput(edits=[fragment]))
+        assert applied == 0 and "drop Conv, to_c, to_f" in errors[0]
+        assert shadow.current("conv.py") == MODULE
+        new_file = Edit(path="extra.py", replace="X = 1\n")
+        assert apply_edits(FileTools(shadow), CoderOutput(edits=[new_file])) == (1, [])
