@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import PLANTED_LINE
+from gentests_support import PLANTED_LINE
 
 
 def _agentls(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import PLANTED_LINE, measure_coverage
+from gentests_support import PLANTED_LINE, measure_coverage
 
 from agent_core.changeset import apply_change_set
 from agent_core import events

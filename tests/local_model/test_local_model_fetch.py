@@ -12,7 +12,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON, FakeModel, subprocess_env
+from local_model_support import PYTHON, FakeModel, subprocess_env
 
 from agent_core.cli import main as cli_main
 from agent_core.local_model import registry
@@ -104,7 +104,7 @@ def test_wrong_model_name_is_refused(fake_model: FakeModel):
 
 
 def test_not_a_gguf_file_is_refused(tmp_path: Path):
-    from conftest import make_fake_model
+    from local_model_support import make_fake_model
 
     model = make_fake_model(tmp_path, data=b"PK\x03\x04 definitely not a model " * 200)
     with pytest.raises(VerifyError, match="not a GGUF file"):
@@ -113,7 +113,7 @@ def test_not_a_gguf_file_is_refused(tmp_path: Path):
 
 
 def test_a_damaged_header_is_refused(tmp_path: Path):
-    from conftest import make_fake_model
+    from local_model_support import make_fake_model
 
     model = make_fake_model(tmp_path, data=b"GGUF\x03\x00\x00\x00" + b"\xff" * 4000)
     with pytest.raises(VerifyError, match="damaged GGUF header"):

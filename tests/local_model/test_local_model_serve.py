@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import FAKE_SERVER, PYTHON, subprocess_env
+from local_model_support import FAKE_SERVER, PYTHON, subprocess_env
 
 from agent_core.llm.base import LLMUnavailable
 from agent_core.local_model import endpoint
