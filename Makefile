@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p pytest_asyncio.plugin -p pytest_lsp -p pytest_timeout
 
-.PHONY: venv venv-local test demo clean
+.PHONY: venv venv-local test demo vsix clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test:
 
 demo: venv-local
 	scripts/demo.sh
+
+# The VS Code extension: type-check, lint and package editor_client/agentls-<version>.vsix.
+vsix:
+	cd editor_client && npm ci --no-audit --no-fund && npm run build && npm run lint && npm run package
 
 clean:
 	rm -rf $(VENV) build *.egg-info
