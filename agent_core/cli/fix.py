@@ -20,7 +20,7 @@ from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from agent_core.cli.progress import TerminalHooks
 from agent_core.engine import Engine
 from agent_core.models import RunRequest, RunResult
-from agent_core.settings import SettingsError, load_settings
+from agent_core.settings import Settings, SettingsError, load_settings
 
 _TWO = {"unavailable", "config", "bad_input"}
 
@@ -31,13 +31,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--goal", help="what to achieve (default: make the failing tests pass)")
     p.add_argument("--test-cmd", dest="test_cmd", help="test command run in the sandbox (default: pytest)")
     p.add_argument("--max-iterations", dest="max_iterations", type=int, help="code/test rounds (default 3)")
+    add_run_options(p)
+    p.set_defaults(func=run)
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """Options every engine-running command shares (fix, run, resume)."""
     p.add_argument("--base-url", dest="base_url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
     p.add_argument("--model", help="model name sent to the endpoint")
     p.add_argument("--apply", action="store_true", help="write the verified change to PATH")
     p.add_argument("--allow-unsafe", dest="allow_unsafe", action="store_true",
                    help="test and apply changes the safety gate flags")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,19 +55,26 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(workspace.resolve(), overrides)
     except SettingsError as exc:
         return _fail(args, str(exc))
+    return execute(args, settings, RunRequest(kind="fix", workspace=workspace.resolve(), goal=args.goal))
+
+
+def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, resume: bool = False) -> int:
+    """Run the engine with terminal progress, apply a verified change on --apply, report, return the exit code."""
     hooks = TerminalHooks(sys.stderr, allow_unsafe=args.allow_unsafe)
-    request = RunRequest(kind="fix", workspace=workspace.resolve(), goal=args.goal)
     try:
-        result = asyncio.run(Engine(settings).run(request, hooks))
+        engine = Engine(settings)
+        result = asyncio.run(engine.run(request, hooks, resume=True) if resume else engine.run(request, hooks))
     finally:
         hooks.close()
+    if result.kind == "task" and result.status == "ok":  # a task whose change passed: fix's vocabulary
+        result.status = "fixed"
     if args.apply and result.status == "fixed" and result.change_set.changes:
         try:
-            apply_change_set(workspace, result.change_set)
+            apply_change_set(request.workspace, result.change_set)
         except ChangeSetConflict as exc:
             result.error = f"not applied: {exc}"
             result.extra["error_kind"] = "bad_input"
-    return _report(args, workspace, result)
+    return _report(args, request.workspace, result)
 
 
 def exit_code(result: RunResult) -> int:

@@ -8,14 +8,9 @@ Output, --apply, --json and exit codes are those of `agentls fix`.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sys
 from pathlib import Path
 
-from agent_core.changeset import ChangeSetConflict, apply_change_set
-from agent_core.cli.fix import _fail, _report
-from agent_core.cli.progress import TerminalHooks
-from agent_core.engine import Engine
+from agent_core.cli.fix import _fail, add_run_options, execute
 from agent_core.models import RunRequest
 from agent_core.settings import SettingsError, load_settings
 
@@ -27,12 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--file", help="the file the task is mainly about (relative to PATH)")
     p.add_argument("--test-cmd", dest="test_cmd", help="test command run in the sandbox (default: pytest)")
     p.add_argument("--max-iterations", dest="max_iterations", type=int, help="code/test rounds (default 3)")
-    p.add_argument("--base-url", dest="base_url", help="OpenAI-compatible endpoint")
-    p.add_argument("--model", help="model name sent to the endpoint")
-    p.add_argument("--apply", action="store_true", help="write the verified change to PATH")
-    p.add_argument("--allow-unsafe", dest="allow_unsafe", action="store_true",
-                   help="test and apply changes the safety gate flags")
-    p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
+    add_run_options(p)
     p.set_defaults(func=run)
 
 
@@ -48,18 +38,5 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(workspace.resolve(), overrides)
     except SettingsError as exc:
         return _fail(args, str(exc))
-    hooks = TerminalHooks(sys.stderr, allow_unsafe=args.allow_unsafe)
     request = RunRequest(kind="task", workspace=workspace.resolve(), goal=args.goal, target_file=args.file)
-    try:
-        result = asyncio.run(Engine(settings).run(request, hooks))
-    finally:
-        hooks.close()
-    if result.status == "ok":  # a task whose change passed the tests: reported in fix's vocabulary
-        result.status = "fixed"
-    if args.apply and result.status == "fixed" and result.change_set.changes:
-        try:
-            apply_change_set(workspace, result.change_set)
-        except ChangeSetConflict as exc:
-            result.error = f"not applied: {exc}"
-            result.extra["error_kind"] = "bad_input"
-    return _report(args, workspace, result)
+    return execute(args, settings, request)
