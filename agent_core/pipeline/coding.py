@@ -39,9 +39,11 @@ async def code(state: RunState, deps: RunDeps) -> dict:
     applied, errors = 0, []
     previous_errors = "\n".join(state.get("tool_errors") or [])
     iteration = state.get("iteration", 0)
+    protect_tests = state.get("kind") == "fix" and not state.get("explicit_goal")
     for k, step in enumerate(steps, 1):
         deps.phase("coding", f"coding step {k}/{len(steps)}", deps.progress(iteration, 0.1 + 0.3 * k / len(steps)))
-        files = render_files(deps.shadow, relevant_files(deps.shadow, step.files, report))
+        shown = relevant_files(deps.shadow, step.files, report)
+        files = render_files(deps.shadow, shown, tests_read_only=protect_tests)
         try:
             output = await write_edits(
                 deps.llm, deps.prompts["coder"], task=step.description, files=files, failure=failure,
@@ -50,7 +52,6 @@ async def code(state: RunState, deps: RunDeps) -> dict:
         except StructuredOutputError as exc:
             errors.append(f"- the answer was not valid: {exc}")
             continue
-        protect_tests = state.get("kind") == "fix" and not state.get("explicit_goal")
         n, errs = apply_edits(deps.tools, output, protect_tests)
         applied += n
         errors.extend(errs)

@@ -44,10 +44,12 @@ def relevant_files(shadow: ShadowWorkspace, hints: list[str], report: TestReport
                     seen.append(shadow.relative(rel))
             except ValueError:
                 continue
-    return seen
+    return sorted(seen, key=is_test_file)  # the code to change first, the tests (the specification) after
 
 
-def render_files(shadow: ShadowWorkspace, files: list[str], budget: int = FILES_BUDGET) -> str:
+def render_files(
+    shadow: ShadowWorkspace, files: list[str], budget: int = FILES_BUDGET, tests_read_only: bool = False
+) -> str:
     """Files as fenced blocks, in order, until the budget is spent."""
     parts: list[str] = []
     used = 0
@@ -56,7 +58,8 @@ def render_files(shadow: ShadowWorkspace, files: list[str], budget: int = FILES_
         if used and used + len(text) > budget:
             parts.append(f"(more files not shown: {', '.join(files[len(parts):][:10])})")
             break
-        parts.append(f"### {rel}\n```python\n{text[:budget]}\n```")
+        label = " (a test: the specification, do not edit)" if tests_read_only and is_test_file(rel) else ""
+        parts.append(f"### {rel}{label}\n```python\n{text[:budget]}\n```")
         used += len(text)
     return "\n\n".join(parts) or "(no files)"
 
