@@ -20,6 +20,6 @@ Return edits. Each edit has:
 - search: one to three lines copied exactly from the file, where the bug is
 - replace: the corrected lines that take their place
 Change only the lines that are wrong; keep everything else. Do not edit the tests.
-No ``` fences inside the JSON. Example:
-{"edits": [{"path": "shop/cart.py", "search": "    return total - tax\\n", "replace": "    return total + tax\\n"}], "explanation": "tax is added, not subtracted"}
+No ``` fences inside the JSON. The shape of the answer:
+{"edits": [{"path": "<file to change>", "search": "<the wrong lines, copied exactly>", "replace": "<the corrected lines>"}], "explanation": "<one sentence>"}
 """
