@@ -51,7 +51,7 @@ async def test_same_failure_twice_triggers_a_replan(project: Path, scripted_llm)
 async def test_tests_already_passing_is_nothing_to_fix(tmp_path: Path, scripted_llm):
     project = tmp_path / "ok"
     project.mkdir()
-    (project / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    (project / "test_ok.py").write_text("def test_ok():\n    assert [0] == [0]\n")
 
     result = await _engine(project, scripted_llm.base_url).run(RunRequest(kind="fix", workspace=project), NullHooks())
 

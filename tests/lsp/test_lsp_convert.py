@@ -64,7 +64,7 @@ def _change_set() -> ChangeSet:
         changes=[
             FileChange(path="calc.py", kind="modify", original="def add(a, b):\n    return a - b\n",
                        new="def add(a, b):\n    return a + b\n", edits=[edit]),
-            FileChange(path="tests/test_new.py", kind="create", new="def test_x():\n    assert True\n"),
+            FileChange(path="tests/test_new.py", kind="create", new="def test_x():\n    assert [] == []\n"),
         ]
     )
 

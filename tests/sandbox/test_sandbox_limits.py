@@ -42,7 +42,7 @@ async def test_infinite_loop_is_killed_at_the_timeout(workspace: Path, backend: 
     result = await sandbox.run([sandbox.python, "-c", "while True: pass", token], workspace, timeout_s=1.5)
     elapsed = time.monotonic() - started
     assert result.timed_out and result.exit_code is None
-    assert 1.4 < elapsed < 10
+    assert elapsed > 1.4 and elapsed < 10
     assert await _wait_gone(token) == []
 
 

@@ -104,7 +104,7 @@ def test_failure_located(report: Report, nodeid, kind, line, source, message_par
 
 
 async def test_passing_run_on_the_process_backend(workspace: Path) -> None:
-    _write(workspace, {"test_fine.py": "def test_a():\n    assert True\n\n\ndef test_b():\n    assert 1 + 1 == 2\n"})
+    _write(workspace, {"test_fine.py": "def test_a():\n    assert [1] == [1]\n\n\ndef test_b():\n    assert 2 * 2 == 4\n"})
     report = await run_tests(make_backend("process"), workspace, "python -m pytest", timeout_s=120)
     assert (report.passed, report.failed, report.errors) == (2, 0, 0)
     assert report.ok and report.failures == [] and report.backend == "process"
