@@ -21,8 +21,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
-from agent_core.sandbox.launcher import Limits, launch, make_preexec, new_run_id, prepare_workspace
+from agent_core.sandbox.base import CommandResult, SandboxError
+from agent_core.sandbox.launcher import Limits, launch, make_preexec, new_run_id, prepare_local_run
 from agent_core.sandbox.runtime import SITE_ROOT, SandboxRuntime, readable_by_others, resolve_runtime, sandbox_uid
 from agent_core.settings import SandboxSettings
 
@@ -157,12 +157,7 @@ class BubblewrapSandbox:
         env: dict[str, str] | None = None,
     ) -> CommandResult:
         """Run argv inside bwrap with cwd = workspace (see the module docstring)."""
-        workspace = workspace.resolve()
-        if not workspace.is_dir():
-            raise SandboxError(f"workspace {workspace} is not a directory")
-        limits = Limits.from_settings(self.settings, timeout_s)
-        prepare_workspace(workspace, self.runtime.uid)
-        inner_env = sandbox_env(env, pythonpath=self.runtime.pythonpath())
+        workspace, limits, inner_env = prepare_local_run(workspace, self.settings, self.runtime, timeout_s, env)
         for attempt in range(SETUP_RETRIES):
             result = await launch(
                 self.command(argv, workspace, inner_env), cwd=workspace, env={}, timeout_s=limits.timeout_s,

@@ -20,7 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.sandbox.base import CommandResult, SandboxError
+from typing import TYPE_CHECKING
+
+from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
+
+if TYPE_CHECKING:
+    from agent_core.sandbox.runtime import SandboxRuntime
+    from agent_core.settings import SandboxSettings
 
 OUTPUT_CAP = 200_000
 RUN_MARKER = "SANDBOX_RUN_ID"
@@ -243,3 +249,16 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(proc.wait(), 5.0)
     except TimeoutError:
         pass
+
+
+def prepare_local_run(
+    workspace: Path, settings: SandboxSettings, runtime: SandboxRuntime, timeout_s: float | None,
+    env: dict[str, str] | None,
+) -> tuple[Path, Limits, dict[str, str]]:
+    """What both local backends do before launching: check the workspace, hand it to the sandbox uid,
+    and build the limits and the scrubbed environment."""
+    workspace = workspace.resolve()
+    if not workspace.is_dir():
+        raise SandboxError(f"workspace {workspace} is not a directory")
+    prepare_workspace(workspace, runtime.uid)
+    return workspace, Limits.from_settings(settings, timeout_s), sandbox_env(env, pythonpath=runtime.pythonpath())

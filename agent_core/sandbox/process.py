@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
-from agent_core.sandbox.launcher import Limits, launch, make_preexec, new_run_id, prepare_workspace
+from agent_core.sandbox.base import CommandResult
+from agent_core.sandbox.launcher import launch, make_preexec, new_run_id, prepare_local_run, prepare_workspace
 from agent_core.sandbox.runtime import SandboxRuntime, resolve_runtime
 from agent_core.settings import SandboxSettings
 
@@ -43,12 +43,7 @@ class ProcessSandbox:
         env: dict[str, str] | None = None,
     ) -> CommandResult:
         """Run argv with cwd = workspace, limited and timed, but not isolated."""
-        workspace = workspace.resolve()
-        if not workspace.is_dir():
-            raise SandboxError(f"workspace {workspace} is not a directory")
-        limits = Limits.from_settings(self.settings, timeout_s)
-        prepare_workspace(workspace, self.runtime.uid)
-        inner_env = sandbox_env(env, pythonpath=self.runtime.pythonpath())
+        workspace, limits, inner_env = prepare_local_run(workspace, self.settings, self.runtime, timeout_s, env)
         inner_env["TMPDIR"] = str(workspace / ".agentls" / "tmp")
         (workspace / ".agentls" / "tmp").mkdir(parents=True, exist_ok=True)
         prepare_workspace(workspace / ".agentls", self.runtime.uid)
