@@ -85,29 +85,48 @@ def _definitions(tree: ast.Module) -> dict[str, list[ast.AST]]:
     return found
 
 
-def splice_definition(text: str, replacement: str) -> str | None:
-    """`text` with the one function/class that `replacement` redefines swapped for it, or None.
-
-    Small models asked for a fix often answer with the whole corrected
-    function and no search block; that is a precise edit once it is put back
-    where the function was, at the function's own indentation.
-    """
+def _splice_one(text: str, node_new: ast.AST, source: str) -> str | None:
+    """`text` with the one existing definition named like `node_new` replaced by `source`."""
     try:
-        new = ast.parse(textwrap.dedent(replacement.strip("\n")))
         old = ast.parse(text)
     except SyntaxError:
         return None
-    if len(new.body) != 1 or not isinstance(new.body[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return None
-    targets = _definitions(old).get(new.body[0].name, [])
+    targets = _definitions(old).get(node_new.name, [])  # type: ignore[attr-defined]
     if len(targets) != 1:
         return None
     node = targets[0]
     start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
     lines = text.splitlines(keepends=True)
     indent = _indent(lines[start])
-    body = [indent + line if line.strip() else line for line in textwrap.dedent(replacement.strip("\n")).splitlines()]
+    body = [indent + line if line.strip() else line for line in source.splitlines()]
     return "".join(lines[:start]) + "\n".join(body) + "\n" + "".join(lines[node.end_lineno:])
+
+
+def splice_definition(text: str, replacement: str) -> str | None:
+    """`text` with each function/class that `replacement` redefines swapped for its new version, or None.
+
+    Small models asked for a fix often answer with the whole corrected
+    function, with or without a search block (or with a search block holding
+    just the line they changed); that is a precise edit once each definition
+    is put back where it was, at its own indentation. None when the
+    replacement is not made only of definitions that exist once in the file.
+    """
+    source = textwrap.dedent(replacement.strip("\n"))
+    try:
+        new = ast.parse(source)
+    except SyntaxError:
+        return None
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    if not new.body or not all(isinstance(n, kinds) for n in new.body):
+        return None
+    lines = source.splitlines()
+    for node in new.body:
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        spliced = _splice_one(text, node, "\n".join(lines[start:node.end_lineno]))
+        if spliced is None:
+            return None
+        text = spliced
+    return text
 
 
 def _whole_file(tools: FileTools, edit: Edit) -> ToolResult:
@@ -131,20 +150,63 @@ def _whole_file(tools: FileTools, edit: Edit) -> ToolResult:
     return tools.write_file(edit.path, edit.replace)
 
 
+def _breaks_syntax(path: str, before: str, after: str) -> str | None:
+    """Why `after` is worse Python than `before` (a new syntax error), or None."""
+    if not path.endswith(".py"):
+        return None
+    try:
+        compile(after, path, "exec", dont_inherit=True)  # compile, not just parse: `return` outside a def
+    except (SyntaxError, ValueError) as exc:
+        try:
+            compile(before, path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return None  # it did not parse before either: not this edit's fault
+        return f"line {exc.lineno}: {exc.msg}" if isinstance(exc, SyntaxError) else str(exc)
+    return None
+
+
+def _search_replace(tools: FileTools, edit: Edit, text: str) -> ToolResult:
+    """The exact match if it keeps the file valid Python, else the whitespace-forgiving one."""
+    tried: list[str] = []
+    if text.count(edit.search) == 1:
+        broken = _breaks_syntax(edit.path, text, text.replace(edit.search, edit.replace, 1))
+        if broken is None:
+            return tools.replace_in_file(edit.path, edit.search, edit.replace)
+        tried.append(broken)
+    loose = loose_match(text, edit.search, edit.replace)
+    if loose is not None:
+        broken = _breaks_syntax(edit.path, text, text.replace(loose[0], loose[1], 1))
+        if broken is None:
+            return tools.replace_in_file(edit.path, *loose)
+        tried.append(broken)
+    if tried:
+        return ToolResult(ok=False, result=(
+            f"the edit would leave {edit.path} with a syntax error ({tried[-1]}); nothing was changed"))
+    return tools.replace_in_file(edit.path, edit.search, edit.replace)  # fails with the tool's own message
+
+
 def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> ToolResult:
-    """One edit: a whole-file write, an exact replacement, or a whitespace-forgiving one."""
+    """One edit: a redefined function spliced in, a whole-file write, an exact or a whitespace-forgiving replacement.
+
+    An edit whose replacement is a complete definition of a function or class
+    that exists in the file replaces that definition, whatever its search
+    block says; a search/replace that would turn valid Python into a syntax
+    error is refused and changes nothing.
+    """
     edit = edit.model_copy(update={"search": strip_fences(edit.search), "replace": strip_fences(edit.replace)})
     refusal = _refusal(edit, protect_tests)
     if refusal:
         return ToolResult(ok=False, result=refusal)
+    current = tools.read_file(edit.path)
+    if current.ok and edit.path.endswith(".py"):
+        spliced = splice_definition(current.result, edit.replace)
+        if spliced is not None and spliced != current.result:
+            return tools.write_file(edit.path, spliced)
     if not edit.search:
         return _whole_file(tools, edit)
-    result = tools.replace_in_file(edit.path, edit.search, edit.replace)
-    if result.ok or "not found" not in result.result:
-        return result
-    current = tools.read_file(edit.path)
-    loose = loose_match(current.result, edit.search, edit.replace) if current.ok else None
-    return result if loose is None else tools.replace_in_file(edit.path, *loose)
+    if not current.ok:
+        return current
+    return _search_replace(tools, edit, current.result)
 
 
 def apply_edits(tools: FileTools, output: CoderOutput, protect_tests: bool = False) -> tuple[int, list[str]]:

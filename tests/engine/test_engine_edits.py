@@ -60,3 +60,49 @@ def test_apply_edits_reports_what_failed(tmp_path: Path):
 def test_relative_indentation_of_the_replacement_is_kept():
     segment, new = loose_match(SOURCE, "if x:\n    return x - 1", "if x:\n    return x + 1\nreturn -1")
     assert new == "        if x:\n            return x + 1\n        return -1\n"
+
+
+LEAP = '"""Calendar."""\n\n\ndef is_leap(year):\n    return year % 4 == 0 and (year % 100 == 0 or year % 400 == 0)\n\n\ndef other():\n    return 1\n'
+
+
+def _apply_one(tmp_path: Path, text: str, edit: Edit) -> tuple[int, list[str], str]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "m.py").write_text(text)
+    with ShadowWorkspace(ws) as shadow:
+        applied, errors = apply_edits(FileTools(shadow), CoderOutput(edits=[edit]))
+        return applied, errors, (shadow.root / "m.py").read_text()
+
+
+def test_whole_function_in_replace_is_spliced_whatever_the_search(tmp_path: Path):
+    # Seen with the 1.5B model: search holds the one changed line, replace the whole corrected function.
+    fixed = "def is_leap(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)"
+    edit = Edit(path="m.py", search="return year % 4 == 0 and (year % 100 == 0 or year % 400 == 0)", replace=fixed)
+    applied, errors, text = _apply_one(tmp_path, LEAP, edit)
+    assert (applied, errors) == (1, [])
+    assert text == LEAP.replace("100 == 0", "100 != 0")
+
+
+def test_two_functions_in_replace_are_both_spliced(tmp_path: Path):
+    replace = ("def other():\n    return 2\n\n\n"
+               "def is_leap(year):\n    return year % 400 == 0\n")
+    applied, errors, text = _apply_one(tmp_path, LEAP, Edit(path="m.py", search="", replace=replace))
+    assert (applied, errors) == (1, [])
+    assert text == ('"""Calendar."""\n\n\ndef is_leap(year):\n    return year % 400 == 0\n\n\n'
+                    "def other():\n    return 2\n")
+
+
+def test_an_edit_that_would_break_the_syntax_changes_nothing(tmp_path: Path):
+    edit = Edit(path="m.py", search="return 1", replace="return (1")
+    applied, errors, text = _apply_one(tmp_path, LEAP, edit)
+    assert applied == 0 and text == LEAP
+    assert errors == ["- m.py: the edit would leave m.py with a syntax error (line 9: '(' was never closed); "
+                      "nothing was changed"]
+
+
+def test_a_midline_match_is_reindented_when_the_exact_one_breaks_the_syntax(tmp_path: Path):
+    # The exact substring match puts the replacement's second line at column 0; the line-wise one re-indents it.
+    edit = Edit(path="m.py", search="return 1", replace="x = 1\nreturn x")
+    applied, errors, text = _apply_one(tmp_path, LEAP, edit)
+    assert (applied, errors) == (1, [])
+    assert text.endswith("def other():\n    x = 1\n    return x\n")
