@@ -96,22 +96,92 @@ def report_signature(report: TestReport) -> str:
     return " || ".join(sorted({signature(f, report) for f in report.failures}))
 
 
-_LOCATION = re.compile(r"^[\w./-]+\.py:\d+: ")
+_LOCATION = re.compile(r"^(?P<path><frozen [^>]+>|[^\s:][^:\n]*\.py):(?P<line>\d+):(?P<rest>(?: .*)?)$")
+_INTERNAL = re.compile(
+    r"^<frozen |(?:^|/)(?:site-packages|dist-packages|_pytest|importlib|pluggy)/|(?:^|/)agentls-site-[^/]*/"
+    r"|/lib/python3[\d.]*/"
+)
+_ABS_PY = re.compile(r"/[^\s\"':]+\.py")
+_LINE_MAX = 240
 
 
-def _essential(traceback: str, keep: int = 14) -> str:
-    """The lines of a pytest traceback that say what failed: the `>` line, `E` lines, `path:line:` lines."""
-    lines = [line.rstrip() for line in traceback.splitlines()]
-    picked = [line for line in lines if line.lstrip().startswith((">", "E ")) or _LOCATION.match(line.strip())]
-    return "\n".join((picked or lines)[-keep:])
+def is_internal_path(path: str) -> bool:
+    """True for frames in pytest, importlib, the standard library or installed packages (not the workspace)."""
+    return bool(_INTERNAL.search(path))
+
+
+def _location(line: str) -> tuple[bool, str, str] | None:
+    """(inside the workspace, 'path:line', what follows) of a traceback location line, None otherwise."""
+    match = _LOCATION.match(line.strip())
+    if match is None:
+        return None
+    return not is_internal_path(match["path"]), f"{match['path']}:{match['line']}", match["rest"].strip()
+
+
+def _essential(traceback: str, keep: int = 14, at: str = "") -> str:
+    """The lines of a pytest traceback that say what failed, in the workspace's own files only.
+
+    Kept: `E` lines (error, assertion diff, a SyntaxError's file/source/caret),
+    `>` lines and location lines of workspace frames, and the source line of a
+    workspace frame printed in pytest's short style (`path:N: in f` then the
+    line). Dropped: every frame in pytest, importlib, `<frozen ...>`, the
+    standard library or site-packages, `^^^` markers, blank `E` lines, and a
+    bare location equal to `at` (the header already says it).
+    """
+    picked: list[str] = []
+    pending: list[str] = []  # a long-style frame's `>`/`E` lines, until its location line says whose they are
+    want_source = False
+    for raw in traceback.splitlines():
+        line = raw.rstrip()
+        loc = _location(line)
+        if loc is not None:
+            inside, where, rest = loc
+            if rest.startswith("in "):  # short style: the location first, its source line next
+                picked.extend(pending)
+                picked.extend([line.strip()] if inside else [])
+            else:  # long style: the location closes the frame shown above it
+                picked.extend(x for x in pending if inside or x.startswith("E"))
+                picked.extend([line.strip()] if inside and (rest or where != at) else [])
+            pending, want_source = [], inside and rest.startswith("in ")
+        elif line.startswith("E ") and line[1:].strip():
+            pending.append(line)
+        elif line.lstrip().startswith(">"):
+            pending.append(line)
+        elif want_source and line.strip() and not set(line.strip()) <= set("^~"):
+            picked.append(line)
+            want_source = False
+    picked.extend(pending)
+    return "\n".join(x if len(x) <= _LINE_MAX else x[:_LINE_MAX] + "..." for x in picked[-keep:])
+
+
+def _relative_paths(text: str, known: set[str]) -> str:
+    """Absolute paths into the workspace (as the sandbox saw it) shortened to the workspace-relative ones."""
+    roots = {
+        path[: -len(rel)]
+        for path in _ABS_PY.findall(text)
+        for rel in known
+        if rel and path.endswith("/" + rel) and len(path) > len(rel) + 1
+    }
+    for root in sorted(roots, key=len, reverse=True):
+        text = text.replace(root, "")
+    return text
+
+
+def _entry(f: TestFailure, cases: int, known: set[str]) -> str:
+    """One failing test's block: a header line and the essential traceback lines."""
+    folded = f" (and {cases - 1} more case(s) of this test)" if cases > 1 else ""
+    collection = f.kind == "error" and "::" not in f.nodeid
+    header = f"ERROR collecting {f.nodeid}" if collection else f"FAILED {f.nodeid} at {f.file}:{f.line}{folded}"
+    body = _essential(f.traceback, at=f"{f.file}:{f.line}") or f.message
+    return _relative_paths(f"{header}\n{body}", known)
 
 
 def failure_text(report: TestReport, limit: int = 1800) -> str:
     """The failing tests' output trimmed to what a small model needs.
 
     One entry per failing test function (parametrized cases of one test are
-    folded into the first), each with its message and the essential lines of
-    its traceback; at most three entries.
+    folded into the first), each with the essential lines of its traceback
+    (workspace frames only, see `_essential`); at most three entries.
     """
     if report.timed_out:
         return "The test run timed out (an infinite loop or a very slow test)."
@@ -123,11 +193,8 @@ def failure_text(report: TestReport, limit: int = 1800) -> str:
     groups: dict[str, list] = {}
     for f in report.failures:
         groups.setdefault(f.nodeid.split("[", 1)[0], []).append(f)
-    parts = []
-    for cases in list(groups.values())[:3]:
-        f = cases[0]
-        folded = f" (and {len(cases) - 1} more case(s) of this test)" if len(cases) > 1 else ""
-        parts.append(f"FAILED {f.nodeid} at {f.file}:{f.line}{folded}\n{_essential(f.traceback) or f.message}")
+    known = {p for f in report.failures for p in (f.file, f.source_file) if p}
+    parts = [_entry(cases[0], len(cases), known) for cases in list(groups.values())[:3]]
     more = len(groups) - 3
     text = "\n\n".join(parts) + (f"\n\n... and {more} more failing test(s)" if more > 0 else "")
     return text[:limit]
