@@ -3,8 +3,11 @@
 Modes, best first:
   json_schema  `response_format={"type": "json_schema", ...}` (strict where the schema allows)
   json_object  `response_format={"type": "json_object", "schema": ...}` (llama.cpp honours the schema)
-  extract      no response_format; the schema goes into the prompt and the
-               JSON is extracted from the reply (fenced block or first balanced {...})
+  extract      no response_format; the JSON is extracted from the reply
+               (fenced block or first balanced {...})
+
+json_object and extract also put the schema's compact shape (`compact_shape`, a
+few dozen tokens instead of the full JSON schema dump) into the system message.
 
 `ModeCache` remembers, per endpoint (base_url + model), the best mode that
 works, so later calls start there. Everything here is pure and synchronous.
@@ -112,13 +115,117 @@ def response_format(mode: Mode, schema: type[BaseModel]) -> dict[str, Any] | Non
     return None
 
 
+class _ShapeWriter:
+    """Renders a JSON schema as a short JSON-like shape; see `compact_shape`."""
+
+    def __init__(self, defs: dict[str, Any]) -> None:
+        self.defs = defs
+        self.active: list[str] = []  # $defs being expanded (a recursive one is named, not expanded again)
+        self.has_optional = False
+
+    def render(self, node: Any) -> str:
+        if not isinstance(node, dict):
+            return "any"
+        if isinstance(node.get("$ref"), str):
+            return self._ref(node["$ref"])
+        if "const" in node:
+            return json.dumps(node["const"])
+        if isinstance(node.get("enum"), list):
+            return "|".join(json.dumps(value) for value in node["enum"])
+        for key in ("anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                return self._union(node[key])
+        if isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
+            return self.render(node["allOf"][0])
+        kind = node.get("type")
+        if isinstance(kind, list):
+            return self._union([{**node, "type": k} for k in kind])
+        if kind == "object" or "properties" in node:
+            return self._object(node)
+        if kind == "array":
+            return self._array(node)
+        if kind in ("integer", "number"):
+            return kind + _bounds(node)
+        return kind if isinstance(kind, str) else "any"
+
+    def _ref(self, ref: str) -> str:
+        name = ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        if not ref.startswith("#/$defs/") or name not in self.defs:
+            return "object"
+        if name in self.active:
+            return name
+        self.active.append(name)
+        try:
+            return self.render(self.defs[name])
+        finally:
+            self.active.pop()
+
+    def _union(self, options: list[Any]) -> str:
+        rendered = [self.render(option) for option in options]
+        nulls = [text for text in rendered if text == "null"]
+        others = list(dict.fromkeys(text for text in rendered if text != "null"))
+        return "|".join(others + nulls[:1])
+
+    def _object(self, node: dict[str, Any]) -> str:
+        properties = node.get("properties")
+        if not isinstance(properties, dict) or not properties:
+            extra = node.get("additionalProperties")
+            return "{string: " + self.render(extra) + "}" if isinstance(extra, dict) and extra else "object"
+        required = set(node.get("required", []))
+        parts = []
+        for key, value in properties.items():
+            mark = "" if key in required else "?"
+            self.has_optional = self.has_optional or bool(mark)
+            parts.append(f"{json.dumps(key)}{mark}: {self.render(value)}")
+        return "{" + ", ".join(parts) + "}"
+
+    def _array(self, node: dict[str, Any]) -> str:
+        prefix = node.get("prefixItems")
+        if isinstance(prefix, list):
+            return "[" + ", ".join(self.render(item) for item in prefix) + "]"
+        items = node.get("items")
+        return "[" + (self.render(items) if isinstance(items, dict) else "any") + "]"
+
+
+def _bounds(node: dict[str, Any]) -> str:
+    """` 1-5`, ` >=0`, ` >0 <1`: the numeric bounds of an integer/number schema ("" when unbounded)."""
+    low, high = node.get("minimum"), node.get("maximum")
+    if low is not None and high is not None and low >= 0:
+        return f" {json.dumps(low)}-{json.dumps(high)}"
+    parts = [
+        f"{sign}{json.dumps(node[key])}"
+        for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"))
+        if isinstance(node.get(key), (int, float)) and not isinstance(node.get(key), bool)
+    ]
+    return " " + " ".join(parts) if parts else ""
+
+
+def _shape_and_optional(schema: type[BaseModel]) -> tuple[str, bool]:
+    raw = json_schema_of(schema)
+    writer = _ShapeWriter(raw.get("$defs", {}))
+    return writer.render(raw), writer.has_optional
+
+
+def compact_shape(schema: type[BaseModel]) -> str:
+    """The model's JSON schema as a short JSON-like shape a small model can follow.
+
+    `{"edits": [{"path": string, "search"?: string}], "level"?: "low"|"high", "n": integer 1-5}`:
+    `$ref`s resolved in place, `key?` for a key that may be left out, `|null` for a nullable
+    value, property order as in the model, no titles, descriptions or defaults.
+    """
+    return _shape_and_optional(schema)[0]
+
+
+def _shape_text(schema: type[BaseModel]) -> str:
+    """`of this shape (...):` plus the shape, the tail both prompts share."""
+    shape, has_optional = _shape_and_optional(schema)
+    note = "; a key marked ? may be left out" if has_optional else ""
+    return f"of this shape (no prose{note}):\n{shape}"
+
+
 def schema_instruction(schema: type[BaseModel]) -> str:
-    """The prompt text that asks for one JSON object following the schema."""
-    text = json.dumps(json_schema_of(schema), separators=(",", ":"))
-    return (
-        "Answer with exactly one JSON object that validates against this JSON schema "
-        "(no prose; a ```json fenced block is fine):\n" + text
-    )
+    """The prompt text that asks for one JSON object of the schema's compact shape."""
+    return "Answer with exactly one JSON object " + _shape_text(schema)
 
 
 def with_instruction(messages: list[dict[str, Any]], mode: Mode, schema: type[BaseModel]) -> list[dict[str, Any]]:
@@ -214,13 +321,11 @@ def parse_answer(text: str, finish_reason: str | None, schema: type[BaseModel]) 
 def repair_messages(
     messages: list[dict[str, Any]], answer: str, error: str, schema: type[BaseModel]
 ) -> list[dict[str, Any]]:
-    """The conversation for the one repair request: the bad answer, the error and the schema."""
-    schema_text = json.dumps(json_schema_of(schema), separators=(",", ":"))
+    """The conversation for the one repair request: the bad answer, the error and the compact shape."""
     prompt = (
         "Your previous answer could not be used.\n"
         f"Validation error:\n{error}\n\n"
-        "Reply again with only one complete, corrected JSON object (keep it short) "
-        f"that validates against this JSON schema:\n{schema_text}"
+        "Reply again with only one complete, corrected JSON object (keep it short) " + _shape_text(schema)
     )
     return [*messages, {"role": "assistant", "content": answer}, {"role": "user", "content": prompt}]
 

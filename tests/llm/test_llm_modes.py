@@ -12,6 +12,8 @@ from agent_core.llm.base import StructuredOutputError
 from agent_core.llm.openai_client import OpenAIChatClient
 
 ASK = [{"role": "system", "content": "You triage bugs."}, {"role": "user", "content": "What is wrong?"}]
+SHAPE = '{"summary": string, "priority": integer 1-5}'
+SYSTEM_WITH_SHAPE = "You triage bugs.\n\nAnswer with exactly one JSON object of this shape (no prose):\n" + SHAPE
 
 
 async def test_json_schema_mode_when_the_endpoint_supports_it(scripted_llm, make_client, recorder):
@@ -39,7 +41,9 @@ async def test_rejected_json_schema_falls_back_to_json_object_and_is_learned(scr
     assert kinds == ["json_schema", "json_object"]
     sent = scripted_llm.requests[1]
     assert sent["response_format"]["schema"] == Verdict.model_json_schema()
-    assert "JSON schema" in sent["messages"][0]["content"]  # schema also in the system prompt
+    # the full schema constrains the output; the prompt carries only the compact shape
+    assert sent["messages"][0]["content"] == SYSTEM_WITH_SHAPE
+    assert sent["messages"][1:] == ASK[1:]
     # learned: the next call (even from a new client) goes straight to json_object, no second 500
     assert (await client.structured("coder", ASK, Verdict)).priority == 4
     assert (await make_client().structured("coder", ASK, Verdict)).priority == 5
@@ -59,10 +63,11 @@ async def test_garbage_answer_leads_to_extract_then_repair(scripted_llm, make_cl
     assert [c.mode for c in recorder.calls] == ["json_object", "extract", "extract"]
     extract_request, repair_request = scripted_llm.requests[-2:]
     assert "response_format" not in extract_request
-    assert "JSON schema" in extract_request["messages"][0]["content"]
+    assert extract_request["messages"][0]["content"] == SYSTEM_WITH_SHAPE
     repair_prompt = repair_request["messages"][-1]["content"]
     assert "priority: Input should be less than or equal to 5" in repair_prompt
-    assert '"maximum":5' in repair_prompt  # the schema travels with the repair request
+    assert repair_prompt.endswith("of this shape (no prose):\n" + SHAPE)  # the shape travels with the repair
+    assert "maximum" not in repair_prompt and "$defs" not in repair_prompt
     bad = 'Here it is: {"summary": "off by one", "priority": 9} hope it helps'
     assert repair_request["messages"][-2] == {"role": "assistant", "content": bad}
     assert OpenAIChatClient.modes.get(scripted_llm.base_url, "qwen2.5-coder-1.5b") == "extract"
