@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_core.agents.coder.agent import write_edits
 from agent_core.llm.base import StructuredOutputError
 from agent_core.models import Plan, SubTask, TestReport
-from agent_core.pipeline.context import relevant_files, render_files
+from agent_core.pipeline.context import focus_from_report, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import apply_edits
 from agent_core.pipeline.state import RunState
@@ -43,7 +43,7 @@ async def code(state: RunState, deps: RunDeps) -> dict:
     for k, step in enumerate(steps, 1):
         deps.phase("coding", f"coding step {k}/{len(steps)}", deps.progress(iteration, 0.1 + 0.3 * k / len(steps)))
         shown = relevant_files(deps.shadow, step.files, report)
-        files = render_files(deps.shadow, shown, tests_read_only=protect_tests)
+        files = render_files(deps.shadow, shown, tests_read_only=protect_tests, focus=focus_from_report(report))
         try:
             output = await write_edits(
                 deps.llm, deps.prompts["coder"], task=step.description, files=files, failure=failure,

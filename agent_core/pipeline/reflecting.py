@@ -6,7 +6,7 @@ from agent_core.agents.reflector.agent import diagnose
 from agent_core.agents.reflector.schema import Reflection
 from agent_core.llm.base import StructuredOutputError
 from agent_core.models import TestReport
-from agent_core.pipeline.context import relevant_files, render_files
+from agent_core.pipeline.context import focus_from_report, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
 from agent_core.reflection import classify, exception_type, failure_text, signature
@@ -40,7 +40,7 @@ async def reflect(state: RunState, deps: RunDeps) -> dict:
     first = report.failures[0] if report.failures else None
     category = classify(first, report) if first else ("timeout" if report.timed_out else "other")
     past = _past(deps, report)
-    files = render_files(deps.shadow, relevant_files(deps.shadow, [], report), budget=6000)
+    files = render_files(deps.shadow, relevant_files(deps.shadow, [], report), budget=6000, focus=focus_from_report(report))
     try:
         answer = await diagnose(
             deps.llm, deps.prompts["reflector"], category=category, failure=failure_text(report),
