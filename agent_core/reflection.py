@@ -131,11 +131,19 @@ def _essential(traceback: str, keep: int = 14, at: str = "") -> str:
     picked: list[str] = []
     pending: list[str] = []  # a long-style frame's `>`/`E` lines, until its location line says whose they are
     want_source = False
+    repeats = 0  # a recursion repeats one short-style frame many times: shown once, then counted
     for raw in traceback.splitlines():
         line = raw.rstrip()
         loc = _location(line)
+        if loc is not None and repeats and picked[-2:-1] != [line.strip()]:
+            picked.append(f"    (the frame above repeats {repeats} more time(s))")
+            repeats = 0
         if loc is not None:
             inside, where, rest = loc
+            if rest.startswith("in ") and inside and not pending and line.strip() in picked[-2:-1]:
+                repeats += 1
+                want_source = False
+                continue
             if rest.startswith("in "):  # short style: the location first, its source line next
                 picked.extend(pending)
                 picked.extend([line.strip()] if inside else [])
@@ -150,6 +158,7 @@ def _essential(traceback: str, keep: int = 14, at: str = "") -> str:
         elif want_source and line.strip() and not set(line.strip()) <= set("^~"):
             picked.append(line)
             want_source = False
+    picked.extend([f"    (the frame above repeats {repeats} more time(s))"] if repeats else [])
     picked.extend(pending)
     return "\n".join(x if len(x) <= _LINE_MAX else x[:_LINE_MAX] + "..." for x in picked[-keep:])
 

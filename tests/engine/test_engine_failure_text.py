@@ -23,6 +23,8 @@ BROKEN = {
     "pkg/core.py": 'def helper(x):\n    return x.upper()\n\n\ndef shout(x):\n    return helper(x) + "!"\n',
     "tests/test_ind.py": "import pkg.indent\n\n\ndef test_y():\n    pass\n",
     "tests/test_imp.py": "from pkg.missing import nothing\n\n\ndef test_x():\n    pass\n",
+    "pkg/rec.py": "def fib(n):\n    if n == 1:\n        return 1\n    return fib(n - 1) + fib(n - 2)\n",
+    "tests/test_rec.py": "from pkg.rec import fib\n\n\ndef test_fib():\n    assert fib(0) == 0\n",
     "tests/test_core.py": (
         "import pytest\n\nfrom pkg.core import shout\n\n\n"
         '@pytest.mark.parametrize("v", [1, 2])\ndef test_bad(v):\n    assert shout(v) == "1!"\n'
@@ -94,6 +96,19 @@ def test_a_failure_deep_in_the_source_keeps_each_workspace_frame(report: TestRep
         ">       return x.upper()\n"
         "E       AttributeError: 'int' object has no attribute 'upper'\n"
         "pkg/core.py:2: AttributeError"
+    )
+
+
+def test_a_recursion_shows_the_repeated_frame_once(report: TestReport):
+    assert failure_text(only(report, "tests/test_rec.py")) == (
+        "FAILED tests/test_rec.py::test_fib at tests/test_rec.py:5\n"
+        ">       assert fib(0) == 0\n"
+        "pkg/rec.py:4: in fib\n"
+        "    return fib(n - 1) + fib(n - 2)\n"
+        "    (the frame above repeats 17 more time(s))\n"
+        ">       return fib(n - 1) + fib(n - 2)\n"
+        "E       RecursionError: maximum recursion depth exceeded\n"
+        "pkg/rec.py:4: RecursionError"
     )
 
 
