@@ -60,6 +60,11 @@ def restore_shadow(shadow: ShadowWorkspace, files: dict[str, str | None]) -> Non
             write_exact(target, text)
 
 
+def rewind_shadow(shadow: ShadowWorkspace, files: dict[str, str | None]) -> None:
+    """Put every file the run touched back to its text in `files`, or to its original text if absent."""
+    restore_shadow(shadow, {rel: files.get(rel, original) for rel, original in shadow.originals.items()})
+
+
 def run_is_active(run_dir: Path) -> bool:
     """True while some process holds the run's lock."""
     path = Path(run_dir) / LOCK

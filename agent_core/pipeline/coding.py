@@ -13,11 +13,18 @@ from agent_core.reflection import failure_text
 
 
 def _hypothesis(state: RunState) -> str:
+    """What earlier attempts taught: the undone attempts and the last analysis (empty on the first try)."""
+    parts = []
+    tried = state.get("tried") or []
+    if tried:
+        parts.append("Tried before; the tests still failed, so it was undone (do not repeat it):\n"
+                     + "\n\n".join(tried))
     r = state.get("reflection")
-    if not r:
-        return "(first attempt: no analysis yet)"
-    where = f" in {r['file']}" if r.get("file") else ""
-    return f"{r['hypothesis']}\nSuggested change{where}: {r.get('change') or '-'} (confidence: {r['confidence']})"
+    if r:
+        where = f" in {r['file']}" if r.get("file") else ""
+        parts.append(f"Analysis of the last attempt: {r['hypothesis']}\n"
+                     f"Suggested change{where}: {r.get('change') or '-'} (confidence: {r['confidence']})")
+    return "\n" + "\n\n".join(parts) + "\n" if parts else ""  # its own paragraph in the prompt, or nothing
 
 
 def _steps_for_round(state: RunState) -> list[SubTask]:
@@ -32,7 +39,8 @@ def _steps_for_round(state: RunState) -> list[SubTask]:
 
 async def code(state: RunState, deps: RunDeps) -> dict:
     """Run the coder for this round's steps on the shadow workspace."""
-    report_data = state.get("report") or state.get("baseline")
+    # The failures of the code the coder sees: the best state so far (an attempt that did no better was undone).
+    report_data = (state.get("best") or {}).get("report") or state.get("report") or state.get("baseline")
     report = TestReport.model_validate(report_data) if report_data else None
     failure = failure_text(report) if report and not report.ok else "(the tests do not fail yet)"
     steps = _steps_for_round(state)

@@ -198,15 +198,33 @@ def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> Too
     if refusal:
         return ToolResult(ok=False, result=refusal)
     current = tools.read_file(edit.path)
-    if current.ok and edit.path.endswith(".py"):
-        spliced = splice_definition(current.result, edit.replace)
-        if spliced is not None and spliced != current.result:
-            return tools.write_file(edit.path, spliced)
+    spliced = splice_definition(current.result, edit.replace) if current.ok and edit.path.endswith(".py") else None
+    if spliced == (current.result if current.ok else None):
+        spliced = None
+    if spliced is not None and not _names_a_header(edit.search, edit.replace):
+        return tools.write_file(edit.path, spliced)  # a whole function, searched by one of its lines (or none)
     if not edit.search:
         return _whole_file(tools, edit)
     if not current.ok:
         return current
-    return _search_replace(tools, edit, current.result)
+    result = _search_replace(tools, edit, current.result)
+    return tools.write_file(edit.path, spliced) if not result.ok and spliced is not None else result
+
+
+def _names_a_header(search: str, replace: str) -> bool:
+    """True when `search` holds the `def`/`class` line of a definition that `replace` redefines.
+
+    Then the edit is an ordinary search/replace (a docstring added under a
+    header, say); without it, a complete definition in `replace` means the
+    whole definition is being rewritten.
+    """
+    try:
+        names = [n.name for n in ast.parse(textwrap.dedent(replace.strip("\n"))).body
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    except SyntaxError:
+        return False
+    return any(re.search(rf"^\s*(async\s+def|def|class)\s+{re.escape(name)}\b", search, re.MULTILINE)
+               for name in names)
 
 
 def apply_edits(tools: FileTools, output: CoderOutput, protect_tests: bool = False) -> tuple[int, list[str]]:

@@ -12,6 +12,7 @@ from agent_core.changeset import compute_change_set
 from agent_core.events import TestReportEvent
 from agent_core.gate import scan_change_set
 from agent_core.models import Plan, TestReport
+from agent_core.pipeline.attempts import first_state, keep_or_rewind
 from agent_core.pipeline.context import layout
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.reflecting import record_failures
@@ -34,7 +35,7 @@ async def baseline(state: RunState, deps: RunDeps) -> dict:
     report = await _run_tests(deps)
     recorded = [] if report.ok else record_failures(deps, report)
     return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
-            "recorded": recorded}
+            "recorded": recorded, "best": first_state(report)}
 
 
 def _goal_context(state: RunState, deps: RunDeps) -> str:
@@ -131,6 +132,7 @@ async def test(state: RunState, deps: RunDeps) -> dict:
                  "last_diff": compute_change_set(deps.shadow).unified_diff()}
     if not report.ok:
         out["signatures"] = [*(state.get("signatures") or []), report_signature(report)]
+        out.update(keep_or_rewind(deps.shadow, state, report, out["last_diff"]))
     return out
 
 

@@ -95,8 +95,9 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     report = TestReport.model_validate(final["report"]) if final.get("report") else None
     plan = final.get("plan") or {}
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
-    if not verified and attempt.changes:
-        extra["attempt_diff"] = attempt.unified_diff()  # the last unverified attempt, for inspection only
+    last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
+    if not verified and last_try:
+        extra["attempt_diff"] = last_try  # the last unverified attempt, for inspection only
     return RunResult(
         run_id=run_id, kind=request.kind, status=status, iterations=final.get("iteration", 0),
         change_set=attempt if verified else ChangeSet(), report=report, usage=llm.total_usage(),

@@ -106,3 +106,11 @@ def test_a_midline_match_is_reindented_when_the_exact_one_breaks_the_syntax(tmp_
     applied, errors, text = _apply_one(tmp_path, LEAP, edit)
     assert (applied, errors) == (1, [])
     assert text.endswith("def other():\n    x = 1\n    return x\n")
+
+
+def test_a_header_in_search_keeps_the_edit_literal(tmp_path: Path):
+    # A docstring added under the header: replace parses as a complete (docstring-only) function, but it is not one.
+    edit = Edit(path="m.py", search="def other():\n", replace='def other():\n    """One."""\n')
+    applied, errors, text = _apply_one(tmp_path, LEAP, edit)
+    assert (applied, errors) == (1, [])
+    assert text.endswith('def other():\n    """One."""\n    return 1\n')

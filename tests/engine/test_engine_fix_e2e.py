@@ -39,15 +39,16 @@ def test_fixed_after_a_failed_attempt_and_a_reflection(project: Path, scripted_l
     scripted_llm.add("coder", WRONG_EDIT)
     scripted_llm.add("reflector", {"hypothesis": "add multiplies instead of adding", "file": "calc.py",
                                    "change": "return a + b", "confidence": "high"})
-    scripted_llm.add("coder", {"edits": [{"path": "calc.py", "search": "    return a * b\n\n\ndef mul",
-                                          "replace": "    return a + b\n\n\ndef mul"}]})
+    scripted_llm.add("coder", FIX_EDIT)  # the wrong attempt did no better, so it was undone: same search again
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
 
     assert run.code == 0, run.stderr
     assert run.json["status"] == "fixed" and run.json["iterations"] == 2
     second = json.dumps(scripted_llm.requests_for("coder")[1]["messages"])
-    assert "assert 6 == 5" in second, "the second coder prompt carries the failing test output"
+    assert "assert -1 == 5" in second, "the second coder prompt carries the failing output of the code it sees"
+    assert "-    return a - b\\n+    return a * b" in second, "the undone attempt, as a diff"
+    assert "Result: 1 failed, 0 errors: assert 6 == 5" in second, "with what it led to"
     assert "add multiplies instead of adding" in second, "and the reflector's hypothesis"
     reflector_prompt = json.dumps(scripted_llm.requests_for("reflector")[0]["messages"])
     assert "return a * b" in reflector_prompt, "the reflector sees the attempted change"

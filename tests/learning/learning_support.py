@@ -20,8 +20,8 @@ PLAN = {"approach": "rewrite add with multiplication", "subtasks": [
      "files": ["calc.py"]}]}
 WRONG_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a * b"}],
               "explanation": "try multiplying"}
-FIX_AFTER_WRONG = {"edits": [{"path": "calc.py", "search": "    return a * b\n\n\ndef mul",
-                              "replace": "    return a + b\n\n\ndef mul"}], "explanation": "add must add"}
+FIX_AFTER_WRONG = {"edits": [{"path": "calc.py", "search": "    return a - b",  # the wrong attempt was undone
+                              "replace": "    return a + b"}], "explanation": "add must add"}
 FIX_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a + b"}],
             "explanation": "add must add"}
 REFLECTION = {"hypothesis": "add multiplies instead of adding", "file": "calc.py",

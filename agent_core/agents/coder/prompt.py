@@ -1,25 +1,25 @@
-"""The coder's prompt: one step, the relevant files, the failing output and the last hypothesis."""
+"""The coder's prompt: the files, the failing output, what was learned so far, then the step.
 
-SYSTEM = "You fix Python code with small search/replace edits. Answer with JSON only."
+Short on purpose: the bundled 1.5B model reads about 30 prompt tokens a
+second here, and every token counts against the token budget. The files come
+first so consecutive calls share a prefix the server can reuse; the step and
+the answer's fields come last, nearest the answer (the JSON shape itself is
+added by the LLM layer). `{hypothesis}` is empty on
+a first attempt and otherwise starts and ends with a blank line.
+"""
+
+SYSTEM = "You fix bugs in Python code. Answer with JSON only."
 
 REQUIRED_PLACEHOLDERS = ("task", "files", "failure", "hypothesis")
 
-TEMPLATE = """Task: {task}
+TEMPLATE = """{files}
 
-Files:
-{files}
-
-Failing test output:
+Failing tests:
 {failure}
-
-Analysis of the last attempt:
 {hypothesis}
-
-Return edits. Each edit has:
+Task: {task}
+Answer with edits. Each edit has
 - path: the file to change
-- search: one to three lines copied exactly from the file, where the bug is
-- replace: the corrected lines that take their place
-Change only the lines that are wrong; keep everything else. Do not edit the tests.
-No ``` fences inside the JSON. The shape of the answer:
-{"edits": [{"path": "<file to change>", "search": "<the wrong lines, copied exactly>", "replace": "<the corrected lines>"}], "explanation": "<one sentence>"}
+- search: the wrong lines, copied exactly from the file
+- replace: the corrected lines, or the whole corrected function
 """

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def _search_before_replace(schema: dict[str, Any]) -> None:
+    # Grammar-constrained endpoints (llama.cpp) emit required keys first: listing `search` as
+    # required makes the model copy the wrong lines before it writes their replacement.
+    schema["required"] = ["path", "search", "replace"]
 
 
 class Edit(BaseModel):
     """One search/replace block, or a whole-file write when `search` is empty."""
+
+    model_config = ConfigDict(json_schema_extra=_search_before_replace)
 
     path: str = Field(description="Workspace-relative path of the file to change.")
     search: str = Field(default="", description="Exact lines from the file to replace; empty to write the whole file.")
@@ -17,4 +27,3 @@ class CoderOutput(BaseModel):
     """The edits for one step."""
 
     edits: list[Edit] = Field(description="Edits to apply, in order.")
-    explanation: str = Field(default="", description="One sentence on what the edits do.")

@@ -1,0 +1,50 @@
+"""Keeping the best attempt: an attempt that does not beat the best state so far is undone.
+
+A small model's wrong edit is worse than no edit: the next attempt starts
+from broken code and the mistakes compound. After every failing test run the
+shadow's score (run-stopping problems, then errors, then failures) is
+compared with the best one seen, the baseline included. A better state
+becomes the new best; anything else is rewound, and what was tried goes into
+the next coder prompt as a short note so it is not tried again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_core.models import TestReport
+from agent_core.pipeline.checkpoint import rewind_shadow, shadow_files
+from agent_core.workspace.shadow import ShadowWorkspace
+
+TRIED_KEPT = 2  # undone attempts shown to the coder (the latest ones)
+TRIED_CHARS = 700  # of each attempt's diff
+
+
+def score(report: TestReport) -> list[int]:
+    """Lower is better: the run was stopped, then errors (collection included), then failures."""
+    stopped = int(report.timed_out or report.limit_hit is not None)
+    return [stopped, report.errors, report.failed]
+
+
+def first_state(report: TestReport) -> dict[str, Any]:
+    """The baseline as the best state so far: no change, its own score."""
+    return {"score": score(report), "files": {}, "report": report.model_dump(mode="json")}
+
+
+def _outcome(report: TestReport) -> str:
+    if report.timed_out or report.limit_hit:
+        return "the test run was stopped (timeout or limit)"
+    first = report.failures[0] if report.failures else None
+    detail = f": {first.message.splitlines()[0][:200]}" if first and first.message else ""
+    return f"{report.failed} failed, {report.errors} errors{detail}"
+
+
+def keep_or_rewind(shadow: ShadowWorkspace, state: dict[str, Any], report: TestReport, diff: str) -> dict[str, Any]:
+    """The state keys after a failing test run: a new best, or the attempt undone and noted."""
+    best = state.get("best")
+    if best is None or score(report) < best["score"]:
+        return {"best": {"score": score(report), "files": shadow_files(shadow),
+                         "report": report.model_dump(mode="json")}}
+    rewind_shadow(shadow, best["files"])
+    note = f"{diff.strip()[:TRIED_CHARS] or '(no change)'}\nResult: {_outcome(report)}"
+    return {"tried": [*(state.get("tried") or []), note][-TRIED_KEPT:]}
