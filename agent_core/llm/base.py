@@ -57,6 +57,10 @@ class LLMClient(Protocol):
         role: Role,
         messages: list[dict[str, Any]],
         schema: type[T],
+        temperature: float | None = None,
     ) -> T:
-        """Return a validated `schema` instance; raise LLMError subclasses on failure."""
+        """Return a validated `schema` instance; raise LLMError subclasses on failure.
+
+        `temperature` overrides the role's configured one for this call (a retry may want more variety).
+        """
         ...

@@ -75,9 +75,13 @@ class OpenAIChatClient:
         return self._ledger.total()
 
     # -- the LLMClient method ----------------------------------------------------------
-    async def structured(self, role: Role, messages: list[dict[str, Any]], schema: type[T]) -> T:
+    async def structured(
+        self, role: Role, messages: list[dict[str, Any]], schema: type[T], temperature: float | None = None
+    ) -> T:
         """Return a validated `schema` instance from `role`'s model (see the module docstring)."""
         profile = self._settings.profile(role)
+        if temperature is not None:
+            profile = profile.model_copy(update={"temperature": temperature})
         base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
         client = self._client_for(base_url, profile.api_key)
         mode: Mode | None = self.modes.get(base_url, profile.model)

@@ -43,8 +43,8 @@ def keep_or_rewind(shadow: ShadowWorkspace, state: dict[str, Any], report: TestR
     """The state keys after a failing test run: a new best, or the attempt undone and noted."""
     best = state.get("best")
     if best is None or score(report) < best["score"]:
-        return {"best": {"score": score(report), "files": shadow_files(shadow),
-                         "report": report.model_dump(mode="json")}}
+        return {"undone": False, "best": {"score": score(report), "files": shadow_files(shadow),
+                                          "report": report.model_dump(mode="json")}}
     rewind_shadow(shadow, best["files"])
     note = f"{diff.strip()[:TRIED_CHARS] or '(no change)'}\nResult: {_outcome(report)}"
-    return {"tried": [*(state.get("tried") or []), note][-TRIED_KEPT:]}
+    return {"undone": True, "tried": [*(state.get("tried") or []), note][-TRIED_KEPT:]}

@@ -27,6 +27,19 @@ def _hypothesis(state: RunState) -> str:
     return "\n" + "\n\n".join(parts) + "\n" if parts else ""  # its own paragraph in the prompt, or nothing
 
 
+RETRY_WARMING = 0.3  # added to the coder's temperature per undone attempt, up to RETRY_MAX_TEMPERATURE
+RETRY_MAX_TEMPERATURE = 1.0
+
+
+def _temperature(state: RunState, deps: RunDeps) -> float | None:
+    """The configured temperature on a first try; warmer after each undone attempt, so a retry is not a rerun."""
+    undone = len(state.get("tried") or [])
+    if not undone:
+        return None
+    configured = deps.settings.profile("coder").temperature
+    return max(configured, min(RETRY_MAX_TEMPERATURE, configured + RETRY_WARMING * undone))
+
+
 def _steps_for_round(state: RunState) -> list[SubTask]:
     plan = Plan.model_validate(state["plan"])
     if state.get("fresh_plan") or not state.get("reflection"):
@@ -55,7 +68,7 @@ async def code(state: RunState, deps: RunDeps) -> dict:
         try:
             output = await write_edits(
                 deps.llm, deps.prompts["coder"], task=step.description, files=files, failure=failure,
-                hypothesis=_hypothesis(state), tool_errors=previous_errors,
+                hypothesis=_hypothesis(state), tool_errors=previous_errors, temperature=_temperature(state, deps),
             )
         except StructuredOutputError as exc:
             errors.append(f"- the answer was not valid: {exc}")

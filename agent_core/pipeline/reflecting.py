@@ -31,6 +31,20 @@ def record_failures(deps: RunDeps, report: TestReport) -> list[str]:
     return sigs
 
 
+async def _diagnose(state: RunState, deps: RunDeps, report: TestReport, category: str, past: str) -> Reflection:
+    """Ask the reflector model; the files it sees are without the attempt when that was undone."""
+    files = render_files(deps.shadow, relevant_files(deps.shadow, [], report), budget=6000,
+                         focus=focus_from_report(report))
+    diff = state.get("last_diff") or "(no change was applied)"
+    if state.get("undone"):
+        diff = f"(undone, as it did not help: the files below are without it)\n{diff}"
+    try:
+        return await diagnose(deps.llm, deps.prompts["reflector"], category=category, failure=failure_text(report),
+                              diff=diff, files=files, past=past)
+    except StructuredOutputError as exc:  # a small model may fail here; the failure text still guides the coder
+        return Reflection(hypothesis=f"No diagnosis available ({exc}); read the failure output.", confidence="low")
+
+
 async def reflect(state: RunState, deps: RunDeps) -> dict:
     """Turn the failing report into a specific hypothesis for the next coding round."""
     iteration = state.get("iteration", 0)
@@ -40,14 +54,11 @@ async def reflect(state: RunState, deps: RunDeps) -> dict:
     first = report.failures[0] if report.failures else None
     category = classify(first, report) if first else ("timeout" if report.timed_out else "other")
     past = _past(deps, report)
-    files = render_files(deps.shadow, relevant_files(deps.shadow, [], report), budget=6000, focus=focus_from_report(report))
-    try:
-        answer = await diagnose(
-            deps.llm, deps.prompts["reflector"], category=category, failure=failure_text(report),
-            diff=state.get("last_diff") or "(no change was applied)", files=files, past=past,
-        )
-    except StructuredOutputError as exc:  # a small model may fail here; the failure text still guides the coder
-        answer = Reflection(hypothesis=f"No diagnosis available ({exc}); read the failure output.", confidence="low")
+    if not state.get("edits_applied"):
+        # Nothing changed, so there is nothing new to diagnose: the coder gets its tool errors and tries again.
+        answer = Reflection(hypothesis="The last edits could not be applied; nothing changed.", confidence="low")
+    else:
+        answer = await _diagnose(state, deps, report, category, past)
     recorded = [*(state.get("recorded") or []), *record_failures(deps, report)]
     sig = state["signatures"][-1] if state.get("signatures") else ""
     reflection = {**answer.model_dump(mode="json"), "category": category, "signature": sig}

@@ -46,5 +46,7 @@ def after_reflect(state: RunState, max_revisions: int) -> Literal["code", "repla
     if _ended(state):
         return "finalize"
     sigs = state.get("signatures") or []
-    repeated = len(sigs) >= 2 and sigs[-1] == sigs[-2]
+    # The same failure twice after a change that was applied: the plan is wrong. (When nothing could be
+    # applied the plan was not tried; the coder gets its tool errors instead.)
+    repeated = len(sigs) >= 2 and sigs[-1] == sigs[-2] and bool(state.get("edits_applied"))
     return "replan" if repeated and state.get("revisions", 0) < max_revisions else "code"

@@ -33,6 +33,7 @@ class RunState(TypedDict, total=False):
     last_diff: str
     shadow_files: dict[str, str | None]  # text of every file the run changed (rebuilds the shadow on resume)
     best: dict[str, Any] | None  # {"score", "files", "report"}: the state with the fewest failures so far
+    undone: bool  # the last attempt did no better than `best` and was rewound
     tried: list[str]  # attempts that did not beat `best` and were undone: diff and outcome, for the coder
     status: str  # set by finalize or by a node that ends the run
     error: str | None
@@ -42,5 +43,5 @@ def initial_state(run_id: str, kind: str, goal: str, explicit_goal: bool = False
     return RunState(
         run_id=run_id, kind=kind, goal=goal, explicit_goal=explicit_goal, plan=None, plan_source="", fresh_plan=False, iteration=0, revisions=0,
         baseline=None, report=None, signatures=[], reflection=None, recorded=[], tool_errors=[], edits_applied=0,
-        gate=None, last_diff="", shadow_files={}, best=None, tried=[], status="", error=None,
+        gate=None, last_diff="", shadow_files={}, best=None, undone=False, tried=[], status="", error=None,
     )
