@@ -1,6 +1,7 @@
 """agentls against Aider, side by side, on the same corpus, model and endpoint.
 
-    .venv/bin/python bench/aider_compare.py [--tasks NAME ...] [--aider PATH] [--out results.json]
+    .venv/bin/python bench/aider_compare.py [--tasks NAME ...] [--every N] [--aider-venv DIR]
+                                            [--out results.json [--resume]]
 
 Both tools talk to the same OpenAI-compatible endpoint (AGENTLS_BASE_URL /
 OPENAI_BASE_URL, else the bundled local model, started once) through
@@ -138,22 +139,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--aider-venv", type=Path, default=ROOT / "bench" / ".aider-venv")
     parser.add_argument("--model", default=os.environ.get("AGENTLS_MODEL", "qwen2.5-coder-1.5b"))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per tool per task")
-    parser.add_argument("--out", type=Path, help="write per-task rows as JSON here")
+    parser.add_argument("--out", type=Path, help="write per-task rows as JSON here (after every task)")
+    parser.add_argument("--every", type=int, default=1, help="only every N-th task of the sorted corpus")
+    parser.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
     args = parser.parse_args(argv)
     aider = ensure_aider(args.aider_venv)
     upstream = ensure_endpoint() or os.environ.get("AGENTLS_BASE_URL") or os.environ["OPENAI_BASE_URL"]
     tasks = sorted(p for p in CORPUS.iterdir() if (p / "task.toml").is_file())
     if args.tasks:
         tasks = [t for t in tasks if t.name in set(args.tasks)]
-    rows = []
+    tasks = tasks[::args.every]
+    rows = json.loads(args.out.read_text(encoding="utf-8")) if args.resume and args.out and args.out.exists() else []
+    done = {r["task"] for r in rows}
+    tasks = [t for t in tasks if t.name not in done]
     with TokenProxy(upstream) as proxy, tempfile.TemporaryDirectory(prefix="agentls-vs-aider-") as scratch:
         for n, task in enumerate(tasks, start=1):
             row = compare(task, proxy, aider, args.model, Path(scratch), args.timeout)
             rows.append(row)
             print(f"[{n}/{len(tasks)}] {task.name}: agentls {row['agentls']['fixed']} {row['agentls']['tokens']}t"
                   f" | aider {row['aider']['fixed']} {row['aider']['tokens']}t", file=sys.stderr, flush=True)
-    if args.out:
-        args.out.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+            if args.out:
+                args.out.write_text(json.dumps(rows, indent=2), encoding="utf-8")
     print(summary(rows))
     return 0
 
