@@ -33,7 +33,7 @@ class LLMCall(BaseModel):
 
     role: str
     schema_name: str
-    mode: str = Field(description="json_schema | json_object | extract")
+    mode: str = Field(description="json_schema | json_object | extract | text (a plain answer)")
     messages: list[dict[str, Any]]
     answer: str
     usage: Usage
@@ -62,5 +62,13 @@ class LLMClient(Protocol):
         """Return a validated `schema` instance; raise LLMError subclasses on failure.
 
         `temperature` overrides the role's configured one for this call (a retry may want more variety).
+        """
+        ...
+
+    async def text(self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None) -> str:
+        """Return the model's plain answer (no response format); raise LLMError subclasses on failure.
+
+        For answers that are code: a small model writes a function better in a
+        fenced block than inside a JSON string. The caller parses and validates.
         """
         ...

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import openai
 from pydantic import BaseModel, SecretStr
@@ -96,6 +96,16 @@ class OpenAIChatClient:
                     self.modes.downgrade(base_url, profile.model, mode)
         raise StructuredOutputError(f"{role}: no structured-output mode worked: {rejection}")
 
+    async def text(self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None) -> str:
+        """The model's plain answer for `role` (see LLMClient.text), accounted and journalled like any call."""
+        profile = self._settings.profile(role)
+        if temperature is not None:
+            profile = profile.model_copy(update={"temperature": temperature})
+        base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
+        client = self._client_for(base_url, profile.api_key)
+        done = await self._request(client, base_url, profile, "text", messages, None)
+        return done.text
+
     async def _in_mode(
         self,
         client: openai.AsyncOpenAI,
@@ -128,9 +138,9 @@ class OpenAIChatClient:
         client: openai.AsyncOpenAI,
         base_url: str,
         profile: ResolvedProfile,
-        mode: Mode,
+        mode: Mode | Literal["text"],
         messages: list[dict[str, Any]],
-        schema: type[BaseModel],
+        schema: type[BaseModel] | None,
     ) -> Completion:
         """Send one chat request (with retries), account for it and tell the observer."""
         request: dict[str, Any] = {
@@ -139,7 +149,7 @@ class OpenAIChatClient:
             "temperature": profile.temperature,
             "extra_headers": {ROLE_HEADER: profile.role},
         }
-        fmt = response_format(mode, schema)
+        fmt = response_format(mode, schema) if mode != "text" and schema is not None else None
         if fmt is not None:
             request["response_format"] = fmt
         done = await complete(
@@ -151,11 +161,11 @@ class OpenAIChatClient:
         return done
 
     def _call_record(
-        self, role: str, schema: type[BaseModel], mode: Mode, messages: list[dict[str, Any]], done: Completion
+        self, role: str, schema: type[BaseModel] | None, mode: str, messages: list[dict[str, Any]], done: Completion
     ) -> LLMCall:
         return LLMCall(
             role=role,
-            schema_name=schema_name(schema),
+            schema_name=schema_name(schema) if schema is not None else "text",
             mode=mode,
             messages=[{**m, "content": self._scrub(m.get("content"))} for m in messages],
             answer=self._scrub(done.text),

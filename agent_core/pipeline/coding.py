@@ -5,7 +5,7 @@ from __future__ import annotations
 from agent_core.agents.coder.agent import write_edits
 from agent_core.llm.base import StructuredOutputError
 from agent_core.models import Plan, SubTask, TestReport
-from agent_core.pipeline.context import focus_from_report, relevant_files, render_files
+from agent_core.pipeline.context import focus_from_report, is_test_file, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import apply_edits
 from agent_core.pipeline.state import RunState
@@ -69,6 +69,7 @@ async def code(state: RunState, deps: RunDeps) -> dict:
             output = await write_edits(
                 deps.llm, deps.prompts["coder"], task=step.description, files=files, failure=failure,
                 hypothesis=_hypothesis(state), tool_errors=previous_errors, temperature=_temperature(state, deps),
+                default_path=next((f for f in shown if not is_test_file(f)), ""),
             )
         except StructuredOutputError as exc:
             errors.append(f"- the answer was not valid: {exc}")

@@ -16,6 +16,7 @@ import textwrap
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.pipeline.context import is_test_file
+from agent_core.pipeline.splice import splice_definition
 from agent_core.workspace.tools import FileTools, ToolResult
 
 _FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
@@ -71,62 +72,16 @@ def _refusal(edit: Edit, protect_tests: bool) -> str | None:
     return None
 
 
-def _definitions(tree: ast.Module) -> dict[str, list[ast.AST]]:
-    """Functions and classes by name, top level and one level down (methods)."""
-    found: dict[str, list[ast.AST]] = {}
-    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+def _definitions(tree: ast.Module) -> set[str]:
+    """Names of the functions and classes, top level and one level down (methods)."""
+    found = set()
     for node in tree.body:
-        if isinstance(node, kinds):
-            found.setdefault(node.name, []).append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
             if isinstance(node, ast.ClassDef):
-                for inner in node.body:
-                    if isinstance(inner, kinds):
-                        found.setdefault(inner.name, []).append(inner)
+                found.update(n.name for n in node.body
+                             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
     return found
-
-
-def _splice_one(text: str, node_new: ast.AST, source: str) -> str | None:
-    """`text` with the one existing definition named like `node_new` replaced by `source`."""
-    try:
-        old = ast.parse(text)
-    except SyntaxError:
-        return None
-    targets = _definitions(old).get(node_new.name, [])  # type: ignore[attr-defined]
-    if len(targets) != 1:
-        return None
-    node = targets[0]
-    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
-    lines = text.splitlines(keepends=True)
-    indent = _indent(lines[start])
-    body = [indent + line if line.strip() else line for line in source.splitlines()]
-    return "".join(lines[:start]) + "\n".join(body) + "\n" + "".join(lines[node.end_lineno:])
-
-
-def splice_definition(text: str, replacement: str) -> str | None:
-    """`text` with each function/class that `replacement` redefines swapped for its new version, or None.
-
-    Small models asked for a fix often answer with the whole corrected
-    function, with or without a search block (or with a search block holding
-    just the line they changed); that is a precise edit once each definition
-    is put back where it was, at its own indentation. None when the
-    replacement is not made only of definitions that exist once in the file.
-    """
-    source = textwrap.dedent(replacement.strip("\n"))
-    try:
-        new = ast.parse(source)
-    except SyntaxError:
-        return None
-    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    if not new.body or not all(isinstance(n, kinds) for n in new.body):
-        return None
-    lines = source.splitlines()
-    for node in new.body:
-        start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-        spliced = _splice_one(text, node, "\n".join(lines[start:node.end_lineno]))
-        if spliced is None:
-            return None
-        text = spliced
-    return text
 
 
 def _whole_file(tools: FileTools, edit: Edit) -> ToolResult:
@@ -201,7 +156,7 @@ def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> Too
     spliced = splice_definition(current.result, edit.replace) if current.ok and edit.path.endswith(".py") else None
     if spliced == (current.result if current.ok else None):
         spliced = None
-    if spliced is not None and not _names_a_header(edit.search, edit.replace):
+    if spliced is not None and (not edit.search or _rewrites_unsearched_definition(edit.search, edit.replace)):
         return tools.write_file(edit.path, spliced)  # a whole function, searched by one of its lines (or none)
     if not edit.search:
         return _whole_file(tools, edit)
@@ -211,20 +166,20 @@ def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> Too
     return tools.write_file(edit.path, spliced) if not result.ok and spliced is not None else result
 
 
-def _names_a_header(search: str, replace: str) -> bool:
-    """True when `search` holds the `def`/`class` line of a definition that `replace` redefines.
+def _rewrites_unsearched_definition(search: str, replace: str) -> bool:
+    """True when `replace` holds a complete function/class whose `def`/`class` line is not in `search`.
 
-    Then the edit is an ordinary search/replace (a docstring added under a
-    header, say); without it, a complete definition in `replace` means the
-    whole definition is being rewritten.
+    Then the whole definition is being rewritten (the search block holds only
+    the line that changed). With the header in `search` it is an ordinary
+    edit (a docstring added under a header, say).
     """
     try:
         names = [n.name for n in ast.parse(textwrap.dedent(replace.strip("\n"))).body
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     except SyntaxError:
         return False
-    return any(re.search(rf"^\s*(async\s+def|def|class)\s+{re.escape(name)}\b", search, re.MULTILINE)
-               for name in names)
+    return bool(names) and not any(
+        re.search(rf"^\s*(async\s+def|def|class)\s+{re.escape(name)}\b", search, re.MULTILINE) for name in names)
 
 
 def apply_edits(tools: FileTools, output: CoderOutput, protect_tests: bool = False) -> tuple[int, list[str]]:

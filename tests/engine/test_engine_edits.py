@@ -114,3 +114,27 @@ def test_a_header_in_search_keeps_the_edit_literal(tmp_path: Path):
     applied, errors, text = _apply_one(tmp_path, LEAP, edit)
     assert (applied, errors) == (1, [])
     assert text.endswith('def other():\n    """One."""\n    return 1\n')
+
+
+def test_a_local_assignment_is_not_mistaken_for_the_module_constant(tmp_path: Path):
+    text = "total = 0\n\n\ndef f():\n    total = 1\n    return total\n"
+    edit = Edit(path="m.py", search="    total = 1", replace="    total = 2")
+    applied, errors, new = _apply_one(tmp_path, text, edit)
+    assert (applied, errors, new) == (1, [], text.replace("total = 1", "total = 2"))
+
+
+@pytest.mark.parametrize("answer, expected", [
+    # a module constant, alone
+    ("ABSOLUTE_ZERO = -273.15", '"""Physics."""\nimport math\n\nABSOLUTE_ZERO = -273.15\n\n\ndef ok(c):\n'
+                                "    return c >= ABSOLUTE_ZERO\n"),
+    # a new import goes after the last import; a new helper at the end; a test written along is dropped
+    ("import sys\n\ndef ok(c):\n    return _above(c)\n\ndef _above(c):\n    return c >= ABSOLUTE_ZERO\n\n"
+     "def test_ok():\n    assert ok(1)\n",
+     '"""Physics."""\nimport math\nimport sys\n\nABSOLUTE_ZERO = -237.15\n\n\ndef ok(c):\n    return _above(c)\n'
+     "\n\ndef _above(c):\n    return c >= ABSOLUTE_ZERO\n"),
+])
+def test_whole_pieces_are_spliced_in_place(tmp_path: Path, answer: str, expected: str):
+    text = '"""Physics."""\nimport math\n\nABSOLUTE_ZERO = -237.15\n\n\ndef ok(c):\n    return c >= ABSOLUTE_ZERO\n'
+    applied, errors, new = _apply_one(tmp_path, text, Edit(path="m.py", search="", replace=answer))
+    assert (applied, errors) == (1, [])
+    assert new == expected

@@ -1,20 +1,25 @@
-"""The coder call: one step with its files and feedback in, search/replace edits out."""
+"""The coder call: one step with its files and feedback in, edits out."""
 
 from __future__ import annotations
 
+from agent_core.agents.coder.answer import parse_coder_answer
 from agent_core.agents.coder.prompt import SYSTEM
 from agent_core.agents.coder.schema import CoderOutput
 from agent_core.agents.render import render
-from agent_core.llm.base import LLMClient
+from agent_core.llm.base import LLMClient, StructuredOutputError
 
 
 async def write_edits(
     llm: LLMClient, template: str, *, task: str, files: str, failure: str, hypothesis: str, tool_errors: str = "",
-    temperature: float | None = None,
+    temperature: float | None = None, default_path: str = "",
 ) -> CoderOutput:
-    """Ask the coder model for the edits of one step."""
+    """Ask the coder model for the edits of one step (`default_path`: the file of a block with no header)."""
     text = render(template, {"task": task, "files": files, "failure": failure, "hypothesis": hypothesis})
     if tool_errors:
         text += f"\nYour previous edits could not be applied:\n{tool_errors}\n"
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
-    return await llm.structured("coder", messages, CoderOutput, temperature=temperature)
+    answer = await llm.text("coder", messages, temperature=temperature)
+    output = parse_coder_answer(answer, default_path)
+    if output is None:
+        raise StructuredOutputError("coder: the answer held no ```python block and no JSON edits")
+    return output

@@ -1,0 +1,56 @@
+"""Reading the coder's answer: fenced code blocks under file headers, or JSON search/replace edits.
+
+The prompt asks for each changed function, complete, in a ```python block
+under a `### <file>` line. Each block becomes an edit with an empty search
+block, which the edit layer splices in place of the definitions it redefines.
+A JSON object of `CoderOutput`'s shape (search/replace edits) is accepted
+too: some models and every scripted test answer that way.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import ValidationError
+
+from agent_core.agents.coder.schema import CoderOutput, Edit
+from agent_core.llm.structured import extract_json
+
+_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.DOTALL)
+_PATH = re.compile(r"([\w./-]+\.py)\b")
+_HEADER_LINES = 2  # lines above a block searched for its file's path
+
+
+def _json_edits(text: str) -> CoderOutput | None:
+    data = extract_json(text)
+    if not isinstance(data, dict) or "edits" not in data:
+        return None
+    try:
+        output = CoderOutput.model_validate(data)
+    except ValidationError:
+        return None
+    return output if output.edits else None
+
+
+def _path_above(text: str, start: int, default_path: str) -> str:
+    above = text[:start].rstrip().splitlines()[-_HEADER_LINES:]
+    for line in reversed(above):
+        found = _PATH.findall(line)
+        if found:
+            return found[-1].strip("./") if found[-1].startswith("./") else found[-1]
+    return default_path
+
+
+def parse_coder_answer(text: str, default_path: str) -> CoderOutput | None:
+    """The edits in a coder answer, or None when it holds neither code blocks nor JSON edits."""
+    stripped = text.strip()
+    if stripped.startswith("{") or stripped.startswith("```json"):
+        found = _json_edits(stripped)
+        if found is not None:
+            return found
+    edits = [Edit(path=_path_above(text, m.start(), default_path), search="", replace=m.group(1))
+             for m in _BLOCK.finditer(text) if m.group(1).strip()]
+    edits = [e for e in edits if e.path]
+    if edits:
+        return CoderOutput(edits=edits)
+    return _json_edits(stripped)

@@ -1,0 +1,54 @@
+"""The coder answers with fenced code (complete functions) or JSON edits; both become edits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_core.agents.coder.answer import parse_coder_answer
+from agent_core.agents.coder.schema import CoderOutput, Edit
+
+from engine_support import BUGGY_CALC
+
+FENCED = ("The bug is in add.\n\n### calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n"
+          "This makes the test pass.")
+
+
+def test_a_block_under_a_file_header_is_an_edit_of_that_file():
+    assert parse_coder_answer(FENCED, "other.py") == CoderOutput(
+        edits=[Edit(path="calc.py", search="", replace="def add(a, b):\n    return a + b\n")])
+
+
+def test_a_block_without_a_header_goes_to_the_default_file_and_json_edits_still_work():
+    out = parse_coder_answer("```py\nX = 1\n```\n\n`pkg/m.py`:\n```python\ny = 2\n```", "calc.py")
+    assert [(e.path, e.replace) for e in out.edits] == [("calc.py", "X = 1\n"), ("pkg/m.py", "y = 2\n")]
+    edits = {"edits": [{"path": "calc.py", "search": "a - b", "replace": "a + b"}]}
+    assert parse_coder_answer(json.dumps(edits), "x.py") == CoderOutput.model_validate(edits)
+
+
+def test_an_answer_with_no_code_is_none():
+    assert parse_coder_answer("I think the bug is in add.", "calc.py") is None
+    assert parse_coder_answer('{"edits": []}', "calc.py") is None
+
+
+def test_fix_with_a_fenced_whole_function_answer(project: Path, scripted_llm, run_fix):
+    scripted_llm.add("coder", FENCED)  # a raw text answer over the real wire protocol
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.code == 0 and run.json["status"] == "fixed" and run.json["iterations"] == 1, run.stderr
+    assert (project / "calc.py").read_text() == BUGGY_CALC["calc.py"].replace("a - b", "a + b")
+    (request,) = scripted_llm.requests_for("coder")
+    assert "response_format" not in request, "code answers are plain text, not a JSON mode"
+    assert "complete, in a ```python block" in request["messages"][1]["content"]
+
+
+def test_an_answer_without_code_costs_an_iteration_not_the_run(project: Path, scripted_llm, run_fix):
+    scripted_llm.add("coder", "Change the minus to a plus.")
+    scripted_llm.add("coder", FENCED)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0 and run.json["status"] == "fixed" and run.json["iterations"] == 2, run.stderr
+    second = scripted_llm.requests_for("coder")[1]["messages"][1]["content"]
+    assert "the answer held no ```python block and no JSON edits" in second
