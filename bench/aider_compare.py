@@ -1,7 +1,7 @@
 """agentls against Aider, side by side, on the same corpus, model and endpoint.
 
     .venv/bin/python bench/aider_compare.py [--tasks NAME ...] [--every N] [--aider-venv DIR]
-                                            [--out results.json [--resume]]
+                                            [--out results.json [--resume]] [--aider-rows EARLIER.json ...]
 
 Both tools talk to the same OpenAI-compatible endpoint (AGENTLS_BASE_URL /
 OPENAI_BASE_URL, else the bundled local model, started once) through
@@ -93,9 +93,12 @@ def run_aider(aider: Path, workspace: Path, base_url: str, model: str, timeout: 
         return {"exit_code": None, "tail": "timeout"}
 
 
-def compare(task: Path, proxy: TokenProxy, aider: Path, model: str, scratch: Path, timeout: float) -> dict:
+def compare(task: Path, proxy: TokenProxy, aider: Path, model: str, scratch: Path, timeout: float,
+            earlier: dict | None = None) -> dict:
     row: dict = {"task": task.name}
-    for tool in ("agentls", "aider"):
+    if earlier is not None:  # Aider's row for this task from an earlier run on the same endpoint and model
+        row["aider"] = {**earlier, "reused": True}
+    for tool in [t for t in ("agentls", "aider") if t not in row]:
         workspace = copy_task(task, scratch / tool / task.name)
         proxy.reset()
         started = time.monotonic()
@@ -116,7 +119,8 @@ def summary(rows: list[dict]) -> str:
     lines = [f"{'task':<32} {'agentls':>18} {'aider':>18}"]
     for r in rows:
         cells = [f"{'fixed' if r[t]['fixed'] else 'no':>6} {r[t]['tokens']:>7}t" for t in ("agentls", "aider")]
-        lines.append(f"{r['task']:<32} {cells[0]:>18} {cells[1]:>18}")
+        reused = " (aider row reused)" if r["aider"].get("reused") else ""
+        lines.append(f"{r['task']:<32} {cells[0]:>18} {cells[1]:>18}{reused}")
     lines.append("")
     for tool in ("agentls", "aider"):
         fixed = sum(r[tool]["fixed"] for r in rows)
@@ -142,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write per-task rows as JSON here (after every task)")
     parser.add_argument("--every", type=int, default=1, help="only every N-th task of the sorted corpus")
     parser.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
+    parser.add_argument("--aider-rows", type=Path, nargs="*", default=[],
+                        help="earlier --out files: reuse their Aider rows (Aider and the endpoint unchanged) and "
+                             "run only agentls on those tasks")
     args = parser.parse_args(argv)
     aider = ensure_aider(args.aider_venv)
     upstream = ensure_endpoint() or os.environ.get("AGENTLS_BASE_URL") or os.environ["OPENAI_BASE_URL"]
@@ -152,9 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = json.loads(args.out.read_text(encoding="utf-8")) if args.resume and args.out and args.out.exists() else []
     done = {r["task"] for r in rows}
     tasks = [t for t in tasks if t.name not in done]
+    earlier = {r["task"]: r["aider"] for f in args.aider_rows for r in json.loads(f.read_text(encoding="utf-8"))
+               if not r["aider"].get("reused")}
     with TokenProxy(upstream) as proxy, tempfile.TemporaryDirectory(prefix="agentls-vs-aider-") as scratch:
         for n, task in enumerate(tasks, start=1):
-            row = compare(task, proxy, aider, args.model, Path(scratch), args.timeout)
+            row = compare(task, proxy, aider, args.model, Path(scratch), args.timeout, earlier.get(task.name))
             rows.append(row)
             print(f"[{n}/{len(tasks)}] {task.name}: agentls {row['agentls']['fixed']} {row['agentls']['tokens']}t"
                   f" | aider {row['aider']['fixed']} {row['aider']['tokens']}t", file=sys.stderr, flush=True)
