@@ -6,7 +6,8 @@
 Both tools talk to the same OpenAI-compatible endpoint (AGENTLS_BASE_URL /
 OPENAI_BASE_URL, else the bundled local model, started once) through
 bench/token_proxy.py, so their tokens are counted the same way, from the
-upstream's own `usage`. Each task of bench/corpus is copied twice; agentls
+upstream's own `usage`. Each task of bench/corpus is copied twice; agentls (with an empty failure
+memory of its own per task)
 runs `agentls fix --json --apply` on one copy, Aider runs on the other with
 the module(s) editable, the tests read-only, `--edit-format whole` (the only
 format that works with the 1.5B model here), `--auto-test` with the same
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from fix_rate import CORPUS, _env, ensure_endpoint  # noqa: E402
+from fix_rate import CORPUS, _env, ensure_endpoint, fresh_memory_env  # noqa: E402
 from token_proxy import TokenProxy  # noqa: E402
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
@@ -64,7 +65,8 @@ def run_agentls(workspace: Path, base_url: str, model: str, timeout: float) -> d
     cmd = [sys.executable, "-m", "agent_core", "fix", str(workspace), "--json", "--apply",
            "--base-url", base_url, "--model", model]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env())
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=fresh_memory_env(workspace.parent.parent, workspace.name))
         lines = proc.stdout.strip().splitlines()
         return json.loads(lines[-1]) if lines else {"status": "error", "error": proc.stderr[-300:]}
     except (subprocess.TimeoutExpired, json.JSONDecodeError) as exc:

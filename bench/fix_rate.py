@@ -6,7 +6,9 @@ Each task (bench/corpus/<task>/: a module, its test, task.toml, fix.patch) is
 copied to a temp dir without task.toml and fix.patch, and `agentls fix DIR
 --json --apply` runs on the copy against whatever endpoint is configured
 (AGENTLS_BASE_URL / OPENAI_BASE_URL, else the bundled local model, started
-once here and reused by every run). A run counts as fixed when agentls says
+once here and reused by every run; each run gets a cache dir of its own, so
+the failure memory starts empty and no task learns from an earlier run of
+itself). A run counts as fixed when agentls says
 so; the applied change is then re-checked here by running pytest on the copy.
 
 Prints fixed/total after iteration 1 and after the last iteration, the
@@ -38,6 +40,13 @@ def _env() -> dict[str, str]:
     return env
 
 
+def fresh_memory_env(scratch: Path, name: str) -> dict[str, str]:
+    """`_env()` with a cache dir of its own, so no task starts with memories of an earlier run of itself."""
+    cache = scratch / f"cache-{name}"
+    cache.mkdir(parents=True, exist_ok=True)
+    return _env() | {"XDG_CACHE_HOME": str(cache)}
+
+
 def ensure_endpoint() -> str | None:
     """Start (or reuse) the local model once for the whole benchmark unless an endpoint is configured."""
     if os.environ.get("AGENTLS_BASE_URL") or os.environ.get("OPENAI_BASE_URL"):
@@ -60,11 +69,14 @@ def run_task(task: Path, args: argparse.Namespace, scratch: Path) -> dict:
     workspace = scratch / task.name
     shutil.copytree(task, workspace, ignore=shutil.ignore_patterns("task.toml", "fix.patch", "__pycache__"))
     cmd = [*args.agentls, "fix", str(workspace), "--json", "--apply"]
+    if args.base_url:
+        cmd += ["--base-url", args.base_url]  # the cache dir is per task: the local server is not found there
     if args.max_iterations:
         cmd += ["--max-iterations", str(args.max_iterations)]
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=_env())
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                              env=fresh_memory_env(scratch, task.name))
         lines = proc.stdout.strip().splitlines()
         summary = json.loads(lines[-1]) if lines else {"status": "error", "error": proc.stderr.strip()[-300:]}
     except subprocess.TimeoutExpired:
@@ -118,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tasks:
         tasks = [t for t in tasks if t.name in set(args.tasks)]
     url = ensure_endpoint()
+    args.base_url = url
     print(f"endpoint: {url or os.environ.get('AGENTLS_BASE_URL') or os.environ.get('OPENAI_BASE_URL')}",
           file=sys.stderr)
     results = []

@@ -27,17 +27,17 @@ def _hypothesis(state: RunState) -> str:
     return "\n" + "\n\n".join(parts) + "\n" if parts else ""  # its own paragraph in the prompt, or nothing
 
 
-RETRY_WARMING = 0.3  # added to the coder's temperature per undone attempt, up to RETRY_MAX_TEMPERATURE
+RETRY_WARMING = 0.3  # added to the coder's temperature per earlier attempt, up to RETRY_MAX_TEMPERATURE
 RETRY_MAX_TEMPERATURE = 1.0
 
 
 def _temperature(state: RunState, deps: RunDeps) -> float | None:
-    """The configured temperature on a first try; warmer after each undone attempt, so a retry is not a rerun."""
-    undone = len(state.get("tried") or [])
-    if not undone:
+    """The configured temperature on a first try; warmer on each retry, so a retry is not a rerun."""
+    earlier = state.get("iteration", 0)
+    if not earlier:
         return None
     configured = deps.settings.profile("coder").temperature
-    return max(configured, min(RETRY_MAX_TEMPERATURE, configured + RETRY_WARMING * undone))
+    return max(configured, min(RETRY_MAX_TEMPERATURE, configured + RETRY_WARMING * earlier))
 
 
 def _steps_for_round(state: RunState) -> list[SubTask]:

@@ -183,18 +183,33 @@ def _rewrites_unsearched_definition(search: str, replace: str) -> bool:
 
 
 def apply_edits(tools: FileTools, output: CoderOutput, protect_tests: bool = False) -> tuple[int, list[str]]:
-    """Apply the coder's edits in order; return (applied, error messages for the next prompt).
+    """Apply the coder's edits in order; return (edits that changed a file, error messages for the next prompt).
 
     With `protect_tests` (a plain "make the failing tests pass" run) edits to
-    test files are refused: passing tests must come from fixing the code.
+    test files are refused: passing tests must come from fixing the code. An
+    answer that hands the code back unchanged counts as no edit, with a note
+    saying so (a small model does that; testing it again would teach nothing).
     """
-    applied, errors = 0, []
+    applied, unchanged, errors = 0, 0, []
     for edit in output.edits:
+        before = tools.shadow.current(edit.path) if _inside(tools, edit.path) else None
         result = apply_edit(tools, edit, protect_tests)
-        if result.ok:
-            applied += 1
-        else:
+        if not result.ok:
             errors.append(f"- {edit.path}: {result.result}")
+        elif tools.shadow.current(edit.path) == before:
+            unchanged += 1
+        else:
+            applied += 1
     if not output.edits:
         errors.append("- the answer contained no edits")
+    elif unchanged and not applied:
+        errors.append("- the answer gave the code back unchanged; change the lines that are wrong")
     return applied, errors
+
+
+def _inside(tools: FileTools, path: str) -> bool:
+    try:
+        tools.shadow.resolve(path)
+    except ValueError:
+        return False
+    return True

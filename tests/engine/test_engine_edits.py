@@ -138,3 +138,10 @@ def test_whole_pieces_are_spliced_in_place(tmp_path: Path, answer: str, expected
     applied, errors, new = _apply_one(tmp_path, text, Edit(path="m.py", search="", replace=answer))
     assert (applied, errors) == (1, [])
     assert new == expected
+
+
+def test_code_handed_back_unchanged_is_no_edit(tmp_path: Path):
+    edit = Edit(path="m.py", search="", replace="def is_leap(year):\n    return year % 4 == 0 and (year % 100 == 0 or year % 400 == 0)\n")
+    applied, errors, text = _apply_one(tmp_path, LEAP, edit)
+    assert (applied, errors, text) == (0, ["- the answer gave the code back unchanged; change the lines that are wrong"],
+                                       LEAP)
