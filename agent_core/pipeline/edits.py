@@ -68,7 +68,8 @@ def _refusal(edit: Edit, protect_tests: bool) -> str | None:
         try:
             ast.parse(textwrap.dedent(edit.replace))
         except SyntaxError as exc:
-            return f"the new file is not valid Python (line {exc.lineno}: {exc.msg}); send a small search/replace edit"
+            return (f"the code is not valid Python (line {exc.lineno}: {exc.msg}); "
+                    "give each function you change complete")
     return None
 
 
@@ -100,8 +101,8 @@ def _whole_file(tools: FileTools, edit: Edit) -> ToolResult:
             lost = set()
         if lost:
             return ToolResult(ok=False, result=(
-                f"an empty search would replace the whole file and drop {', '.join(sorted(lost))}; "
-                "copy the lines you change into search"))
+                f"this would replace the whole file and drop {', '.join(sorted(lost))}; "
+                "give only the functions you change, each complete"))
     return tools.write_file(edit.path, edit.replace)
 
 
