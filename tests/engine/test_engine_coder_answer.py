@@ -52,3 +52,8 @@ def test_an_answer_without_code_costs_an_iteration_not_the_run(project: Path, sc
     assert run.code == 0 and run.json["status"] == "fixed" and run.json["iterations"] == 2, run.stderr
     second = scripted_llm.requests_for("coder")[1]["messages"][1]["content"]
     assert "the answer held no ```python block and no JSON edits" in second
+
+
+def test_a_file_header_written_inside_the_block_names_the_file_and_is_dropped():
+    out = parse_coder_answer("```python\n### pkg/calc.py\ndef add(a, b):\n    return a + b\n```", "other.py")
+    assert [(e.path, e.replace) for e in out.edits] == [("pkg/calc.py", "def add(a, b):\n    return a + b\n")]

@@ -19,6 +19,7 @@ from agent_core.llm.structured import extract_json
 _BLOCK = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.DOTALL)
 _PATH = re.compile(r"([\w./-]+\.py)\b")
 _HEADER_LINES = 2  # lines above a block searched for its file's path
+_INNER_HEADER = re.compile(r"^\s*#+\s*([\w./-]+\.py)\s*\n")  # "### calc.py" written inside the block
 
 
 def _json_edits(text: str) -> CoderOutput | None:
@@ -48,9 +49,14 @@ def parse_coder_answer(text: str, default_path: str) -> CoderOutput | None:
         found = _json_edits(stripped)
         if found is not None:
             return found
-    edits = [Edit(path=_path_above(text, m.start(), default_path), search="", replace=m.group(1))
-             for m in _BLOCK.finditer(text) if m.group(1).strip()]
-    edits = [e for e in edits if e.path]
+    edits = []
+    for m in _BLOCK.finditer(text):
+        code, path = m.group(1), _path_above(text, m.start(), default_path)
+        inner = _INNER_HEADER.match(code)
+        if inner:
+            code, path = code[inner.end():], inner.group(1)
+        if code.strip() and path:
+            edits.append(Edit(path=path, search="", replace=code))
     if edits:
         return CoderOutput(edits=edits)
     return _json_edits(stripped)
