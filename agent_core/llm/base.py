@@ -65,8 +65,10 @@ class LLMClient(Protocol):
         """
         ...
 
-    async def text(self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None) -> str:
-        """Return the model's plain answer (no response format); raise LLMError subclasses on failure.
+    async def text(
+        self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None, max_tokens: int = 2048
+    ) -> str:
+        """Return the model's plain answer (no response format, at most `max_tokens`); raise LLMError on failure.
 
         For answers that are code: a small model writes a function better in a
         fenced block than inside a JSON string. The caller parses and validates.

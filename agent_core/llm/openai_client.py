@@ -42,6 +42,9 @@ T = TypeVar("T", bound=BaseModel)
 ROLE_HEADER = "X-Agentls-Role"
 NO_KEY = "sk-no-key-configured"  # local servers ignore the key; the openai client insists on one
 NO_ENDPOINT = "no endpoint configured: set AGENTLS_BASE_URL or run `agentls model fetch`"
+# Every request carries a max_tokens: a small model can loop until its context is full, and a
+# llama.cpp server keeps generating for a request its client gave up on, stalling every later one.
+STRUCTURED_MAX_TOKENS = 4096
 
 
 class _FormatIgnored(LLMError):
@@ -96,14 +99,16 @@ class OpenAIChatClient:
                     self.modes.downgrade(base_url, profile.model, mode)
         raise StructuredOutputError(f"{role}: no structured-output mode worked: {rejection}")
 
-    async def text(self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None) -> str:
+    async def text(
+        self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None, max_tokens: int = 2048
+    ) -> str:
         """The model's plain answer for `role` (see LLMClient.text), accounted and journalled like any call."""
         profile = self._settings.profile(role)
         if temperature is not None:
             profile = profile.model_copy(update={"temperature": temperature})
         base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
         client = self._client_for(base_url, profile.api_key)
-        done = await self._request(client, base_url, profile, "text", messages, None)
+        done = await self._request(client, base_url, profile, "text", messages, None, max_tokens)
         return done.text
 
     async def _in_mode(
@@ -141,12 +146,14 @@ class OpenAIChatClient:
         mode: Mode | Literal["text"],
         messages: list[dict[str, Any]],
         schema: type[BaseModel] | None,
+        max_tokens: int = STRUCTURED_MAX_TOKENS,
     ) -> Completion:
         """Send one chat request (with retries), account for it and tell the observer."""
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,
             "temperature": profile.temperature,
+            "max_tokens": max_tokens,
             "extra_headers": {ROLE_HEADER: profile.role},
         }
         fmt = response_format(mode, schema) if mode != "text" and schema is not None else None

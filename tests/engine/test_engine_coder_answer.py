@@ -40,6 +40,7 @@ def test_fix_with_a_fenced_whole_function_answer(project: Path, scripted_llm, ru
     assert (project / "calc.py").read_text() == BUGGY_CALC["calc.py"].replace("a - b", "a + b")
     (request,) = scripted_llm.requests_for("coder")
     assert "response_format" not in request, "code answers are plain text, not a JSON mode"
+    assert 256 < request["max_tokens"] < 1024, "capped by the size of the code shown"
     assert "complete, in a ```python block" in request["messages"][1]["content"]
 
 

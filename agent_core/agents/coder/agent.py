@@ -9,6 +9,11 @@ from agent_core.agents.render import render
 from agent_core.llm.base import LLMClient, StructuredOutputError
 
 
+def answer_budget(files: str) -> int:
+    """Tokens an answer may take: the shown code once over (about 3 characters a token) and some room."""
+    return min(4096, 256 + len(files) // 3)
+
+
 async def write_edits(
     llm: LLMClient, template: str, *, task: str, files: str, failure: str, hypothesis: str, tool_errors: str = "",
     temperature: float | None = None, default_path: str = "",
@@ -18,7 +23,7 @@ async def write_edits(
     if tool_errors:
         text += f"\nYour previous edits could not be applied:\n{tool_errors}\n"
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
-    answer = await llm.text("coder", messages, temperature=temperature)
+    answer = await llm.text("coder", messages, temperature=temperature, max_tokens=answer_budget(files))
     output = parse_coder_answer(answer, default_path)
     if output is None:
         raise StructuredOutputError("coder: the answer held no ```python block and no JSON edits")
