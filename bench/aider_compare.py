@@ -108,9 +108,11 @@ def compare(task: Path, proxy: TokenProxy, aider: Path, model: str, scratch: Pat
             detail = run_agentls(workspace, proxy.base_url, model, timeout)
         else:
             detail = run_aider(aider, workspace, proxy.base_url, model, timeout)
+        wall = time.monotonic() - started
         fixed, _ = tests_pass(workspace)
+        proxy.wait_idle()  # an answer the tool gave up on still costs tokens, and must not slow the next run
         totals = proxy.totals()
-        row[tool] = {"fixed": fixed, "wall_s": round(time.monotonic() - started, 1),
+        row[tool] = {"fixed": fixed, "wall_s": round(wall, 1),
                      "tokens": totals["prompt_tokens"] + totals["completion_tokens"],
                      "llm_calls": totals["llm_calls"], "detail": detail.get("status", detail.get("exit_code")),
                      "iterations": detail.get("iterations")}
