@@ -82,11 +82,7 @@ class OpenAIChatClient:
         self, role: Role, messages: list[dict[str, Any]], schema: type[T], temperature: float | None = None
     ) -> T:
         """Return a validated `schema` instance from `role`'s model (see the module docstring)."""
-        profile = self._settings.profile(role)
-        if temperature is not None:
-            profile = profile.model_copy(update={"temperature": temperature})
-        base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
-        client = self._client_for(base_url, profile.api_key)
+        profile, base_url, client = await self._route(role, temperature)
         mode: Mode | None = self.modes.get(base_url, profile.model)
         rejection = ""
         while mode is not None:
@@ -103,11 +99,7 @@ class OpenAIChatClient:
         self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None, max_tokens: int = 2048
     ) -> str:
         """The model's plain answer for `role` (see LLMClient.text), accounted and journalled like any call."""
-        profile = self._settings.profile(role)
-        if temperature is not None:
-            profile = profile.model_copy(update={"temperature": temperature})
-        base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
-        client = self._client_for(base_url, profile.api_key)
+        profile, base_url, client = await self._route(role, temperature)
         done = await self._request(client, base_url, profile, "text", messages, None, max_tokens)
         return done.text
 
@@ -190,6 +182,16 @@ class OpenAIChatClient:
         return value
 
     # -- endpoints and clients ------------------------------------------------------------
+    async def _route(
+        self, role: Role, temperature: float | None
+    ) -> tuple[ResolvedProfile, str, openai.AsyncOpenAI]:
+        """`role`'s profile (with this call's temperature, if given), its endpoint URL and client."""
+        profile = self._settings.profile(role)
+        if temperature is not None:
+            profile = profile.model_copy(update={"temperature": temperature})
+        base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
+        return profile, base_url, self._client_for(base_url, profile.api_key)
+
     def _client_for(self, base_url: str, api_key: str | None) -> openai.AsyncOpenAI:
         fingerprint = hashlib.sha256((api_key or "").encode()).hexdigest()
         key = (base_url, fingerprint)

@@ -15,7 +15,7 @@ SYNTAX_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "repl
 MISSING_EDIT = {"edits": [{"path": "calc.py", "search": "    return a / b", "replace": "    return a + b"}]}
 
 
-def _report(failed: int, errors: int = 0, message: str = "assert 1 == 5") -> TestReport:
+def _report(failed: int, errors: int = 0, message: str = "AssertionError: got 1, want 5") -> TestReport:
     failures = [TestFailure(nodeid=f"test_calc.py::test_{i}", file="test_calc.py", line=5, message=message) for i in range(failed + errors)]
     return TestReport(passed=1, failed=failed, errors=errors, exit_code=1, failures=failures)
 
