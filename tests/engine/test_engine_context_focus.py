@@ -79,7 +79,7 @@ class TestCart:
 
 
 def test_last():
-    assert True
+    assert count([0, 0, 0]) == 3
 '''
 FOCUSED = '''import pytest
 
