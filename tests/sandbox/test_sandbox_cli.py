@@ -74,6 +74,12 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     assert "sandbox.timeout_s" in json.loads(bad.stdout.splitlines()[-1])["error"]
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C reaches a foreground command with SIGINT at its default; a suite started in the background
+    (`cmd &` in a script, nohup) inherits SIGINT ignored, and Python keeps it ignored in the child."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_kills_the_run_and_leaves_no_temp_dir(workspace: Path, token: str, signum: int) -> None:
     tmp_path = workspace  # reachable by the sandbox uid (pytest's tmp_path is mode 700)
@@ -84,6 +90,7 @@ def test_interrupt_kills_the_run_and_leaves_no_temp_dir(workspace: Path, token: 
     child = subprocess.Popen(
         [sys.executable, "-m", "agent_core", "test", str(root), "--test-cmd", f"pytest -o junit_suite_name={token}"],
         env={**os.environ, "TMPDIR": str(private_tmp)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_as_from_a_terminal,
     )
     deadline = time.monotonic() + 60
     while not [p for p in processes_with(token) if p != child.pid] and time.monotonic() < deadline:
