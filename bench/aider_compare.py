@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/aider_compare.py [--tasks NAME ...] [--every N] [--aider-venv DIR]
                                             [--out results.json [--resume]] [--aider-rows EARLIER.json ...]
+                                            [--agentls-rows FIX_RATE.json ...]
 
 Both tools talk to the same OpenAI-compatible endpoint (AGENTLS_BASE_URL /
 OPENAI_BASE_URL, else the bundled local model, started once) through
@@ -95,11 +96,21 @@ def run_aider(aider: Path, workspace: Path, base_url: str, model: str, timeout: 
         return {"exit_code": None, "tail": "timeout"}
 
 
+def from_fix_rate(result: dict) -> dict:
+    """An agentls cell from a bench/fix_rate.py row (the same `agentls fix --json --apply` on a fresh copy,
+    re-checked by pytest there). Its tokens are agentls's own sum of the server's `usage`, not the proxy's."""
+    return {"fixed": bool(result["verified"]), "wall_s": result["wall_s"], "tokens": result["tokens"],
+            "llm_calls": result["llm_calls"], "detail": result["status"], "iterations": result["iterations"],
+            "reused": "fix_rate"}
+
+
 def compare(task: Path, proxy: TokenProxy, aider: Path, model: str, scratch: Path, timeout: float,
-            earlier: dict | None = None) -> dict:
+            earlier: dict | None = None, agentls: dict | None = None) -> dict:
     row: dict = {"task": task.name}
     if earlier is not None:  # Aider's row for this task from an earlier run on the same endpoint and model
         row["aider"] = {**earlier, "reused": True}
+    if agentls is not None:
+        row["agentls"] = agentls
     for tool in [t for t in ("agentls", "aider") if t not in row]:
         workspace = copy_task(task, scratch / tool / task.name)
         proxy.reset()
@@ -124,6 +135,7 @@ def summary(rows: list[dict]) -> str:
     for r in rows:
         cells = [f"{'fixed' if r[t]['fixed'] else 'no':>6} {r[t]['tokens']:>7}t" for t in ("agentls", "aider")]
         reused = " (aider row reused)" if r["aider"].get("reused") else ""
+        reused += " (agentls row from fix_rate)" if r["agentls"].get("reused") == "fix_rate" else ""
         lines.append(f"{r['task']:<32} {cells[0]:>18} {cells[1]:>18}{reused}")
     lines.append("")
     for tool in ("agentls", "aider"):
@@ -153,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--aider-rows", type=Path, nargs="*", default=[],
                         help="earlier --out files: reuse their Aider rows (Aider and the endpoint unchanged) and "
                              "run only agentls on those tasks")
+    parser.add_argument("--agentls-rows", type=Path, nargs="*", default=[],
+                        help="bench/fix_rate.py --out files: take agentls's result for their tasks from there "
+                             "(same endpoint and model) and run only Aider on those tasks")
     args = parser.parse_args(argv)
     aider = ensure_aider(args.aider_venv)
     upstream = ensure_endpoint() or os.environ.get("AGENTLS_BASE_URL") or os.environ["OPENAI_BASE_URL"]
@@ -165,9 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [t for t in tasks if t.name not in done]
     earlier = {r["task"]: r["aider"] for f in args.aider_rows for r in json.loads(f.read_text(encoding="utf-8"))
                if not r["aider"].get("reused")}
+    from_fix = {r["task"]: from_fix_rate(r)
+                for f in args.agentls_rows for r in json.loads(f.read_text(encoding="utf-8"))}
     with TokenProxy(upstream) as proxy, tempfile.TemporaryDirectory(prefix="agentls-vs-aider-") as scratch:
         for n, task in enumerate(tasks, start=1):
-            row = compare(task, proxy, aider, args.model, Path(scratch), args.timeout, earlier.get(task.name))
+            row = compare(task, proxy, aider, args.model, Path(scratch), args.timeout, earlier.get(task.name),
+                          from_fix.get(task.name))
             rows.append(row)
             print(f"[{n}/{len(tasks)}] {task.name}: agentls {row['agentls']['fixed']} {row['agentls']['tokens']}t"
                   f" | aider {row['aider']['fixed']} {row['aider']['tokens']}t", file=sys.stderr, flush=True)
