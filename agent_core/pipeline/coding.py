@@ -74,7 +74,7 @@ async def code(state: RunState, deps: RunDeps) -> dict:
         except StructuredOutputError as exc:
             errors.append(f"- the answer was not valid: {exc}")
             continue
-        n, errs = apply_edits(deps.tools, output, protect_tests)
+        n, errs = apply_edits(deps.tools, output, protect_tests, sources=[f for f in shown if not is_test_file(f)])
         applied += n
         errors.extend(errs)
     return {"edits_applied": applied, "tool_errors": errors, "fresh_plan": False}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from collections.abc import Sequence
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.pipeline.context import is_test_file
@@ -183,16 +184,45 @@ def _rewrites_unsearched_definition(search: str, replace: str) -> bool:
         re.search(rf"^\s*(async\s+def|def|class)\s+{re.escape(name)}\b", search, re.MULTILINE) for name in names)
 
 
-def apply_edits(tools: FileTools, output: CoderOutput, protect_tests: bool = False) -> tuple[int, list[str]]:
+def retarget(tools: FileTools, edit: Edit, sources: Sequence[str]) -> Edit:
+    """A whole-definition edit headed with a test file but redefining only what one of `sources` defines
+    goes to that source file.
+
+    A small model copies the header above the code it read, and the test
+    file's header is the nearest one when it fixes the code a test calls.
+    """
+    if edit.search or not is_test_file(edit.path) or not edit.path.endswith(".py"):
+        return edit
+    try:
+        names = {n for n in _definitions(ast.parse(textwrap.dedent(edit.replace))) if not n.startswith("test")}
+    except SyntaxError:
+        return edit
+    owners = []
+    for path in sources:
+        try:
+            if names and names <= _definitions(ast.parse(tools.shadow.current(path) or "")):
+                owners.append(path)
+        except SyntaxError:
+            continue
+    return edit.model_copy(update={"path": owners[0]}) if len(owners) == 1 else edit
+
+
+def apply_edits(
+    tools: FileTools, output: CoderOutput, protect_tests: bool = False, sources: Sequence[str] = (),
+) -> tuple[int, list[str]]:
     """Apply the coder's edits in order; return (edits that changed a file, error messages for the next prompt).
 
     With `protect_tests` (a plain "make the failing tests pass" run) edits to
-    test files are refused: passing tests must come from fixing the code. An
-    answer that hands the code back unchanged counts as no edit, with a note
-    saying so (a small model does that; testing it again would teach nothing).
+    test files are refused: passing tests must come from fixing the code;
+    a function of one of `sources` written under a test file's header goes to
+    its own file instead (`retarget`). An answer that hands the code back
+    unchanged counts as no edit, with a note saying so (a small model does
+    that; testing it again would teach nothing).
     """
     applied, unchanged, errors = 0, 0, []
     for edit in output.edits:
+        if protect_tests:
+            edit = retarget(tools, edit, sources)
         before = tools.shadow.current(edit.path) if _inside(tools, edit.path) else None
         result = apply_edit(tools, edit, protect_tests)
         if not result.ok:

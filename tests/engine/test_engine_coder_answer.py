@@ -58,3 +58,36 @@ def test_an_answer_without_code_costs_an_iteration_not_the_run(project: Path, sc
 def test_a_file_header_written_inside_the_block_names_the_file_and_is_dropped():
     out = parse_coder_answer("```python\n### pkg/calc.py\ndef add(a, b):\n    return a + b\n```", "other.py")
     assert [(e.path, e.replace) for e in out.edits] == [("pkg/calc.py", "def add(a, b):\n    return a + b\n")]
+
+
+def test_a_fence_opened_or_closed_twice_is_one_block():
+    answer = ("### calc.py\n```python\n```python\ndef add(a, b):\n    return a + b\n```\n```\n\n"
+              "The explanation is prose, not code.\n")
+    out = parse_coder_answer(answer, "other.py")
+    assert [(e.path, e.replace) for e in out.edits] == [("calc.py", "def add(a, b):\n    return a + b\n")]
+
+
+MISHEADED = ("### test_calc.py (a test: the specification, do not edit)\n"
+             "```python\ndef add(a, b):\n    return a + b\n```\n")
+
+
+def test_code_of_the_module_under_a_copied_test_header_goes_to_the_module(project: Path, scripted_llm, run_fix):
+    scripted_llm.add("coder", MISHEADED)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.code == 0 and run.json["status"] == "fixed" and run.json["iterations"] == 1, run.stderr
+    assert (project / "calc.py").read_text() == BUGGY_CALC["calc.py"].replace("a - b", "a + b")
+    assert (project / "test_calc.py").read_text() == BUGGY_CALC["test_calc.py"]
+
+
+def test_a_test_rewritten_under_its_own_header_is_still_refused(project: Path, scripted_llm, run_fix):
+    scripted_llm.add("coder", "### test_calc.py\n```python\ndef test_add():\n    assert True\n```\n")
+    scripted_llm.add("coder", FENCED)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.code == 0 and run.json["status"] == "fixed" and run.json["iterations"] == 2, run.stderr
+    assert (project / "test_calc.py").read_text() == BUGGY_CALC["test_calc.py"]
+    second = scripted_llm.requests_for("coder")[1]["messages"][1]["content"]
+    assert "change the code under test, not the test file" in second

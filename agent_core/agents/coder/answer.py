@@ -20,6 +20,14 @@ _BLOCK = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.DOTALL)
 _PATH = re.compile(r"([\w./-]+\.py)\b")
 _HEADER_LINES = 2  # lines above a block searched for its file's path
 _INNER_HEADER = re.compile(r"^\s*#+\s*([\w./-]+\.py)\s*\n")  # "### calc.py" written inside the block
+_OPENER = r"```[ \t]*(?:python3?|py)?[ \t]*\n"
+# A fence opened twice ("```python" on two lines) or closed twice: read as one fence, not an empty block.
+_DOUBLE_OPENER = re.compile(rf"```[ \t]*(?:python3?|py)[ \t]*\n(?:[ \t]*{_OPENER})+")
+_DOUBLE_CLOSER = re.compile(r"\n```[ \t]*\n(?:[ \t]*```[ \t]*(?:\n|$))+")
+
+
+def _single_fences(text: str) -> str:
+    return _DOUBLE_CLOSER.sub("\n```\n", _DOUBLE_OPENER.sub("```python\n", text))
 
 
 def _json_edits(text: str) -> CoderOutput | None:
@@ -50,6 +58,7 @@ def parse_coder_answer(text: str, default_path: str) -> CoderOutput | None:
         if found is not None:
             return found
     edits = []
+    text = _single_fences(text)
     for m in _BLOCK.finditer(text):
         code, path = m.group(1), _path_above(text, m.start(), default_path)
         inner = _INNER_HEADER.match(code)
