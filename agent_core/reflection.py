@@ -103,6 +103,8 @@ _INTERNAL = re.compile(
 )
 _ABS_PY = re.compile(r"/[^\s\"':]+\.py")
 _LINE_MAX = 240
+# pytest's advice to a human at a terminal, not a fact about the failure.
+_PYTEST_HINT = re.compile(r"^E\s+(Use -v+ to get (more|the full) diff|\.\.\.Full output truncated .*)$")
 
 
 def is_internal_path(path: str) -> bool:
@@ -125,7 +127,7 @@ def _essential(traceback: str, keep: int = 14, at: str = "") -> str:
     `>` lines and location lines of workspace frames, and the source line of a
     workspace frame printed in pytest's short style (`path:N: in f` then the
     line). Dropped: every frame in pytest, importlib, `<frozen ...>`, the
-    standard library or site-packages, `^^^` markers, blank `E` lines, and a
+    standard library or site-packages, `^^^` markers, blank `E` lines, pytest's "Use -v" hints, and a
     bare location equal to `at` (the header already says it).
     """
     picked: list[str] = []
@@ -151,7 +153,7 @@ def _essential(traceback: str, keep: int = 14, at: str = "") -> str:
                 picked.extend(x for x in pending if inside or x.startswith("E"))
                 picked.extend([line.strip()] if inside and (rest or where != at) else [])
             pending, want_source = [], inside and rest.startswith("in ")
-        elif line.startswith("E ") and line[1:].strip():
+        elif line.startswith("E ") and line[1:].strip() and not _PYTEST_HINT.match(line):
             pending.append(line)
         elif line.lstrip().startswith(">"):
             pending.append(line)

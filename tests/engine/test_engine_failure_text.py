@@ -25,6 +25,7 @@ BROKEN = {
     "tests/test_imp.py": "from pkg.missing import nothing\n\n\ndef test_x():\n    pass\n",
     "pkg/rec.py": "def fib(n):\n    if n == 1:\n        return 1\n    return fib(n - 1) + fib(n - 2)\n",
     "tests/test_rec.py": "from pkg.rec import fib\n\n\ndef test_fib():\n    assert fib(0) == 0\n",
+    "tests/test_list.py": "def test_tail():\n    assert [[1, 2], [3, 4]] == [[1, 2], [3, 4], [5]]\n",
     "tests/test_core.py": (
         "import pytest\n\nfrom pkg.core import shout\n\n\n"
         '@pytest.mark.parametrize("v", [1, 2])\ndef test_bad(v):\n    assert shout(v) == "1!"\n'
@@ -142,3 +143,11 @@ def test_workspace_modules_with_internal_looking_names_stay():
     # a workspace module called importlib_helpers.py is the user's own, not importlib's
     assert is_internal_path("importlib_helpers.py") is False
     assert is_internal_path("src/mypytest/_pytest_plugin.py") is False
+
+
+def test_an_assertion_diff_keeps_the_diff_and_drops_pytests_advice(report: TestReport):
+    raw = only(report, "tests/test_list.py").failures[0].traceback
+    assert "Use -v to get more diff" in raw
+    text = failure_text(only(report, "tests/test_list.py"))
+    assert "Right contains one more item: [5]" in text
+    assert "Use -v" not in text
