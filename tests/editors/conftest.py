@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from editors_support import CALC, TEST_CALC
+pytest.register_assert_rewrite("editors_support")  # its checks report like a test's own asserts
+
+from editors_support import CALC, TEST_CALC  # noqa: E402
 
 
 @pytest.fixture

@@ -7,11 +7,14 @@ runs a real editor process with the project's venv first on PATH (so the
 snippets' plain `python3 -m lsp_server` finds agentls) and reports its output;
 `server_tmp` is the server's TMPDIR (shadow copies), so a test can check
 that nothing is left in it; `server_processes(root)` lists language servers still running for a
-workspace, so a test can prove none is left behind.
+workspace, so a test can prove none is left behind. `drive_fix` runs an
+editor's driver through "Plan and fix" and `check_fixed_in_buffer_only` holds
+what every editor must show afterwards.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -82,6 +85,41 @@ def run_editor(argv: list[str], cwd: Path, env: dict[str, str], timeout: float =
         stdout, stderr = proc.communicate()
         pytest.fail(f"{argv[0]} did not finish in {timeout} s\n{stdout[-4000:]}\n{stderr[-4000:]}")
     return EditorRun(proc.returncode, stdout, stderr)
+
+
+def drive_fix(argv: list[str], workspace: Path, scripted_llm, tmp_path: Path, server_tmp: Path,
+              **snippet_env: str) -> tuple[dict, EditorRun]:
+    """Run an editor driver through "Plan and fix" against the scripted model; what it saw, and its run.
+
+    The driver writes what it saw as JSON to $AGENTLS_E2E_OUT; an `error` key there is its own failure.
+    """
+    script_fix(scripted_llm)
+    out = tmp_path / "editor-result.json"
+    env = editor_env(tmp_path, server_tmp, AGENTLS_E2E_OUT=str(out), AGENTLS_E2E_BASE_URL=scripted_llm.base_url,
+                     AGENTLS_E2E_MODEL=MODEL, **snippet_env)
+    run = run_editor(argv, cwd=workspace, env=env)
+    assert out.is_file(), f"the driver wrote no result\n{run.describe()}"
+    seen = json.loads(out.read_text())
+    assert "error" not in seen, f"{seen['error']}\n{run.describe()}"
+    return seen, run
+
+
+def check_fixed_in_buffer_only(seen: dict, buffer: str, run: EditorRun, workspace: Path, scripted_llm,
+                               server_tmp: Path) -> None:
+    """What both editors must show after "Plan and fix": actions offered, the fix in the unsaved buffer
+    (not on disk), the editor's settings used, the trace, one "fixed" message, nothing left running."""
+    assert "Plan and fix" in seen["titles"] and "Generate tests" in seen["titles"]
+    assert seen["edit_applied"], f"the buffer never changed: {buffer!r}, {seen['messages']}\n{run.describe()}"
+    assert buffer == FIXED_CALC
+    assert seen["modified"] is True
+    assert (workspace / "calc.py").read_text() == CALC, "the server wrote the file behind the editor's back"
+    models = {r.get("model") for r in scripted_llm.requests}
+    assert "coder" in {r["role"] for r in scripted_llm.requests} and models == {MODEL}, "settings did not reach the engine"
+    assert seen.get("trace", "").startswith("# Run ") and "+    return a + b" in seen["trace"], seen.get("trace")
+    assert len(seen["messages"]) == 1 and "): fixed" in seen["messages"][0], seen["messages"]
+    assert run.returncode == 0, run.describe()
+    assert leftovers(workspace, server_tmp) == ([], []), (
+        "the language server outlived the editor, or the run left temporary files behind")
 
 
 def leftovers(root: Path, server_tmp: Path, grace_s: float = 5.0) -> tuple[list[int], list[str]]:

@@ -2,41 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
-BUGGY_CALC = {
-    "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
-    "test_calc.py": (
-        "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-        "def test_mul():\n    assert mul(2, 3) == 6\n"
-    ),
-    "README.md": "A tiny calculator.\n",
-}
-FIX_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a + b"}],
-            "explanation": "add must add"}
-WRONG_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a * b"}],
-              "explanation": "try multiplying"}
+from project_support import CALC, FIX_EDIT, WRONG_EDIT, CliRun, journal_records, make_project
 
+__all__ = ["BUGGY_CALC", "FIX_EDIT", "WRONG_EDIT", "CliRun", "journal_records", "make_project", "snapshot"]
 
-@dataclass
-class CliRun:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict:
-        return json.loads(self.stdout.strip().splitlines()[-1])
-
-
-def make_project(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+BUGGY_CALC = {**CALC, "README.md": "A tiny calculator.\n"}
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -46,8 +18,3 @@ def snapshot(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".agentls" not in p.relative_to(root).parts
     }
-
-
-def journal_records(root: Path, run_id: str) -> list[dict]:
-    path = root / ".agentls" / "runs" / run_id / "journal.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]

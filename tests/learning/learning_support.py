@@ -2,58 +2,20 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from pathlib import Path
+from project_support import CALC, FIX_EDIT, WRONG_EDIT, CliRun, journal_records, make_project, run_dir
+
+__all__ = ["BUGGY_CALC", "FIX_AFTER_WRONG", "FIX_EDIT", "PLAN", "REFLECTION", "SECRET", "WRONG_EDIT", "CliRun",
+           "journal_records", "make_project", "prompt_of", "run_dir"]
 
 SECRET = "lrn-9f8e7d6c5b4a-NOT-FOR-JOURNALS"  # the fake API key set in every learning test
 
-BUGGY_CALC = {
-    "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
-    "test_calc.py": (
-        "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-        "def test_mul():\n    assert mul(2, 3) == 6\n"
-    ),
-}
+BUGGY_CALC = CALC
 PLAN = {"approach": "rewrite add with multiplication", "subtasks": [
     {"id": "t1", "description": "make add in calc.py multiply its arguments", "priority": 5, "dependencies": [],
      "files": ["calc.py"]}]}
-WRONG_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a * b"}],
-              "explanation": "try multiplying"}
-FIX_AFTER_WRONG = {"edits": [{"path": "calc.py", "search": "    return a - b",  # the wrong attempt was undone
-                              "replace": "    return a + b"}], "explanation": "add must add"}
-FIX_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a + b"}],
-            "explanation": "add must add"}
+FIX_AFTER_WRONG = FIX_EDIT  # the wrong attempt was undone, so the same search block matches again
 REFLECTION = {"hypothesis": "add multiplies instead of adding", "file": "calc.py",
               "change": "return a + b", "confidence": "high"}
-
-
-@dataclass
-class CliRun:
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> dict:
-        return json.loads(self.stdout.strip().splitlines()[-1])
-
-
-def make_project(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
-
-
-def run_dir(root: Path, run_id: str) -> Path:
-    return root / ".agentls" / "runs" / run_id
-
-
-def journal_records(root: Path, run_id: str) -> list[dict]:
-    path = run_dir(root, run_id) / "journal.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def prompt_of(request: dict) -> str:
