@@ -91,3 +91,17 @@ def test_a_test_rewritten_under_its_own_header_is_still_refused(project: Path, s
     assert (project / "test_calc.py").read_text() == BUGGY_CALC["test_calc.py"]
     second = scripted_llm.requests_for("coder")[1]["messages"][1]["content"]
     assert "change the code under test, not the test file" in second
+
+
+def test_several_files_in_one_block_with_a_nested_opener_are_split_by_their_headers():
+    convert = "def f_to_c(f):\n    return (f - 32) * 5 / 9\n"
+    answer = ('```python\n### thermo/__init__.py\n"""Conversions."""\n\n'
+              f"### thermo/convert.py\n```python\n{convert}```\n")
+    out = parse_coder_answer(answer, "other.py")
+    assert [(e.path, e.replace) for e in out.edits] == [
+        ("thermo/__init__.py", '"""Conversions."""\n\n'), ("thermo/convert.py", convert)]
+
+
+def test_a_block_closed_at_the_end_of_a_code_line_is_still_read():
+    out = parse_coder_answer("### calc.py\n```python\ndef add(a, b):\n    return a + b```", "other.py")
+    assert [(e.path, e.replace) for e in out.edits] == [("calc.py", "def add(a, b):\n    return a + b")]

@@ -16,11 +16,16 @@ from pydantic import ValidationError
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.llm.structured import extract_json
 
-_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.DOTALL)
+# A block ends at a bare ``` line, so a "```python" line inside it (a nested opener) does not close it.
+_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)^[ \t]*```[ \t]*$", re.DOTALL | re.MULTILINE)
+_LOOSE_BLOCK = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.DOTALL)  # closed mid-line
 _PATH = re.compile(r"([\w./-]+\.py)\b")
 _HEADER_LINES = 2  # lines above a block searched for its file's path
 _INNER_HEADER = re.compile(r"^\s*#+\s*([\w./-]+\.py)\s*\n")  # "### calc.py" written inside the block
 _OPENER = r"```[ \t]*(?:python3?|py)?[ \t]*\n"
+_OPENER_LINE = re.compile(rf"^[ \t]*{_OPENER}", re.MULTILINE)
+# "### other.py" (a label after it allowed) on a line of its own inside a block: that file's code follows.
+_SECTION_HEADER = re.compile(r"^[ \t]*#{2,}[ \t]*([\w./-]+\.py)[ \t]*(?:\(.*\))?[ \t]*$\n?", re.MULTILINE)
 # A fence opened twice ("```python" on two lines) or closed twice: read as one fence, not an empty block.
 _DOUBLE_OPENER = re.compile(rf"```[ \t]*(?:python3?|py)[ \t]*\n(?:[ \t]*{_OPENER})+")
 _DOUBLE_CLOSER = re.compile(r"\n```[ \t]*\n(?:[ \t]*```[ \t]*(?:\n|$))+")
@@ -41,6 +46,17 @@ def _json_edits(text: str) -> CoderOutput | None:
     return output if output.edits else None
 
 
+def _sections(code: str, path: str) -> list[tuple[str, str]]:
+    """(file, code) pairs of one block: a small model sometimes writes several files' code in one block,
+    each under its own `### file` line, with stray ```python lines between them."""
+    inner = _INNER_HEADER.match(code)
+    if inner:
+        code, path = code[inner.end():], inner.group(1)
+    parts = _SECTION_HEADER.split(code)
+    pairs = [(path, parts[0]), *zip(parts[1::2], parts[2::2])]
+    return [(p, _OPENER_LINE.sub("", c)) for p, c in pairs]
+
+
 def _path_above(text: str, start: int, default_path: str) -> str:
     above = text[:start].rstrip().splitlines()[-_HEADER_LINES:]
     for line in reversed(above):
@@ -59,13 +75,11 @@ def parse_coder_answer(text: str, default_path: str) -> CoderOutput | None:
             return found
     edits = []
     text = _single_fences(text)
-    for m in _BLOCK.finditer(text):
-        code, path = m.group(1), _path_above(text, m.start(), default_path)
-        inner = _INNER_HEADER.match(code)
-        if inner:
-            code, path = code[inner.end():], inner.group(1)
-        if code.strip() and path:
-            edits.append(Edit(path=path, search="", replace=code))
+    blocks = list(_BLOCK.finditer(text)) or list(_LOOSE_BLOCK.finditer(text))
+    for m in blocks:
+        for path, code in _sections(m.group(1), _path_above(text, m.start(), default_path)):
+            if code.strip() and path:
+                edits.append(Edit(path=path, search="", replace=code))
     if edits:
         return CoderOutput(edits=edits)
     return _json_edits(stripped)
