@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: fix a small buggy project with the bundled local model, offline.
 #
-#   scripts/demo.sh [pagination|temperature|digits]
+#   scripts/demo.sh [digits|pagination|temperature]
 #
 # 1. fetches and verifies the local model (once; later runs reuse it),
 # 2. serves it on a loopback port for the duration of the demo (unless
@@ -12,7 +12,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-EXAMPLE="${1:-pagination}"
+EXAMPLE="${1:-digits}"
 PY="${PYTHON:-$ROOT/.venv/bin/python}"
 AGENTLS=("$PY" -m agent_core)
 
@@ -80,4 +80,11 @@ if [ -d "$PROJECT/.agentls/runs" ]; then
     rm -rf "$KEEP" && mkdir -p "$KEEP" && cp -r "$PROJECT/.agentls/runs/." "$KEEP/"
     echo "== journal kept in $KEEP (agentls trace reads it)"
 fi
+case "$STATUS" in
+    0) echo "demo: fixed and verified by the tests in the sandbox; the change above was applied to the copy" ;;
+    1) echo "demo: the model did not fix it this time, so nothing was applied (agentls applies only a change" \
+            "the tests verify). The 1.5B model samples: run it again, or try another example:" \
+            "$(ls "$ROOT/examples" | tr '\n' ' ')" ;;
+    *) echo "demo: agentls fix could not run (exit code $STATUS, see above)" ;;
+esac
 exit "$STATUS"
