@@ -82,7 +82,7 @@ def test_code_of_the_module_under_a_copied_test_header_goes_to_the_module(projec
 
 
 def test_a_test_rewritten_under_its_own_header_is_still_refused(project: Path, scripted_llm, run_fix):
-    scripted_llm.add("coder", "### test_calc.py\n```python\ndef test_add():\n    assert True\n```\n")
+    scripted_llm.add("coder", "### test_calc.py\n```python\ndef test_add():\n    pass  # the test gutted\n```\n")
     scripted_llm.add("coder", FENCED)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
