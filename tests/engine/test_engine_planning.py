@@ -56,7 +56,7 @@ def test_integer_ids_from_a_small_model_are_accepted():
 
 
 FAILING = Report(failed=1, exit_code=1, failures=[Failure(
-    nodeid="tests/test_a.py::test_x", file="tests/test_a.py", line=4, message="assert 1 == 2",
+    nodeid="tests/test_a.py::test_x", file="tests/test_a.py", line=4, message="assert 5 == 6",
     source_file="pkg/a.py", source_line=3)])
 
 
