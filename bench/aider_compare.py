@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -169,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="bench/fix_rate.py --out files: take agentls's result for their tasks from there "
                              "(same endpoint and model) and run only Aider on those tasks")
     args = parser.parse_args(argv)
+    # `kill` unwinds like Ctrl-C: the running tool is killed and the scratch copies are removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     aider = ensure_aider(args.aider_venv)
     upstream = ensure_endpoint() or os.environ.get("AGENTLS_BASE_URL") or os.environ["OPENAI_BASE_URL"]
     tasks = sorted(p for p in CORPUS.iterdir() if (p / "task.toml").is_file())

@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -126,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agentls", nargs="+", default=[sys.executable, "-m", "agent_core"],
                         help="the agentls command (default: this Python's agent_core)")
     args = parser.parse_args(argv)
+    # `kill` unwinds like Ctrl-C: the running tool is killed and the scratch copies are removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     tasks = sorted(p for p in CORPUS.iterdir() if (p / "task.toml").is_file())
     if args.tasks:
         tasks = [t for t in tasks if t.name in set(args.tasks)]
