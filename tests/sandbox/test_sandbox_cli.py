@@ -74,10 +74,15 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     assert "sandbox.timeout_s" in json.loads(bad.stdout.splitlines()[-1])["error"]
 
 
-def _as_from_a_terminal() -> None:
-    """Ctrl-C reaches a foreground command with SIGINT at its default; a suite started in the background
-    (`cmd &` in a script, nohup) inherits SIGINT ignored, and Python keeps it ignored in the child."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def _as_from_a_terminal(argv: list[str]) -> list[str]:
+    """argv started with SIGINT at its default, as Ctrl-C finds a foreground command.
+
+    A suite started in the background (`cmd &` in a script, nohup) inherits SIGINT ignored, and
+    Python keeps it ignored in its children. The reset runs in a small Python that then execs argv
+    (same pid), not in a `preexec_fn`, which can deadlock a child forked from a threaded pytest.
+    """
+    reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", reset, *argv]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -88,16 +93,18 @@ def test_interrupt_kills_the_run_and_leaves_no_temp_dir(workspace: Path, token: 
     private_tmp.chmod(0o755)
     root = _project(tmp_path / "proj", {"test_slow.py": f"import time\n\n\ndef test_slow():\n    '{token}'\n    time.sleep(120)\n"})
     child = subprocess.Popen(
-        [sys.executable, "-m", "agent_core", "test", str(root), "--test-cmd", f"pytest -o junit_suite_name={token}"],
+        _as_from_a_terminal([sys.executable, "-m", "agent_core", "test", str(root),
+                             "--test-cmd", f"pytest -o junit_suite_name={token}"]),
         env={**os.environ, "TMPDIR": str(private_tmp)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=_as_from_a_terminal,
     )
     deadline = time.monotonic() + 60
     while not [p for p in processes_with(token) if p != child.pid] and time.monotonic() < deadline:
         time.sleep(0.2)
     if child.poll() is not None:
         raise AssertionError(f"agentls test ended early: {child.communicate()}")
-    assert [p for p in processes_with(token) if p != child.pid], "the sandboxed pytest should be running"
+    if not [p for p in processes_with(token) if p != child.pid]:
+        child.kill()
+        raise AssertionError(f"no sandboxed pytest after 60 s; agentls test said: {child.communicate()}")
     child.send_signal(signum)
     _, err = child.communicate(timeout=120)  # a hang guard: the clean-up runs slowly when the cores are busy
     assert child.returncode == 130, err
