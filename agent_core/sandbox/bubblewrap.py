@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from agent_core.sandbox.base import CommandResult, SandboxError
-from agent_core.sandbox.launcher import Limits, launch, make_preexec, new_run_id, prepare_local_run
+from agent_core.sandbox.launcher import Limits, as_user, launch, limited_command, new_run_id, prepare_local_run
 from agent_core.sandbox.runtime import SITE_ROOT, SandboxRuntime, readable_by_others, resolve_runtime, sandbox_uid
 from agent_core.settings import SandboxSettings
 
@@ -97,10 +97,13 @@ def probe_bwrap(bwrap: str | None = None) -> tuple[bool, str]:
     uid = sandbox_uid()
     argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", *base_binds(),
             "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
-    preexec = make_preexec(uid, Limits(timeout_s=10, memory_mb=512, pids=64, file_size_mb=1))
+    try:
+        argv = limited_command(argv, Limits(timeout_s=10, memory_mb=512, pids=64, file_size_mb=1))
+    except SandboxError as exc:
+        return False, str(exc)
     for attempt in range(SETUP_RETRIES):
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=15, preexec_fn=preexec, env={})
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=15, env={}, **as_user(uid))
         except (OSError, subprocess.SubprocessError) as exc:
             return False, f"{bwrap} failed to start: {exc}"
         if not transient_setup_failure(done.returncode, done.stderr):
@@ -161,7 +164,7 @@ class BubblewrapSandbox:
         for attempt in range(SETUP_RETRIES):
             result = await launch(
                 self.command(argv, workspace, inner_env), cwd=workspace, env={}, timeout_s=limits.timeout_s,
-                preexec=make_preexec(self.runtime.uid, limits), run_id=new_run_id(), sweep=False,
+                uid=self.runtime.uid, limits=limits, run_id=new_run_id(), sweep=False,
             )
             if not transient_setup_failure(result.exit_code, result.stderr):
                 break

@@ -1,7 +1,8 @@
 """Start a limited child process and make sure nothing it started survives.
 
-Shared by the bubblewrap and plain-process backends: the uid switch and
-rlimits applied in the child before exec, output capped to its tail, a
+Shared by the bubblewrap and plain-process backends: the uid switch (by
+Popen) and rlimits (by `prlimit`) before the payload starts, with no Python
+code between fork and exec; output capped to its tail, a
 wall-clock timeout, and a kill of everything the run started (its process
 group, plus every process carrying the run's marker variable) on timeout,
 on cancellation and after a normal exit.
@@ -13,10 +14,10 @@ import asyncio
 import math
 import os
 import resource
+import shutil
 import signal
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,29 +59,36 @@ class Limits:
         )
 
 
-def make_preexec(uid: int | None, limits: Limits, *, address_space: bool = True) -> Callable[[], None]:
-    """The child-side setup: drop to `uid` (when given), then lower the rlimits."""
+def limited_command(argv: list[str], limits: Limits) -> list[str]:
+    """argv behind util-linux's `prlimit`, which lowers the rlimits and then execs it.
 
-    def _setup() -> None:
-        if uid is not None:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-        mib = 1024 * 1024
-        pairs = [
-            (resource.RLIMIT_CPU, limits.cpu_s),
-            (resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
-            (resource.RLIMIT_NPROC, limits.pids),
-            (resource.RLIMIT_CORE, 0),
-        ]
-        if address_space:
-            pairs.append((resource.RLIMIT_AS, limits.memory_mb * mib))
-        for which, value in pairs:
-            _, hard = resource.getrlimit(which)
-            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(which, (value, value))
+    A separate program rather than a `preexec_fn`: Python code run between fork
+    and exec can deadlock when other threads exist (the language server runs each
+    pipeline on a thread of its own). A limit above the inherited hard one is
+    clamped to it, as an unprivileged process could not raise it.
+    """
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        raise SandboxError("the sandbox needs `prlimit` to limit its runs; install util-linux")
+    mib = 1024 * 1024
+    wanted = [
+        ("cpu", resource.RLIMIT_CPU, limits.cpu_s),
+        ("fsize", resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
+        ("nproc", resource.RLIMIT_NPROC, limits.pids),
+        ("core", resource.RLIMIT_CORE, 0),
+        ("as", resource.RLIMIT_AS, limits.memory_mb * mib),
+    ]
+    options = []
+    for name, which, value in wanted:
+        _, hard = resource.getrlimit(which)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        options.append(f"--{name}={value}:{value}")
+    return [prlimit, *options, "--", *argv]
 
-    return _setup
+
+def as_user(uid: int | None) -> dict[str, object]:
+    """Popen keywords that switch the child to `uid` (group `uid`, no supplementary groups) before exec."""
+    return {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
 
 
 def new_run_id() -> str:
@@ -181,7 +189,8 @@ async def launch(
     cwd: Path,
     env: dict[str, str],
     timeout_s: float,
-    preexec: Callable[[], None],
+    uid: int | None,
+    limits: Limits,
     run_id: str,
     sweep: bool = True,
 ) -> CommandResult:
@@ -194,7 +203,7 @@ async def launch(
     env = {**env, RUN_MARKER: run_id}
     marker = run_id if sweep else None
     started = time.monotonic()
-    proc, exited = await _start(argv, cwd=str(cwd), env=env, preexec_fn=preexec)
+    proc, exited = await _start(limited_command(argv, limits), cwd=str(cwd), env=env, **as_user(uid))
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
     timed_out = False
     try:

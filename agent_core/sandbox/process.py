@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.sandbox.base import CommandResult
-from agent_core.sandbox.launcher import launch, make_preexec, new_run_id, prepare_local_run, prepare_workspace
+from agent_core.sandbox.launcher import launch, new_run_id, prepare_local_run, prepare_workspace
 from agent_core.sandbox.runtime import SandboxRuntime, resolve_runtime
 from agent_core.settings import SandboxSettings
 
@@ -49,5 +49,5 @@ class ProcessSandbox:
         prepare_workspace(workspace / ".agentls", self.runtime.uid)
         return await launch(
             argv, cwd=workspace, env=inner_env, timeout_s=limits.timeout_s,
-            preexec=make_preexec(self.runtime.uid, limits), run_id=new_run_id(),
+            uid=self.runtime.uid, limits=limits, run_id=new_run_id(),
         )
