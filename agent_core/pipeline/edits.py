@@ -215,7 +215,8 @@ def apply_edits(
     With `protect_tests` (a plain "make the failing tests pass" run) edits to
     test files are refused: passing tests must come from fixing the code;
     a function of one of `sources` written under a test file's header goes to
-    its own file instead (`retarget`). An answer that hands the code back
+    its own file instead (`retarget`), and a test file handed back as it was
+    shown is no edit rather than a refusal. An answer that hands the code back
     unchanged counts as no edit, with a note saying so (a small model does
     that; testing it again would teach nothing).
     """
@@ -224,6 +225,9 @@ def apply_edits(
         if protect_tests:
             edit = retarget(tools, edit, sources)
         before = tools.shadow.current(edit.path) if _inside(tools, edit.path) else None
+        if protect_tests and is_test_file(edit.path) and _echoes(before, edit):
+            unchanged += 1  # a test file it was shown, handed back as it is: nothing to refuse
+            continue
         result = apply_edit(tools, edit, protect_tests)
         if not result.ok:
             errors.append(f"- {edit.path}: {result.result}")
@@ -236,6 +240,18 @@ def apply_edits(
     elif unchanged and not applied:
         errors.append("- the answer gave the code back unchanged; change the lines that are wrong")
     return applied, errors
+
+
+def _echoes(current: str | None, edit: Edit) -> bool:
+    """Whether the edit would leave `current` as it is (a file, or some of its definitions, copied back)."""
+    if current is None:
+        return False
+    search, replace = strip_fences(edit.search), strip_fences(edit.replace)
+    if search:
+        return search.strip() == replace.strip()
+    if replace.strip() == current.strip():
+        return True
+    return edit.path.endswith(".py") and splice_definition(current, replace) == current
 
 
 def _inside(tools: FileTools, path: str) -> bool:

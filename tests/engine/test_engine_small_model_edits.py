@@ -59,6 +59,21 @@ def test_test_files_are_protected_only_when_asked(tools):
     assert apply_edits(ft, out, protect_tests=False)[0] == 1
 
 
+@pytest.mark.parametrize("echo", [
+    Edit(path="tests/test_calc.py", search="", replace=f"```python\n{TEST}```"),
+    Edit(path="tests/test_calc.py", search="", replace="def test_add():\n    assert add(2, 3) == 5\n"),
+    Edit(path="tests/test_calc.py", search="assert add(2, 3) == 5", replace="assert add(2, 3) == 5"),
+], ids=["whole-file", "one-test", "same-search-and-replace"])
+def test_a_test_file_handed_back_as_shown_is_no_edit_not_a_refusal(tools, echo: Edit):
+    ft, shadow = tools
+    fix = Edit(path="calc.py", search="    return a - b", replace="    return a + b")
+    assert apply_edits(ft, CoderOutput(edits=[echo, fix]), protect_tests=True) == (1, [])
+    assert shadow.current("calc.py") == "def add(a, b):\n    return a + b\n"
+    applied, errors = apply_edits(ft, CoderOutput(edits=[echo]), protect_tests=True)
+    assert (applied, errors) == (0, ["- the answer gave the code back unchanged; change the lines that are wrong"])
+    assert shadow.current("tests/test_calc.py") == TEST
+
+
 def test_whole_file_write_that_does_not_parse_is_refused(tools):
     ft, shadow = tools
     bad = CoderOutput(edits=[Edit(path="calc.py", search="", replace="class X:\ndef add(a, b):\n  return a+b\n")])
