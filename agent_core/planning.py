@@ -99,8 +99,12 @@ _FIX_TESTS = re.compile(
 )
 
 
-def textual_preplan(goal: str | None, report: TestReport | None) -> Plan | None:
-    """A one-step plan, without an LLM call, for 'fix the failing test(s)' with a failing report."""
+def textual_preplan(goal: str | None, report: TestReport | None, pointer: str = "") -> Plan | None:
+    """A one-step plan, without an LLM call, for 'fix the failing test(s)' with a failing report.
+
+    `pointer` (pipeline/goal.py: file, symbol, selection, diagnostics the editor
+    pointed at) is added to the step, which is all the coder reads of the goal.
+    """
     if report is None or report.ok or not report.failures:
         return None
     if goal and not _FIX_TESTS.match(goal):
@@ -111,5 +115,7 @@ def textual_preplan(goal: str | None, report: TestReport | None) -> Plan | None:
     description = (
         f"Make the failing test {first.nodeid} pass by fixing the code under test{target}; do not change the test."
     )
+    if pointer:
+        description += f"\nWhere the user is looking: {pointer}"
     step = SubTask(id="t1", description=description, priority=5, files=files)
     return Plan(approach="Fix the code the failing tests point at.", subtasks=[step])

@@ -15,6 +15,7 @@ from agent_core.models import Plan, TestReport
 from agent_core.pipeline.attempts import first_state, keep_or_rewind
 from agent_core.pipeline.context import layout
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.goal import editor_pointer, target_text
 from agent_core.pipeline.reflecting import record_failures
 from agent_core.pipeline.state import RunState
 from agent_core.planning import PlanError, textual_preplan, validate_plan
@@ -71,7 +72,8 @@ async def plan(state: RunState, deps: RunDeps) -> dict:
     """A textual pre-plan for 'fix the failing tests', else the planner model."""
     deps.phase("planning", "planning", 8)
     report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
-    quick = textual_preplan(deps.request.goal, report) if state.get("kind") == "fix" else None
+    pointer = editor_pointer(deps.request, target_text(deps.request, deps.shadow))
+    quick = textual_preplan(deps.request.goal, report, pointer) if state.get("kind") == "fix" else None
     if quick is not None:
         deps.journal.write("plan", plan=quick.model_dump(mode="json"), source="textual")
         return {"plan": quick.model_dump(mode="json"), "plan_source": "textual", "fresh_plan": True}

@@ -11,6 +11,7 @@ from agent_core.memory.base import MemoryStore, NullMemory
 from agent_core.models import ChangeSet, RunRequest, RunResult, TestReport
 from agent_core.pipeline.checkpoint import run_checkpointer
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.goal import run_goal
 from agent_core.pipeline.graph import build_graph
 from agent_core.pipeline.memory_guard import GuardedMemory
 from agent_core.pipeline.state import initial_state
@@ -20,17 +21,6 @@ from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.tools import FileTools, ToolResult
 
 RECURSION_LIMIT = 200
-
-
-def default_goal(request: RunRequest) -> str:
-    """The goal text: the user's, else 'fix the failing tests' with what the editor pointed at."""
-    goal = (request.goal or "").strip() or "Fix the failing tests."
-    if request.target_file:
-        goal += f" (file: {request.target_file}"
-        goal += f", symbol: {request.target_symbol})" if request.target_symbol else ")"
-    if request.diagnostics:
-        goal += "\nDiagnostics:\n" + "\n".join(f"- {d}" for d in request.diagnostics[:10])
-    return goal
 
 
 def open_run_memory(settings: Settings, notice: Any) -> MemoryStore:
@@ -78,7 +68,7 @@ async def run_pipeline(
                 graph = build_graph(deps, checkpoint.saver)
                 config = {"configurable": {"thread_id": run_id}, "recursion_limit": RECURSION_LIMIT}
                 explicit = bool((request.goal or "").strip() or request.diagnostics)
-                initial = None if resume else initial_state(run_id, request.kind, default_goal(request), explicit)
+                initial = None if resume else initial_state(run_id, request.kind, run_goal(request, shadow), explicit)
                 final = await checkpoint.invoke(graph, config, initial, shadow)
                 attempt = compute_change_set(shadow)
     finally:
