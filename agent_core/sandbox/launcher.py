@@ -67,7 +67,7 @@ def limited_command(argv: list[str], limits: Limits) -> list[str]:
     pipeline on a thread of its own). A limit above the inherited hard one is
     clamped to it, as an unprivileged process could not raise it.
     """
-    prlimit = shutil.which("prlimit")
+    prlimit = shutil.which("prlimit") or shutil.which("prlimit", path="/usr/bin:/bin")  # an editor's short PATH
     if prlimit is None:
         raise SandboxError("the sandbox needs `prlimit` to limit its runs; install util-linux")
     mib = 1024 * 1024

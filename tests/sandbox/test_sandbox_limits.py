@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -105,3 +107,42 @@ async def test_escaped_children_do_not_outlive_the_run(workspace: Path, backend:
     assert not result.timed_out  # the run ends when its main process does, not when the daemon's pipe closes
     assert result.exit_code == 0 and "left a daemon" in result.stdout
     assert await _wait_gone(token) == []
+
+
+SHOW_LIMITS = """
+import json, os, resource
+names = ["CPU", "FSIZE", "NPROC", "CORE", "AS"]
+print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(),
+                  **{n: list(resource.getrlimit(getattr(resource, "RLIMIT_" + n))) for n in names}}))
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_payload_runs_with_its_limits_and_uid(workspace: Path, backend: str) -> None:
+    sandbox = make_backend(backend, pids=40, memory_mb=300, file_size_mb=2)
+    result = await sandbox.run([sandbox.python, "-c", SHOW_LIMITS], workspace, timeout_s=7)
+    assert result.exit_code == 0, result.stderr
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    mib = 1024 * 1024
+    assert {n: seen[n] for n in ("CPU", "FSIZE", "NPROC", "CORE", "AS")} == {
+        "CPU": [12, 12], "FSIZE": [2 * mib] * 2, "NPROC": [40, 40], "CORE": [0, 0], "AS": [300 * mib] * 2}
+    if sandbox.runtime.uid is not None:  # root: the run drops to the sandbox uid, with no extra groups
+        assert (seen["uid"], seen["gid"], seen["groups"]) == (sandbox.runtime.uid, sandbox.runtime.uid, [])
+
+
+def test_a_limit_above_the_inherited_hard_one_is_clamped_to_it(workspace: Path) -> None:
+    """An agentls started under a hard process limit of 30 still runs its tests, limited to 30, not refused."""
+    code = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from agent_core.sandbox.process import ProcessSandbox\n"
+        "from agent_core.settings import SandboxSettings\n"
+        "box = ProcessSandbox(SandboxSettings(pids=256, timeout_s=20))\n"
+        "show = 'import resource; print(resource.getrlimit(resource.RLIMIT_NPROC))'\n"
+        "result = asyncio.run(box.run([box.python, '-c', show], Path(sys.argv[1])))\n"
+        "print(result.exit_code, result.stdout.strip(), result.stderr.strip()[-300:])\n"
+    )
+    done = subprocess.run(["prlimit", "--nproc=30:30", "--", sys.executable, "-c", code, str(workspace)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0].startswith("0 (30, 30)"), done.stdout
