@@ -46,5 +46,7 @@ def keep_or_rewind(shadow: ShadowWorkspace, state: dict[str, Any], report: TestR
         return {"undone": False, "best": {"score": score(report), "files": shadow_files(shadow),
                                           "report": report.model_dump(mode="json")}}
     rewind_shadow(shadow, best["files"])
-    note = f"{diff.strip()[:TRIED_CHARS] or '(no change)'}\nResult: {_outcome(report)}"
+    if not diff.strip():  # nothing was changed: no attempt to warn against (the coder hears why from its errors)
+        return {"undone": True}
+    note = f"{diff.strip()[:TRIED_CHARS]}\nResult: {_outcome(report)}"
     return {"undone": True, "tried": [*(state.get("tried") or []), note][-TRIED_KEPT:]}

@@ -22,8 +22,8 @@ def _hypothesis(state: RunState) -> str:
     r = state.get("reflection")
     if r:
         where = f" in {r['file']}" if r.get("file") else ""
-        parts.append(f"Analysis of the last attempt: {r['hypothesis']}\n"
-                     f"Suggested change{where}: {r.get('change') or '-'} (confidence: {r['confidence']})")
+        suggested = f"\nSuggested change{where}: {r['change']} (confidence: {r['confidence']})" if r.get("change") else ""
+        parts.append(f"Analysis of the last attempt: {r['hypothesis']}{suggested}")
     return "\n" + "\n\n".join(parts) + "\n" if parts else ""  # its own paragraph in the prompt, or nothing
 
 

@@ -21,6 +21,7 @@ from agent_core.pipeline.splice import splice_definition
 from agent_core.workspace.tools import FileTools, ToolResult
 
 _FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
+UNCHANGED = "- the answer gave the code back unchanged; change the lines that are wrong"
 
 
 def _indent(line: str) -> str:
@@ -238,7 +239,7 @@ def apply_edits(
     if not output.edits:
         errors.append("- the answer contained no edits")
     elif unchanged and not applied:
-        errors.append("- the answer gave the code back unchanged; change the lines that are wrong")
+        errors.append(UNCHANGED)
     return applied, errors
 
 

@@ -8,6 +8,7 @@ from agent_core.llm.base import StructuredOutputError
 from agent_core.models import TestReport
 from agent_core.pipeline.context import focus_from_report, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.edits import UNCHANGED
 from agent_core.pipeline.state import RunState
 from agent_core.reflection import classify, exception_type, failure_text, signature
 
@@ -56,7 +57,10 @@ async def reflect(state: RunState, deps: RunDeps) -> dict:
     past = _past(deps, report)
     if not state.get("edits_applied"):
         # Nothing changed, so there is nothing new to diagnose: the coder gets its tool errors and tries again.
-        answer = Reflection(hypothesis="The last edits could not be applied; nothing changed.", confidence="low")
+        echoed = (state.get("tool_errors") or []) == [UNCHANGED]
+        answer = Reflection(hypothesis=(
+            "The last answer repeated the code unchanged, so the bug is still in it." if echoed
+            else "The last edits could not be applied; nothing changed."), confidence="low")
     else:
         answer = await _diagnose(state, deps, report, category, past)
     recorded = [*(state.get("recorded") or []), *record_failures(deps, report)]

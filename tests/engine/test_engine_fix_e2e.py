@@ -124,3 +124,19 @@ def test_unsafe_change_fails_the_run_without_allow_unsafe(project: Path, scripte
     assert run.json["status"] == "error" and run.code == 1
     assert run.json["error"].startswith("rejected by the safety gate: calc.py:3")
     assert b"os.system" not in (project / "calc.py").read_bytes()
+
+
+def test_code_handed_back_unchanged_is_named_as_such_in_the_next_prompt(project: Path, scripted_llm, run_fix):
+    echo = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a - b"}]}
+    scripted_llm.add("coder", echo)
+    scripted_llm.add("coder", FIX_EDIT)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and run.json["iterations"] == 2
+    assert [r["role"] for r in scripted_llm.requests] == ["coder", "coder"], "nothing changed: no reflector call"
+    second = scripted_llm.requests_for("coder")[1]["messages"][-1]["content"]
+    assert "Analysis of the last attempt: The last answer repeated the code unchanged, so the bug is still in it.\n" in second
+    assert "Your previous answer was not used:\n- the answer gave the code back unchanged" in second
+    assert "Tried before" not in second and "Suggested change" not in second, "no empty attempt, no empty suggestion"

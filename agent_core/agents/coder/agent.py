@@ -21,7 +21,7 @@ async def write_edits(
     """Ask the coder model for the edits of one step (`default_path`: the file of a block with no header)."""
     text = render(template, {"task": task, "files": files, "failure": failure, "hypothesis": hypothesis})
     if tool_errors:
-        text += f"\nYour previous edits could not be applied:\n{tool_errors}\n"
+        text += f"\nYour previous answer was not used:\n{tool_errors}\n"
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
     answer = await llm.text("coder", messages, temperature=temperature, max_tokens=answer_budget(files))
     output = parse_coder_answer(answer, default_path)
