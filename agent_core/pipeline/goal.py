@@ -44,6 +44,7 @@ def run_goal(request: RunRequest, shadow: ShadowWorkspace) -> str:
 
 
 def target_text(request: RunRequest, shadow: ShadowWorkspace) -> str | None:
+    """The target file's text in the shadow (the unsaved buffer if one was sent), or None."""
     if not request.target_file:
         return None
     try:
