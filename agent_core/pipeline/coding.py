@@ -5,11 +5,13 @@ from __future__ import annotations
 from agent_core.agents.coder.agent import write_edits
 from agent_core.llm.base import StructuredOutputError
 from agent_core.models import Plan, SubTask, TestReport
-from agent_core.pipeline.context import focus_from_report, is_test_file, relevant_files, render_files
+from agent_core.pipeline.context import focus_from_report, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import apply_edits
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.verification import tests_protected
 from agent_core.reflection import failure_text
+from agent_core.workspace.testfiles import is_test_file
 
 
 def _hypothesis(state: RunState) -> str:
@@ -60,7 +62,7 @@ async def code(state: RunState, deps: RunDeps) -> dict:
     applied, errors = 0, []
     previous_errors = "\n".join(state.get("tool_errors") or [])
     iteration = state.get("iteration", 0)
-    protect_tests = state.get("kind") == "fix" and not state.get("explicit_goal")
+    protect_tests = tests_protected(state)
     for k, step in enumerate(steps, 1):
         deps.phase("coding", f"coding step {k}/{len(steps)}", deps.progress(iteration, 0.1 + 0.3 * k / len(steps)))
         shown = relevant_files(deps.shadow, step.files, report)

@@ -18,6 +18,7 @@ from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.goal import editor_pointer, target_text
 from agent_core.pipeline.reflecting import record_failures
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.verification import guard_verification
 from agent_core.planning import PlanError, textual_preplan, validate_plan
 from agent_core.reflection import failure_text, report_signature
 
@@ -129,9 +130,13 @@ async def test(state: RunState, deps: RunDeps) -> dict:
     iteration = state.get("iteration", 0)
     deps.phase("testing", f"testing (iteration {iteration + 1}/{deps.settings.max_iterations})",
                deps.progress(iteration, 0.55))
+    undone = guard_verification(state, deps, "since the last test run")  # the project's own test setup judges
     report = await _run_tests(deps)
+    undone += guard_verification(state, deps, "by the code during the test run")
     out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1,
                  "last_diff": compute_change_set(deps.shadow).unified_diff()}
+    if undone:
+        out["tool_errors"] = [*(state.get("tool_errors") or []), *undone]
     if not report.ok:
         out["signatures"] = [*(state.get("signatures") or []), report_signature(report)]
         out.update(keep_or_rewind(deps.shadow, state, report, out["last_diff"]))

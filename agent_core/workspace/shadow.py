@@ -19,6 +19,7 @@ from pathlib import Path
 
 from agent_core.sandbox.cleanup import make_temp_dir
 from agent_core.workspace.paths import relative_inside, resolve_inside
+from agent_core.workspace.testfiles import protected_files
 
 SKIP_DIRS = frozenset(
     {
@@ -65,6 +66,7 @@ class ShadowWorkspace:
         self.overlays = dict(overlays or {})
         self.path: Path | None = None
         self.originals: dict[str, str | None] = {}
+        self.verification: dict[str, bytes] = {}  # the protected files as the run found them (testfiles.py)
         self._finalizer: weakref.finalize | None = None
 
     def __enter__(self) -> ShadowWorkspace:
@@ -88,6 +90,7 @@ class ShadowWorkspace:
             target.parent.mkdir(parents=True, exist_ok=True)
             self.originals[relative_inside(root, rel)] = text
             write_exact(target, text)
+        self.verification = protected_files(root, SKIP_DIRS)
         return self
 
     def close(self) -> None:
