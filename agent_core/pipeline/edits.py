@@ -170,7 +170,10 @@ def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> Too
     edit = edit.model_copy(update={"search": strip_fences(edit.search), "replace": strip_fences(edit.replace)})
     refusal = _refusal(tools, edit, protect_tests)
     if refusal:
-        return ToolResult(ok=False, result=refusal)
+        refused = ToolResult(ok=False, result=refusal)
+        if tools.on_call is not None:
+            tools.on_call("edit", {"path": edit.path}, refused)  # journalled like a refused file tool call
+        return refused
     current = tools.read_file(edit.path)
     spliced = splice_definition(current.result, edit.replace) if current.ok and edit.path.endswith(".py") else None
     if spliced == (current.result if current.ok else None):
