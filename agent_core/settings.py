@@ -77,7 +77,7 @@ class MemorySettings(BaseModel):
     model_config = _CONFIG
 
     enabled: bool = Field(default=True, description="Remember failures and successful patterns across runs.")
-    path: str | None = Field(default=None, description="SQLite file of the memory (default: the user cache dir).")
+    path: str | None = Field(default=None, description="SQLite file of the memory (default: the project's own, .agentls/memory.sqlite).")
     similarity_threshold: float = Field(default=0.7, ge=0, le=1, description="Minimum similarity of recalled items.")
     embeddings: Literal["local", "endpoint"] = Field(
         default="local", description="Local hashed n-gram embeddings, or the endpoint's /v1/embeddings."

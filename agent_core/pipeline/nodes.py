@@ -16,6 +16,7 @@ from agent_core.pipeline.attempts import first_state, keep_or_rewind
 from agent_core.pipeline.context import layout
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.goal import editor_pointer, target_text
+from agent_core.pipeline.recall import planner_hints, remember_outcome
 from agent_core.pipeline.reflecting import record_failures
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.verification import guard_verification
@@ -47,8 +48,9 @@ def _goal_context(state: RunState, deps: RunDeps) -> str:
     report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
     if report and not report.ok:
         parts.append("Failing tests now:\n" + failure_text(report, limit=1500))
-    for p in deps.memory.similar_patterns(state["goal"], limit=2):
-        parts.append(f"A similar past task ({p.outcome}): {p.goal} -> {p.plan}")
+    hints = planner_hints(deps, state["goal"])
+    if hints:
+        parts.append(hints)
     return "\n\n".join(parts)
 
 
@@ -144,7 +146,7 @@ async def test(state: RunState, deps: RunDeps) -> dict:
 
 
 async def finalize(state: RunState, deps: RunDeps) -> dict:
-    """Decide the status from the last sandboxed test report; record the outcome in memory."""
+    """Decide the status from the last sandboxed test report; a verified outcome goes to memory (recall.py)."""
     deps.phase("finalizing", "finalizing", 97)
     if state.get("status"):
         return {}
@@ -153,9 +155,5 @@ async def finalize(state: RunState, deps: RunDeps) -> dict:
     if state.get("iteration", 0) == 0:
         return {"status": "passed" if passed else "failed"}  # nothing was attempted
     status = ("fixed" if state.get("kind") == "fix" else "ok") if passed else "unfixed"
-    change_set = compute_change_set(deps.shadow)
-    plan_text = "; ".join(s["description"] for s in (state.get("plan") or {}).get("subtasks", []))
-    deps.memory.record_pattern(state.get("kind", "fix"), state["goal"], plan_text, change_set.files, status)
-    if passed and state.get("recorded"):
-        deps.memory.resolve_failures(sorted(set(state["recorded"])), change_set.unified_diff())
+    await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
     return {"status": status}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agent_core.changeset import compute_change_set
@@ -23,13 +24,13 @@ from agent_core.workspace.tools import FileTools, ToolResult
 RECURSION_LIMIT = 200
 
 
-def open_run_memory(settings: Settings, notice: Any) -> MemoryStore:
-    """The configured memory store, or NullMemory when the store is not available."""
+def open_run_memory(settings: Settings, notice: Any, workspace: Path | None = None) -> MemoryStore:
+    """The project's memory store (memory/factory.py), or NullMemory when the store is not available."""
     try:
         from agent_core.memory.factory import open_memory
     except ImportError:
         return NullMemory()
-    return GuardedMemory(open_memory(settings, on_error=notice), notice)
+    return GuardedMemory(open_memory(settings, on_error=notice, workspace=workspace), notice)
 
 
 async def run_pipeline(
@@ -52,7 +53,7 @@ async def run_pipeline(
 
     prompts = effective_prompts(settings, request.workspace)
     sandbox = make_sandbox(settings, notice)
-    memory = open_run_memory(settings, notice)
+    memory = open_run_memory(settings, notice, request.workspace)
     llm = make_llm_client(settings, journal)
     try:
         async with run_checkpointer(journal, checkpointer) as checkpoint:

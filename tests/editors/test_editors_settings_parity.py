@@ -37,7 +37,7 @@ NOT_EXPOSED = {
     "prompts": "prompt templates belong in the workspace's .agentls.toml, next to the code",
     "journal": "the run journal backs Show trace; turning it off belongs to the CLI",
     "localModel": "the bundled model is chosen at install time, not per editor",
-    "memory.path": "a machine path to the memory database; the user cache dir is the default",
+    "memory.path": "a machine path to the memory database; the project's .agentls/memory.sqlite is the default",
 }
 
 SCALAR_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}
