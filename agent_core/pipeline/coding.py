@@ -62,7 +62,7 @@ async def code(state: RunState, deps: RunDeps) -> dict:
     applied, errors = 0, []
     previous_errors = "\n".join(state.get("tool_errors") or [])
     iteration = state.get("iteration", 0)
-    protect_tests = tests_protected(state)
+    protect_tests = tests_protected(deps.request)
     for k, step in enumerate(steps, 1):
         deps.phase("coding", f"coding step {k}/{len(steps)}", deps.progress(iteration, 0.1 + 0.3 * k / len(steps)))
         shown = relevant_files(deps.shadow, step.files, report)

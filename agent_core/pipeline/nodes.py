@@ -132,9 +132,9 @@ async def test(state: RunState, deps: RunDeps) -> dict:
     iteration = state.get("iteration", 0)
     deps.phase("testing", f"testing (iteration {iteration + 1}/{deps.settings.max_iterations})",
                deps.progress(iteration, 0.55))
-    undone = guard_verification(state, deps, "since the last test run")  # the project's own test setup judges
+    undone = guard_verification(deps, "since the last test run")  # the project's own test setup judges
     report = await _run_tests(deps)
-    undone += guard_verification(state, deps, "by the code during the test run")
+    undone += guard_verification(deps, "by the code during the test run")
     out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1,
                  "last_diff": compute_change_set(deps.shadow).unified_diff()}
     if undone:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
+from agent_core.models import RunRequest
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import protected_refusal
-from agent_core.pipeline.state import RunState
 from agent_core.workspace.shadow import SKIP_DIRS
 from agent_core.workspace.testfiles import restore_protected
 
@@ -53,18 +53,22 @@ def goal_asks_to_change_tests(goal: str | None) -> bool:
     return any(p.search(text) for p in _ASKS)
 
 
-def tests_protected(state: RunState) -> bool:
-    """Whether the tests and the test configuration are out of the candidate's reach in this run."""
-    return state.get("kind") == "fix" and not goal_asks_to_change_tests(state.get("goal"))
+def tests_protected(request: RunRequest) -> bool:
+    """Whether the tests and the test configuration are out of the candidate's reach in this run.
+
+    Only the user's own words count (`request.goal`), not the code or the
+    diagnostics the editor adds to the run's goal.
+    """
+    return request.kind == "fix" and not goal_asks_to_change_tests(request.goal)
 
 
-def guard_verification(state: RunState, deps: RunDeps, moment: str) -> list[str]:
+def guard_verification(deps: RunDeps, moment: str) -> list[str]:
     """Put the protected files back as the run found them; one refused-edit line per file that differed.
 
     Each change is journalled as a refused tool call; the lines go to the coder
     with the other edits that could not be applied.
     """
-    if not tests_protected(state):
+    if not tests_protected(deps.request):
         return []
     notes = []
     for rel in restore_protected(deps.shadow.root, deps.shadow.verification, SKIP_DIRS):
