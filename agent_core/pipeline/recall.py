@@ -32,8 +32,8 @@ def planner_hints(deps: RunDeps, goal: str, limit: int = 2) -> str:
     found = [p for p in deps.memory.similar_patterns(goal, limit=limit) if p.outcome in ("fixed", "ok")]
     if not found:
         return ""
-    lines = ["Hints from this project's memory (similar past tasks whose change the tests verified). "
-             "A hint, not the plan: plan from this task's goal and failing tests, and use a hint only where it fits."]
+    lines = [("Hints from this project's memory (similar past tasks whose change the tests verified). "
+              "A hint, not the plan: plan from this task's goal and failing tests, and use a hint only where it fits.")]
     for p in found:
         lines.append(f"- past task: {p.goal}\n  its plan: {p.plan}")
         if p.diff:
