@@ -69,6 +69,11 @@ class SandboxSettings(BaseModel):
     file_size_mb: int = Field(default=512, ge=1, description="Largest file a test run may write, in MiB.")
     docker_image: str = Field(default="agentls/sandbox:local", description="Image for the Docker backend.")
     python: str | None = Field(default=None, description="Interpreter used inside the sandbox (default: detected).")
+    test_timeout_s: float = Field(
+        default=0.0, ge=0,
+        description="Time bound of one test, in seconds, enforced inside pytest; 0 derives it from the baseline "
+        "(10x its slowest passing test, at least 2 s).",
+    )
 
 
 class MemorySettings(BaseModel):

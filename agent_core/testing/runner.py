@@ -32,12 +32,16 @@ from pathlib import Path
 
 from agent_core.models import TestReport
 from agent_core.sandbox.base import CommandResult, Sandbox
-from agent_core.testing import pytest_plugin
 from agent_core.testing.junit import parse_junit
 from agent_core.testing.results import parse_results
 
 OUTPUT_TAIL = 4000
 PLUGIN_MODULE = "agentls_report_plugin"
+PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")  # read, not imported: it imports pytest
+REPORT_VAR = "PYTEST_AGENTLS_REPORT"  # the plugin's own names (pytest_plugin.py), kept in step by a test
+SELECT_VAR = "PYTEST_AGENTLS_SELECT"
+TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
+HANG_SUFFIX = ".hang"
 TOX_PASS_ENV = "testenv.pass_env+=PYTHONPATH,PYTEST_PLUGINS,PYTEST_AGENTLS_*"
 MIN_TEST_BOUND_S = 2.0
 TEST_BOUND_FACTOR = 10.0
@@ -119,19 +123,18 @@ async def run_tests(
 
 def plugin_env(run_dir: Path, workspace: Path, select: Sequence[str], test_timeout_s: float | None) -> dict[str, str]:
     """Put the plugin in `run_dir` and return the variables that load it in any pytest the command starts."""
-    (run_dir / f"{PLUGIN_MODULE}.py").write_text(Path(pytest_plugin.__file__).read_text(encoding="utf-8"),
-                                                 encoding="utf-8")
+    shutil.copyfile(PLUGIN_SOURCE, run_dir / f"{PLUGIN_MODULE}.py")
     env = {
         "PYTHONPATH": str(run_dir),
         "PYTEST_PLUGINS": PLUGIN_MODULE,
-        pytest_plugin.REPORT_VAR: str(run_dir / "results.jsonl"),
+        REPORT_VAR: str(run_dir / "results.jsonl"),
         "TOX_OVERRIDE": TOX_PASS_ENV,
     }
     if select:
         (run_dir / "select.txt").write_text("".join(f"{workspace / node}\n" for node in select), encoding="utf-8")
-        env[pytest_plugin.SELECT_VAR] = str(run_dir / "select.txt")
+        env[SELECT_VAR] = str(run_dir / "select.txt")
     if test_timeout_s:
-        env[pytest_plugin.TIMEOUT_VAR] = f"{test_timeout_s:g}"
+        env[TIMEOUT_VAR] = f"{test_timeout_s:g}"
     return env
 
 
@@ -149,7 +152,7 @@ def _read_report(run_dir: Path, workspace: Path) -> TestReport | None:
     """The plugin's report when pytest loaded it, else the JUnit XML of a plain pytest command."""
     results = _read_text(run_dir / "results.jsonl")
     if results:
-        report = parse_results(results, workspace, _read_text(run_dir / f"results.jsonl{pytest_plugin.HANG_SUFFIX}"))
+        report = parse_results(results, workspace, _read_text(run_dir / f"results.jsonl{HANG_SUFFIX}"))
         if report is not None:
             return report
     junit = _read_text(run_dir / "junit.xml")

@@ -88,3 +88,10 @@ def test_the_bound_comes_from_the_baseline() -> None:
     assert per_test_bound(Report(failed=2), run_timeout_s=300) == 60.0, "nothing passed: a fifth of the run"
     assert per_test_bound(None, run_timeout_s=300) == 60.0
     assert per_test_bound(Report(passed=1, slowest_pass_s=9.0), setting=4.0) == 4.0, "the setting wins"
+
+
+def test_the_runner_and_the_plugin_agree_on_their_variables() -> None:
+    from agent_core.testing import pytest_plugin, runner
+
+    assert (runner.REPORT_VAR, runner.SELECT_VAR, runner.TIMEOUT_VAR, runner.HANG_SUFFIX) == (
+        pytest_plugin.REPORT_VAR, pytest_plugin.SELECT_VAR, pytest_plugin.TIMEOUT_VAR, pytest_plugin.HANG_SUFFIX)
