@@ -68,8 +68,9 @@ class Reporter:
     def __init__(self, config: pytest.Config, path: str) -> None:
         self.config = config
         self.path = path
-        self.base = str(config.invocation_params.dir)
-        self.rootdir = str(config.rootpath)
+        params = getattr(config, "invocation_params", None)  # older pytest versions lack these names
+        self.base = str(params.dir) if params is not None else os.getcwd()
+        self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)
         self.bound = _float(os.environ.pop(TIMEOUT_VAR, ""))
         self.select = _read_lines(os.environ.pop(SELECT_VAR, ""))
         self.reports: dict[str, list] = {}
@@ -106,7 +107,7 @@ class Reporter:
             items[:] = keep
 
     def _selected(self, item: pytest.Item) -> bool:
-        path = os.path.normpath(str(item.path))
+        path = os.path.normpath(str(getattr(item, "path", None) or item.fspath))
         rest = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
         full = f"{path}::{rest}" if rest else path
         return any(full == s or full.startswith((s + "::", s + "[", s.rstrip("/") + "/")) for s in self.select)
