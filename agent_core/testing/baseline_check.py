@@ -27,6 +27,13 @@ PYTEST_USAGE_ERROR = 4
 PYTEST_NO_TESTS = 5
 _MISSING = re.compile(r"No module named '(?P<name>[\w.]+)'")
 _EXECVP = re.compile(r"^bwrap: execvp (?P<word>\S+): (?P<why>.+)$", re.MULTILINE)
+_MISSING_PROGRAM = (  # how bwrap, prlimit, env, timeout, make and sh name a program they could not run
+    _EXECVP,
+    re.compile(r"failed to (?:run command|execute) [‘'\"]?(?P<word>[^’'\":\s]+)"),
+    re.compile(r"[‘'](?P<word>[^’']+)[’']: No such file or directory"),
+    re.compile(r"^(?:make: |sh: \d+: )?(?P<word>[\w./+-]+): (?:No such file or directory|(?:command )?not found)$",
+               re.MULTILINE),
+)
 _MAKE_127 = re.compile(r"Error 12[67]\b")
 _FIX_IMPORT = "set sandbox.python to the interpreter that has the project installed, or create .venv"
 
@@ -51,7 +58,8 @@ def _last_line(text: str) -> str:
 def _cannot_start(report: TestReport, workspace: Path, test_command: str) -> str | None:
     execvp = _EXECVP.search(report.output)
     if report.exit_code in CANNOT_START or execvp or _MAKE_127.search(report.output):
-        word = execvp.group("word") if execvp else test_command.split()[0] if test_command.split() else "?"
+        named = (m.group("word") for m in (p.search(report.output) for p in _MISSING_PROGRAM) if m)
+        word = next(named, test_command.split()[0] if test_command.split() else "?")
         return (f"the test command `{test_command}` cannot start in the sandbox "
                 f"(exit {report.exit_code}: {_last_line(report.output)}); `{word}` or a program it runs is "
                 "missing there: set test_command to what the sandbox has (e.g. `python -m pytest`) or "

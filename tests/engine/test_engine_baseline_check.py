@@ -55,4 +55,17 @@ def test_a_make_recipe_whose_program_is_missing_cannot_start(tmp_path: Path) -> 
     report = Report(failed=1, exit_code=2, output="make: pytest: No such file or directory\n"
                     "make: *** [Makefile:2: test] Error 127")
     error = broken_baseline(report, _project(tmp_path), "make test")
-    assert error is not None and "`make test` cannot start" in error
+    assert error is not None and "`make test` cannot start" in error and "`pytest` or a program" in error
+
+
+def test_the_missing_program_is_named_whatever_reported_it(tmp_path: Path) -> None:
+    outputs = {
+        "bwrap: execvp nonexistent-python: No such file or directory": "nonexistent-python",
+        "timeout: failed to run command \u2018python\u2019: No such file or directory": "python",
+        "env: \u2018pytest\u2019: No such file or directory": "pytest",
+        "prlimit: failed to execute tox: No such file or directory": "tox",
+        "sh: 1: hatch: not found": "hatch",
+    }
+    for output, word in outputs.items():
+        error = broken_baseline(Report(failed=1, exit_code=127, output=output), _project(tmp_path), "cmd")
+        assert error is not None and f"`{word}` or a program it runs is missing" in error, (output, error)
