@@ -109,7 +109,10 @@ class Settings(BaseModel):
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
     max_revisions: int = Field(default=2, ge=0, le=10, description="Replans allowed when a failure repeats.")
-    test_command: str = Field(default="pytest", description="Test command run in the sandbox (pytest is parsed).")
+    test_command: str = Field(
+        default="pytest",
+        description="Test command run in the sandbox; pytest reports each test, whatever wraps it (uv run, tox, make, ...).",
+    )
     safety: Literal["ask", "block", "allow"] = Field(
         default="ask", description="What the safety gate does on risky code: ask the user, block, or allow."
     )
