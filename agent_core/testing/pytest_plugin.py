@@ -8,10 +8,12 @@ on `PYTHONPATH` and names it in `PYTEST_PLUGINS`; any command that ends up
 running pytest (`uv run pytest`, `make test`, `timeout 60 python -m pytest`)
 loads it. Without `PYTEST_AGENTLS_REPORT` in the environment it does nothing.
 
-Environment (read once, then removed so that nested pytest runs, such as a
-project's own pytester tests, do not write into the report):
+Environment:
 
-- `PYTEST_AGENTLS_REPORT`: the JSON-lines file to append records to;
+- `PYTEST_AGENTLS_REPORT`: the JSON-lines file to append records to. Read
+  once and removed, so that nested pytest runs (a project's own pytester
+  tests) do nothing; pytest-xdist workers, which collect and run the tests,
+  apply the two settings below and the controller writes the records;
 - `PYTEST_AGENTLS_SELECT`: a file of absolute node ids (`/abs/file.py::name`),
   one per line; every other test is deselected;
 - `PYTEST_AGENTLS_TEST_TIMEOUT`: seconds one test phase (setup, call,
@@ -30,6 +32,7 @@ import faulthandler
 import json
 import os
 import signal
+import sys
 import threading
 from typing import Any
 
@@ -71,46 +74,29 @@ class Reporter:
         params = getattr(config, "invocation_params", None)  # older pytest versions lack these names
         self.base = str(params.dir) if params is not None else os.getcwd()
         self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)
-        self.bound = _float(os.environ.pop(TIMEOUT_VAR, ""))
-        self.select = _read_lines(os.environ.pop(SELECT_VAR, ""))
         self.reports: dict[str, list] = {}
-        self.hang_file = None
 
     # -- output ---------------------------------------------------------------------------------
     def write(self, **record: Any) -> None:
-        with open(self.path, "a", encoding="utf-8") as out:
-            out.write(json.dumps(record) + "\n")
+        """Append one record; a report that cannot be written must not break the user's test run."""
+        try:
+            with open(self.path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(record, default=str) + "\n")
+        except OSError:
+            pass
 
     def absolute(self, path: str) -> str:
         return os.path.normpath(os.path.join(self.rootdir, path))
 
     # -- hooks ----------------------------------------------------------------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.write(event="start", pid=os.getpid(), rootdir=self.rootdir, invocation_dir=self.base,
-                   test_timeout_s=self.bound)
+        self.write(event="start", pid=os.getpid(), rootdir=self.rootdir, invocation_dir=self.base)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.write(event="collect_error", nodeid=report.nodeid,
                        path=self.absolute(report.nodeid.split("::")[0]), crash=_crash(report.longrepr),
                        entries=_entries(report.longrepr), longrepr=report.longreprtext[-_LONGREPR_CAP:])
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
-        if not self.select:
-            return
-        keep, drop = [], []
-        for item in items:
-            (keep if self._selected(item) else drop).append(item)
-        if drop:
-            config.hook.pytest_deselected(items=drop)
-            items[:] = keep
-
-    def _selected(self, item: pytest.Item) -> bool:
-        path = os.path.normpath(str(getattr(item, "path", None) or item.fspath))
-        rest = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
-        full = f"{path}::{rest}" if rest else path
-        return any(full == s or full.startswith((s + "::", s + "[", s.rstrip("/") + "/")) for s in self.select)
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
         self.reports[nodeid] = []
@@ -135,14 +121,43 @@ class Reporter:
                   "duration": round(sum(r.duration for r in reports), 6)}
         if bad is not None:
             record.update(crash=_crash(bad.longrepr), entries=_entries(bad.longrepr),
-                          longrepr=bad.longreprtext[-_LONGREPR_CAP:], hung=getattr(bad, "agentls_hung", False))
+                          longrepr=bad.longreprtext[-_LONGREPR_CAP:])
         self.write(**record)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.write(event="finish", exitstatus=int(exitstatus), collected=session.testscollected)
+
+
+class Controls:
+    """What runs where the tests run (this process, or each pytest-xdist worker): selection and the time bound."""
+
+    def __init__(self, bound: float, select: list[str], hang_path: str | None) -> None:
+        self.bound = bound
+        self.select = select
+        self.hang_path = hang_path
+        self.hang_file = None
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         faulthandler.cancel_dump_traceback_later()
         if self.hang_file is not None:
             self.hang_file.close()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
+        if not self.select:
+            return
+        keep, drop = [], []
+        for item in items:
+            (keep if self._selected(item) else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    def _selected(self, item: pytest.Item) -> bool:
+        path = os.path.normpath(str(getattr(item, "path", None) or item.fspath))
+        rest = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
+        full = f"{path}::{rest}" if rest else path
+        return any(full == s or full.startswith((s + "::", s + "[", s.rstrip("/") + "/")) for s in self.select)
 
     # -- the per-test time bound ----------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
@@ -156,12 +171,6 @@ class Reporter:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item):
         yield from self._bounded(item)
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        outcome = yield
-        if call.excinfo is not None and call.excinfo.errisinstance(Hung):
-            outcome.get_result().agentls_hung = True
 
     def _bounded(self, item: pytest.Item):
         if not self.bound:
@@ -182,9 +191,9 @@ class Reporter:
 
     def _arm_backstop(self) -> None:
         """If the test swallows the alarm's failure or blocks in C, dump every stack and end the process."""
-        if self.hang_file is None:
-            self.hang_file = open(self.path + HANG_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115 - kept open
-        faulthandler.dump_traceback_later(self.bound * 2 + 5, exit=True, file=self.hang_file)
+        if self.hang_file is None and self.hang_path:
+            self.hang_file = open(self.hang_path, "w", encoding="utf-8")  # noqa: SIM115 - kept open
+        faulthandler.dump_traceback_later(self.bound * 2 + 5, exit=True, file=self.hang_file or sys.stderr)
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
         __tracebackhide__ = True
@@ -215,7 +224,13 @@ def _read_lines(path: str) -> list[str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     path = os.environ.pop(REPORT_VAR, "")
-    if not path or hasattr(config, "workerinput"):  # pytest-xdist workers: the controller reports
+    worker = hasattr(config, "workerinput")  # a pytest-xdist worker of a run that has the report
+    if not path and not worker:
         return
-    config.option.continue_on_collection_errors = True  # one broken module must not hide every result
-    config.pluginmanager.register(Reporter(config, path), "agentls-reporter")
+    bound = _float(os.environ.get(TIMEOUT_VAR, ""))
+    select = _read_lines(os.environ.get(SELECT_VAR, ""))
+    if bound or select:
+        config.pluginmanager.register(Controls(bound, select, path + HANG_SUFFIX if path else None), "agentls-controls")
+    if path and not worker:
+        config.option.continue_on_collection_errors = True  # one broken module must not hide every result
+        config.pluginmanager.register(Reporter(config, path), "agentls-reporter")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sandbox_support import make_backend
+from wrapper_tools import install_xdist
 from agent_core.models import TestReport as Report
 from agent_core.testing.runner import per_test_bound, run_tests
 
@@ -67,6 +68,18 @@ async def test_an_infinite_loop_fails_its_test_at_the_looping_line(workspace: Pa
     assert failure.source_file == "pkg/count.py" and failure.source_line in (2, 3)
     assert "per-test bound" in failure.message
     assert "agentls_report_plugin" not in (failure.source_file or "")
+
+
+async def test_xdist_workers_apply_the_bound_and_the_selection(workspace: Path) -> None:
+    _write(workspace, {**LOOP, "tests/test_more.py": "def test_unselected():\n    assert False\n"})
+    install_xdist(workspace)
+    report = await run_tests(make_backend("bubblewrap", timeout_s=120), workspace, "tools/pytest -n 2 tests",
+                             timeout_s=120, test_timeout_s=2, select=["tests/test_count.py"])
+    assert not report.timed_out and "2 workers" in report.output, report.output
+    assert (report.passed, report.failed, report.errors) == (1, 1, 0), report.output
+    [failure] = report.failures
+    assert failure.nodeid == "tests/test_count.py::test_odd" and "per-test bound" in failure.message
+    assert failure.source_file == "pkg/count.py" and failure.source_line in (2, 3)
 
 
 async def test_a_test_that_swallows_the_stop_is_ended_and_located_from_its_stack(workspace: Path) -> None:

@@ -2,22 +2,19 @@
 
 The plugin is loaded through the environment, so each wrapper's failing test
 comes back with its node id, its line in the test file and the line in the
-code under test. uv and tox are not on the sandbox's PATH (it holds the system
-directories only), so each test puts the tool inside the workspace as a user's
-project would have it on PATH: uv's static binary, and tox's pure-Python
-distributions (copied from our environment) behind a launcher script.
+code under test. uv, tox and pytest-xdist are not in the sandbox, so those
+tests put the tool inside the workspace (wrapper_tools.py); with xdist the
+tests run in worker processes and the controller reports them.
 """
 
 from __future__ import annotations
 
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from sandbox_support import make_backend
-from agent_core.sandbox.runtime import sandbox_distributions
+from wrapper_tools import install_tox, install_uv, install_xdist
 from agent_core.testing.runner import run_tests
 
 PROJECT = {
@@ -40,42 +37,19 @@ PROJECT = {
     "Makefile": "test:\n\tpython3 -m pytest -q\n",
     "tox.ini": "[tox]\nno_package = true\n\n[testenv]\nskip_install = true\ncommands = python -m pytest {posargs}\n",
 }
-TOX_LAUNCHER = '#!/bin/sh\nPYTHONPATH="$(dirname "$0")/site${PYTHONPATH:+:$PYTHONPATH}" exec python3 -m tox "$@"\n'
-
-
 def _write(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
 
 
-def _install_uv(ws: Path) -> None:
-    uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
-    (ws / "tools").mkdir(exist_ok=True)
-    shutil.copy2(uv, ws / "tools" / "uv")
-
-
-def _install_tox(ws: Path) -> None:
-    site = ws / "tools" / "site"
-    for dist in sandbox_distributions(("tox",)):
-        root = Path(str(dist.locate_file(""))).resolve()
-        for item in dist.files or []:
-            src = Path(str(dist.locate_file(item)))
-            if "__pycache__" in item.parts or item.parts[0] == ".." or not src.is_file():
-                continue
-            target = site / src.resolve().relative_to(root)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, target)
-    (ws / "tools" / "tox").write_text(TOX_LAUNCHER)
-    (ws / "tools" / "tox").chmod(0o755)
-
-
 WRAPPERS = {
     "make test": None,
     "timeout 60 python3 -m pytest": None,
     "env X=1 python3 -m pytest tests": None,
-    "tools/uv run python -m pytest": _install_uv,
-    "tools/tox -e py": _install_tox,
+    "tools/uv run python -m pytest": install_uv,
+    "tools/tox -e py": install_tox,
+    "tools/pytest -n 2": install_xdist,
 }
 
 
