@@ -19,7 +19,13 @@ import re
 from pathlib import Path
 
 from agent_core.models import TestFailure, TestReport
-from agent_core.testing.junit import Frame, _frame, _message, is_test_file, traceback_frames
+from agent_core.testing.junit import (
+    Frame,
+    _frame,
+    _message,
+    is_test_file,
+    traceback_frames,
+)
 
 _MAX_TRACEBACK = 6000
 _DUMP_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)')
@@ -148,5 +154,4 @@ def _unfinished(record: dict, workspace: Path, dump: str) -> TestFailure:
         message = "Timeout: the test outlived the per-test bound, ignored the stop, and its process was ended"
     else:
         message = "the test process ended during this test (a crash, a limit, or the run's time limit)"
-    failure = _failure({**record, "longrepr": dump}, workspace, frames, message, "error", 1)
-    return failure
+    return _failure({**record, "longrepr": dump}, workspace, frames, message, "error", 1)
