@@ -62,8 +62,8 @@ def _cannot_start(report: TestReport, workspace: Path, test_command: str) -> str
         word = next(named, test_command.split()[0] if test_command.split() else "?")
         return (f"the test command `{test_command}` cannot start in the sandbox "
                 f"(exit {report.exit_code}: {_last_line(report.output)}); `{word}` or a program it runs is "
-                "missing there: set test_command to what the sandbox has (e.g. `python -m pytest`) or "
-                "sandbox.python to your interpreter")
+                "missing there: set test_command to what the sandbox has (a leading `python -m pytest` or `pytest` "
+                "runs with the sandbox's interpreter) or sandbox.python to your interpreter")
     return None
 
 
