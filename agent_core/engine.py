@@ -87,7 +87,7 @@ class Engine:
 
     async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
         from agent_core.sandbox.factory import make_sandbox
-        from agent_core.testing.runner import run_tests
+        from agent_core.testing.runner import per_test_bound, run_tests
 
         run_id = journal.run_id
         sandbox = make_sandbox(self.settings, lambda text: hooks.emit(
@@ -95,7 +95,8 @@ class Engine:
         hooks.emit(PhaseEvent(run_id=run_id, phase="testing", message="running the tests", percentage=10))
         with ShadowWorkspace(request.workspace, request.overlays) as shadow:
             report: TestReport = await run_tests(
-                sandbox, shadow.root, self.settings.test_command, self.settings.sandbox.timeout_s
+                sandbox, shadow.root, self.settings.test_command, self.settings.sandbox.timeout_s,
+                test_timeout_s=per_test_bound(None, self.settings.sandbox.test_timeout_s, self.settings.sandbox.timeout_s),
             )
         journal.write("test_report", report=report.model_dump(mode="json"))
         hooks.emit(TestReportEvent(run_id=run_id, report=report))

@@ -117,6 +117,9 @@ class TestReport(BaseModel):
     failures: list[TestFailure] = Field(default_factory=list)
     output: str = Field(default="", description="Trimmed combined output of the test command.")
     backend: str = ""
+    slowest_pass_s: float | None = Field(
+        default=None, description="Duration of the slowest passing test (known from our pytest plugin only)."
+    )
 
     @property
     def ok(self) -> bool:

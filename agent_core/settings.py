@@ -69,6 +69,11 @@ class SandboxSettings(BaseModel):
     file_size_mb: int = Field(default=512, ge=1, description="Largest file a test run may write, in MiB.")
     docker_image: str = Field(default="agentls/sandbox:local", description="Image for the Docker backend.")
     python: str | None = Field(default=None, description="Interpreter used inside the sandbox (default: detected).")
+    test_timeout_s: float = Field(
+        default=0.0, ge=0,
+        description="Time bound of one test, in seconds, enforced inside pytest; 0 derives it from the baseline "
+        "(10x its slowest passing test, at least 2 s).",
+    )
 
 
 class MemorySettings(BaseModel):
@@ -104,7 +109,10 @@ class Settings(BaseModel):
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
     max_revisions: int = Field(default=2, ge=0, le=10, description="Replans allowed when a failure repeats.")
-    test_command: str = Field(default="pytest", description="Test command run in the sandbox (pytest is parsed).")
+    test_command: str = Field(
+        default="pytest",
+        description="Test command run in the sandbox; pytest reports each test, whatever wraps it (uv run, tox, make, ...).",
+    )
     safety: Literal["ask", "block", "allow"] = Field(
         default="ask", description="What the safety gate does on risky code: ask the user, block, or allow."
     )

@@ -23,7 +23,7 @@ from agent_core.models import TestReport
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import SettingsError, load_settings
-from agent_core.testing.runner import run_tests
+from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with ShadowWorkspace(path) as shadow:
             report = asyncio.run(
-                run_tests(sandbox, shadow.root, settings.test_command, timeout_s=settings.sandbox.timeout_s)
+                run_tests(sandbox, shadow.root, settings.test_command, timeout_s=settings.sandbox.timeout_s,
+                          test_timeout_s=per_test_bound(None, settings.sandbox.test_timeout_s, settings.sandbox.timeout_s))
             )
     except SandboxError as exc:
         return _finish(args, None, run_id, started, f"the sandbox failed: {exc}")

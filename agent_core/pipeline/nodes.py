@@ -22,11 +22,15 @@ from agent_core.pipeline.state import RunState
 from agent_core.pipeline.verification import guard_verification
 from agent_core.planning import PlanError, textual_preplan, validate_plan
 from agent_core.reflection import failure_text, report_signature
+from agent_core.testing.baseline_check import broken_baseline
+from agent_core.testing.runner import per_test_bound
 
 
-async def _run_tests(deps: RunDeps) -> TestReport:
+async def _run_tests(deps: RunDeps, baseline: TestReport | None) -> TestReport:
     settings = deps.settings
-    report = await deps.run_tests(deps.sandbox, deps.shadow.root, settings.test_command, settings.sandbox.timeout_s)
+    bound = per_test_bound(baseline, settings.sandbox.test_timeout_s, settings.sandbox.timeout_s)
+    report = await deps.run_tests(deps.sandbox, deps.shadow.root, settings.test_command, settings.sandbox.timeout_s,
+                                  test_timeout_s=bound)
     deps.journal.write("test_report", report=report.model_dump(mode="json"))
     deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=report))
     return report
@@ -35,7 +39,12 @@ async def _run_tests(deps: RunDeps) -> TestReport:
 async def baseline(state: RunState, deps: RunDeps) -> dict:
     """Run the tests once before any change: the failing output guides planner and coder."""
     deps.phase("testing", "running the tests before any change", 3)
-    report = await _run_tests(deps)
+    report = await _run_tests(deps, None)
+    broken = broken_baseline(report, deps.shadow.root, deps.settings.test_command)
+    if broken:  # an environment problem, not failing tests: stop before any model call
+        deps.journal.write("baseline_broken", error=broken)
+        return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
+                "status": "error", "error": broken, "error_kind": "config"}
     recorded = [] if report.ok else record_failures(deps, report)
     return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
             "recorded": recorded, "best": first_state(report)}
@@ -133,7 +142,8 @@ async def test(state: RunState, deps: RunDeps) -> dict:
     deps.phase("testing", f"testing (iteration {iteration + 1}/{deps.settings.max_iterations})",
                deps.progress(iteration, 0.55))
     undone = guard_verification(deps, "since the last test run")  # the project's own test setup judges
-    report = await _run_tests(deps)
+    baseline_report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+    report = await _run_tests(deps, baseline_report)
     undone += guard_verification(deps, "by the code during the test run")
     out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1,
                  "last_diff": compute_change_set(deps.shadow).unified_diff()}

@@ -86,6 +86,8 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     report = TestReport.model_validate(final["report"]) if final.get("report") else None
     plan = final.get("plan") or {}
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
+    if final.get("error_kind"):
+        extra["error_kind"] = final["error_kind"]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
     if not verified and last_try:
         extra["attempt_diff"] = last_try  # the last unverified attempt, for inspection only

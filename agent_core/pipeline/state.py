@@ -37,6 +37,7 @@ class RunState(TypedDict, total=False):
     tried: list[str]  # attempts that did not beat `best` and were undone: diff and outcome, for the coder
     status: str  # set by finalize or by a node that ends the run
     error: str | None
+    error_kind: str  # with status "error": "config" for an environment problem (the CLI exits 2)
 
 
 def initial_state(run_id: str, kind: str, goal: str, explicit_goal: bool = False) -> RunState:
