@@ -1,14 +1,27 @@
-"""The code node: one coder call per plan step, edits applied with the file tools."""
+"""The code node: coder calls per plan step, edits applied with the file tools.
+
+The coder sees the suspects focused (pipeline/focus.py) and the last step of a
+round is sampled and verified (pipeline/sampling.py); after the first model's
+rounds failed, the fallback model answers (state `escalated`).
+"""
 
 from __future__ import annotations
 
-from agent_core.agents.coder.agent import write_edits
+from dataclasses import dataclass
+
+from agent_core.agents.coder.agent import write_candidates
+from agent_core.agents.coder.schema import CoderOutput
 from agent_core.llm.base import StructuredOutputError
 from agent_core.models import Plan, SubTask, TestReport
-from agent_core.pipeline.context import focus_from_report, is_test_file, relevant_files, render_files
+from agent_core.pipeline.attempts import with_tried
+from agent_core.pipeline.checkpoint import rewind_shadow
+from agent_core.pipeline.context import FILES_BUDGET, focus_from_report, is_test_file, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import apply_edits
+from agent_core.pipeline.focus import Target, render_suspects, retarget_to_focus
+from agent_core.pipeline.sampling import Candidate, apply_candidates, journal_candidate, temperatures, verify
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.suspects import suspects_from_report
 from agent_core.reflection import failure_text
 
 
@@ -50,8 +63,97 @@ def _steps_for_round(state: RunState) -> list[SubTask]:
     return [SubTask(id="retry", description=summary, priority=5, files=files)]
 
 
+def _base_temperature(state: RunState, deps: RunDeps) -> float:
+    configured = deps.settings.profile("coder").temperature
+    return _temperature(state, deps) or configured
+
+
+@dataclass
+class _Step:
+    """What one coder call of this round is given."""
+
+    step: SubTask
+    files: str
+    sources: list[str]
+    targets: list[Target]
+
+
+def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport | None, protect: bool) -> _Step:
+    """The step's files: the suspects focused (pipeline/focus.py) and the rest as before."""
+    shown = relevant_files(deps.shadow, step.files, report)
+    suspects = state.get("suspects") or suspects_from_report(deps.shadow, report)
+    focused, focused_files, targets = render_suspects(deps.shadow, suspects)
+    rest = [f for f in shown if f not in focused_files]
+    budget = max(FILES_BUDGET - len(focused), 1500)
+    others = render_files(deps.shadow, rest, budget=budget, tests_read_only=protect, focus=focus_from_report(report))
+    files = "\n\n".join(p for p in (focused, others) if p and p != "(no files)") or "(no files)"
+    sources = [f for f in [*focused_files, *shown] if not is_test_file(f)]
+    return _Step(step, files, list(dict.fromkeys(sources)), targets)
+
+
+async def _ask(state: RunState, deps: RunDeps, ctx: _Step, failure: str, errors: str, k: int) -> list[Candidate]:
+    """k answers for one step, each with its share of the tokens it cost."""
+    temps = temperatures(_base_temperature(state, deps), k)
+    before = deps.llm.total_usage()
+    try:
+        outputs = await write_candidates(
+            deps.llm, deps.prompts["coder"], task=ctx.step.description, files=ctx.files, failure=failure,
+            hypothesis=_hypothesis(state), tool_errors=errors, temperatures=temps,
+            default_path=ctx.sources[0] if ctx.sources else "", fallback=bool(state.get("escalated")),
+        )
+    except StructuredOutputError as exc:
+        return [Candidate(0, temps[0], None, errors=[f"- the answer was not valid: {exc}"], verdict="unusable")]
+    after = deps.llm.total_usage()
+    spent = after.prompt_tokens + after.completion_tokens - before.prompt_tokens - before.completion_tokens
+    share = spent // max(1, len(outputs))
+    return [Candidate(i, temps[min(i, len(temps) - 1)], out, tokens=share) for i, out in enumerate(outputs)]
+
+
+def _applier(deps: RunDeps, ctx: _Step, protect: bool):
+    def apply(output: CoderOutput) -> tuple[int, list[str]]:
+        return apply_edits(deps.tools, retarget_to_focus(deps.shadow, output, ctx.targets), protect, ctx.sources)
+
+    return apply
+
+
+async def _sampled_step(state: RunState, deps: RunDeps, ctx: _Step, failure: str, errors: str,
+                        report: TestReport | None, k: int) -> dict:
+    """Ask for k answers; with several distinct ones, test them and keep the first that passes."""
+    cands = await _ask(state, deps, ctx, failure, errors, k)
+    usable = [c for c in cands if c.verdict != "unusable"]
+    distinct = apply_candidates(deps, usable, _applier(deps, ctx, protect=_protect(state)))
+    for cand in cands:
+        if cand not in distinct:
+            cand.verdict = cand.verdict or "no-op"
+            journal_candidate(deps, cand, state.get("iteration", 0))
+    if len(distinct) <= 1:  # nothing to choose between: the gate and test nodes test it
+        chosen = distinct[0] if distinct else None
+        if chosen is not None:
+            rewind_shadow(deps.shadow, chosen.files)
+            chosen.verdict = "single"
+            journal_candidate(deps, chosen, state.get("iteration", 0))
+        return {"chosen": chosen, "checked": None, "tried": [], "errors": _errors(chosen, cands)}
+    out = await verify(deps, distinct, report, state.get("iteration", 0))
+    return {**out, "errors": _errors(out["chosen"], cands)}
+
+
+def _errors(chosen: Candidate | None, cands: list[Candidate]) -> list[str]:
+    """The tool errors the next prompt hears: the chosen answer's, else the first answer's."""
+    if chosen is not None:
+        return chosen.errors
+    return cands[0].errors if cands else []
+
+
+def _protect(state: RunState) -> bool:
+    return state.get("kind") == "fix" and not state.get("explicit_goal")
+
+
 async def code(state: RunState, deps: RunDeps) -> dict:
-    """Run the coder for this round's steps on the shadow workspace."""
+    """Run the coder for this round's steps on the shadow workspace.
+
+    Every step but the last gets one answer, applied at once; the last step's
+    answers are sampled and verified (pipeline/sampling.py).
+    """
     # The failures of the code the coder sees: the best state so far (an attempt that did no better was undone).
     report_data = (state.get("best") or {}).get("report") or state.get("report") or state.get("baseline")
     report = TestReport.model_validate(report_data) if report_data else None
@@ -60,21 +162,16 @@ async def code(state: RunState, deps: RunDeps) -> dict:
     applied, errors = 0, []
     previous_errors = "\n".join(state.get("tool_errors") or [])
     iteration = state.get("iteration", 0)
-    protect_tests = state.get("kind") == "fix" and not state.get("explicit_goal")
-    for k, step in enumerate(steps, 1):
-        deps.phase("coding", f"coding step {k}/{len(steps)}", deps.progress(iteration, 0.1 + 0.3 * k / len(steps)))
-        shown = relevant_files(deps.shadow, step.files, report)
-        files = render_files(deps.shadow, shown, tests_read_only=protect_tests, focus=focus_from_report(report))
-        try:
-            output = await write_edits(
-                deps.llm, deps.prompts["coder"], task=step.description, files=files, failure=failure,
-                hypothesis=_hypothesis(state), tool_errors=previous_errors, temperature=_temperature(state, deps),
-                default_path=next((f for f in shown if not is_test_file(f)), ""),
-            )
-        except StructuredOutputError as exc:
-            errors.append(f"- the answer was not valid: {exc}")
-            continue
-        n, errs = apply_edits(deps.tools, output, protect_tests, sources=[f for f in shown if not is_test_file(f)])
-        applied += n
-        errors.extend(errs)
-    return {"edits_applied": applied, "tool_errors": errors, "fresh_plan": False}
+    protect = _protect(state)
+    out: dict = {"checked": None}
+    for n, step in enumerate(steps, 1):
+        deps.phase("coding", f"coding step {n}/{len(steps)}", deps.progress(iteration, 0.1 + 0.3 * n / len(steps)))
+        ctx = _context(state, deps, step, report, protect)
+        k = deps.settings.samples if n == len(steps) else 1
+        done = await _sampled_step(state, deps, ctx, failure, previous_errors, report, k)
+        applied += done["chosen"].applied if done["chosen"] else 0
+        errors.extend(done["errors"])
+        if done["tried"]:
+            out["tried"] = with_tried(state.get("tried"), done["tried"])
+        out["checked"] = done["checked"].model_dump(mode="json") if done["checked"] else None
+    return {**out, "edits_applied": applied, "tool_errors": errors, "fresh_plan": False}

@@ -124,13 +124,31 @@ async def gate(state: RunState, deps: RunDeps) -> dict:
             "error": f"rejected by the safety gate: {listed}"}
 
 
+def _reuse(state: RunState, deps: RunDeps) -> TestReport | None:
+    """The whole suite's report the code node already ran on this very shadow (a verified candidate), if any."""
+    if not state.get("checked"):
+        return None
+    report = TestReport.model_validate(state["checked"])
+    deps.journal.write("test_report", report=report.model_dump(mode="json"), reused=True)
+    deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=report))
+    return report
+
+
+async def escalate(state: RunState, deps: RunDeps) -> dict:
+    """The first model's rounds are spent: the fallback model gets as many more."""
+    profile = deps.settings.fallback_profile("coder")
+    deps.journal.write("escalate", model=profile.model if profile else None, after_rounds=state.get("iteration", 0))
+    deps.notice(f"escalating to the fallback model {profile.model if profile else '?'}")
+    return {"escalated": True}
+
+
 async def test(state: RunState, deps: RunDeps) -> dict:
     """Run the tests in the sandbox on the shadow workspace."""
     iteration = state.get("iteration", 0)
     deps.phase("testing", f"testing (iteration {iteration + 1}/{deps.settings.max_iterations})",
                deps.progress(iteration, 0.55))
-    report = await _run_tests(deps)
-    out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1,
+    report = _reuse(state, deps) or await _run_tests(deps)
+    out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1, "checked": None,
                  "last_diff": compute_change_set(deps.shadow).unified_diff()}
     if not report.ok:
         out["signatures"] = [*(state.get("signatures") or []), report_signature(report)]

@@ -14,6 +14,22 @@ def answer_budget(files: str) -> int:
     return min(4096, 256 + len(files) // 3)
 
 
+async def write_candidates(
+    llm: LLMClient, template: str, *, task: str, files: str, failure: str, hypothesis: str, tool_errors: str = "",
+    temperatures: list[float], default_path: str = "", fallback: bool = False,
+) -> list[CoderOutput | None]:
+    """Several answers for one step, one per temperature (None: an answer that held no edits).
+
+    With `fallback` the configured fallback model answers (LLMClient.texts).
+    """
+    text = render(template, {"task": task, "files": files, "failure": failure, "hypothesis": hypothesis})
+    if tool_errors:
+        text += f"\nYour previous answer was not used:\n{tool_errors}\n"
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}]
+    answers = await llm.texts("coder", messages, temperatures, max_tokens=answer_budget(files), fallback=fallback)
+    return [parse_coder_answer(answer, default_path) for answer in answers]
+
+
 async def write_edits(
     llm: LLMClient, template: str, *, task: str, files: str, failure: str, hypothesis: str, tool_errors: str = "",
     temperature: float | None = None, default_path: str = "",

@@ -1,0 +1,186 @@
+"""Sample and verify: several coder answers per round, the tests pick.
+
+A small model often hands the code back unchanged or half-fixed; asked
+several times at spread temperatures it is far more often right once. The
+test suite is the oracle: each distinct candidate is applied to the shadow and
+run against the failing tests only (their node ids), then, if they pass, the
+whole suite; the first candidate that passes everything is kept and the round
+is fixed. The rest are undone and become the "tried" notes of the next round.
+
+Candidates are compared by the normalised AST (`ast.dump`) of the files they
+change: an answer that changes nothing, or one equal to an earlier one up to
+formatting and comments, is not tested. A single distinct candidate is not
+pre-tested at all: the graph's gate and test nodes test it as before.
+
+A candidate the safety gate would question (pipeline/nodes.py `gate`) is
+never run here unless safety is "allow"; with no passing candidate it is
+handed to the gate node like any answer.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_core.agents.coder.schema import CoderOutput
+from agent_core.changeset import compute_change_set
+from agent_core.gate import scan_change_set
+from agent_core.models import TestReport
+from agent_core.pipeline.attempts import outcome, score, tried_note
+from agent_core.pipeline.checkpoint import rewind_shadow, shadow_files
+from agent_core.pipeline.deps import RunDeps
+from agent_core.testing.runner import pytest_argv
+
+MAX_TEMPERATURE = 0.9  # the warmest sample of a round
+MAX_NODE_IDS = 50  # more failing tests than this: the candidates run the whole suite at once
+
+
+def temperatures(base: float, k: int) -> list[float]:
+    """k temperatures from the round's `base` up to MAX_TEMPERATURE (0.2, 0.55, 0.9 for k=3 at 0.2)."""
+    top = max(base, MAX_TEMPERATURE)
+    if k == 1:
+        return [base]
+    return [round(base + (top - base) * i / (k - 1), 2) for i in range(k)]
+
+
+@dataclass
+class Candidate:
+    """One answer of the sampled step, as applied to the shadow."""
+
+    index: int
+    temperature: float
+    output: CoderOutput | None
+    applied: int = 0
+    errors: list[str] = field(default_factory=list)
+    files: dict[str, str | None] = field(default_factory=dict)  # shadow_files with it applied
+    diff: str = ""
+    verdict: str = ""  # unusable | no-op | duplicate | gate | failing-tests | suite | passed
+    report: TestReport | None = None  # its last test run
+    full: bool = False  # that run was the whole suite
+    tokens: int = 0  # its share of the sampling requests' tokens
+
+
+def _normal(text: str | None, rel: str) -> str:
+    if text is None or not rel.endswith(".py"):
+        return repr(text)
+    try:
+        return ast.dump(ast.parse(text))
+    except SyntaxError:
+        return text
+
+
+def _key(deps: RunDeps) -> tuple[tuple[str, str], ...]:
+    """The shadow's change up to formatting: normalised AST of every file that differs from the original."""
+    key = []
+    for rel, text in shadow_files(deps.shadow).items():
+        now = _normal(text, rel)
+        if now != _normal(deps.shadow.originals.get(rel), rel):
+            key.append((rel, now))
+    return tuple(key)
+
+
+def apply_candidates(deps: RunDeps, cands: list[Candidate], apply: Any) -> list[Candidate]:
+    """Apply each candidate from the same start (`apply(output) -> (applied, errors)`); the distinct ones.
+
+    The shadow is left at the start.
+    """
+    base = shadow_files(deps.shadow)
+    start = _key(deps)
+    seen = {start}
+    distinct = []
+    for cand in cands:
+        rewind_shadow(deps.shadow, base)
+        if cand.output is None:
+            cand.verdict, cand.errors = "unusable", ["- the answer held no ```python block and no JSON edits"]
+            continue
+        cand.applied, cand.errors = apply(cand.output)
+        key = _key(deps)
+        if key in seen:
+            cand.verdict = "no-op" if key == start else "duplicate"
+            continue
+        seen.add(key)
+        cand.files, cand.diff = shadow_files(deps.shadow), compute_change_set(deps.shadow).unified_diff()
+        distinct.append(cand)
+    rewind_shadow(deps.shadow, base)
+    return distinct
+
+
+def _failing_ids(deps: RunDeps, report: TestReport | None) -> list[str]:
+    ids = list(dict.fromkeys(f.nodeid for f in (report.failures if report else []) if f.nodeid))
+    is_pytest, _ = pytest_argv(deps.settings.test_command, "python")
+    return ids if is_pytest and 0 < len(ids) <= MAX_NODE_IDS else []
+
+
+async def _run(deps: RunDeps, extra: list[str]) -> TestReport:
+    s = deps.settings
+    if extra:
+        return await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, s.sandbox.timeout_s,
+                                    extra_args=extra)
+    return await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, s.sandbox.timeout_s)
+
+
+def _gated(deps: RunDeps) -> bool:
+    if deps.settings.safety == "allow":
+        return False
+    return bool(scan_change_set(compute_change_set(deps.shadow), str(deps.request.workspace.resolve())))
+
+
+async def _check(deps: RunDeps, cand: Candidate, ids: list[str]) -> None:
+    """Test one applied candidate: the failing tests, then (if they pass) the suite."""
+    if _gated(deps):
+        cand.verdict = "gate"
+        return
+    if ids:
+        cand.report = await _run(deps, ids)
+        if not cand.report.ok:
+            cand.verdict = "failing-tests"
+            return
+    cand.report, cand.full = await _run(deps, []), True
+    cand.verdict = "passed" if cand.report.ok else "suite"
+
+
+def _result(cand: Candidate) -> str:
+    assert cand.report is not None
+    if cand.verdict == "suite":
+        return f"the failing tests passed, but the whole suite did not: {outcome(cand.report)}"
+    return outcome(cand.report)
+
+
+def _handed(tested: list[Candidate], gated: list[Candidate]) -> Candidate | None:
+    """With no winner: the candidate the test node gets (the best tested one, else one for the gate)."""
+    if tested:
+        return min(tested, key=lambda c: (c.verdict != "suite", score(c.report)))  # type: ignore[arg-type]
+    return gated[0] if gated else None
+
+
+async def verify(deps: RunDeps, distinct: list[Candidate], report: TestReport | None, round_: int) -> dict:
+    """Test the distinct candidates in order; leave the winner (or the best) applied.
+
+    Returns {"chosen": Candidate | None, "checked": full-suite report of the shadow or None, "tried": notes}.
+    """
+    base = shadow_files(deps.shadow)
+    ids = _failing_ids(deps, report)
+    tested, gated = [], []
+    for cand in distinct:
+        rewind_shadow(deps.shadow, cand.files)
+        await _check(deps, cand, ids)
+        journal_candidate(deps, cand, round_)
+        if cand.verdict == "passed":
+            notes = [tried_note(c.diff, _result(c)) for c in tested]
+            return {"chosen": cand, "checked": cand.report, "tried": notes}
+        (gated if cand.verdict == "gate" else tested).append(cand)
+    chosen = _handed(tested, gated)
+    rewind_shadow(deps.shadow, chosen.files if chosen else base)
+    notes = [tried_note(c.diff, _result(c)) for c in tested if c is not chosen]
+    checked = chosen.report if chosen is not None and chosen.full else None
+    return {"chosen": chosen, "checked": checked, "tried": notes}
+
+
+def journal_candidate(deps: RunDeps, cand: Candidate, round_: int) -> None:
+    """One `candidate` journal record: its diff, verdict and test figures."""
+    r = cand.report
+    tests = {"passed": r.passed, "failed": r.failed, "errors": r.errors, "whole_suite": cand.full} if r else None
+    deps.journal.write("candidate", round=round_, index=cand.index, temperature=cand.temperature,
+                       verdict=cand.verdict, edits_applied=cand.applied, errors=cand.errors, diff=cand.diff,
+                       tests=tests, tokens=cand.tokens)
