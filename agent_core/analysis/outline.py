@@ -88,19 +88,29 @@ def partial_outline(source: bytes | str, shown: set[str], near: set[str], max_ch
         note = "  # shown whole below" if symbol.qualname in shown else ""
         rows.append((index, symbol, "    " * level + _summary(symbol) + note))
     holders = {q.rsplit(".", 1)[0] for q in shown if "." in q}
+    near = near - {q.rsplit(".", 1)[-1] for q in shown}
 
     def rank(row: tuple[int, Symbol, str]) -> tuple[int, int]:
         s = row[1]
-        first = s.qualname in shown or s.qualname in holders or s.name in near
+        first = s.qualname in shown or s.qualname in holders or s.parent in holders or s.name in near
         return (0 if first else 1, row[0])
 
-    kept, used = [], 0
+    kept: dict[str, tuple[int, Symbol, str]] = {}
+    used = 0
     for row in sorted(rows, key=rank):
         if used + len(row[2]) + 1 > max_chars and row[1].qualname not in shown:
+            if rank(row)[0]:
+                break  # the rest in file order: stop at the first that does not fit
             continue
-        kept.append(row)
+        kept[row[1].qualname] = row
         used += len(row[2]) + 1
-    lines = [text for _, _, text in sorted(kept, key=lambda r: r[0])]
+    by_name = {row[1].qualname: row for row in rows}
+    for row in list(kept.values()):  # a kept member's class is kept too, or it would read as another's
+        parent = row[1].parent
+        while parent and parent not in kept and parent in by_name:
+            kept[parent] = by_name[parent]
+            parent = by_name[parent][1].parent
+    lines = [text for _, _, text in sorted(kept.values(), key=lambda r: r[0])]
     if len(kept) < len(rows):
         lines.append(f"# ... {len(rows) - len(kept)} more definitions not shown")
     return "\n".join(lines)
