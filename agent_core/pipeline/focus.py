@@ -27,6 +27,7 @@ from typing import Any
 from agent_core.agents.coder.prompt import SUSPICIOUS_MARK
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.analysis.outline import partial_outline
+from agent_core.analysis.symbols import analyse, find_symbol
 from agent_core.workspace.shadow import ShadowWorkspace
 
 WHOLE_FILE_LINES = 300  # files up to this size are shown whole (see the module docstring)
@@ -74,7 +75,24 @@ def _whole(rel: str, text: str, marked: set[int]) -> str:
     return f"### {rel}{note}\n```python\n{body}\n```"
 
 
+def _located(text: str, chosen: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The suspects with their lines moved to where their function is now (an earlier edit may have moved it)."""
+    symbols = analyse(text).symbols
+    out = []
+    for s in chosen:
+        symbol = find_symbol(symbols, s["function"])
+        if symbol is None:
+            continue
+        delta = symbol.start_line - s["start_line"]
+        out.append({**s, "start_line": symbol.start_line, "end_line": symbol.end_line,
+                    "lines": [n + delta for n in s.get("lines") or []]})
+    return out
+
+
 def _focused(rel: str, text: str, chosen: list[dict[str, Any]]) -> tuple[str, list[Target]]:
+    chosen = _located(text, chosen)
+    if not chosen:
+        return "", []
     lines = text.split("\n")
     parts, targets, near = [], [], set()
     for s in chosen:
@@ -107,6 +125,9 @@ def render_suspects(shadow: ShadowWorkspace, suspects: list[dict[str, Any]]) -> 
             blocks.append(_whole(rel, text, {n for s in suspects if s["file"] == rel for n in s.get("lines") or []}))
             continue
         block, found = _focused(rel, text, mine)
+        if not block:  # none of its suspects is still there: the file is shown the usual way
+            files.remove(rel)
+            continue
         blocks.append(block)
         targets.extend(found)
     return "\n\n".join(blocks), files, targets

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from engine_support import journal_records, make_project
-from agent_core.pipeline.focus import WHOLE_FILE_LINES
+from agent_core.pipeline.focus import WHOLE_FILE_LINES, render_suspects
 from agent_core.pipeline.suspects import suspects_from_report
 from agent_core.models import TestFailure, TestReport
 from agent_core.workspace.shadow import ShadowWorkspace
@@ -93,3 +93,17 @@ def test_suspects_from_a_traceback_frame_and_from_the_failing_line(tmp_path: Pat
          "lines": [], "score": 0.5},
     ]
     assert WHOLE_FILE_LINES < BIG.count("\n")
+
+
+def test_given_suspects_are_found_again_after_their_function_moved(tmp_path: Path):
+    """The `suspects` another node put in the state may be a round old: the function is looked up by name."""
+    moved = "# one more line at the top\n" + BIG
+    project = make_project(tmp_path / "p", {"big.py": moved})
+    stale = {"file": "big.py", "function": "Stats.mean", "start_line": MEAN_START, "end_line": MEAN_END,
+             "lines": [MEAN_START + 1], "score": 0.9}
+    with ShadowWorkspace(project) as shadow:
+        text, files, targets = render_suspects(shadow, [stale])
+    assert files == ["big.py"]
+    assert [(t.function, t.start_line, t.end_line) for t in targets] == [("Stats.mean", MEAN_START + 1, MEAN_END + 1)]
+    assert "count = len(self.xs) - len(self.xs)  # <- suspicious" in text
+    assert len(text) < 3000
