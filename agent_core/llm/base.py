@@ -77,10 +77,11 @@ class LLMClient(Protocol):
         ...
 
     async def texts(
-        self, role: Role, messages: list[dict[str, Any]], temperatures: list[float], max_tokens: int = 2048,
-        fallback: bool = False,
+        self, role: Role, messages: list[dict[str, Any]], n: int, temperature: float | None = None,
+        max_tokens: int = 2048, fallback: bool = False,
     ) -> list[str]:
-        """Several plain answers to one prompt, about one per temperature in `temperatures` (in order).
+        """Up to `n` plain answers to one prompt from one request (the endpoint's `n`; one that
+        ignores it gives one: ask again for more).
 
         With `fallback` the configured fallback model answers; its usage is accounted as "fallback".
         """

@@ -107,36 +107,29 @@ class OpenAIChatClient:
         return done.text
 
     async def texts(
-        self, role: Role, messages: list[dict[str, Any]], temperatures: list[float], max_tokens: int = 2048,
-        fallback: bool = False,
+        self, role: Role, messages: list[dict[str, Any]], n: int, temperature: float | None = None,
+        max_tokens: int = 2048, fallback: bool = False,
     ) -> list[str]:
-        """Up to len(`temperatures`) plain answers (see LLMClient.texts), accounted like any call.
+        """Up to `n` plain answers from one request (see LLMClient.texts), accounted like any call.
 
-        The first request asks for them all with `n` at the first temperature; an endpoint that
-        honours `n` answers them in one go (the prompt is read once). One that returns a single
-        choice (llama-cpp-python) is asked again for the rest, each request at the next
-        temperature. One that refuses `n` outright is asked without it from then on.
+        The request carries `n`: an endpoint that honours it answers them all (the prompt is read
+        once); one that ignores it (llama-cpp-python) answers one. One that refuses it outright
+        (older llama.cpp servers: "Only one completion choice is allowed") is asked again without
+        it, and never sent `n` again.
         """
-        profile, base_url, client = await self._route(role, None, fallback)
+        profile, base_url, client = await self._route(role, temperature, fallback)
         account = FALLBACK_ACCOUNT if fallback else None
-        answers: list[str] = []
-        for temperature in temperatures:
-            wanted = len(temperatures) - len(answers)
-            if wanted <= 0:
-                break
-            one = profile.model_copy(update={"temperature": temperature})
-            n = wanted if base_url not in self._no_n else 1
-            try:
-                done = await self._request(client, base_url, one, "text", messages, None, max_tokens, n, account)
-            except LLMUnavailable:
+        n = n if base_url not in self._no_n else 1
+        try:
+            done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, n, account)
+        except LLMUnavailable:
+            raise
+        except LLMError:
+            if n == 1:
                 raise
-            except LLMError:
-                if n == 1:
-                    raise
-                self._no_n.add(base_url)  # e.g. llama.cpp's "Only one completion choice is allowed"
-                done = await self._request(client, base_url, one, "text", messages, None, max_tokens, 1, account)
-            answers.extend(done.texts or [done.text])
-        return answers[: len(temperatures)]
+            self._no_n.add(base_url)
+            done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, 1, account)
+        return (done.texts or [done.text])[: max(1, n)]
 
     async def _in_mode(
         self,
@@ -266,7 +259,7 @@ class OpenAIChatClient:
                 url = await asyncio.to_thread(ensure_local_endpoint, self._settings)
         except LLMError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any start-up failure makes the model unavailable
+        except Exception as exc:
             raise LLMUnavailable(f"local model unavailable: {' '.join(str(exc).split())}") from exc
         self._local_url = str(url)
         return self._local_url

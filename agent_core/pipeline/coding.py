@@ -8,18 +8,27 @@ rounds failed, the fallback model answers (state `escalated`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from agent_core.agents.coder.agent import write_candidates
+from agent_core.agents.coder.agent import (
+    answer_budget,
+    coder_messages,
+    write_candidates,
+)
 from agent_core.agents.coder.schema import CoderOutput
-from agent_core.llm.base import StructuredOutputError
 from agent_core.models import Plan, SubTask, TestReport
 from agent_core.pipeline.attempts import with_tried
-from agent_core.pipeline.checkpoint import rewind_shadow
-from agent_core.pipeline.context import FILES_BUDGET, focus_from_report, is_test_file, relevant_files, render_files
+from agent_core.pipeline.context import (
+    FILES_BUDGET,
+    focus_from_report,
+    is_test_file,
+    relevant_files,
+    render_files,
+)
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import apply_edits
 from agent_core.pipeline.focus import Target, render_suspects, retarget_to_focus
-from agent_core.pipeline.sampling import Candidate, apply_candidates, journal_candidate, temperatures, verify
+from agent_core.pipeline.sampling import Candidate, Sampler, temperatures
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.suspects import suspects_from_report
 from agent_core.reflection import failure_text
@@ -93,25 +102,21 @@ def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport |
     return _Step(step, files, list(dict.fromkeys(sources)), targets)
 
 
-async def _ask(state: RunState, deps: RunDeps, ctx: _Step, failure: str, errors: str, k: int) -> list[Candidate]:
-    """k answers for one step, each with its share of the tokens it cost."""
-    temps = temperatures(_base_temperature(state, deps), k)
+async def _ask(state: RunState, deps: RunDeps, ctx: _Step, messages: list, n: int, temperature: float,
+               first: int) -> list[Candidate]:
+    """Up to n answers from one request, each with its share of the tokens the request cost."""
     before = deps.llm.total_usage()
-    try:
-        outputs = await write_candidates(
-            deps.llm, deps.prompts["coder"], task=ctx.step.description, files=ctx.files, failure=failure,
-            hypothesis=_hypothesis(state), tool_errors=errors, temperatures=temps,
-            default_path=ctx.sources[0] if ctx.sources else "", fallback=bool(state.get("escalated")),
-        )
-    except StructuredOutputError as exc:
-        return [Candidate(0, temps[0], None, errors=[f"- the answer was not valid: {exc}"], verdict="unusable")]
+    outputs = await write_candidates(
+        deps.llm, messages, n=n, temperature=temperature, max_tokens=answer_budget(ctx.files),
+        default_path=ctx.sources[0] if ctx.sources else "", fallback=bool(state.get("escalated")),
+    )
     after = deps.llm.total_usage()
     spent = after.prompt_tokens + after.completion_tokens - before.prompt_tokens - before.completion_tokens
     share = spent // max(1, len(outputs))
-    return [Candidate(i, temps[min(i, len(temps) - 1)], out, tokens=share) for i, out in enumerate(outputs)]
+    return [Candidate(first + i, temperature, out, tokens=share) for i, out in enumerate(outputs)]
 
 
-def _applier(deps: RunDeps, ctx: _Step, protect: bool):
+def _applier(deps: RunDeps, ctx: _Step, protect: bool) -> Any:
     def apply(output: CoderOutput) -> tuple[int, list[str]]:
         return apply_edits(deps.tools, retarget_to_focus(deps.shadow, output, ctx.targets), protect, ctx.sources)
 
@@ -120,30 +125,32 @@ def _applier(deps: RunDeps, ctx: _Step, protect: bool):
 
 async def _sampled_step(state: RunState, deps: RunDeps, ctx: _Step, failure: str, errors: str,
                         report: TestReport | None, k: int) -> dict:
-    """Ask for k answers; with several distinct ones, test them and keep the first that passes."""
-    cands = await _ask(state, deps, ctx, failure, errors, k)
-    usable = [c for c in cands if c.verdict != "unusable"]
-    distinct = apply_candidates(deps, usable, _applier(deps, ctx, protect=_protect(state)))
-    for cand in cands:
-        if cand not in distinct:
-            cand.verdict = cand.verdict or "no-op"
-            journal_candidate(deps, cand, state.get("iteration", 0))
-    if len(distinct) <= 1:  # nothing to choose between: the gate and test nodes test it
-        chosen = distinct[0] if distinct else None
-        if chosen is not None:
-            rewind_shadow(deps.shadow, chosen.files)
-            chosen.verdict = "single"
-            journal_candidate(deps, chosen, state.get("iteration", 0))
-        return {"chosen": chosen, "checked": None, "tried": [], "errors": _errors(chosen, cands)}
-    out = await verify(deps, distinct, report, state.get("iteration", 0))
-    return {**out, "errors": _errors(out["chosen"], cands)}
+    """Up to k answers, tested in order until one passes (pipeline/sampling.py).
 
-
-def _errors(chosen: Candidate | None, cands: list[Candidate]) -> list[str]:
-    """The tool errors the next prompt hears: the chosen answer's, else the first answer's."""
-    if chosen is not None:
-        return chosen.errors
-    return cands[0].errors if cands else []
+    The first request asks for all k (`n`). An endpoint that honoured it gave them at once: a single
+    distinct answer is left to the gate and test nodes, several are tested in turn. One that gave
+    fewer is asked for the rest one at a time, each only after the answers so far failed, at the
+    next temperature: the first answer that passes costs no further request.
+    """
+    temps = temperatures(_base_temperature(state, deps), k)
+    messages = coder_messages(deps.prompts["coder"], task=ctx.step.description, files=ctx.files, failure=failure,
+                              hypothesis=_hypothesis(state), tool_errors=errors)
+    sampler = Sampler(deps, report, state.get("iteration", 0), _applier(deps, ctx, _protect(state)))
+    got = await _ask(state, deps, ctx, messages, k, temps[0], 0)
+    queue = sampler.add(got)
+    if len(got) >= k and len(queue) <= 1:  # nothing to choose between: the gate and test nodes test it
+        chosen = queue[0] if queue else None
+        sampler.leave(chosen, "single")
+        return {"chosen": chosen, "checked": None, "tried": [], "errors": sampler.errors(chosen)}
+    asked = len(got)
+    while True:
+        for cand in queue:
+            if await sampler.check(cand):
+                return sampler.finish(cand)
+        if asked >= k:
+            return sampler.finish(None)
+        queue = sampler.add(await _ask(state, deps, ctx, messages, 1, temps[asked], asked))
+        asked += 1
 
 
 def _protect(state: RunState) -> bool:

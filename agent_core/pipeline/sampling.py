@@ -80,32 +80,6 @@ def _key(deps: RunDeps) -> tuple[tuple[str, str], ...]:
     return tuple(key)
 
 
-def apply_candidates(deps: RunDeps, cands: list[Candidate], apply: Any) -> list[Candidate]:
-    """Apply each candidate from the same start (`apply(output) -> (applied, errors)`); the distinct ones.
-
-    The shadow is left at the start.
-    """
-    base = shadow_files(deps.shadow)
-    start = _key(deps)
-    seen = {start}
-    distinct = []
-    for cand in cands:
-        rewind_shadow(deps.shadow, base)
-        if cand.output is None:
-            cand.verdict, cand.errors = "unusable", ["- the answer held no ```python block and no JSON edits"]
-            continue
-        cand.applied, cand.errors = apply(cand.output)
-        key = _key(deps)
-        if key in seen:
-            cand.verdict = "no-op" if key == start else "duplicate"
-            continue
-        seen.add(key)
-        cand.files, cand.diff = shadow_files(deps.shadow), compute_change_set(deps.shadow).unified_diff()
-        distinct.append(cand)
-    rewind_shadow(deps.shadow, base)
-    return distinct
-
-
 def _failing_ids(deps: RunDeps, report: TestReport | None) -> list[str]:
     ids = list(dict.fromkeys(f.nodeid for f in (report.failures if report else []) if f.nodeid))
     is_pytest, _ = pytest_argv(deps.settings.test_command, "python")
@@ -147,34 +121,85 @@ def _result(cand: Candidate) -> str:
     return outcome(cand.report)
 
 
+class Sampler:
+    """The candidates of one step: applied from the same start, deduplicated, tested in order."""
+
+    def __init__(self, deps: RunDeps, report: TestReport | None, round_: int, apply: Any) -> None:
+        self.deps, self.round, self.apply = deps, round_, apply  # apply(output) -> (applied, errors)
+        self.base = shadow_files(deps.shadow)
+        self.start = _key(deps)
+        self.seen = {self.start}
+        self.ids = _failing_ids(deps, report)
+        self.all: list[Candidate] = []
+        self.tested: list[Candidate] = []
+        self.gated: list[Candidate] = []
+
+    def add(self, cands: list[Candidate]) -> list[Candidate]:
+        """Apply each new answer from the start; journal and drop the unusable, no-op and duplicate ones.
+
+        Returns the distinct ones; the shadow is left at the start.
+        """
+        distinct = []
+        for cand in cands:
+            self.all.append(cand)
+            rewind_shadow(self.deps.shadow, self.base)
+            if cand.output is None:
+                cand.verdict = "unusable"
+                cand.errors = cand.errors or ["- the answer held no ```python block and no JSON edits"]
+            else:
+                cand.applied, cand.errors = self.apply(cand.output)
+                key = _key(self.deps)
+                if key in self.seen:
+                    cand.verdict = "no-op" if key == self.start else "duplicate"
+                else:
+                    self.seen.add(key)
+                    cand.files = shadow_files(self.deps.shadow)
+                    cand.diff = compute_change_set(self.deps.shadow).unified_diff()
+                    distinct.append(cand)
+            if cand.verdict:
+                journal_candidate(self.deps, cand, self.round)
+        rewind_shadow(self.deps.shadow, self.base)
+        return distinct
+
+    def leave(self, cand: Candidate | None, verdict: str) -> None:
+        """Leave `cand` (untested here) applied for the gate and test nodes, or the start."""
+        rewind_shadow(self.deps.shadow, cand.files if cand else self.base)
+        if cand is not None:
+            cand.verdict = verdict
+            journal_candidate(self.deps, cand, self.round)
+
+    async def check(self, cand: Candidate) -> bool:
+        """Test one distinct candidate; True (left applied) when it passes everything."""
+        rewind_shadow(self.deps.shadow, cand.files)
+        await _check(self.deps, cand, self.ids)
+        journal_candidate(self.deps, cand, self.round)
+        if cand.verdict == "passed":
+            return True
+        (self.gated if cand.verdict == "gate" else self.tested).append(cand)
+        rewind_shadow(self.deps.shadow, self.base)
+        return False
+
+    def finish(self, winner: Candidate | None) -> dict:
+        """{"chosen", "checked" (its whole-suite report or None), "tried" (notes), "errors"}; with no winner
+        the best tested candidate (else a gated one) is left applied for the test node."""
+        chosen = winner or _handed(self.tested, self.gated)
+        rewind_shadow(self.deps.shadow, chosen.files if chosen else self.base)
+        notes = [tried_note(c.diff, _result(c)) for c in self.tested if c is not chosen]
+        checked = chosen.report if chosen is not None and chosen.full else None
+        return {"chosen": chosen, "checked": checked, "tried": notes, "errors": self.errors(chosen)}
+
+    def errors(self, chosen: Candidate | None) -> list[str]:
+        """The tool errors the next prompt hears: the chosen answer's, else the first answer's."""
+        if chosen is not None:
+            return chosen.errors
+        return self.all[0].errors if self.all else []
+
+
 def _handed(tested: list[Candidate], gated: list[Candidate]) -> Candidate | None:
     """With no winner: the candidate the test node gets (the best tested one, else one for the gate)."""
     if tested:
         return min(tested, key=lambda c: (c.verdict != "suite", score(c.report)))  # type: ignore[arg-type]
     return gated[0] if gated else None
-
-
-async def verify(deps: RunDeps, distinct: list[Candidate], report: TestReport | None, round_: int) -> dict:
-    """Test the distinct candidates in order; leave the winner (or the best) applied.
-
-    Returns {"chosen": Candidate | None, "checked": full-suite report of the shadow or None, "tried": notes}.
-    """
-    base = shadow_files(deps.shadow)
-    ids = _failing_ids(deps, report)
-    tested, gated = [], []
-    for cand in distinct:
-        rewind_shadow(deps.shadow, cand.files)
-        await _check(deps, cand, ids)
-        journal_candidate(deps, cand, round_)
-        if cand.verdict == "passed":
-            notes = [tried_note(c.diff, _result(c)) for c in tested]
-            return {"chosen": cand, "checked": cand.report, "tried": notes}
-        (gated if cand.verdict == "gate" else tested).append(cand)
-    chosen = _handed(tested, gated)
-    rewind_shadow(deps.shadow, chosen.files if chosen else base)
-    notes = [tried_note(c.diff, _result(c)) for c in tested if c is not chosen]
-    checked = chosen.report if chosen is not None and chosen.full else None
-    return {"chosen": chosen, "checked": checked, "tried": notes}
 
 
 def journal_candidate(deps: RunDeps, cand: Candidate, round_: int) -> None:

@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 
 from engine_support import journal_records, make_project
+
+from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.focus import WHOLE_FILE_LINES, render_suspects
 from agent_core.pipeline.suspects import suspects_from_report
-from agent_core.models import TestFailure, TestReport
 from agent_core.workspace.shadow import ShadowWorkspace
 
 

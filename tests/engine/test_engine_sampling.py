@@ -51,7 +51,8 @@ def test_three_candidates_one_right_is_fixed_in_one_round(project: Path, scripte
     assert len(call["alternatives"]) == 2, "the journal keeps every choice of the request"
 
 
-def test_without_n_one_request_per_temperature_and_duplicates_tested_once(project: Path, scripted_llm, run_fix):
+def test_without_n_each_further_answer_is_asked_for_only_after_the_last_failed(project: Path, scripted_llm,
+                                                                               run_fix):
     scripted_llm.honour_n = False  # as llama-cpp-python's server: one choice whatever n says
     for answer in (WRONG_EDIT, WRONG_RESPACED, FIX_EDIT):
         scripted_llm.add("coder", answer)
@@ -61,14 +62,24 @@ def test_without_n_one_request_per_temperature_and_duplicates_tested_once(projec
     assert run.code == 0 and run.json["status"] == "fixed" and run.json["iterations"] == 1, run.stderr
     coder = scripted_llm.requests_for("coder")
     assert [r["temperature"] for r in coder] == [0.2, 0.55, 0.9], "spread temperatures, the configured one first"
-    assert [r.get("n") for r in coder] == [3, 2, None], "each request asks for the answers still missing"
+    assert [r.get("n") for r in coder] == [3, None, None], "asked for all three once, then one at a time"
     assert len({json.dumps(r["messages"]) for r in coder}) == 1, "the same prompt each time (a shared prefix)"
-    cands = _candidates(project, run.json["run_id"])
-    by_index = {c["index"]: c for c in cands}
+    by_index = {c["index"]: c for c in _candidates(project, run.json["run_id"])}
     assert [by_index[i]["verdict"] for i in range(3)] == ["failing-tests", "duplicate", "passed"]
     assert by_index[1]["tests"] is None, "the duplicate (same AST as the first) is never run"
     assert [by_index[i]["temperature"] for i in range(3)] == [0.2, 0.55, 0.9]
     assert _run_end(project, run.json["run_id"])["usage_by_role"]["coder"]["llm_calls"] == 3
+
+
+def test_without_n_a_first_answer_that_passes_costs_one_request(project: Path, scripted_llm, run_fix):
+    scripted_llm.honour_n = False
+    scripted_llm.add("coder", FIX_EDIT)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.json["status"] == "fixed" and run.json["iterations"] == 1, run.stderr
+    assert len(scripted_llm.requests_for("coder")) == 1, "no answer is drawn that the tests do not need"
+    assert [c["verdict"] for c in _candidates(project, run.json["run_id"])] == ["passed"]
 
 
 def test_all_candidates_failing_become_the_tried_notes_of_the_next_round(project: Path, scripted_llm, run_fix):

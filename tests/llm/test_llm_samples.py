@@ -16,7 +16,7 @@ async def test_an_endpoint_honouring_n_answers_all_in_one_request(scripted_llm, 
     scripted_llm.add("coder", Samples(["a", "b", "c"]))
     client = make_client()
 
-    answers = await client.texts("coder", ASK, [0.2, 0.55, 0.9], max_tokens=100)
+    answers = await client.texts("coder", ASK, 3, 0.2, max_tokens=100)
 
     assert answers == ["a", "b", "c"]
     (request,) = scripted_llm.requests_for("coder")
@@ -27,18 +27,17 @@ async def test_an_endpoint_honouring_n_answers_all_in_one_request(scripted_llm, 
     assert usage.llm_calls == 1 and usage.completion_tokens == 3, "every choice's tokens (one each here)"
 
 
-async def test_an_endpoint_ignoring_n_is_asked_again_at_the_next_temperatures(scripted_llm, make_client):
+async def test_an_endpoint_ignoring_n_gives_one_answer(scripted_llm, make_client):
     scripted_llm.honour_n = False
-    for answer in ("a", "b", "c"):
-        scripted_llm.add("coder", answer)
+    scripted_llm.add("coder", Samples(["a", "b", "c"]))
     client = make_client()
 
-    answers = await client.texts("coder", ASK, [0.2, 0.55, 0.9])
+    answers = await client.texts("coder", ASK, 3, 0.55)
 
-    assert answers == ["a", "b", "c"]
-    requests = scripted_llm.requests_for("coder")
-    assert [(r.get("n"), r["temperature"]) for r in requests] == [(3, 0.2), (2, 0.55), (None, 0.9)]
-    assert client.usage_by_role()["coder"].llm_calls == 3
+    assert answers == ["a"]
+    (request,) = scripted_llm.requests_for("coder")
+    assert (request["n"], request["temperature"]) == (3, 0.55)
+    assert client.usage_by_role()["coder"].llm_calls == 1
 
 
 async def test_an_endpoint_refusing_n_is_asked_without_it_from_then_on(scripted_llm, make_client):
@@ -46,12 +45,12 @@ async def test_an_endpoint_refusing_n_is_asked_without_it_from_then_on(scripted_
     scripted_llm.default("coder", "same")
     client = make_client()
 
-    first = await client.texts("coder", ASK, [0.2, 0.9])
-    second = await client.texts("coder", ASK, [0.2, 0.9])
+    first = await client.texts("coder", ASK, 2, 0.2)
+    second = await client.texts("coder", ASK, 2, 0.9)
 
-    assert first == second == ["same", "same"]
+    assert first == second == ["same"]
     sent = [r.get("n") for r in scripted_llm.requests_for("coder")]
-    assert sent == [2, None, None, None, None], "refused once, then never sent again"
+    assert sent == [2, None, None], "refused once, then never sent again"
 
 
 async def test_the_fallback_profile_answers_on_its_own_endpoint_and_account(scripted_llm, make_client, recorder,
@@ -63,8 +62,8 @@ async def test_the_fallback_profile_answers_on_its_own_endpoint_and_account(scri
         client = make_client(fallback={"base_url": big.base_url, "model": "big-one",
                                        "api_key_env": "FALLBACK_KEY_FOR_TEST"})
 
-        small = await client.texts("coder", ASK, [0.2])
-        large = await client.texts("coder", ASK, [0.2], fallback=True)
+        small = await client.texts("coder", ASK, 1)
+        large = await client.texts("coder", ASK, 1, fallback=True)
 
         assert (small, large) == (["from the small model"], ["from the big model"])
         (request,) = big.requests_for("coder")
@@ -80,5 +79,5 @@ async def test_the_fallback_profile_answers_on_its_own_endpoint_and_account(scri
 async def test_without_a_fallback_profile_asking_for_it_is_an_error(scripted_llm, make_client):
     client = make_client()
     with pytest.raises(LLMError, match="no fallback model"):
-        await client.texts("coder", ASK, [0.2], fallback=True)
+        await client.texts("coder", ASK, 1, fallback=True)
     assert scripted_llm.requests_for("coder") == []
