@@ -53,12 +53,18 @@ RETRY_WARMING = 0.3  # added to the coder's temperature per earlier attempt, up 
 RETRY_MAX_TEMPERATURE = 1.0
 
 
+def _configured(state: RunState, deps: RunDeps) -> float:
+    """The coder's configured temperature (the fallback model's once escalated)."""
+    fallback = deps.settings.fallback_profile("coder") if state.get("escalated") else None
+    return (fallback or deps.settings.profile("coder")).temperature
+
+
 def _temperature(state: RunState, deps: RunDeps) -> float | None:
     """The configured temperature on a first try; warmer on each retry, so a retry is not a rerun."""
-    earlier = state.get("iteration", 0)
-    if not earlier:
+    earlier = state.get("iteration", 0) - (deps.settings.max_iterations if state.get("escalated") else 0)
+    if earlier <= 0:  # the first round (of the fallback model's rounds too)
         return None
-    configured = deps.settings.profile("coder").temperature
+    configured = _configured(state, deps)
     return max(configured, min(RETRY_MAX_TEMPERATURE, configured + RETRY_WARMING * earlier))
 
 
@@ -73,8 +79,9 @@ def _steps_for_round(state: RunState) -> list[SubTask]:
 
 
 def _base_temperature(state: RunState, deps: RunDeps) -> float:
-    configured = deps.settings.profile("coder").temperature
-    return _temperature(state, deps) or configured
+    """The temperature of the round's first answer."""
+    warmer = _temperature(state, deps)
+    return _configured(state, deps) if warmer is None else warmer
 
 
 @dataclass

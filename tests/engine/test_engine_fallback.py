@@ -11,7 +11,7 @@ REFLECTION = {"hypothesis": "add subtracts", "file": "calc.py", "change": "retur
 
 
 def _fallback_config(project: Path, url: str) -> None:
-    (project / ".agentls.toml").write_text(f'[fallback]\nbase_url = "{url}"\nmodel = "big-model"\n')
+    (project / ".agentls.toml").write_text(f'[fallback]\nbase_url = "{url}"\nmodel = "big-model"\ntemperature = 0.1\n')
 
 
 def test_the_fallback_codes_only_after_the_first_models_rounds_fail(project: Path, scripted_llm, run_fix):
@@ -27,6 +27,7 @@ def test_the_fallback_codes_only_after_the_first_models_rounds_fail(project: Pat
         assert run.json["iterations"] == 3, "two rounds of the first model, then the fallback's first round"
         assert len(scripted_llm.requests_for("coder")) == 2 and len(big.requests_for("coder")) == 1
         assert big.requests_for("coder")[0]["model"] == "big-model"
+        assert big.requests_for("coder")[0]["temperature"] == 0.1, "its own temperature, not the warmed-up one"
         assert big.requests_for("reflector") == [] and big.requests_for("planner") == []
     records = journal_records(project, run.json["run_id"])
     calls = [r["role"] for r in records if r["type"] == "llm_call"]
