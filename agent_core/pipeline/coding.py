@@ -142,7 +142,8 @@ async def _sampled_step(state: RunState, deps: RunDeps, ctx: _Step, failure: str
     temps = temperatures(_base_temperature(state, deps), k)
     messages = coder_messages(deps.prompts["coder"], task=ctx.step.description, files=ctx.files, failure=failure,
                               hypothesis=_hypothesis(state), tool_errors=errors)
-    sampler = Sampler(deps, report, state.get("iteration", 0), _applier(deps, ctx, _protect(state)))
+    baseline = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+    sampler = Sampler(deps, report, state.get("iteration", 0), _applier(deps, ctx, _protect(state)), baseline)
     got = await _ask(state, deps, ctx, messages, k, temps[0], 0)
     queue = sampler.add(got)
     if len(got) >= k and len(queue) <= 1:  # nothing to choose between: the gate and test nodes test it

@@ -34,6 +34,8 @@ from agent_core.testing.runner import pytest_argv
 
 MAX_TEMPERATURE = 0.9  # the warmest sample of a round
 MAX_NODE_IDS = 50  # more failing tests than this: the candidates run the whole suite at once
+SUBSET_FACTOR = 5  # a candidate's failing-tests run may take this many times the baseline's whole suite
+SUBSET_MIN_S = 20.0
 
 
 def temperatures(base: float, k: int) -> list[float]:
@@ -86,12 +88,20 @@ def _failing_ids(deps: RunDeps, report: TestReport | None) -> list[str]:
     return ids if is_pytest and 0 < len(ids) <= MAX_NODE_IDS else []
 
 
-async def _run(deps: RunDeps, extra: list[str]) -> TestReport:
+def subset_timeout(deps: RunDeps, baseline: TestReport | None) -> float:
+    """Seconds a candidate's run of the failing tests may take: SUBSET_FACTOR times the baseline's whole
+    suite, at least SUBSET_MIN_S, at most the sandbox timeout. A candidate that loops forever (a
+    common wrong answer) then costs seconds, not the sandbox timeout, times k."""
+    whole = baseline.duration_s if baseline and not baseline.timed_out else deps.settings.sandbox.timeout_s
+    return min(deps.settings.sandbox.timeout_s, max(SUBSET_MIN_S, SUBSET_FACTOR * whole))
+
+
+async def _run(deps: RunDeps, extra: list[str], timeout_s: float | None = None) -> TestReport:
     s = deps.settings
+    timeout_s = timeout_s or s.sandbox.timeout_s
     if extra:
-        return await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, s.sandbox.timeout_s,
-                                    extra_args=extra)
-    return await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, s.sandbox.timeout_s)
+        return await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, timeout_s, extra_args=extra)
+    return await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, timeout_s)
 
 
 def _gated(deps: RunDeps) -> bool:
@@ -100,13 +110,13 @@ def _gated(deps: RunDeps) -> bool:
     return bool(scan_change_set(compute_change_set(deps.shadow), str(deps.request.workspace.resolve())))
 
 
-async def _check(deps: RunDeps, cand: Candidate, ids: list[str]) -> None:
-    """Test one applied candidate: the failing tests, then (if they pass) the suite."""
+async def _check(deps: RunDeps, cand: Candidate, ids: list[str], bound: float) -> None:
+    """Test one applied candidate: the failing tests (within `bound` seconds), then (if they pass) the suite."""
     if _gated(deps):
         cand.verdict = "gate"
         return
     if ids:
-        cand.report = await _run(deps, ids)
+        cand.report = await _run(deps, ids, bound)
         if not cand.report.ok:
             cand.verdict = "failing-tests"
             return
@@ -124,8 +134,10 @@ def _result(cand: Candidate) -> str:
 class Sampler:
     """The candidates of one step: applied from the same start, deduplicated, tested in order."""
 
-    def __init__(self, deps: RunDeps, report: TestReport | None, round_: int, apply: Any) -> None:
+    def __init__(self, deps: RunDeps, report: TestReport | None, round_: int, apply: Any,
+                 baseline: TestReport | None = None) -> None:
         self.deps, self.round, self.apply = deps, round_, apply  # apply(output) -> (applied, errors)
+        self.bound = subset_timeout(deps, baseline)
         self.base = shadow_files(deps.shadow)
         self.start = _key(deps)
         self.seen = {self.start}
@@ -171,7 +183,7 @@ class Sampler:
     async def check(self, cand: Candidate) -> bool:
         """Test one distinct candidate; True (left applied) when it passes everything."""
         rewind_shadow(self.deps.shadow, cand.files)
-        await _check(self.deps, cand, self.ids)
+        await _check(self.deps, cand, self.ids, self.bound)
         journal_candidate(self.deps, cand, self.round)
         if cand.verdict == "passed":
             return True
@@ -205,7 +217,8 @@ def _handed(tested: list[Candidate], gated: list[Candidate]) -> Candidate | None
 def journal_candidate(deps: RunDeps, cand: Candidate, round_: int) -> None:
     """One `candidate` journal record: its diff, verdict and test figures."""
     r = cand.report
-    tests = {"passed": r.passed, "failed": r.failed, "errors": r.errors, "whole_suite": cand.full} if r else None
+    tests = {"passed": r.passed, "failed": r.failed, "errors": r.errors, "whole_suite": cand.full,
+             "timed_out": r.timed_out, "duration_s": round(r.duration_s, 2)} if r else None
     deps.journal.write("candidate", round=round_, index=cand.index, temperature=cand.temperature,
                        verdict=cand.verdict, edits_applied=cand.applied, errors=cand.errors, diff=cand.diff,
                        tests=tests, tokens=cand.tokens)

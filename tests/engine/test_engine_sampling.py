@@ -39,8 +39,9 @@ def test_three_candidates_one_right_is_fixed_in_one_round(project: Path, scripte
     cands = _candidates(project, out["run_id"])
     assert [c["verdict"] for c in cands] == ["failing-tests", "failing-tests", "passed"]
     # the wrong ones ran only the failing test (test_mul not run: 0 passed), the right one the whole suite
-    assert [c["tests"] for c in cands[:2]] == [{"passed": 0, "failed": 1, "errors": 0, "whole_suite": False}] * 2
-    assert cands[2]["tests"] == {"passed": 2, "failed": 0, "errors": 0, "whole_suite": True}
+    figures = [{k: v for k, v in c["tests"].items() if k != "duration_s"} for c in cands]
+    assert figures[:2] == [{"passed": 0, "failed": 1, "errors": 0, "whole_suite": False, "timed_out": False}] * 2
+    assert figures[2] == {"passed": 2, "failed": 0, "errors": 0, "whole_suite": True, "timed_out": False}
     assert "+    return a + b" in cands[2]["diff"] and all(c["tokens"] > 0 for c in cands)
     reports = [r for r in journal_records(project, out["run_id"]) if r["type"] == "test_report"]
     assert len(reports) == 2 and reports[1].get("reused") is True, "the verified suite run is not run again"
@@ -114,3 +115,21 @@ def test_a_candidate_the_gate_flags_is_not_run_before_the_gate(project: Path, sc
     assert run.json["status"] == "fixed", run.stderr
     verdicts = [c["verdict"] for c in _candidates(project, run.json["run_id"])]
     assert verdicts == ["gate", "passed"]
+
+
+def test_a_candidate_that_hangs_is_stopped_at_the_subset_bound(project: Path, scripted_llm, run_fix):
+    """The failing-tests run of a candidate gets 5x the baseline suite (at least 20 s), not the sandbox's 120 s."""
+    hang = {"edits": [{"path": "calc.py", "search": "    return a - b",
+                       "replace": "    while a != b or True:\n        a += 0\n    return a + b"}]}
+    (project / ".agentls.toml").write_text("samples = 2\n[sandbox]\ntimeout_s = 120\n")
+    scripted_llm.add("coder", Samples([hang, FIX_EDIT]))
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.json["status"] == "fixed" and run.json["iterations"] == 1, run.stderr
+    hung, fixed = _candidates(project, run.json["run_id"])
+    assert hung["verdict"] == "failing-tests" and hung["tests"]["timed_out"] is True
+    assert hung["tests"]["duration_s"] < 120, "stopped by the subset bound, not the sandbox timeout"
+    assert fixed["verdict"] == "passed"
+    baseline = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "test_report")
+    assert baseline["report"]["duration_s"] * 5 < 20, "the bound here is the 20 s floor"
