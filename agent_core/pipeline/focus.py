@@ -160,14 +160,34 @@ def _own_lines(shadow: ShadowWorkspace, target: Target, keep_decorators: bool) -
     return "\n".join(own) if own else None
 
 
+def _unwrapped(pieces: list[tuple[ast.stmt, str]], targets: list[Target]) -> list[tuple[ast.stmt, str]]:
+    """A class written around nothing but target methods (`class C:` + the rewritten `def m`) as those methods.
+
+    Spliced as a class it would drop every member the model was not shown.
+    """
+    out = []
+    for node, source in pieces:
+        methods = {t.name for t in targets if t.function == f"{getattr(node, 'name', '')}.{t.name}"}
+        body = [n for n in getattr(node, "body", []) if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+        if isinstance(node, ast.ClassDef) and methods and body and all(
+                isinstance(n, _DEFS) and n.name in methods for n in body):
+            lines = source.splitlines()
+            header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("class "))
+            inner = _pieces(textwrap.dedent("\n".join(lines[header + 1:]))) or []
+            out.extend((n, src) for n, src in inner if isinstance(n, _DEFS))
+        else:
+            out.append((node, source))
+    return out
+
+
 def _split(shadow: ShadowWorkspace, edit: Edit, targets: list[Target]) -> list[Edit]:
     pieces = _pieces(textwrap.dedent(edit.replace.strip("\n")))
     if pieces is None:
         return [edit]
     out, rest = [], []
-    for node, source in pieces:
+    for node, source in _unwrapped(pieces, targets):
         target = next((t for t in targets if isinstance(node, _DEFS) and node.name == t.name), None)
-        own = _own_lines(shadow, target, not node.decorator_list) if target else None
+        own = _own_lines(shadow, target, not getattr(node, "decorator_list", [])) if target else None
         if target is None or own is None:
             rest.append(source)
             continue

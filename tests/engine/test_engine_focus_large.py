@@ -12,8 +12,13 @@ from pathlib import Path
 
 from engine_support import journal_records, make_project
 
+from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.models import TestFailure, TestReport
-from agent_core.pipeline.focus import WHOLE_FILE_LINES, render_suspects
+from agent_core.pipeline.focus import (
+    WHOLE_FILE_LINES,
+    render_suspects,
+    retarget_to_focus,
+)
 from agent_core.pipeline.suspects import suspects_from_report
 from agent_core.workspace.shadow import ShadowWorkspace
 
@@ -108,3 +113,16 @@ def test_given_suspects_are_found_again_after_their_function_moved(tmp_path: Pat
     assert [(t.function, t.start_line, t.end_line) for t in targets] == [("Stats.mean", MEAN_START + 1, MEAN_END + 1)]
     assert "count = len(self.xs) - len(self.xs)  # <- suspicious" in text
     assert len(text) < 3000
+
+
+def test_a_method_answered_inside_its_class_goes_back_alone(tmp_path: Path):
+    """`class Stats:` written around the rewritten method only: spliced as a class it would drop __init__."""
+    project = make_project(tmp_path / "p", {"big.py": BIG})
+    answer = CoderOutput(edits=[Edit(path="big.py", replace=(
+        'class Stats:\n    """Stats."""\n\n    def mean(self):\n        return sum(self.xs) / len(self.xs)\n'))])
+    with ShadowWorkspace(project) as shadow:
+        _, _, targets = render_suspects(shadow, [{"file": "big.py", "function": "Stats.mean", "start_line": MEAN_START,
+                                                  "end_line": MEAN_END, "lines": [], "score": 1.0}])
+        (edit,) = retarget_to_focus(shadow, answer, targets).edits
+    assert edit.search == "\n".join(BIG.splitlines()[MEAN_START - 1:MEAN_END])
+    assert edit.replace == "    def mean(self):\n        return sum(self.xs) / len(self.xs)"

@@ -6,7 +6,7 @@ from agent_core.agents.coder.answer import parse_coder_answer
 from agent_core.agents.coder.prompt import SYSTEM
 from agent_core.agents.coder.schema import CoderOutput
 from agent_core.agents.render import render
-from agent_core.llm.base import LLMClient, StructuredOutputError
+from agent_core.llm.base import LLMClient
 
 
 def answer_budget(files: str) -> int:
