@@ -99,6 +99,9 @@ def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport |
     shown = relevant_files(deps.shadow, step.files, report)
     suspects = state.get("suspects") or suspects_from_report(deps.shadow, report)
     focused, focused_files, targets = render_suspects(deps.shadow, suspects)
+    if suspects:
+        deps.journal.write("focus", source="state" if state.get("suspects") else "tests", suspects=suspects[:5],
+                           shown_whole=[f"{t.file}:{t.start_line}-{t.end_line} {t.function}" for t in targets])
     budget = max(FILES_BUDGET - len(focused), 1500)
     rest = [f for f in shown if f not in focused_files]
     if focused:  # another source shows whole only if it fits: the prompt must not grow with a big file

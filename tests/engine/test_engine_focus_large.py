@@ -66,6 +66,8 @@ def test_the_prompt_stays_small_and_the_method_goes_back_in_place(tmp_path: Path
     assert "def helper_3(x):" in prompt and "more definitions not shown" in prompt, "the outline: signatures"
     assert "helper 3 line 3" not in prompt, "no other function's body"
     assert "def test_mean" in prompt and "ZeroDivisionError" in prompt, "the failing test and its output"
+    focus = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "focus")
+    assert focus["source"] == "tests" and focus["shown_whole"] == [f"big.py:{MEAN_START}-{MEAN_END} Stats.mean"]
     expected = BIG.replace("        count = len(self.xs) - len(self.xs)\n", "        count = len(self.xs)\n")
     assert (project / "big.py").read_text() == expected, "only Stats.mean changed, at its own indentation"
 
