@@ -144,6 +144,7 @@ def _secrets(settings: Settings) -> list[str]:
     names = {settings.api_key_env, "AGENTLS_API_KEY", "OPENAI_API_KEY"}
     names |= {p.api_key_env for p in (getattr(settings.roles, r) for r in ("planner", "coder", "tester", "reflector"))
               if p.api_key_env}
+    names |= {settings.fallback.api_key_env} if settings.fallback.api_key_env else set()
     keys += [os.environ[n] for n in names if os.environ.get(n)]
     return keys
 

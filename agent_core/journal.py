@@ -66,6 +66,7 @@ class Journal:
             answer=call.answer, usage={"prompt_tokens": call.usage.prompt_tokens,
                                        "completion_tokens": call.usage.completion_tokens},
             duration_s=call.duration_s, attempts=call.attempts,
+            **({"alternatives": call.alternatives} if call.alternatives else {}),
         )
 
     def finish(self, result: RunResult) -> None:

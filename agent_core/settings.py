@@ -54,6 +54,25 @@ class RoleProfiles(BaseModel):
     reflector: ModelProfile = Field(default_factory=ModelProfile, description="Model profile of the reflector.")
 
 
+class FallbackProfile(BaseModel):
+    """The model the coder escalates to when the first model's rounds fail (seed 004's delegation)."""
+
+    model_config = _CONFIG
+
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint of the fallback model (unset: the coder's)."
+    )
+    model: str | None = Field(
+        default=None, description="Fallback model name (unset: the coder's); this or base_url turns escalation on."
+    )
+    api_key_env: str | None = Field(
+        default=None, description="Environment variable holding the fallback endpoint's API key."
+    )
+    temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature of the fallback model (unset: the coder's)."
+    )
+
+
 class SandboxSettings(BaseModel):
     """Where and how tests run."""
 
@@ -108,6 +127,16 @@ class Settings(BaseModel):
     )
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
+    samples: int = Field(
+        default=3, ge=1, le=10,
+        description="Coder answers drawn per round (the endpoint's n, else one call each at spread temperatures); "
+        "the tests pick the first that passes.",
+    )
+    fallback: FallbackProfile = Field(
+        default_factory=FallbackProfile,
+        description="A second model (set base_url or model) whose coder rounds follow when the first model's fail; "
+        "off when unset.",
+    )
     max_revisions: int = Field(default=2, ge=0, le=10, description="Replans allowed when a failure repeats.")
     test_command: str = Field(
         default="pytest",
@@ -139,6 +168,19 @@ class Settings(BaseModel):
             api_key=key,
             temperature=self.temperature if p.temperature is None else p.temperature,
         )
+
+
+    def fallback_profile(self, role: Role) -> ResolvedProfile | None:
+        """The fallback model for `role` (unset fields: the role's own), or None when no fallback is configured."""
+        f = self.fallback
+        if not (f.base_url or f.model):
+            return None
+        own = self.profile(role)
+        key = (os.environ.get(f.api_key_env) or None) if f.api_key_env else own.api_key
+        return own.model_copy(update={
+            "base_url": f.base_url or own.base_url, "model": f.model or own.model, "api_key": key,
+            "temperature": own.temperature if f.temperature is None else f.temperature,
+        })
 
 
 class ResolvedProfile(BaseModel):

@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--goal", help="what to achieve (default: make the failing tests pass)")
     p.add_argument("--test-cmd", dest="test_cmd", help="test command run in the sandbox (default: pytest)")
     p.add_argument("--max-iterations", dest="max_iterations", type=int, help="code/test rounds (default 3)")
+    p.add_argument("--samples", type=int, help="coder answers drawn and tested per round (default 3)")
     add_run_options(p)
     p.set_defaults(func=run)
 
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         return _fail(args, f"{args.path} is not a directory")
     overrides = {"base_url": args.base_url, "model": args.model, "test_command": args.test_cmd,
-                 "max_iterations": args.max_iterations}
+                 "max_iterations": args.max_iterations, "samples": args.samples}
     try:
         settings = load_settings(workspace.resolve(), overrides)
     except SettingsError as exc:

@@ -14,7 +14,7 @@ import asyncio
 import json
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
@@ -67,6 +67,7 @@ class Completion:
     usage: Usage
     attempts: int
     duration_s: float
+    texts: list[str] = field(default_factory=list)  # every choice's text (more than one when `n` was honoured)
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -148,7 +149,8 @@ async def _send(client: openai.AsyncOpenAI, request: dict[str, Any], timeout: fl
         raise json.JSONDecodeError("completion without choices", "", 0)
     choice = response.choices[0]
     text = choice.message.content or ""
-    return Completion(text, choice.finish_reason, _usage_of(response), 1, time.monotonic() - started)
+    texts = [c.message.content or "" for c in response.choices]
+    return Completion(text, choice.finish_reason, _usage_of(response), 1, time.monotonic() - started, texts)
 
 
 async def complete(

@@ -23,9 +23,9 @@ from agent_core.testing.junit import (
     Frame,
     _frame,
     _message,
-    is_test_file,
     traceback_frames,
 )
+from agent_core.workspace.testfiles import is_protected
 
 _MAX_TRACEBACK = 6000
 _DUMP_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)')
@@ -109,7 +109,7 @@ def _failure(record: dict, workspace: Path, frames: list[Frame], message: str, k
              fallback_line: int) -> TestFailure:
     file = _rel(record["path"], workspace)
     in_test = [f for f in frames if f.path == file]
-    source = [f for f in frames if not is_test_file(f.path)]
+    source = [f for f in frames if not is_protected(f.path)]  # conftest frames are test code too
     return TestFailure(
         nodeid=_nodeid(record, file), file=file, line=in_test[-1].line if in_test else fallback_line,
         message=message.strip()[:2000], traceback=(record.get("longrepr") or "")[-_MAX_TRACEBACK:], kind=kind,
