@@ -17,7 +17,14 @@ from pathlib import Path
 
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
 from agent_core.journal_view import (
-    RunSummary, UnknownRun, list_runs, load_trace, render_markdown, render_text, summary_json, trace_json,
+    RunSummary,
+    UnknownRun,
+    list_runs,
+    load_trace,
+    render_markdown,
+    render_text,
+    summary_json,
+    trace_json,
 )
 
 GOAL_WIDTH = 50

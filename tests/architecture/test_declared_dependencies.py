@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.metadata as metadata
 import sys
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
