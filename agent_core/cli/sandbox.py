@@ -4,13 +4,17 @@
 per limit (network, writes outside the workspace, memory, processes, timeout,
 secrets in the environment) and prints a table: exit 0 when every limit
 holds, 1 otherwise, 2 when the settings or the chosen backend are unusable.
+With --json the text goes to stderr and stdout gets one JSON object: backend,
+why, limits, probes (limit, held, detail), all_hold and error.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from agent_core.sandbox.base import SandboxError
@@ -35,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--backend", choices=["auto", "docker", "bubblewrap", "process"], default=None,
                         help="Check this backend instead of the configured one.")
     doctor.add_argument("--workspace", type=Path, default=Path.cwd(), help="Workspace whose settings apply.")
+    doctor.add_argument("--json", action="store_true", help="Print one JSON object on stdout (the text goes to stderr).")
     doctor.set_defaults(func=doctor_command)
 
 
@@ -60,24 +65,31 @@ def build_image_command(args: argparse.Namespace) -> int:
 def doctor_command(args: argparse.Namespace) -> int:
     from agent_core.sandbox import factory, probes
 
+    out = sys.stderr if args.json else sys.stdout
+    report: dict = {"backend": None, "why": None, "limits": None, "probes": [], "all_hold": False, "error": None}
     overrides = {"sandbox": {"backend": args.backend}} if args.backend else None
     try:
         settings = load_settings(args.workspace, overrides=overrides)
-    except SettingsError as exc:
-        print(f"agentls: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    name, reason = factory.describe_backend_choice(settings)
-    print(f"backend: {name}\nwhy: {reason}")
-    try:
+        name, reason = factory.describe_backend_choice(settings)
+        report.update(backend=name, why=reason)
+        print(f"backend: {name}\nwhy: {reason}", file=out)
         sandbox = factory.make_sandbox(settings, announce=lambda msg: print(msg, file=sys.stderr))
-    except SandboxError as exc:
+    except (SettingsError, SandboxError) as exc:
         print(f"agentls: {exc}", file=sys.stderr)
+        _print_json(args, report, error=str(exc))
         return EXIT_BAD_INPUT
     limits = settings.sandbox
+    report["limits"] = {key: getattr(limits, key) for key in ("cpus", "memory_mb", "pids", "file_size_mb", "timeout_s")}
     print(f"limits: {limits.cpus:g} CPU, {limits.memory_mb} MiB, {limits.pids} processes, "
-          f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n")
+          f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n", file=out)
     results = asyncio.run(probes.run_probes(sandbox, limits))
-    print(probes.format_table(results))
+    print(probes.format_table(results), file=out)
     held = all(r.held for r in results)
-    print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD")
+    print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD", file=out)
+    _print_json(args, report, probes=[asdict(r) for r in results], all_hold=held)
     return EXIT_OK if held else EXIT_FAILED
+
+
+def _print_json(args: argparse.Namespace, report: dict, **fields: object) -> None:
+    if args.json:
+        print(json.dumps({**report, **fields}))

@@ -133,7 +133,7 @@ def leftovers(root: Path, server_tmp: Path, grace_s: float = 5.0) -> tuple[list[
 
 
 def server_processes(root: Path) -> list[int]:
-    """Pids of `-m lsp_server` processes whose working directory is `root`."""
+    """Pids of `-m lsp_server` and `agentls serve` processes whose working directory is `root`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -143,6 +143,7 @@ def server_processes(root: Path) -> list[int]:
             cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
-        if b"lsp_server" in cmdline and Path(cwd) == root:
+        serves = b"lsp_server" in cmdline or (b"serve" in cmdline and any(a.endswith(b"agentls") for a in cmdline))
+        if serves and Path(cwd) == root:
             found.append(int(entry.name))
     return found

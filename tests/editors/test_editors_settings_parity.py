@@ -28,6 +28,7 @@ EDITOR_CLIENT = Path(__file__).resolve().parents[2] / "editor_client"
 # Settings the VS Code client reads itself; never sent to the server (the model would reject them).
 CLIENT_ONLY = {
     "agentls.python": "interpreter that runs the language server; chosen by the client",
+    "agentls.serverCommand": "the command line that starts the language server; chosen by the client",
 }
 
 # Engine settings deliberately not offered in the editor's settings UI.
