@@ -118,7 +118,8 @@ def test_a_candidate_the_gate_flags_is_not_run_before_the_gate(project: Path, sc
 
 
 def test_a_candidate_that_hangs_is_stopped_at_the_subset_bound(project: Path, scripted_llm, run_fix):
-    """The failing-tests run of a candidate gets 5x the baseline suite (at least 20 s), not the sandbox's 120 s."""
+    """A looping candidate costs seconds: the per-test bound cuts the looping test (or, failing that, the
+    failing-tests run's own bound of 5x the baseline suite, at least 20 s), never the sandbox's 120 s."""
     hang = {"edits": [{"path": "calc.py", "search": "    return a - b",
                        "replace": "    while a != b or True:\n        a += 0\n    return a + b"}]}
     (project / ".agentls.toml").write_text("samples = 2\n[sandbox]\ntimeout_s = 120\n")
@@ -128,8 +129,8 @@ def test_a_candidate_that_hangs_is_stopped_at_the_subset_bound(project: Path, sc
 
     assert run.json["status"] == "fixed" and run.json["iterations"] == 1, run.stderr
     hung, fixed = _candidates(project, run.json["run_id"])
-    assert hung["verdict"] == "failing-tests" and hung["tests"]["timed_out"] is True
-    assert hung["tests"]["duration_s"] < 120, "stopped by the subset bound, not the sandbox timeout"
+    assert hung["verdict"] == "failing-tests" and hung["tests"]["failed"] + hung["tests"]["errors"] >= 1
+    assert hung["tests"]["duration_s"] < 20, "stopped by the per-test bound, not the sandbox timeout"
     assert fixed["verdict"] == "passed"
     baseline = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "test_report")
     assert baseline["report"]["duration_s"] * 5 < 20, "the bound here is the 20 s floor"

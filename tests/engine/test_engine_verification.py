@@ -146,7 +146,7 @@ def test_an_explicit_goal_keeps_the_tests_protected(project: Path, scripted_llm,
     assert run.json["status"] == "unfixed" and snapshot(project) == before
     refused = [r for r in journal_records(project, run.json["run_id"])
                if r["type"] == "tool_call" and r["tool"] == "edit" and not r["ok"]]
-    assert [r["args"]["path"] for r in refused] == ["test_calc.py"]
+    assert refused and {r["args"]["path"] for r in refused} == {"test_calc.py"}  # once per sampled candidate
     assert "the tests are the specification" in refused[0]["result"]
     assert "(a test: the specification, do not edit)" in json.dumps(scripted_llm.requests_for("coder")[0]["messages"])
 
