@@ -5,7 +5,7 @@ header without a valid `Content-Length` (the body is read as a header line
 and swallows the next real header), allocates whatever `Content-Length`
 claims (10^12: MemoryError, the server exits; 10^9: it waits forever) and
 answers a request whose params do not parse with nothing but an error
-dialog. This loop replaces it for stdio:
+dialog. This loop replaces it, over stdio and TCP:
 
 - header lines are read capped (`LINE_CAP`); a `Content-Length:` header is
   found at the end of any line, so junk (a body sent without a header, the
@@ -57,6 +57,27 @@ class CappedStdinReader:
 
     async def readexactly(self, n: int) -> bytes:
         return await asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.read, n)
+
+
+class StreamLineReader:
+    """An asyncio stream (a TCP client) with the same capped-line interface."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+
+    async def readline(self) -> bytes:
+        try:
+            return await self.stream.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # end of input: what is left, then b""
+            return exc.partial
+        except asyncio.LimitOverrunError as exc:  # a line longer than the stream's buffer: hand it over in pieces
+            return await self.stream.read(max(1, min(exc.consumed, LINE_CAP)))
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.stream.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
 
 
 class _Headers:
@@ -154,6 +175,26 @@ def _refuse(protocol: JsonRPCProtocol, msg_id: int | str | None, code: int, mess
     """Answer an error the client caused (logged; never shown to the user)."""
     log.warning("JSON-RPC error %d answered (id %r): %s", code, msg_id, message)
     protocol._send_data({"jsonrpc": JsonRPCProtocol.VERSION, "id": msg_id, "error": {"code": code, "message": message}})
+
+
+def start_tcp(server: Any, max_bytes: int, host: str, port: int) -> None:
+    """Serve `server` to one TCP client at a time with this loop (pygls' `start_tcp`, our reader)."""
+    server._stop_event = stop_event = threading.Event()
+
+    async def connection(stream: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server.protocol.set_writer(writer)
+        await serve_messages(stop_event, StreamLineReader(stream), server.protocol, max_bytes)
+        server.shutdown()
+
+    async def listen() -> None:
+        server._server = await asyncio.start_server(connection, host, port)
+        async with server._server:
+            await server._server.serve_forever()
+
+    try:
+        asyncio.run(listen())
+    except asyncio.CancelledError:
+        log.debug("the TCP server was cancelled")
 
 
 def start_io(server: Any, max_bytes: int, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:

@@ -30,7 +30,7 @@ FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, comman
 class AgentLanguageServer(LanguageServer):
     """pygls' server, telling the user about errors that happen outside any request.
 
-    Over stdio it reads with `framing.serve_messages`, which survives a
+    Over stdio and TCP it reads with `framing.serve_messages`, which survives a
     client's framing and protocol mistakes (see lsp_server/framing.py).
     """
 
@@ -38,6 +38,9 @@ class AgentLanguageServer(LanguageServer):
 
     def start_io(self, stdin=None, stdout=None) -> None:  # noqa: ANN001 - pygls' signature
         framing.start_io(self, self.max_message_bytes, stdin, stdout)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        framing.start_tcp(self, self.max_message_bytes, host, port)
 
     def report_server_error(self, error: Exception, source) -> None:
         logging.getLogger(__name__).error("server error: %s", error, exc_info=error)

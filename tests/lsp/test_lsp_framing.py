@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from jsonrpc_raw import RawClient, frame, request
+from jsonrpc_raw import REPO, RawClient, frame, request
 
 
 def _started(tmp_path: Path, *args: str) -> Iterator[RawClient]:
@@ -103,3 +109,47 @@ def test_a_notification_that_does_not_parse_is_dropped_quietly(client: RawClient
     client.send(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 5}}))
     client.alive(2)
     assert [m for m in client.drain() if m.get("method") == "window/showMessage"] == []
+
+
+def test_over_tcp_the_same_loop_resynchronises_and_skips_oversize_messages(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "lsp_server", "--tcp", f"127.0.0.1:{port}",
+                             "--max-message-bytes", "4096"], env=env, cwd=tmp_path, stderr=subprocess.DEVNULL)
+    try:
+        sock = _connect(port, proc)
+        with sock, sock.makefile("rb") as replies:
+            sock.sendall(frame(request(0, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})))
+            sock.sendall(b'Content-Length: abc\r\n\r\n{"jsonrpc": "2.0", "id": 1, "method": "agentls/ping"}')
+            sock.sendall(frame({"jsonrpc": "2.0", "id": 1, "method": "agentls/ping", "params": {"pad": "x" * 200_000}}))
+            sock.sendall(frame(request(2, "agentls/ping")))
+            seen = []
+            while not seen or seen[-1].get("id") != 2:
+                seen.append(_read_framed(replies))
+        assert seen[0]["id"] == 0 and "result" in seen[0]
+        assert [m["error"]["code"] for m in seen[1:]] == [-32600, -32600, -32601]
+        assert "the limit is 4096" in seen[2]["error"]["message"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _connect(port: int, proc: subprocess.Popen) -> socket.socket:
+    for _ in range(600):  # a hang guard: the server starts in well under a second
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=30)
+        except OSError:
+            if proc.poll() is not None:
+                raise
+            time.sleep(0.1)
+    raise AssertionError("the TCP server never listened")
+
+
+def _read_framed(stream) -> dict:
+    length = None
+    while (line := stream.readline()).strip():
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    return json.loads(stream.read(length))
