@@ -100,8 +100,10 @@ class _Headers:
             log.warning("skipped %d bytes of junk before a Content-Length header", match.start())
         self.seen, self.length, self.problem = True, None, None
         value = match.group(1)
-        if value.isdigit():
+        if value.isdigit() and len(value) <= 18:
             self.length = int(value)
+        elif value.isdigit():  # int() refuses over 4300 digits; nothing real is over 10^18 bytes
+            self.problem = f"a message with a Content-Length of {len(value)} digits"
         else:
             self.problem = f"a message with a non-numeric Content-Length ({value[:40].decode('ascii', 'replace')!r})"
 

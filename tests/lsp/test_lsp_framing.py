@@ -45,6 +45,7 @@ def _null_id_errors(client: RawClient) -> list[dict]:
 @pytest.mark.parametrize("header", [
     b"Content-Length: abc\r\n\r\n",  # non-numeric
     b"Content-Length: \r\n\r\n",  # empty
+    b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n",  # more digits than int() takes
     b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n",  # missing
     b"",  # no header at all: a bare body
 ])
