@@ -52,6 +52,19 @@ class _FormatIgnored(LLMError):
     """A JSON mode produced no JSON at all: the endpoint ignores that response_format."""
 
 
+def _sendable(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` with lone surrogates in its text as '?': a file name that is not UTF-8 (read with
+    surrogateescape) cannot be encoded into the request body, and must not crash the run."""
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError:
+        return {**message, "content": content.encode("utf-8", "replace").decode("utf-8")}
+    return message
+
+
 class OpenAIChatClient:
     """Typed answers per role from OpenAI-compatible endpoints, with usage accounting."""
 
@@ -146,6 +159,7 @@ class OpenAIChatClient:
         max_tokens: int = STRUCTURED_MAX_TOKENS,
     ) -> Completion:
         """Send one chat request (with retries), account for it and tell the observer."""
+        messages = [_sendable(m) for m in messages]
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,

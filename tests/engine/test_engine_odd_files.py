@@ -62,3 +62,15 @@ def test_a_file_created_by_apply_gets_the_umask_default_mode(project: Path, scri
     assert run.code == 0, run.stderr
     assert (project / "notes" / "NEWS.md").read_text() == "add adds\n"
     assert stat.S_IMODE((project / "notes" / "NEWS.md").stat().st_mode) == 0o640
+
+
+def test_a_file_name_that_is_not_utf8_does_not_crash_the_run(project: Path, scripted_llm, run_fix):
+    with open(os.path.join(os.fsencode(project), b"caf\xe9.py"), "wb") as handle:
+        handle.write(b"X = 1\n")
+    scripted_llm.add("coder", FIX_EDIT)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed"
+    assert "### caf?.py" in scripted_llm.requests_for("coder")[0]["messages"][-1]["content"]
