@@ -82,7 +82,16 @@ def write_exact(path: Path, text: str) -> None:
 
 
 def _ignore(directory: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")}
+    """Environments, caches, and what is not a file, directory or symlink (a FIFO would block the copy)."""
+    return {n for n in names if n in SKIP_DIRS or n.endswith(".egg-info") or _special(os.path.join(directory, n))}
+
+
+def _special(path: str) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def _force_remove(path: str) -> None:
@@ -120,7 +129,11 @@ class ShadowWorkspace:
         base = make_temp_dir("shadow")  # owner-marked: a crash leftover is swept at the next start
         self._finalizer = weakref.finalize(self, _force_remove, str(base))
         root = base / self.source.name
-        shutil.copytree(self.source, root, symlinks=True, ignore=_ignore)
+        try:
+            shutil.copytree(self.source, root, symlinks=True, ignore=_ignore)
+        except BaseException:  # `with` never calls __exit__ when __enter__ fails: remove the partial copy now
+            self.close()
+            raise
         os.chmod(base, 0o755)  # sandboxes may run tests as an unprivileged uid
         self.path = root
         for rel, text in self.overlays.items():

@@ -74,3 +74,14 @@ def test_a_file_name_that_is_not_utf8_does_not_crash_the_run(project: Path, scri
     assert run.code == 0, run.stderr
     assert run.json["status"] == "fixed"
     assert "### caf?.py" in scripted_llm.requests_for("coder")[0]["messages"][-1]["content"]
+
+
+def test_a_named_pipe_in_the_project_is_left_out_of_the_copy(project: Path, scripted_llm, run_fix):
+    os.mkfifo(project / "pipe.py")
+    scripted_llm.add("coder", FIX_EDIT)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed"
+    assert stat.S_ISFIFO(os.lstat(project / "pipe.py").st_mode)
