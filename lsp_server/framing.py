@@ -17,17 +17,23 @@ dialog. This loop replaces it, over stdio and TCP:
   buffered whole);
 - a body that is not JSON is answered -32700, one that is not a JSON-RPC
   message -32600, a request whose params fail lsprotocol's parsing -32602
-  (with the request's id), all logged; none is shown to the user.
+  (with the request's id), all logged; none is shown to the user;
+- SIGTERM cancels the server's runs (waiting for their clean-up) before the
+  process exits, so a terminated server leaves no copy or sandbox behind.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import re
+import signal
 import sys
 import threading
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
@@ -179,6 +185,29 @@ def _refuse(protocol: JsonRPCProtocol, msg_id: int | str | None, code: int, mess
     protocol._send_data({"jsonrpc": JsonRPCProtocol.VERSION, "id": msg_id, "error": {"code": code, "message": message}})
 
 
+async def until_terminated(server: Any, serving: Coroutine[Any, Any, None]) -> None:
+    """Run `serving`; on SIGTERM cancel the server's runs (their copies and sandboxes go), then exit 143.
+
+    The exit is immediate (`os._exit`): the thread reading stdin cannot be
+    interrupted, and waiting for it would keep a terminated server alive.
+    """
+    loop = asyncio.get_running_loop()
+    terminated = asyncio.Event()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread: no signals
+        loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    reading, waiting = asyncio.ensure_future(serving), asyncio.ensure_future(terminated.wait())
+    await asyncio.wait({reading, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    if terminated.is_set():
+        log.warning("SIGTERM: cancelling the runs and exiting")
+        stop = getattr(server, "stop_runs", None)
+        if stop is not None:
+            await stop()
+        logging.shutdown()
+        os._exit(128 + signal.SIGTERM)
+    waiting.cancel()
+    await reading
+
+
 def start_tcp(server: Any, max_bytes: int, host: str, port: int) -> None:
     """Serve `server` to one TCP client at a time with this loop (pygls' `start_tcp`, our reader)."""
     server._stop_event = stop_event = threading.Event()
@@ -194,7 +223,7 @@ def start_tcp(server: Any, max_bytes: int, host: str, port: int) -> None:
             await server._server.serve_forever()
 
     try:
-        asyncio.run(listen())
+        asyncio.run(until_terminated(server, listen()))
     except asyncio.CancelledError:
         log.debug("the TCP server was cancelled")
 
@@ -205,7 +234,7 @@ def start_io(server: Any, max_bytes: int, stdin: BinaryIO | None = None, stdout:
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
     reader = CappedStdinReader(stdin or sys.stdin.buffer, server.thread_pool)
     try:
-        asyncio.run(serve_messages(stop_event, reader, server.protocol, max_bytes))
+        asyncio.run(until_terminated(server, serve_messages(stop_event, reader, server.protocol, max_bytes)))
     except BrokenPipeError:
         log.error("the connection to the client is lost; shutting down")
     except (KeyboardInterrupt, SystemExit):

@@ -79,6 +79,7 @@ def build_deps(server: LanguageServer, engine_factory: Callable[[Settings], Engi
 def build_server(engine_factory: Callable[[Settings], Engine] = Engine) -> LanguageServer:
     server = AgentLanguageServer("agentls", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
     deps = build_deps(server, engine_factory)
+    server.stop_runs = deps.runs.stop_all  # what SIGTERM does before the process exits (framing.until_terminated)
     for feature in FEATURES:
         feature.register(server, deps)
     return server

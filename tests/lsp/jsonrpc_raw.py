@@ -13,6 +13,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,8 @@ def request(msg_id: int, method: str, params: Any = None) -> dict:
 class RawClient:
     """The server as a subprocess; `send` raw bytes, `wait_for` an answer by id."""
 
-    def __init__(self, workspace: Path, *args: str) -> None:
-        env = {**os.environ, "PYTHONPATH": f"{REPO}", "XDG_CACHE_HOME": str(workspace.parent / "cache")}
+    def __init__(self, workspace: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "PYTHONPATH": f"{REPO}", "XDG_CACHE_HOME": str(workspace.parent / "cache"), **(env or {})}
         self.proc = subprocess.Popen([sys.executable, "-m", "lsp_server", *args], cwd=workspace, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.messages: queue.Queue[dict] = queue.Queue()
@@ -79,8 +80,9 @@ class RawClient:
             self.seen.append(self.messages.get())
         return self.seen
 
-    def initialize(self) -> None:
-        self.send(frame(request(0, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})))
+    def initialize(self, options: dict | None = None) -> None:
+        params = {"processId": None, "rootUri": None, "capabilities": {}, "initializationOptions": options}
+        self.send(frame(request(0, "initialize", params)))
         assert "result" in self.wait_for(0)
         self.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
 
@@ -92,6 +94,14 @@ class RawClient:
     def wait_for_sent(self, payload: dict, msg_id: Any) -> dict:
         self.send(frame(payload))
         return self.wait_for(msg_id)
+
+    def wait_until(self, ready, what: str, timeout: float = 120) -> None:
+        """Poll `ready()` (a hang guard, not a measurement)."""
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"{what} never happened; the server said {self.stderr_tail()}")
+            time.sleep(0.1)
 
     def stderr_tail(self) -> str:
         if self.proc.poll() is None:
