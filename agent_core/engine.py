@@ -69,6 +69,7 @@ class Engine:
             raise
         except (LLMError, SandboxError, SettingsError, BadRequest, PathRefused, OSError) as exc:
             result = RunResult(run_id=run_id, kind=request.kind, status="error", error=_one_line(exc),
+                               usage=journal.usage, usage_by_role=journal.usage_by_role,
                                extra={"error_kind": _error_kind(exc)})
         result.duration_s = round(time.monotonic() - started, 3)
         journal.finish(result)
@@ -110,11 +111,20 @@ class _JournalledHooks:
 
     def __init__(self, inner: RunHooks, journal: Journal) -> None:
         self.inner, self.journal = inner, journal
+        self.phase: PhaseEvent | None = None
 
     def emit(self, event: Any) -> None:
+        if isinstance(event, PhaseEvent):
+            self.phase = event
         if not isinstance(event, TestReportEvent):  # reports are journalled as test_report records
             self.journal.write("event", event=event.model_dump(mode="json"))
         self.inner.emit(event)
+
+    def llm_waiting(self, role: str, elapsed_s: float) -> None:
+        """A model call is still waiting: repeat the current phase with how long (the editor shows it is alive)."""
+        phase = self.phase or PhaseEvent(run_id=self.journal.run_id, phase="starting", message="", percentage=0)
+        text = f"waiting {elapsed_s:.0f} s for the {role} model; {phase.message}".rstrip("; ")
+        self.inner.emit(phase.model_copy(update={"message": text}))
 
     async def approve(self, violations: list) -> bool:
         return await self.inner.approve(violations)

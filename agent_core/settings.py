@@ -125,6 +125,10 @@ class Settings(BaseModel):
     retry_backoff_s: float = Field(
         default=0.5, ge=0, le=60, description="First backoff before retrying an LLM request; doubles each retry."
     )
+    llm_deadline_s: float = Field(
+        default=90.0, gt=0, le=3600,
+        description="Deadline of one model call, all retries included, in seconds; then the run stops with an error.",
+    )
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
     samples: int = Field(

@@ -58,7 +58,11 @@ class EditApplier:
             same = doc.source == (change.original or "")
             return doc.version, None if same else f"{change.path} was opened and edited since the run read it"
         same = await asyncio.to_thread(_disk_text, root / change.path) == (change.original or "")
-        return None, None if same else f"{change.path} changed on disk since the run read it"
+        if same:
+            return None, None
+        if change.path in read.versions:  # the run read an open buffer, which is gone and was not saved
+            return None, f"{change.path} was closed without saving since the run read it"
+        return None, f"{change.path} changed on disk since the run read it"
 
     def _capabilities(self) -> tuple[bool, bool]:
         """(documentChanges, create/delete resource operations) supported by the client."""

@@ -49,13 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agent_core.cli import interrupt
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    interrupt.sweep_dead_owners()  # what a killed agentls left in the temp dir
     try:
-        return int(args.func(args))
+        with interrupt.terminate_as_interrupt():
+            return int(args.func(args))
     except KeyboardInterrupt:
-        print("agentls: interrupted", file=sys.stderr)
-        return 130
+        print(f"agentls: {interrupt.describe()}", file=sys.stderr)
+        return interrupt.exit_status()
 
 
 if __name__ == "__main__":

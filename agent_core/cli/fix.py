@@ -10,15 +10,13 @@ or an unreachable endpoint.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 
 from agent_core.changeset import ChangeSetConflict, apply_change_set
-from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
 from agent_core.cli.progress import TerminalHooks
-from agent_core.engine import Engine
 from agent_core.models import RunRequest, RunResult
 from agent_core.settings import Settings, SettingsError, load_settings
 
@@ -63,8 +61,7 @@ def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, r
     """Run the engine with terminal progress, apply a verified change on --apply, report, return the exit code."""
     hooks = TerminalHooks(sys.stderr, allow_unsafe=args.allow_unsafe)
     try:
-        engine = Engine(settings)
-        result = asyncio.run(engine.run(request, hooks, resume=True) if resume else engine.run(request, hooks))
+        result = interrupt.run_engine(settings, request, hooks, resume=resume)
     finally:
         hooks.close()
     if result.kind == "task" and result.status == "ok":  # a task whose change passed: fix's vocabulary
@@ -79,6 +76,8 @@ def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, r
 
 
 def exit_code(result: RunResult) -> int:
+    if result.extra.get("error_kind") == interrupt.INTERRUPTED:
+        return interrupt.exit_status()
     if result.extra.get("error_kind") in _TWO:
         return EXIT_BAD_INPUT
     return EXIT_OK if result.status in ("fixed", "passed", "ok") else EXIT_FAILED

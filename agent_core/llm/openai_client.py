@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
 
 import openai
@@ -52,6 +53,19 @@ class _FormatIgnored(LLMError):
     """A JSON mode produced no JSON at all: the endpoint ignores that response_format."""
 
 
+def _sendable(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` with lone surrogates in its text as '?': a file name that is not UTF-8 (read with
+    surrogateescape) cannot be encoded into the request body, and must not crash the run."""
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError:
+        return {**message, "content": content.encode("utf-8", "replace").decode("utf-8")}
+    return message
+
+
 class OpenAIChatClient:
     """Typed answers per role from OpenAI-compatible endpoints, with usage accounting."""
 
@@ -62,10 +76,14 @@ class OpenAIChatClient:
         settings: Settings,
         observer: LLMObserver | None = None,
         retry_policy: RetryPolicy | None = None,
+        on_wait: Callable[[str, float], None] | None = None,
     ) -> None:
         self._settings = settings
         self._observer = observer
-        self._policy = retry_policy or RetryPolicy(max_retries=settings.max_retries, base_s=settings.retry_backoff_s)
+        self._on_wait = on_wait
+        self._policy = retry_policy or RetryPolicy(
+            max_retries=settings.max_retries, base_s=settings.retry_backoff_s, deadline_s=settings.llm_deadline_s
+        )
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._ledger = UsageLedger()
         self._local_url: str | None = None
@@ -172,6 +190,7 @@ class OpenAIChatClient:
     ) -> Completion:
         """Send one chat request (with retries), account for it (under `account`, default the role) and tell
         the observer. `n` > 1 asks for that many choices."""
+        messages = [_sendable(m) for m in messages]
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,
@@ -184,9 +203,15 @@ class OpenAIChatClient:
         fmt = response_format(mode, schema) if mode != "text" and schema is not None else None
         if fmt is not None:
             request["response_format"] = fmt
-        done = await complete(
-            client, request, endpoint=base_url, timeout=self._settings.request_timeout_s, policy=self._policy
-        )
+        waiting = self._on_wait
+        try:
+            done = await complete(
+                client, request, endpoint=base_url, timeout=self._settings.request_timeout_s, policy=self._policy,
+                on_wait=(lambda elapsed: waiting(profile.role, elapsed)) if waiting is not None else None,
+            )
+        except LLMUnavailable:
+            self._ledger.record(account or profile.role, Usage(llm_calls=1))  # sent, never answered: a call without tokens
+            raise
         self._ledger.record(account or profile.role, done.usage)
         if self._observer is not None:
             self._observer.on_llm_call(self._call_record(account or profile.role, schema, mode, messages, done))

@@ -62,7 +62,7 @@ def render_files(
     parts: list[str] = []
     used = 0
     for rel in files:
-        text = shadow.current(rel) or ""
+        text = shadow.shown_text(rel)
         if focus and focus.get(rel) and is_test_file(rel):
             text = focus_test_source(text, focus[rel]) or text
         if used and used + len(text) > budget:

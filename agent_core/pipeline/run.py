@@ -54,7 +54,7 @@ async def run_pipeline(
     prompts = effective_prompts(settings, request.workspace)
     sandbox = make_sandbox(settings, notice)
     memory = open_run_memory(settings, notice, request.workspace)
-    llm = make_llm_client(settings, journal)
+    llm = make_llm_client(settings, journal, on_wait=getattr(hooks, "llm_waiting", None))
     try:
         async with run_checkpointer(journal, checkpointer) as checkpoint:
             with ShadowWorkspace(request.workspace, request.overlays) as shadow:
@@ -73,6 +73,7 @@ async def run_pipeline(
                 final = await checkpoint.invoke(graph, config, initial, shadow)
                 attempt = compute_change_set(shadow)
     finally:
+        journal.note_usage(llm.total_usage(), llm.usage_by_role())
         close = getattr(llm, "aclose", None)
         if close is not None:
             await close()
