@@ -106,8 +106,6 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     if status == "unfixed" and attempt.changes:  # the shadow holds the best state: the editor's "Show best attempt"
         extra["best_attempt"] = attempt.model_dump(mode="json")
         extra["best_report"] = (final.get("best") or {}).get("report")
-    if final.get("baseline"):
-        extra["baseline"] = final["baseline"]  # the workspace's own failures, as the editor marks them
     return RunResult(
         run_id=run_id, kind=request.kind, status=status, iterations=final.get("iteration", 0),
         change_set=attempt if verified else ChangeSet(), report=report, usage=llm.total_usage(),
