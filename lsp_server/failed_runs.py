@@ -3,7 +3,7 @@
 A fix or task run that ends `unfixed` or `error` publishes the diagnostics
 of the failing tests as the run found them (its first test report, taken
 before any change: the code the user still has), on the test line and the
-source line like any report. Its end message is then a
+source line like any report. The end message of an `unfixed` run is then a
 `window/showMessageRequest` offering **Show best attempt** when the run kept
 an attempt: the best one (fewest failures) or, when none did better than the
 code as it is, the last one. Show best attempt writes its diff with its test
@@ -63,9 +63,13 @@ class BestAttemptOffer:
         self.pending: set[asyncio.Task] = set()
 
     def offer(self, label: str, run_id: str, text: str, result: RunResult, root: Path, read: Snapshot) -> bool:
-        """Start the offer in the background; False when the run kept no attempt (nothing to offer)."""
+        """Start the offer in the background; False when there is nothing to offer.
+
+        Only an `unfixed` run has attempts to offer: an `error` run stopped
+        before its attempts were judged (or its change was refused by the gate).
+        """
         change_set, diff = best_attempt(result)
-        if not diff.strip():
+        if result.status != "unfixed" or not diff.strip():
             return False
         proposal = Proposal(name=f"{run_id}-best-attempt", label=f"{label} best attempt", reason=text,
                             change_set=change_set or ChangeSet(), root=root, read=read,
