@@ -93,7 +93,11 @@ class Previewer:
         params = lsp.ShowMessageRequestParams(
             type=kind, message=message, actions=[lsp.MessageActionItem(title=t) for t in titles]
         )
-        answer = await self._server.window_show_message_request_async(params)
+        try:
+            answer = await self._server.window_show_message_request_async(params)
+        except Exception as exc:  # a client that fails the request has not said Apply
+            log.warning("showMessageRequest failed: %s", exc)
+            return None
         return answer.title if answer is not None else None
 
     async def show_diff(self, proposal: Proposal) -> None:
