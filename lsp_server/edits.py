@@ -69,11 +69,19 @@ class EditApplier:
         operations = {getattr(op, "value", op) for op in (edit_caps.resource_operations or [])}
         return bool(edit_caps.document_changes), {"create", "delete"} <= operations
 
-    def annotations_supported(self) -> bool:
-        """Whether the client declares `workspace.workspaceEdit.changeAnnotationSupport` (and documentChanges)."""
+    def annotations_supported(self, change_set: ChangeSet) -> bool:
+        """Whether the client declares `changeAnnotationSupport` and this change goes out as `documentChanges`."""
         caps = self._server.client_capabilities.workspace
         edit_caps = caps.workspace_edit if caps else None
-        return bool(edit_caps and edit_caps.document_changes and edit_caps.change_annotation_support is not None)
+        if edit_caps is None or edit_caps.change_annotation_support is None:
+            return False
+        return self._document_changes(change_set)
+
+    def _document_changes(self, change_set: ChangeSet) -> bool:
+        """Whether the edit can be `documentChanges` (else plain `changes`, which carry no annotations)."""
+        document_changes, resource_ops = self._capabilities()
+        needs_ops = any(c.kind != "modify" for c in change_set.changes)
+        return document_changes and (resource_ops or not needs_ops)
 
     async def _versions(self, change_set: ChangeSet, root: Path, read: Snapshot) -> tuple[dict[str, int | None], str]:
         """(version to send per file, "") or ({}, why the edit must be refused)."""
@@ -96,11 +104,9 @@ class EditApplier:
         versions, refusal = await self._versions(change_set, root, read)
         if refusal:
             return EditOutcome(False, refusal)
-        document_changes, resource_ops = self._capabilities()
-        needs_ops = any(c.kind != "modify" for c in change_set.changes)
         encoding = convert.encoding_name(self._server.workspace.position_encoding)
         edit = convert.change_set_to_workspace_edit(
-            change_set, root, versions, encoding, document_changes=document_changes and (resource_ops or not needs_ops),
+            change_set, root, versions, encoding, document_changes=self._document_changes(change_set),
             annotation=annotation,
         )
         result = await self._server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=label))

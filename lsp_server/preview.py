@@ -68,7 +68,7 @@ class Previewer:
 
     async def propose(self, proposal: Proposal, preview: bool) -> EditOutcome:
         """Apply the proposal: previewed by the client, asked about first, or (preview off) straight away."""
-        in_client = preview and self._edits.annotations_supported()
+        in_client = preview and self._edits.annotations_supported(proposal.change_set)
         annotation = convert.change_annotation(proposal.label, proposal.reason, needs_confirmation=in_client)
         if preview and not in_client:
             refusal = await self._edits.check(proposal.change_set, proposal.root, proposal.read)

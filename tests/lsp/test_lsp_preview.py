@@ -69,7 +69,7 @@ async def test_preview_edits_off_sends_the_annotation_without_needs_confirmation
 async def test_without_annotation_support_the_server_asks_and_apply_sends_the_versioned_edit(lsp_session, scripted_llm):
     async with lsp_session(capabilities=_no_annotations()) as s:
         s.state.answer = "Apply"
-        uri, run_id = await _fix(s, scripted_llm)
+        _, run_id = await _fix(s, scripted_llm)
         await s.until(lambda: s.state.applied_edits and _ended(s, run_id), timeout=120)
         (question,) = s.state.questions
         assert _buttons(question) == QUESTION_BUTTONS
