@@ -56,6 +56,8 @@ async def test_a_client_with_annotation_support_previews_the_versioned_edit_with
         end = next(m for m in s.messages() if run_id in m)
         assert end.startswith(f"agentls: Plan and fix ({run_id}): fixed:") and end.endswith(EXPLAINED)
         assert s.client.progress_reports[f"agentls/{run_id}"][-1].message.endswith(EXPLAINED)
+        trace = await s.command("agentls.showTrace", {"runId": run_id})
+        assert f"explanation (model): {EXPLAINED}" in trace["markdown"] and f"explanation: {EXPLAINED}" in trace["markdown"]
 
 
 async def test_preview_edits_off_sends_the_annotation_without_needs_confirmation(lsp_session, scripted_llm):
