@@ -6,7 +6,10 @@ import json
 import subprocess
 from pathlib import Path
 
+from agent_core.changeset import text_edits
 from agent_core.journal_view import render_markdown
+from agent_core.models import ChangeSet, FileChange, TestFailure, TestReport
+from agent_core.pipeline.explain import clean_answer, fixed_tests, templated
 from scripted_llm import Fault
 
 from engine_support import FIX_EDIT, journal_records
@@ -79,3 +82,37 @@ def test_an_unfixed_run_has_no_explanation_and_keeps_its_best_attempt(project: P
     summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
     best = summary["extra"]["best_attempt"]["changes"][0]
     assert best["path"] == "calc.py" and "new" not in best, "the best attempt is kept, without file texts"
+
+
+def _report(*nodeids: str) -> TestReport:
+    failures = [TestFailure(nodeid=n, file="test_calc.py", line=5, message="assert -1 == 5\nmore") for n in nodeids]
+    return TestReport(passed=1, failed=len(failures), failures=failures)
+
+
+def _change(path: str, original: str | None, new: str | None, kind: str = "modify") -> FileChange:
+    edits = text_edits(original or "", new or "") if kind == "modify" else []
+    return FileChange(path=path, kind=kind, original=original, new=new, edits=edits)
+
+
+def test_the_template_names_the_failure_the_changed_functions_and_files_and_the_tests_that_pass():
+    calc = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+    change_set = ChangeSet(changes=[
+        _change("calc.py", calc, calc.replace("a - b", "a + b").replace("a * b", "b * a")),
+        _change("notes.txt", None, "x\n", kind="create"),
+    ])
+    baseline = _report("test_calc.py::test_add", "test_calc.py::test_mul")
+    fixed = fixed_tests(baseline, TestReport(passed=3))
+    assert fixed == ["test_calc.py::test_add", "test_calc.py::test_mul"]
+    assert templated(change_set, baseline, fixed, "fix it") == (
+        "test_calc.py::test_add failed (assert -1 == 5). Changed add, mul in calc.py; created notes.txt; "
+        "test_calc.py::test_add, test_calc.py::test_mul now pass.")
+    task = templated(change_set, TestReport(passed=2), [], "add a --verbose flag\nand more")
+    assert task == "Changed add, mul in calc.py; created notes.txt for the goal: add a --verbose flag; the tests pass."
+
+
+def test_a_model_answer_is_kept_to_two_sentences_on_one_line_and_unusable_ones_are_refused():
+    assert clean_answer("  One.\nTwo sentences!  Three? ") == ("One. Two sentences!", "")
+    assert clean_answer("")[0] == "" and clean_answer("```python\nx\n```")[0] == ""
+    assert clean_answer('{"hypothesis": "x"}') == ("", "the answer was code or JSON, not sentences")
+    long_text, _ = clean_answer("word " * 200)
+    assert len(long_text) <= 400 and long_text.endswith("...")
