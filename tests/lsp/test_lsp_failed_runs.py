@@ -100,3 +100,20 @@ async def test_a_run_that_ends_in_error_marks_the_failing_tests(lsp_session, scr
         (diag,) = s.client.diagnostics[s.uri("tests/test_calc.py")]
         assert diag.code == "tests/test_calc.py::test_add" and diag.source == "agentls"
         assert s.state.questions == [] and s.state.applied_edits == []
+
+
+async def test_an_attempt_that_did_no_better_is_shown_but_cannot_be_applied(lsp_session, scripted_llm):
+    wrong = {"edits": [{"path": "calc.py", "search": "    return a + c\n", "replace": "    return a - b\n"}]}
+    scripted_llm.default("planner", PLAN)
+    scripted_llm.default("coder", wrong)
+    scripted_llm.default("reflector", REFLECTION)
+    async with lsp_session(options={"maxIterations": 1}) as s:
+        uri = s.open("calc.py")
+        s.state.answers = ["Show best attempt"]
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: any("cannot be applied" in m for m in s.messages()), timeout=120)
+        (offer,) = s.state.questions  # no Apply / Discard question follows
+        assert [a.title for a in offer.actions] == ["Show best attempt"]
+        text = (s.root / ".agentls" / "previews" / f"{run_id}-best-attempt.diff").read_text()
+        assert "-    return a + c\n+    return a - b\n" in text and "did no better than the code as it is" in text
+        assert s.state.applied_edits == [] and _lines(s, "tests/test_calc.py") == [4]
