@@ -174,4 +174,6 @@ class RunResult(BaseModel):
     duration_s: float = 0.0
     error: str | None = None
     summary: str = ""
+    explanation: str = Field(default="", description="One or two sentences on a verified change: what was wrong, "
+                             "what changed, which test now passes.")
     extra: dict = Field(default_factory=dict, description="Kind-specific results (e.g. gen-tests counts).")

@@ -149,6 +149,9 @@ class Settings(BaseModel):
     safety: Literal["ask", "block", "allow"] = Field(
         default="ask", description="What the safety gate does on risky code: ask the user, block, or allow."
     )
+    preview_edits: bool = Field(
+        default=True, description="Editor: show each change with its reason and ask before it is applied."
+    )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
     prompts: dict[str, str] = Field(

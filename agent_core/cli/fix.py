@@ -96,13 +96,15 @@ def json_summary(result: RunResult) -> dict:
         "failures": failures,
         "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
                   "llm_calls": result.usage.llm_calls},
-        "duration_s": result.duration_s, "error": result.error,
+        "duration_s": result.duration_s, "error": result.error, "explanation": result.explanation,
     }
 
 
 def _report(args: argparse.Namespace, workspace: Path, result: RunResult) -> int:
     code = exit_code(result)
     if result.change_set.changes and not args.json:
+        if result.explanation:  # above the diff; patch tools skip text before the first header
+            sys.stdout.write(f"{result.explanation}\n\n")
         sys.stdout.write(result.change_set.unified_diff())
     where = f"journal: {workspace / '.agentls' / 'runs' / result.run_id}"
     if result.error:
@@ -123,5 +125,5 @@ def _fail(args: argparse.Namespace, message: str) -> int:
         print(json.dumps({"status": "error", "run_id": "", "iterations": 0, "files_changed": [],
                           "tests": {"passed": 0, "failed": 0, "errors": 0}, "failures": [],
                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
-                          "duration_s": 0.0, "error": message}))
+                          "duration_s": 0.0, "error": message, "explanation": ""}))
     return EXIT_BAD_INPUT

@@ -110,6 +110,8 @@ def check_fixed_in_buffer_only(seen: dict, buffer: str, run: EditorRun, workspac
     (not on disk), the editor's settings used, the trace, one "fixed" message, nothing left running."""
     assert "Plan and fix" in seen["titles"] and "Generate tests" in seen["titles"]
     assert seen["edit_applied"], f"the buffer never changed: {buffer!r}, {seen['messages']}\n{run.describe()}"
+    questions = [q for q in seen.get("questions") or [] if q.endswith("Apply the change to calc.py?")]
+    assert len(questions) == 1, f"the preview question (no changeAnnotationSupport): {seen.get('questions')}"
     assert buffer == FIXED_CALC
     assert seen["modified"] is True
     assert (workspace / "calc.py").read_text() == CALC, "the server wrote the file behind the editor's back"

@@ -53,6 +53,15 @@ local function run()
       run_ended = true
     end
   end
+  -- Neovim 0.7 declares no changeAnnotationSupport: the server asks Apply / Show diff / Discard; apply.
+  result.questions = {}
+  vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
+    table.insert(result.questions, params.message)
+    for _, action in ipairs(params.actions or {}) do
+      if action.title == "Apply" then return action end
+    end
+    return vim.NIL
+  end
   local agentls = dofile(os.getenv("AGENTLS_NVIM_SNIPPET"))
   agentls.setup({
     settings = {
