@@ -255,6 +255,10 @@ def run_corpus(tasks: list[Task], args: argparse.Namespace) -> int:
     if args.memory_file and args.memory != "carried":
         print("--memory-file needs --memory carried", file=sys.stderr)
         return 2
+    if args.memory_file and args.memory_file.exists():
+        print(f"--memory-file {args.memory_file} exists: a carried run starts from an empty memory; "
+              "remove it or name another file", file=sys.stderr)
+        return 2
     args.base_url = ensure_endpoint()
     print(f"endpoint: {args.base_url or os.environ.get('AGENTLS_BASE_URL') or os.environ.get('OPENAI_BASE_URL')}"
           f"; memory: {args.memory}", file=sys.stderr)

@@ -149,3 +149,14 @@ def test_written_settings_are_what_agentls_reads(tmp_path: Path):
     settings = load_settings(tmp_path, env={})
     assert settings.memory.path == str(memory_file) and memory_file.parent.is_dir()
     assert settings.test_command == 'pytest tests --deselect "t.py::a b"'
+
+
+def test_memory_file_options_are_checked_before_any_task(tmp_path: Path, capsys, monkeypatch):
+    fix_rate = _load_fix_rate()
+    monkeypatch.setenv("AGENTLS_BASE_URL", "http://127.0.0.1:9/v1")  # never the local model, whatever happens
+    used = tmp_path / "used.sqlite"
+    used.write_bytes(b"earlier run")
+    assert fix_rate.main(["--memory", "fresh", "--memory-file", str(tmp_path / "m.sqlite")]) == 2
+    assert fix_rate.main(["--memory", "carried", "--memory-file", str(used)]) == 2
+    err = capsys.readouterr().err
+    assert "needs --memory carried" in err and "exists" in err and used.read_bytes() == b"earlier run"
