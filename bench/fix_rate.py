@@ -82,7 +82,6 @@ class Task:
     prepare: Callable[[Path], Path]  # dest -> the workspace, bug in place, answer hidden
     check: Callable[[Path], bool]  # the workspace after the run -> does its suite pass?
     settings: dict = field(default_factory=dict)  # extra top-level `.agentls.toml` keys (e.g. test_command)
-    env: dict[str, str] | None = None  # the agentls process's environment (default: _env())
 
 
 @dataclass
@@ -170,7 +169,7 @@ def make_row(task: Task, summary: dict, wall: float, verified: bool, memory: str
 def run_one(task: Task, args: argparse.Namespace, memory: Memory) -> dict:
     workspace = task.prepare(memory.scratch / "work" / task.name.replace("/", "__"))
     write_settings(workspace, memory.file_for(task.name), task.settings)
-    env = (task.env or _env()) | {"XDG_CACHE_HOME": str(memory.cache_for(task.name))}
+    env = _env() | {"XDG_CACHE_HOME": str(memory.cache_for(task.name))}
     summary, wall = run_agentls(workspace, args, env)
     fixed = summary.get("status") == "fixed"
     row = make_row(task, summary, wall, fixed and task.check(workspace), memory.mode)

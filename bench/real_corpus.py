@@ -1,7 +1,7 @@
 """The real-project bug corpus (bench/real_corpus/*.toml): fetch, list, show as patches, validate.
 
     python bench/real_corpus.py fetch                 # pip download the pinned sdists into the cache
-    python bench/real_corpus.py list                  # projects, module sizes, bugs
+    python bench/real_corpus.py list [--markdown]     # projects, module sizes, bugs
     python bench/real_corpus.py patch PROJECT/BUG     # one bug as a unified diff against the pinned tree
     python bench/real_corpus.py validate [--only PROJECT[/BUG] ...] [--update]
 
@@ -71,6 +71,8 @@ def validate_project(project: rp.Project, bugs: list[rp.Bug], update: bool) -> l
             status = "ok"
             if not broken.failing:
                 status = "NO TEST FAILS"
+            elif broken.returncode is None:
+                status = "THE SUITE HANGS (timed out)"
             elif broken.failing != sorted(bug.failing):
                 status = "failing differs from the manifest" + (" (updated)" if update else "")
                 if update:
@@ -102,7 +104,14 @@ def module_lines(project: rp.Project, tree: Path) -> list[tuple[str, int]]:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    for project in rp.load_projects():
+    projects = rp.load_projects()
+    if args.markdown:
+        print("| project | bug | kind | where | tests it breaks |\n| --- | --- | --- | --- | --- |")
+    for project in projects:
+        if args.markdown:
+            for bug in project.bugs:
+                print(f"| {project.name} | `{bug.id}` | {bug.kind} | `{bug.file}:{bug.line}` | {len(bug.failing)} |")
+            continue
         tree = rp.pristine_tree(project, rp.cache_dir())
         sizes = ", ".join(f"{m} {n:,}" for m, n in module_lines(project, tree))
         print(f"{project.slug} ({project.import_root}): {sizes}; {len(project.bugs)} bugs")
@@ -132,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("fetch", help="download and unpack the pinned sdists").set_defaults(func=cmd_fetch)
-    sub.add_parser("list", help="projects, module sizes and bugs").set_defaults(func=cmd_list)
+    listing = sub.add_parser("list", help="projects, module sizes and bugs")
+    listing.add_argument("--markdown", action="store_true", help="the bug table of docs/benchmarks.md")
+    listing.set_defaults(func=cmd_list)
     patch = sub.add_parser("patch", help="one bug as a unified diff")
     patch.add_argument("task", help="PROJECT/BUG")
     patch.set_defaults(func=cmd_patch)

@@ -25,12 +25,14 @@ copy's `.venv`; the task counts as fixed only when agentls said fixed and that
 suite passes. The memory modes, the per-task outcome (search alone, first
 model round, later rounds, not fixed), tokens, wall times, the table and the
 JSON rows are those of bench/fix_rate.py, which this script shares.
+agentls itself runs in fix_rate.py's environment (the sandbox gives the
+tests a clean one of its own).
 
 agentls must run the copy's tests with the copy's `.venv` (python-dateutil has
 a src/ layout and needs it: without that venv its suite cannot import
-`dateutil` at all). The suite's environment carries no PYTEST_* variables, so
-the project's own pytest plugins (python-dateutil needs pytest-cov's marker)
-load as they would for the user.
+`dateutil` at all), and with the project's own pytest plugins loading as they
+would for the user (python-dateutil's suite needs pytest-cov's `no_cover`
+marker: with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 it stops at collection).
 """
 
 from __future__ import annotations
@@ -66,8 +68,7 @@ def real_tasks(projects: list[rp.Project], python: str | None = None) -> list[fi
     """One Task per bug, in manifest order, project by project."""
     return [
         fix_rate.Task(name=bug.task, kind=bug.kind, prepare=partial(_prepare, project, bug, python),
-                      check=partial(_suite_passes, project), settings={"test_command": test_command(project)},
-                      env=rp.suite_env())
+                      check=partial(_suite_passes, project), settings={"test_command": test_command(project)})
         for project in projects for bug in project.bugs
     ]
 
