@@ -128,7 +128,7 @@ def run_agentls(workspace: Path, args: argparse.Namespace, env: dict[str, str]) 
         cmd += ["--max-iterations", str(args.max_iterations)]
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env, check=False)
         lines = proc.stdout.strip().splitlines()
         summary = json.loads(lines[-1]) if lines else {"status": "error", "error": proc.stderr.strip()[-300:]}
     except subprocess.TimeoutExpired:
@@ -203,9 +203,9 @@ def report(results: list[dict]) -> str:
     if results:
         lines += [
             f"median wall time per task:  {statistics.median(r['wall_s'] for r in results):.1f} s",
-            f"total wall time:            {sum(r['wall_s'] for r in results):.0f} s; "
-            f"slowest {max(r['wall_s'] for r in results):.1f} s; "
-            f"over {SLOW_S:.0f} s: {sum(1 for r in results if r['wall_s'] > SLOW_S)}",
+            (f"total wall time:            {sum(r['wall_s'] for r in results):.0f} s; "
+             f"slowest {max(r['wall_s'] for r in results):.1f} s; "
+             f"over {SLOW_S:.0f} s: {sum(1 for r in results if r['wall_s'] > SLOW_S)}"),
             f"median tokens per task:     {statistics.median(r['tokens'] for r in results):.0f}",
             f"total tokens:               {sum(r['tokens'] for r in results):,}",
         ]
@@ -221,7 +221,7 @@ def report(results: list[dict]) -> str:
 
 def _pytest_passes(workspace: Path) -> bool:
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=workspace,
-                          capture_output=True, text=True, env=_env(), timeout=120)
+                          capture_output=True, text=True, env=_env(), timeout=120, check=False)
     return proc.returncode == 0
 
 

@@ -45,8 +45,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import fix_rate  # noqa: E402
-import real_projects as rp  # noqa: E402
+import fix_rate
+import real_projects as rp
 
 
 def test_command(project: rp.Project) -> str:

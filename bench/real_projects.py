@@ -162,7 +162,7 @@ def sdist(project: Project, cache: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                            f"{project.name}=={project.version}", "-d", str(folder)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
     found = [p for p in folder.glob("*.tar.gz") if _canonical_file(p.name) == wanted]
     if proc.returncode != 0 or not found:
         raise CorpusError(f"pip download {project.name}=={project.version} failed: {proc.stderr.strip()[-500:]}")
@@ -194,13 +194,13 @@ def base_venv(project: Project, cache: Path, python: str) -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     subprocess.run([python, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=300)
     proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", *project.test_deps],
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900, check=False)
     if proc.returncode != 0:
         raise CorpusError(f"{project.slug}: installing test deps failed: {proc.stderr.strip()[-800:]}")
     # A test dependency may pull in a released copy of the project itself (freezegun needs python-dateutil):
     # it would shadow the tree under test, whose editable install provides the project instead.
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "uninstall", "-y", "-q", project.name],
-                   capture_output=True, timeout=300)
+                   capture_output=True, timeout=300, check=False)
     marker.write_text(wanted, encoding="utf-8")
     return venv
 
@@ -286,7 +286,8 @@ def run_suite(project: Project, tree: Path, timeout: float = 300.0) -> SuiteRun:
             *project.pytest_args()]
     started = time.monotonic()
     try:
-        proc = subprocess.run(argv, cwd=tree, capture_output=True, text=True, timeout=timeout, env=suite_env())
+        proc = subprocess.run(argv, cwd=tree, capture_output=True, text=True, timeout=timeout, env=suite_env(),
+                              check=False)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return SuiteRun(None, 0, ["<timeout>"], time.monotonic() - started, out[-2000:])
