@@ -131,3 +131,17 @@ def test_pytest_args_deselect_the_excluded_tests():
     assert project.pytest_args() == ["tests", "--deselect", "tests/test_x.py::test_net"]
     real = _load("real_fix_rate")
     assert real.test_command(project) == "pytest tests --deselect tests/test_x.py::test_net"
+
+
+def test_validate_judges_each_bug_from_its_two_suite_runs():
+    corpus = _load("real_corpus")
+    bug = rp.Bug(project="p", id="b", kind="off-by-one", file="m.py", line=1, original="a", buggy="b",
+                 summary="s", failing=("t.py::one", "t.py::two"))
+    green = rp.SuiteRun(0, 10, [], 1.0, "")
+    assert corpus._what_is_wrong(rp.SuiteRun(0, 10, [], 1.0, ""), green) == "NO TEST FAILS"
+    assert corpus._what_is_wrong(rp.SuiteRun(None, 0, ["<timeout>"], 300.0, ""), green).startswith("THE SUITE HANGS")
+    red = rp.SuiteRun(1, 9, ["t.py::one"], 1.0, "")
+    assert corpus._what_is_wrong(red, red).startswith("REVERSE PATCH DOES NOT PASS")
+    assert corpus._what_is_wrong(red, green) is None
+    assert corpus._difference(bug, ["t.py::one", "t.py::three"], update=False).startswith("ok (also failing")
+    assert corpus._difference(bug, ["t.py::other"], update=False).startswith("breaks none")
