@@ -86,10 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--projects", nargs="*", help="only these projects")
     parser.add_argument("--tasks", nargs="*", help="only these PROJECT/BUG tasks")
     parser.add_argument("--python", help="interpreter for the projects' venvs (default: this Python's base)")
+    parser.add_argument("--manifests", type=Path, default=rp.MANIFESTS, help="the corpus's manifest directory")
     fix_rate.add_common_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        projects = select(rp.load_projects(), args.projects, args.tasks)
+        projects = select(rp.load_projects(args.manifests), args.projects, args.tasks)
         if not projects:
             print("no task selected", file=sys.stderr)
             return 2
