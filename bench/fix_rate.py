@@ -19,8 +19,9 @@ into it (`[memory] path = "..."`, the documented setting):
   a user's memory would be.
 
 Each task is reported as fixed by the search alone (agentls's JSON
-`extra.found_by == "search"`: a single-edit mutant, 0 tokens; a result without
-the field counts as the model's), by the first model round, by a later round,
+`extra.found_by == "search"`, or a `search` record with `found` in the run's
+journal: a single-edit mutant, 0 tokens, listed with its edit for review; a
+result with neither counts as the model's), by the first model round, by a later round,
 or not fixed; with its tokens and wall time. Prints a table and totals; --out
 writes the rows as JSON. Not run by the test suite: it takes a while. The
 real-project corpus (bench/real_fix_rate.py) runs through the same code.
@@ -138,10 +139,25 @@ def run_agentls(workspace: Path, args: argparse.Namespace, env: dict[str, str]) 
     return summary, time.monotonic() - started
 
 
-def found_by(summary: dict) -> str:
-    """"search" when agentls's search fixed it before any model call; anything else (or nothing) is the model."""
+def search_edit(workspace: Path, run_id: str) -> str:
+    """"file:line: before -> after" when the run's journal says the mutant search found the fix, else ""."""
+    journal = workspace / ".agentls" / "runs" / run_id / "journal.jsonl"
+    try:
+        records = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()] if run_id else []
+    except (OSError, json.JSONDecodeError):
+        return ""
+    found = next((r.get("found") for r in records if r.get("type") == "search" and r.get("found")), None)
+    if not isinstance(found, dict):
+        return ""
+    return f"{found.get('file')}:{found.get('line')}: {str(found.get('before')).strip()} -> " \
+           f"{str(found.get('after')).strip()}"
+
+
+def found_by(summary: dict, edit: str = "") -> str:
+    """"search" when agentls's search fixed it before any model call (its JSON `extra.found_by`, or the
+    journal's search record); anything else, or nothing, is the model's."""
     extra = summary.get("extra") or {}
-    return str(extra.get("found_by") or summary.get("found_by") or "model")
+    return str(extra.get("found_by") or summary.get("found_by") or ("search" if edit else "model"))
 
 
 def outcome(row: dict) -> str:
@@ -153,11 +169,12 @@ def outcome(row: dict) -> str:
     return "first round" if row["iterations"] <= 1 else "later round"
 
 
-def make_row(task: Task, summary: dict, wall: float, verified: bool, memory: str) -> dict:
+def make_row(task: Task, summary: dict, wall: float, verified: bool, memory: str, edit: str = "") -> dict:
     usage = summary.get("usage") or {}
     row = {
         "task": task.name, "kind": task.kind, "memory": memory, "status": summary.get("status", "error"),
-        "found_by": found_by(summary), "iterations": summary.get("iterations", 0), "wall_s": round(wall, 1),
+        "found_by": found_by(summary, edit), "search_edit": edit, "iterations": summary.get("iterations", 0),
+        "wall_s": round(wall, 1),
         "tokens": int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
         "llm_calls": usage.get("llm_calls", 0), "verified": verified,
         "error": summary.get("error"), "failures": [f.get("nodeid") for f in summary.get("failures", [])][:3],
@@ -172,7 +189,8 @@ def run_one(task: Task, args: argparse.Namespace, memory: Memory) -> dict:
     env = _env() | {"XDG_CACHE_HOME": str(memory.cache_for(task.name))}
     summary, wall = run_agentls(workspace, args, env)
     fixed = summary.get("status") == "fixed"
-    row = make_row(task, summary, wall, fixed and task.check(workspace), memory.mode)
+    edit = search_edit(workspace, str(summary.get("run_id") or "")) if fixed else ""
+    row = make_row(task, summary, wall, fixed and task.check(workspace), memory.mode, edit)
     if not args.keep:
         shutil.rmtree(workspace, ignore_errors=True)
     return row
@@ -209,6 +227,10 @@ def report(results: list[dict]) -> str:
             f"median tokens per task:     {statistics.median(r['tokens'] for r in results):.0f}",
             f"total tokens:               {sum(r['tokens'] for r in results):,}",
         ]
+    searched = [r for r in results if r.get("search_edit")]
+    if searched:
+        lines.append("fixed by the search (review: a mutant passes the tests, it may not be the intended fix):")
+        lines += [f"  {r['task']:<32} {r['search_edit']}"[:200] for r in searched]
     unfixed = [r for r in results if r["status"] != "fixed" or not r["verified"]]
     if unfixed:
         lines.append("not fixed:")

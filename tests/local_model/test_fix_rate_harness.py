@@ -160,3 +160,20 @@ def test_memory_file_options_are_checked_before_any_task(tmp_path: Path, capsys,
     assert fix_rate.main(["--memory", "carried", "--memory-file", str(used)]) == 2
     err = capsys.readouterr().err
     assert "needs --memory carried" in err and "exists" in err and used.read_bytes() == b"earlier run"
+
+
+def test_a_search_fix_is_read_from_the_journal_when_the_json_lacks_it(tmp_path: Path):
+    fix_rate = _load_fix_rate()
+    runs = tmp_path / ".agentls" / "runs" / "r1"
+    runs.mkdir(parents=True)
+    found = {"file": "calc.py", "line": 4, "before": "    return a - b\n", "after": "    return a + b\n"}
+    runs.joinpath("journal.jsonl").write_text(json.dumps({"type": "start"}) + "\n"
+                                              + json.dumps({"type": "search", "found": found}) + "\n")
+    edit = fix_rate.search_edit(tmp_path, "r1")
+    assert edit == "calc.py:4: return a - b -> return a + b"
+    assert fix_rate.found_by({"status": "fixed"}, edit) == "search"
+    assert fix_rate.search_edit(tmp_path, "missing-run") == "" and fix_rate.search_edit(tmp_path, "") == ""
+    task = fix_rate.Task(name="calc", kind="operator", prepare=lambda d: d, check=lambda d: True)
+    row = fix_rate.make_row(task, {"status": "fixed", "iterations": 0}, 2.0, True, "fresh", edit)
+    assert row["outcome"] == "search" and row["search_edit"] == edit
+    assert "calc                             calc.py:4: return a - b -> return a + b" in fix_rate.report([row])
