@@ -30,6 +30,7 @@ real-project corpus (bench/real_fix_rate.py) runs through the same code.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -115,7 +116,7 @@ def write_settings(workspace: Path, memory_file: Path, settings: dict) -> None:
     memory_file.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"{key} = {_toml_value(value)}" for key, value in settings.items()]
     lines += ["", "[memory]", f"path = {json.dumps(str(memory_file))}", ""]
-    text = "\n".join(lines)
+    text = "\n".join(lines).lstrip("\n")
     tomllib.loads(text)  # a value the writer cannot express is a bug here, not a confusing agentls error
     (workspace / ".agentls.toml").write_text(text, encoding="utf-8")
 
@@ -263,7 +264,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memory", choices=("fresh", "carried"), default="fresh",
                         help="a memory of its own per task, or one carried across the corpus in order")
     parser.add_argument("--memory-file", type=Path, help="with --memory carried: this file (kept afterwards)")
-    parser.add_argument("--keep", action="store_true", help="keep each task's copy in the scratch dir")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the scratch dir (each task's copy, the memory files, the caches) afterwards")
     parser.add_argument("--out", type=Path, help="write per-task results as JSON here")
     parser.add_argument("--agentls", nargs="+", default=[sys.executable, "-m", "agent_core"],
                         help="the agentls command (default: this Python's agent_core)")
@@ -284,7 +286,10 @@ def run_corpus(tasks: list[Task], args: argparse.Namespace) -> int:
     print(f"endpoint: {args.base_url or os.environ.get('AGENTLS_BASE_URL') or os.environ.get('OPENAI_BASE_URL')}"
           f"; memory: {args.memory}", file=sys.stderr)
     results = []
-    with tempfile.TemporaryDirectory(prefix="agentls-fixrate-") as scratch:
+    kept = tempfile.mkdtemp(prefix="agentls-fixrate-") if args.keep else None
+    with contextlib.nullcontext(kept) if kept else tempfile.TemporaryDirectory(prefix="agentls-fixrate-") as scratch:
+        if kept:
+            print(f"copies, memory files and caches are kept in {kept}", file=sys.stderr)
         memory = Memory(args.memory, Path(scratch), args.memory_file.resolve() if args.memory_file else None)
         for n, task in enumerate(tasks, start=1):
             result = run_one(task, args, memory)
