@@ -15,8 +15,9 @@ A task's copy gets a `.venv` as a user's checkout of the project would have
 after `python -m venv .venv && .venv/bin/pip install -e . <test deps>`: the
 test dependencies are installed once per project into a base venv in the
 cache, and each copy's own `.venv` (a real venv of the same interpreter) gets
-those packages copied in plus the editable install's `.pth` line naming the
-copy's import root, so setting up a task takes a second and needs no network.
+those packages and console scripts (`pytest`, `pip`) copied in, plus the
+editable install's `.pth` line naming the copy's import root, so setting up a
+task takes a second and needs no network.
 """
 
 from __future__ import annotations
@@ -221,7 +222,21 @@ def make_user_venv(project: Project, base: Path, workspace: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__", "_virtualenv.*"))
     root = (workspace / project.import_root).resolve()
     (target / f"__editable__.{project.name.replace('-', '_')}.pth").write_text(f"{root}\n", encoding="utf-8")
+    _copy_scripts(base, venv)
     return venv
+
+
+def _copy_scripts(base: Path, venv: Path) -> None:
+    """The base venv's console scripts (pytest, ...), their `#!` line naming this venv's python."""
+    ours = f"#!{base / 'bin' / 'python'}".encode()
+    for script in (base / "bin").iterdir():
+        target = venv / "bin" / script.name
+        if target.exists() or script.is_symlink() or not script.is_file():
+            continue
+        first, _, rest = script.read_bytes().partition(b"\n")
+        if first.startswith(ours):  # `#!.../bin/python` or `#!.../bin/python3.11`
+            target.write_bytes(f"#!{venv / 'bin' / 'python'}\n".encode() + rest)
+            target.chmod(0o755)
 
 
 def prepare_copy(project: Project, dest: Path, python: str | None = None, cache: Path | None = None) -> Path:

@@ -104,8 +104,13 @@ def test_user_venv_imports_the_tree_and_the_base_packages(tmp_path: Path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(base)], check=True)
     (base_site,) = (base / "lib").glob("python3*/site-packages")
     (base_site / "helperdep.py").write_text("VALUE = 42\n")  # stands in for pytest and the other test deps
+    script = base / "bin" / "helper-tool"  # a console script, as pip writes them
+    script.write_text(f"#!{base / 'bin' / 'python'}\nimport helperdep, sys\nprint(helperdep.VALUE, sys.prefix)\n")
+    script.chmod(0o755)
     project = rp.Project(name="demo-proj", version="1", import_root=".", test_deps=("pytest==8.3.5",))
     venv = rp.make_user_venv(project, base, tree)
+    tool = subprocess.run([str(venv / "bin" / "helper-tool")], capture_output=True, text=True, check=True)
+    assert tool.stdout.split() == ["42", str(venv)]
     code = "import helperdep, pkg.mod; print(helperdep.VALUE, pkg.mod.__file__)"
     out = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, capture_output=True,
                          text=True, env=rp.suite_env(), check=True).stdout.split()
