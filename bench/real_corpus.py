@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -166,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     val.add_argument("--update", action="store_true", help="rewrite each bug's `failing` to what was observed")
     val.set_defaults(func=cmd_validate)
     args = parser.parse_args(argv)
+    # `kill` unwinds like Ctrl-C: the running suite is killed and the temp copies are removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         return args.func(args)
     except rp.CorpusError as exc:
