@@ -86,6 +86,8 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     plan = final.get("plan") or {}
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
+    if final.get("found_by"):
+        extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
     if not verified and last_try:
         extra["attempt_diff"] = last_try  # the last unverified attempt, for inspection only
     return RunResult(

@@ -35,6 +35,8 @@ class RunState(TypedDict, total=False):
     best: dict[str, Any] | None  # {"score", "files", "report"}: the state with the fewest failures so far
     undone: bool  # the last attempt did no better than `best` and was rewound
     tried: list[str]  # attempts that did not beat `best` and were undone: diff and outcome, for the coder
+    suspects: list[dict[str, Any]]  # search.localize.Suspect dicts, most suspicious first (set by the search node)
+    found_by: str  # "search" when a mutant fixed the run before any model call
     status: str  # set by finalize or by a node that ends the run
     error: str | None
 

@@ -1,0 +1,190 @@
+"""Single-edit mutants of one source line: the catalogue the search tries before any model call.
+
+Every mutant replaces one line with a variant that differs by one small edit
+and still parses. The catalogue is the one-line bug classes that dominate
+small programs' bug benchmarks (QuixBugs, BugsInPy's one-line fixes, the
+held-out set of issue 13) and the classic mutation operators that mirror
+them, in the order they are tried on a line (most frequent first):
+
+1. comparison boundaries: `<` <-> `<=`, `>` <-> `>=` (off-by-one conditions);
+2. integer constants +1 / -1 (wrong start, step, base value, index);
+3. range ends, slice bounds and indexes that are expressions: `+ 1` / `- 1`;
+4. boolean connectives: `and` <-> `or`;
+5. arithmetic operators: `+` <-> `-`, `*` <-> `/` / `//`, `/` <-> `//`, `%`, and the augmented forms;
+6. `min` <-> `max`, `True` <-> `False`, `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
+7. negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif` condition;
+8. the other comparisons (`==` <-> `!=`, `<` <-> `>`, ...);
+9. adjacent positional call arguments swapped (`f(a, b)` -> `f(b, a)`);
+10. another variable of the same function in place of a name (a wrong variable used).
+
+Missing base cases and early returns need a new statement and a value
+(what to return): they are left to the model, which sees the suspects.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass
+
+_BOUNDARY = {"<": ["<="], "<=": ["<"], ">": [">="], ">=": [">"]}
+_ARITH = {"+": ["-"], "-": ["+"], "*": ["/", "//"], "/": ["//", "*"], "//": ["/"], "%": ["//"],
+          "+=": ["-="], "-=": ["+="], "*=": ["/=", "//="], "/=": ["//="], "//=": ["/="]}
+_WORDS = {"and": ["or"], "or": ["and"], "min": ["max"], "max": ["min"], "True": ["False"], "False": ["True"],
+          "is": ["=="], "break": ["continue"], "continue": ["break"]}
+_FLIPS = {"==": ["!="], "!=": ["=="], "<": [">", ">=", "==", "!="], "<=": [">=", ">", "==", "!="],
+          ">": ["<", "<=", "==", "!="], ">=": ["<=", "<", "==", "!="]}
+MAX_NAME_SWAPS = 8
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One line of `path` replaced by `text` (the new line, without its newline)."""
+
+    path: str
+    line: int
+    text: str
+    description: str
+
+
+def _tokens(source: str, line: int) -> list[tokenize.TokenInfo]:
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [t for t in tokens if t.start[0] == line and t.end[0] == line]
+
+
+def _replace(text: str, start: int, end: int, new: str) -> str:
+    return text[:start] + new + text[end:]
+
+
+def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple[str, str]]]:
+    """Edits per catalogue tier: (new line, description)."""
+    tiers: list[list[tuple[str, str]]] = [[] for _ in range(6)]
+    for index, tok in enumerate(tokens):
+        s, e, word = tok.start[1], tok.end[1], tok.string
+        after = tokens[index + 1] if index + 1 < len(tokens) else None
+        if word == "is" and after is not None and after.string == "not":
+            tiers[3].append((_replace(text, s, after.end[1], "!="), "`is not` -> `!=`"))
+            continue
+        if tok.type == tokenize.OP and word in _BOUNDARY:
+            tiers[0] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _BOUNDARY[word]]
+        if tok.type == tokenize.NUMBER and word.isdigit():
+            value = int(word)
+            tiers[1] += [(_replace(text, s, e, str(new)), f"`{word}` -> `{new}`") for new in (value + 1, value - 1) if new >= 0]
+        if tok.type == tokenize.OP and word in _ARITH:
+            tiers[3] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _ARITH[word]]
+        if tok.type == tokenize.NAME and word in _WORDS:
+            tier = 2 if word in ("and", "or") else 3
+            tiers[tier] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _WORDS[word]]
+        if tok.type == tokenize.NAME and word == "not":
+            gap = e + 1 if text[e:e + 1] == " " else e
+            tiers[4].append((_replace(text, s, gap, ""), "`not` dropped"))
+        if tok.type == tokenize.OP and word in _FLIPS:
+            tiers[5] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _FLIPS[word]
+                         if new not in _BOUNDARY.get(word, [])]
+    return tiers
+
+
+def _col(text: str, byte_col: int) -> int:
+    """ast's UTF-8 byte column as a character column of `text`."""
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _span(text: str, node: ast.AST) -> tuple[int, int]:
+    return _col(text, node.col_offset), _col(text, node.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _on_line(node: ast.AST, line: int) -> bool:
+    return getattr(node, "lineno", None) == line and getattr(node, "end_lineno", None) == line
+
+
+def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list, list]:
+    """(bounds +-1, negations added, swapped arguments) for the nodes of one line."""
+    bounds, negations, swaps = [], [], []
+    for node in nodes:
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
+            targets.append(node.args[1] if len(node.args) > 1 else node.args[0])
+        if isinstance(node, ast.Slice):
+            targets += [b for b in (node.lower, node.upper) if b is not None]
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+            targets.append(node.slice)
+        for target in targets:
+            if _on_line(target, line) and not isinstance(target, ast.Constant):
+                s, e = _span(text, target)
+                inner = text[s:e] if isinstance(target, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text[s:e]})"
+                bounds += [(_replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
+        if isinstance(node, (ast.If, ast.While)) and _on_line(node.test, line) and not (
+                isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
+            s, e = _span(text, node.test)
+            negations.append((_replace(text, s, e, f"not ({text[s:e]})"), "condition negated"))
+        if isinstance(node, ast.Call) and _on_line(node, line):
+            args = [a for a in node.args if not isinstance(a, ast.Starred)]
+            for left, right in zip(args, args[1:]):
+                (ls, le), (rs, re_) = _span(text, left), _span(text, right)
+                swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
+                swaps.append((swapped, f"arguments `{text[ls:le]}` and `{text[rs:re_]}` swapped"))
+    return bounds, negations, swaps
+
+
+def scope_names(tree: ast.Module, line: int) -> list[str]:
+    """Parameters and assigned names of the innermost function containing `line`, in order of appearance."""
+    best: ast.AST | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+            if best is None or node.lineno >= best.lineno:  # type: ignore[attr-defined]
+                best = node
+    if best is None:
+        return []
+    names: list[str] = [a.arg for a in ast.walk(best.args) if isinstance(a, ast.arg)]  # type: ignore[attr-defined]
+    for node in ast.walk(best):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
+            names.append(node.id)
+    return [n for n in names if n != "self"]
+
+
+def _name_edits(text: str, tokens: list[tokenize.TokenInfo], names: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for tok in tokens:
+        if tok.type == tokenize.NAME and tok.string in names:
+            s, e = tok.start[1], tok.end[1]
+            out += [(_replace(text, s, e, other), f"`{tok.string}` -> `{other}`") for other in names if other != tok.string]
+    return out[:MAX_NAME_SWAPS]
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
+    """Every catalogue mutant of `line` (1-based) of `source` that still parses, best first, no duplicates."""
+    lines = source.split("\n")
+    if not 1 <= line <= len(lines) or not lines[line - 1].strip():
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    text = lines[line - 1]
+    tokens = _tokens(source, line)
+    nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
+    tiers = _token_edits(text, tokens)
+    bounds, negations, swaps = _node_edits(text, nodes, line)
+    ordered = [*tiers[0], *tiers[1], *bounds, *tiers[2], *tiers[3], *tiers[4], *negations, *tiers[5], *swaps,
+               *_name_edits(text, tokens, scope_names(tree, line))]
+    out: list[Mutant] = []
+    seen = {text}
+    for new, description in ordered:
+        if new in seen:
+            continue
+        seen.add(new)
+        if _parses("\n".join([*lines[:line - 1], new, *lines[line:]])):
+            out.append(Mutant(path, line, new, description))
+    return out
