@@ -7,7 +7,8 @@ held-out set of issue 13) and the classic mutation operators that mirror
 them, in the order they are tried on a line (most frequent first):
 
 1. comparison boundaries: `<` <-> `<=`, `>` <-> `>=` (off-by-one conditions);
-2. integer constants +1 / -1 (wrong start, step, base value, index);
+2. an added or subtracted integer constant dropped (`n + 1` -> `n`), integer constants +1 / -1
+   (wrong start, step, base value, index);
 3. range ends, slice bounds and indexes that are expressions: `+ 1` / `- 1`;
 4. boolean connectives: `and` <-> `or`;
 5. arithmetic operators: `+` <-> `-`, `*` <-> `/` / `//`, `/` <-> `//`, `%`, and the augmented forms;
@@ -35,7 +36,7 @@ _WORDS = {"and": ["or"], "or": ["and"], "min": ["max"], "max": ["min"], "True": 
           "is": ["=="], "break": ["continue"], "continue": ["break"]}
 _FLIPS = {"==": ["!="], "!=": ["=="], "<": [">", ">=", "==", "!="], "<=": [">=", ">", "==", "!="],
           ">": ["<", "<=", "==", "!="], ">=": ["<=", "<", "==", "!="]}
-MAX_NAME_SWAPS = 8
+MAX_NAME_SWAPS = 16
 
 
 @dataclass(frozen=True)
@@ -101,9 +102,12 @@ def _on_line(node: ast.AST, line: int) -> bool:
     return getattr(node, "lineno", None) == line and getattr(node, "end_lineno", None) == line
 
 
-def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list, list]:
-    """(bounds +-1, negations added, swapped arguments) for the nodes of one line."""
-    bounds, negations, swaps = [], [], []
+def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list, list, list]:
+    """(`+ c` / `- c` dropped, bounds +-1, negations added, swapped arguments) for the nodes of one line."""
+    dropped: list[tuple[str, str]] = []
+    bounds: list[tuple[str, str]] = []
+    negations: list[tuple[str, str]] = []
+    swaps: list[tuple[str, str]] = []
     for node in nodes:
         targets: list[ast.expr] = []
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
@@ -117,6 +121,11 @@ def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list,
                 s, e = _span(text, target)
                 inner = text[s:e] if isinstance(target, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text[s:e]})"
                 bounds += [(_replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line)
+                and isinstance(node.right, ast.Constant) and type(node.right.value) is int):
+            s, e = _span(text, node)
+            ls, le = _span(text, node.left)
+            dropped.append((_replace(text, s, e, text[ls:le]), f"`{text[s:e]}` -> `{text[ls:le]}`"))
         if isinstance(node, (ast.If, ast.While)) and _on_line(node.test, line) and not (
                 isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
             s, e = _span(text, node.test)
@@ -127,7 +136,7 @@ def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list,
                 (ls, le), (rs, re_) = _span(text, left), _span(text, right)
                 swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
                 swaps.append((swapped, f"arguments `{text[ls:le]}` and `{text[rs:re_]}` swapped"))
-    return bounds, negations, swaps
+    return dropped, bounds, negations, swaps
 
 
 def scope_names(tree: ast.Module, line: int) -> list[str]:
@@ -176,8 +185,8 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     tokens = _tokens(source, line)
     nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
     tiers = _token_edits(text, tokens)
-    bounds, negations, swaps = _node_edits(text, nodes, line)
-    ordered = [*tiers[0], *tiers[1], *bounds, *tiers[2], *tiers[3], *tiers[4], *negations, *tiers[5], *swaps,
+    dropped, bounds, negations, swaps = _node_edits(text, nodes, line)
+    ordered = [*tiers[0], *dropped, *tiers[1], *bounds, *tiers[2], *tiers[3], *tiers[4], *negations, *tiers[5], *swaps,
                *_name_edits(text, tokens, scope_names(tree, line))]
     out: list[Mutant] = []
     seen = {text}
