@@ -86,14 +86,16 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     plan = final.get("plan") or {}
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
+    summary = _summary(status, report, attempt)
     if final.get("found_by"):
         extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
+        summary += " by a single-edit mutant the search found, with no model call: review it"
     if not verified and last_try:
         extra["attempt_diff"] = last_try  # the last unverified attempt, for inspection only
     return RunResult(
         run_id=run_id, kind=request.kind, status=status, iterations=final.get("iteration", 0),
         change_set=attempt if verified else ChangeSet(), report=report, usage=llm.total_usage(),
-        usage_by_role=llm.usage_by_role(), error=final.get("error"), summary=_summary(status, report, attempt),
+        usage_by_role=llm.usage_by_role(), error=final.get("error"), summary=summary,
         extra=extra,
     )
 

@@ -86,7 +86,7 @@ def test_a_one_token_bug_is_fixed_by_the_search_with_no_model_call(tmp_path: Pat
     assert scripted_llm.requests == []
     assert snapshot(project) == before_files, "without --apply nothing is written"
     summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
-    assert summary["extra"]["found_by"] == "search"
+    assert summary["extra"]["found_by"] == "search" and "single-edit mutant" in summary["summary"]
     assert _changed_lines(project, out["run_id"]) == [f"-{before}", f"+{after}"], "the diff is the one-token change"
     found = _search_record(project, out["run_id"])["found"]
     assert (found["file"], found["before"], found["after"]) == (path, before, after)
@@ -155,3 +155,19 @@ def test_the_search_can_be_turned_off_and_localization_still_reaches_the_state(t
     assert len(scripted_llm.requests_for("coder")) == 1
     types = [r["type"] for r in journal_records(project, run.json["run_id"])]
     assert "localize" in types and "search" not in types
+
+
+def test_without_pytest_there_is_no_coverage_and_the_run_goes_on_to_the_model(tmp_path: Path, scripted_llm,
+                                                                               run_fix):
+    check = 'from hello import greet\n\nassert greet("Ann") == "Hello, Ann!", greet("Ann")\n'
+    project = make_project(tmp_path / "proj", {**GREETING, "check.py": check})
+    scripted_llm.add("planner", {"approach": "fix greet", "subtasks": [
+        {"id": "t1", "description": "fix greet in hello.py", "priority": 5, "dependencies": [], "files": ["hello.py"]}]})
+    scripted_llm.add("coder", GREETING_FIX)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--test-cmd", "python check.py")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    assert len(scripted_llm.requests_for("coder")) == 1
+    localize = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "localize")
+    assert localize["evidence"] == "traceback" and "error" not in localize

@@ -67,3 +67,15 @@ def test_module_level_lines_form_their_own_suspect_and_missing_files_are_skipped
     suspects = rank({("cfg.py", 2): 0.9, ("cfg.py", 1): 0.3, ("gone.py", 4): 1.0}, tmp_path)
     assert [s.as_dict() for s in suspects] == [
         {"file": "cfg.py", "function": "", "start_line": 1, "end_line": 2, "lines": [2, 1], "score": 0.9}]
+
+
+def test_only_fix_runs_with_failing_tests_are_searched():
+    from agent_core.pipeline.routers import after_baseline, after_search
+
+    failing = TestReport(failed=1).model_dump(mode="json")
+    passing = TestReport(passed=1).model_dump(mode="json")
+    assert after_baseline({"kind": "fix", "baseline": failing}) == "search"
+    assert after_baseline({"kind": "task", "baseline": failing}) == "plan"
+    assert after_baseline({"kind": "fix", "baseline": passing}) == "finalize"
+    assert after_search({"kind": "fix", "status": "fixed"}) == "finalize"
+    assert after_search({"kind": "fix", "suspects": []}) == "plan"
