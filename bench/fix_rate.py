@@ -11,7 +11,8 @@ the failure memory starts empty and no task learns from an earlier run of
 itself). A run counts as fixed when agentls says
 so; the applied change is then re-checked here by running pytest on the copy.
 
-Prints fixed/total after iteration 1 and after the last iteration, the
+Prints fixed/total by the mutant search alone (no model call), after
+iteration 1 and after the last iteration, the
 median wall time and tokens per task, and every task that was not fixed
 with its final status. Not run by the test suite: it takes a while.
 """
@@ -65,6 +66,15 @@ def _independent_check(workspace: Path) -> bool:
     return proc.returncode == 0
 
 
+def _found_by(workspace: Path, run_id: str) -> str:
+    """"search" when the mutant search fixed the task before any model call (from the run's summary.json)."""
+    path = workspace / ".agentls" / "runs" / run_id / "summary.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("extra", {}).get("found_by", "") if run_id else ""
+    except (OSError, json.JSONDecodeError):
+        return ""
+
+
 def run_task(task: Path, args: argparse.Namespace, scratch: Path) -> dict:
     meta = tomllib.loads((task / "task.toml").read_text(encoding="utf-8"))
     workspace = scratch / task.name
@@ -86,10 +96,11 @@ def run_task(task: Path, args: argparse.Namespace, scratch: Path) -> dict:
         summary = {"status": "error", "error": "last stdout line is not JSON"}
     wall = time.monotonic() - started
     usage = summary.get("usage") or {}
+    found_by = _found_by(workspace, summary.get("run_id") or "")
     fixed = summary.get("status") == "fixed"
     return {
         "task": task.name, "kind": meta.get("kind", "?"), "status": summary.get("status", "error"),
-        "iterations": summary.get("iterations", 0), "wall_s": round(wall, 1),
+        "iterations": summary.get("iterations", 0), "wall_s": round(wall, 1), "found_by": found_by,
         "tokens": int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
         "llm_calls": usage.get("llm_calls", 0), "verified": fixed and _independent_check(workspace),
         "error": summary.get("error"), "failures": [f.get("nodeid") for f in summary.get("failures", [])][:3],
@@ -101,8 +112,10 @@ def report(results: list[dict]) -> str:
     first = sum(1 for r in results if r["status"] == "fixed" and r["iterations"] <= 1)
     last = sum(1 for r in results if r["status"] == "fixed")
     verified = sum(1 for r in results if r["verified"])
+    searched = sum(1 for r in results if r["status"] == "fixed" and r.get("found_by") == "search")
     lines = [
         f"tasks: {total}",
+        f"fixed by the search alone:  {searched}/{total} (0 tokens)",
         f"fixed after iteration 1:    {first}/{total}",
         f"fixed after last iteration: {last}/{total} (re-checked by pytest here: {verified}/{total})",
         f"median wall time per task:  {statistics.median(r['wall_s'] for r in results):.1f} s" if results else "",

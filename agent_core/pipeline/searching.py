@@ -17,12 +17,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from agent_core.events import TestReportEvent
 from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
-from agent_core.search.localize import Suspect, combine, coverage_scores, rank, traceback_scores
+from agent_core.search.localize import (
+    Suspect,
+    combine,
+    coverage_scores,
+    rank,
+    traceback_scores,
+)
 from agent_core.search.mutants import Mutant, line_mutants
 from agent_core.search.sandboxed import collect_coverage, try_mutants
 from agent_core.testing.runner import pytest_argv
@@ -94,7 +101,7 @@ async def _verify(deps: RunDeps, mutant: Mutant) -> TestReport | None:
 async def _find(deps: RunDeps, failing: list[str], mutants: list[Mutant]) -> tuple[Mutant | None, TestReport | None, dict]:
     s = deps.settings.search
     deadline = time.monotonic() + s.budget_s
-    stats = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
+    stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
         results, stopped = await try_mutants(deps.sandbox, deps.shadow.root, failing, mutants[index:],
@@ -128,7 +135,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     deps.phase("testing", "localizing the failure", 5)
     try:
         suspects, evidence, failing = await _localize(deps, report)
-    except Exception as exc:  # localization is an aid: it never ends the run
+    except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return {"suspects": []}
     listed = [s.as_dict() for s in suspects]
@@ -141,7 +148,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
         winner, passed, stats = await _find(deps, failing, mutants)
-    except Exception as exc:  # the search is an aid too
+    except Exception as exc:  # noqa: BLE001 - the search is an aid too
         deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
         winner, passed, stats = None, None, {}
     if winner is None or passed is None:

@@ -40,9 +40,9 @@ class _Contexts:
             self.cov.switch_context("")
 
     def pytest_runtest_logreport(self, report):
-        if report.when == "call" or report.outcome != "passed":
-            if self.outcomes.get(report.nodeid) in (None, "passed"):
-                self.outcomes[report.nodeid] = report.outcome if report.when == "call" else "error"
+        first = self.outcomes.get(report.nodeid) in (None, "passed")
+        if first and (report.when == "call" or report.outcome != "passed"):
+            self.outcomes[report.nodeid] = report.outcome if report.when == "call" else "error"
 
 
 def _measured(cov, root):
@@ -50,7 +50,7 @@ def _measured(cov, root):
     files = {}
     for path in sorted(data.measured_files()):
         rel = os.path.relpath(path, root)
-        if rel.startswith("..") or rel.startswith(".agentls"):
+        if rel.startswith(("..", ".agentls")):
             continue
         per_test = {}
         for context in sorted(data.measured_contexts()):
@@ -72,7 +72,7 @@ def localize(config):
         import coverage
 
         cov = coverage.Coverage(data_file=None, source=[root], config_file=False)
-    except Exception:  # no coverage.py here: outcomes only
+    except Exception:  # noqa: BLE001 - no usable coverage.py here: outcomes only
         cov = None
     plugin = _Contexts(cov)
     if cov is not None:

@@ -67,9 +67,10 @@ def coverage_scores(files: Coverage, outcomes: dict[str, str]) -> dict[LineKey, 
         failed: dict[int, int] = defaultdict(int)
         passed: dict[int, int] = defaultdict(int)
         for nodeid, lines in per_test.items():
-            counter = failed if nodeid in failing else passed if outcomes.get(nodeid) == "passed" else None
-            for line in lines if counter is not None else []:
-                counter[line] += 1
+            if nodeid in failing or outcomes.get(nodeid) == "passed":  # skipped tests say nothing
+                counter = failed if nodeid in failing else passed
+                for line in lines:
+                    counter[line] += 1
         for line in set(failed) | set(passed):
             score = ochiai(failed[line], passed[line], len(failing))
             if score > 0:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import tokenize
 from dataclasses import dataclass
 
@@ -132,7 +133,7 @@ def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list,
             negations.append((_replace(text, s, e, f"not ({text[s:e]})"), "condition negated"))
         if isinstance(node, ast.Call) and _on_line(node, line):
             args = [a for a in node.args if not isinstance(a, ast.Starred)]
-            for left, right in zip(args, args[1:]):
+            for left, right in itertools.pairwise(args):
                 (ls, le), (rs, re_) = _span(text, left), _span(text, right)
                 swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
                 swaps.append((swapped, f"arguments `{text[ls:le]}` and `{text[rs:re_]}` swapped"))
@@ -143,9 +144,9 @@ def scope_names(tree: ast.Module, line: int) -> list[str]:
     """Parameters and assigned names of the innermost function containing `line`, in order of appearance."""
     best: ast.AST | None = None
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
-            if best is None or node.lineno >= best.lineno:  # type: ignore[attr-defined]
-                best = node
+        inside = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0)
+        if inside and (best is None or node.lineno >= best.lineno):  # type: ignore[attr-defined]
+            best = node
     if best is None:
         return []
     names: list[str] = [a.arg for a in ast.walk(best.args) if isinstance(a, ast.arg)]  # type: ignore[attr-defined]

@@ -8,10 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from engine_support import journal_records, make_project, snapshot
 
 from agent_core.cli import main
-
-from engine_support import journal_records, make_project, snapshot
 
 FAST = "[search]\nmutant_timeout_s = 2\n"
 

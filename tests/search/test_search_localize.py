@@ -9,7 +9,12 @@ import pytest
 
 from agent_core.models import TestFailure, TestReport
 from agent_core.search.localize import (
-    combine, coverage_scores, is_candidate_file, ochiai, rank, traceback_scores,
+    combine,
+    coverage_scores,
+    is_candidate_file,
+    ochiai,
+    rank,
+    traceback_scores,
 )
 
 
