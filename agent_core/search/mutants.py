@@ -9,10 +9,11 @@ them, in the order they are tried on a line (most frequent first):
 1. comparison boundaries: `<` <-> `<=`, `>` <-> `>=` (off-by-one conditions);
 2. an added or subtracted integer constant dropped (`n + 1` -> `n`), integer constants +1 / -1
    (wrong start, step, base value, index);
-3. range ends, slice bounds and indexes that are expressions: `+ 1` / `- 1`;
+3. range ends, slice bounds and indexes that are expressions: `+ 1` / `- 1`; an extra term
+   dropped (`len(xs) - size` -> `len(xs)`);
 4. boolean connectives: `and` <-> `or`;
 5. arithmetic operators: `+` <-> `-`, `*` <-> `/` / `//`, `/` <-> `//`, `%`, and the augmented forms;
-6. `min` <-> `max`, `True` <-> `False`, `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
+6. `min` <-> `max` (one, or both exchanged), `True` <-> `False`, `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
 7. negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif` condition;
 8. the other comparisons (`==` <-> `!=`, `<` <-> `>`, ...);
 9. adjacent positional call arguments swapped (`f(a, b)` -> `f(b, a)`);
@@ -87,6 +88,12 @@ def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple
         if tok.type == tokenize.OP and word in _FLIPS:
             tiers[5] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _FLIPS[word]
                          if new not in _BOUNDARY.get(word, [])]
+    pair = [t for t in tokens if t.type == tokenize.NAME and t.string in ("min", "max")]
+    if {t.string for t in pair} == {"min", "max"}:  # min and max confused with each other: both swap
+        swapped = text
+        for tok in reversed(pair):
+            swapped = _replace(swapped, tok.start[1], tok.end[1], _WORDS[tok.string][0])
+        tiers[3].append((swapped, "`min` and `max` exchanged"))
     return tiers
 
 
@@ -122,11 +129,12 @@ def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list,
                 s, e = _span(text, target)
                 inner = text[s:e] if isinstance(target, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text[s:e]})"
                 bounds += [(_replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
-        if (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line)
-                and isinstance(node.right, ast.Constant) and type(node.right.value) is int):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line):
             s, e = _span(text, node)
             ls, le = _span(text, node.left)
-            dropped.append((_replace(text, s, e, text[ls:le]), f"`{text[s:e]}` -> `{text[ls:le]}`"))
+            edit = (_replace(text, s, e, text[ls:le]), f"`{text[s:e]}` -> `{text[ls:le]}`")
+            constant = isinstance(node.right, ast.Constant) and type(node.right.value) is int
+            (dropped if constant else bounds).append(edit)  # an extra `+ 1` is likelier than an extra term
         if isinstance(node, (ast.If, ast.While)) and _on_line(node.test, line) and not (
                 isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
             s, e = _span(text, node.test)

@@ -91,3 +91,14 @@ def test_scope_names_are_the_enclosing_functions_parameters_and_locals():
 def test_an_added_constant_is_dropped_before_it_is_changed():
     texts = [m.text for m in line_mutants("c.py", "def f(n):\n    return n * 2 + 1\n", 2)]
     assert texts[:3] == ["    return n * 2", "    return n * 3 + 1", "    return n * 1 + 1"]
+
+
+def test_an_extra_term_is_dropped():
+    source = "def chunks(items, size):\n    return [items[i : i + size] for i in range(0, len(items) - size, size)]\n"
+    texts = [m.text for m in line_mutants("c.py", source, 2)]
+    assert "    return [items[i : i + size] for i in range(0, len(items), size)]" in texts
+
+
+def test_min_and_max_confused_with_each_other_are_exchanged_together():
+    texts = [m.text for m in line_mutants("b.py", "def clamp(x, lo, hi):\n    return min(lo, max(x, hi))\n", 2)]
+    assert "    return max(lo, min(x, hi))" in texts
