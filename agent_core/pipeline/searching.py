@@ -15,6 +15,7 @@ search that breaks is journaled and skipped.
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 from typing import Any
@@ -56,15 +57,18 @@ async def _localize(deps: RunDeps, report: TestReport) -> tuple[list[Suspect], s
 
 
 def candidates(root: Path, suspects: list[Suspect], limit: int) -> list[Mutant]:
-    """Mutants of the suspects' lines: best suspect first, its lines best first, catalogue order on each."""
+    """Mutants of the suspects' lines: best suspect first, its lines best first; among lines that are
+    equally suspicious, the catalogue's likelier bug classes first (then line order)."""
     out: list[Mutant] = []
     for suspect in suspects:
         try:
             source = read_exact(root / suspect.file)
         except (OSError, UnicodeDecodeError):
             continue
-        for line in suspect.lines:
-            out += line_mutants(suspect.file, source, line)
+        scores = suspect.line_scores or [suspect.score] * len(suspect.lines)
+        for _, tied in itertools.groupby(zip(suspect.lines, scores, strict=True), key=lambda pair: pair[1]):
+            batch = [m for line, _ in tied for m in line_mutants(suspect.file, source, line)]
+            out += sorted(batch, key=lambda m: m.tier)
             if len(out) >= limit:
                 return out[:limit]
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from agent_core.analysis.symbols import Symbol, analyse
@@ -40,9 +40,11 @@ class Suspect:
     end_line: int
     lines: list[int]
     score: float
+    line_scores: list[float] = field(default_factory=list, repr=False)  # of `lines`, in order
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The state's and journal's form: file, function, start_line, end_line, lines, score."""
+        return {k: v for k, v in asdict(self).items() if k != "line_scores"}
 
 
 def ochiai(failed: int, passed: int, total_failed: int) -> float:
@@ -133,7 +135,8 @@ def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECT
         for name, members in groups.items():
             ordered = sorted(members, key=lambda item: (-item[1], item[0]))
             start, end = spans[name]
-            suspects.append(Suspect(rel, name, start, end, [n for n, _ in ordered[:LINES_KEPT]],
-                                    round(ordered[0][1], 4)))
+            kept = ordered[:LINES_KEPT]
+            suspects.append(Suspect(rel, name, start, end, [n for n, _ in kept], round(ordered[0][1], 4),
+                                    [round(v, 4) for _, v in kept]))
     suspects.sort(key=lambda s: (-s.score, s.file, s.start_line))
     return suspects[:limit]

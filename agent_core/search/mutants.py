@@ -49,6 +49,7 @@ class Mutant:
     line: int
     text: str
     description: str
+    tier: int = 0  # position of its bug class in the catalogue order (lower: tried first)
 
 
 def _tokens(source: str, line: int) -> list[tokenize.TokenInfo]:
@@ -195,14 +196,14 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
     tiers = _token_edits(text, tokens)
     dropped, bounds, negations, swaps = _node_edits(text, nodes, line)
-    ordered = [*tiers[0], *dropped, *tiers[1], *bounds, *tiers[2], *tiers[3], *tiers[4], *negations, *tiers[5], *swaps,
-               *_name_edits(text, tokens, scope_names(tree, line))]
+    groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], negations, tiers[5], swaps,
+              _name_edits(text, tokens, scope_names(tree, line))]
     out: list[Mutant] = []
     seen = {text}
-    for new, description in ordered:
+    for tier, new, description in [(tier, *edit) for tier, group in enumerate(groups) for edit in group]:
         if new in seen:
             continue
         seen.add(new)
         if _parses("\n".join([*lines[:line - 1], new, *lines[line:]])):
-            out.append(Mutant(path, line, new, description))
+            out.append(Mutant(path, line, new, description, tier))
     return out

@@ -84,3 +84,14 @@ def test_only_fix_runs_with_failing_tests_are_searched():
     assert after_baseline({"kind": "fix", "baseline": passing}) == "finalize"
     assert after_search({"kind": "fix", "status": "fixed"}) == "finalize"
     assert after_search({"kind": "fix", "suspects": []}) == "plan"
+
+
+def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Path):
+    from agent_core.pipeline.searching import candidates
+
+    (tmp_path / "m.py").write_text("def f(xs, k):\n    n = len(xs) * 2\n    return n < k\n")
+    suspects = rank({("m.py", 2): 1.0, ("m.py", 3): 1.0}, tmp_path)
+    mutants = candidates(tmp_path, suspects, 100)
+    assert (mutants[0].line, mutants[0].text) == (3, "    return n <= k"), "a boundary on line 3 before line 2's constants"
+    assert [m.tier for m in mutants] == sorted(m.tier for m in mutants)
+    assert len(candidates(tmp_path, suspects, 3)) == 3
