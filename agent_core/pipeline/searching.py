@@ -47,7 +47,8 @@ async def _localize(deps: RunDeps, report: TestReport) -> tuple[list[Suspect], s
     data = None
     if is_pytest and not report.timed_out and report.limit_hit is None:
         timeout = min(deps.settings.sandbox.timeout_s, max(30.0, 4 * report.duration_s + 10))
-        data = await collect_coverage(deps.sandbox, root, argv[3:], timeout)
+        per_test = max(10.0, 2 * deps.settings.search.mutant_timeout_s)  # a looping test fails, its loop covered
+        data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test)
     boosts = traceback_scores(report, root)
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]

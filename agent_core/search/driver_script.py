@@ -2,8 +2,9 @@
 
 Stdlib + pytest (+ coverage for localization) only. Usage:
     python driver.py CONFIG_JSON
-CONFIG "localize": {"mode": "localize", "args": [...pytest args], "out": "rel.json"}
-    runs the suite once under coverage.py, one coverage context per test node id, and writes
+CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_s": s, "out": "rel.json"}
+    runs the suite once under coverage.py, one coverage context per test node id, each test's call
+    bounded by `test_timeout_s`, and writes
     {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}}}.
 CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text"}],
     "timeout_s": s, "budget_s": s, "max_passing": n, "out": "rel.json"}
@@ -24,11 +25,24 @@ import time
 import pytest
 
 
-class _Contexts:
-    """A pytest plugin that names coverage's dynamic context after the running test's node id."""
+class TestTimeout(Exception):
+    """Raised inside a test that ran longer than the per-test bound."""
 
-    def __init__(self, cov):
+
+def _alarm(signum, frame):
+    raise TestTimeout("stopped by agentls' per-test bound while localizing")
+
+
+class _Contexts:
+    """A pytest plugin that names coverage's dynamic context after the running test's node id.
+
+    Each test's call is bounded (SIGALRM raises in it): a test that loops forever fails after the bound
+    with the loop's lines covered, which is where the fault is.
+    """
+
+    def __init__(self, cov, test_timeout_s):
         self.cov = cov
+        self.test_timeout_s = test_timeout_s
         self.outcomes = {}
 
     @pytest.hookimpl(hookwrapper=True)
@@ -38,6 +52,18 @@ class _Contexts:
         yield
         if self.cov is not None:
             self.cov.switch_context("")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        previous = signal.signal(signal.SIGALRM, _alarm) if self.test_timeout_s else None
+        if self.test_timeout_s:
+            signal.setitimer(signal.ITIMER_REAL, self.test_timeout_s)
+        try:
+            yield
+        finally:
+            if self.test_timeout_s:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
 
     def pytest_runtest_logreport(self, report):
         first = self.outcomes.get(report.nodeid) in (None, "passed")
@@ -74,7 +100,7 @@ def localize(config):
         cov = coverage.Coverage(data_file=None, source=[root], config_file=False)
     except Exception:  # noqa: BLE001 - no usable coverage.py here: outcomes only
         cov = None
-    plugin = _Contexts(cov)
+    plugin = _Contexts(cov, config.get("test_timeout_s"))
     if cov is not None:
         cov.start()
     try:

@@ -37,9 +37,11 @@ async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeo
         shutil.rmtree(folder, ignore_errors=True)
 
 
-async def collect_coverage(sandbox: Sandbox, root: Path, pytest_args: list[str], timeout_s: float) -> dict | None:
+async def collect_coverage(sandbox: Sandbox, root: Path, pytest_args: list[str], timeout_s: float,
+                           test_timeout_s: float) -> dict | None:
     """{"coverage", "outcomes", "files"} of one suite run with per-test coverage contexts, or None."""
-    return await run_driver(sandbox, root, {"mode": "localize", "args": pytest_args}, timeout_s)
+    config = {"mode": "localize", "args": pytest_args, "test_timeout_s": test_timeout_s}
+    return await run_driver(sandbox, root, config, timeout_s)
 
 
 async def try_mutants(
