@@ -16,7 +16,8 @@ them, in the order they are tried on a line (most frequent first):
 6. `min` <-> `max` (one, or both exchanged), `True` <-> `False`, `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
 7. negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif` condition;
 8. the other comparisons (`==` <-> `!=`, `<` <-> `>`, ...);
-9. adjacent positional call arguments swapped (`f(a, b)` -> `f(b, a)`);
+9. two things in the wrong order swapped: adjacent call arguments (`f(a, b)` -> `f(b, a)`), adjacent
+   tuple items, a dict comprehension's key and value, the operands of `-`, `/`, `//`, `%`, `**`;
 10. another variable of the same function in place of a name (a wrong variable used).
 
 Missing base cases and early returns need a new statement and a value
@@ -140,13 +141,27 @@ def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list,
                 isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
             s, e = _span(text, node.test)
             negations.append((_replace(text, s, e, f"not ({text[s:e]})"), "condition negated"))
-        if isinstance(node, ast.Call) and _on_line(node, line):
-            args = [a for a in node.args if not isinstance(a, ast.Starred)]
-            for left, right in itertools.pairwise(args):
+        for left, right in _swappable(node):
+            if _on_line(left, line) and _on_line(right, line):
                 (ls, le), (rs, re_) = _span(text, left), _span(text, right)
-                swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
-                swaps.append((swapped, f"arguments `{text[ls:le]}` and `{text[rs:re_]}` swapped"))
+                if le <= rs:
+                    swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
+                    swaps.append((swapped, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped"))
     return dropped, bounds, negations, swaps
+
+
+def _swappable(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
+    """Pairs whose order matters: adjacent call arguments and tuple items, a dict comprehension's key and
+    value, the operands of a non-commutative operator."""
+    if isinstance(node, ast.Call):
+        return list(itertools.pairwise([a for a in node.args if not isinstance(a, ast.Starred)]))
+    if isinstance(node, ast.Tuple):
+        return list(itertools.pairwise([e for e in node.elts if not isinstance(e, ast.Starred)]))
+    if isinstance(node, ast.DictComp):
+        return [(node.key, node.value)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
+        return [(node.left, node.right)]
+    return []
 
 
 def scope_names(tree: ast.Module, line: int) -> list[str]:

@@ -102,3 +102,14 @@ def test_an_extra_term_is_dropped():
 def test_min_and_max_confused_with_each_other_are_exchanged_together():
     texts = [m.text for m in line_mutants("b.py", "def clamp(x, lo, hi):\n    return min(lo, max(x, hi))\n", 2)]
     assert "    return max(lo, min(x, hi))" in texts
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("    return {key: value for key, value in mapping.items()}", "    return {value: key for key, value in mapping.items()}"),
+    ("    return a - b", "    return b - a"),
+    ("    return a, b", "    return b, a"),
+    ("    return f(a, g(b))", "    return f(g(b), a)"),
+])
+def test_two_things_in_the_wrong_order_are_swapped(line: str, expected: str):
+    source = f"def f(a, b, mapping):\n{line}\n"
+    assert expected in [m.text for m in line_mutants("s.py", source, 2)]
