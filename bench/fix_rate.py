@@ -66,13 +66,17 @@ def _independent_check(workspace: Path) -> bool:
     return proc.returncode == 0
 
 
-def _found_by(workspace: Path, run_id: str) -> str:
-    """"search" when the mutant search fixed the task before any model call (from the run's summary.json)."""
-    path = workspace / ".agentls" / "runs" / run_id / "summary.json"
+def _search_outcome(workspace: Path, run_id: str) -> tuple[str, str]:
+    """("search", "file:line: before -> after") when the mutant search fixed the task, else ("", "")."""
+    journal = workspace / ".agentls" / "runs" / run_id / "journal.jsonl"
     try:
-        return json.loads(path.read_text(encoding="utf-8")).get("extra", {}).get("found_by", "") if run_id else ""
+        records = [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()] if run_id else []
     except (OSError, json.JSONDecodeError):
-        return ""
+        return "", ""
+    found = next((r.get("found") for r in records if r.get("type") == "search" and r.get("found")), None)
+    if not found:
+        return "", ""
+    return "search", f"{found['file']}:{found['line']}: {found['before'].strip()} -> {found['after'].strip()}"
 
 
 def run_task(task: Path, args: argparse.Namespace, scratch: Path) -> dict:
@@ -96,11 +100,12 @@ def run_task(task: Path, args: argparse.Namespace, scratch: Path) -> dict:
         summary = {"status": "error", "error": "last stdout line is not JSON"}
     wall = time.monotonic() - started
     usage = summary.get("usage") or {}
-    found_by = _found_by(workspace, summary.get("run_id") or "")
+    found_by, search_edit = _search_outcome(workspace, summary.get("run_id") or "")
     fixed = summary.get("status") == "fixed"
     return {
         "task": task.name, "kind": meta.get("kind", "?"), "status": summary.get("status", "error"),
         "iterations": summary.get("iterations", 0), "wall_s": round(wall, 1), "found_by": found_by,
+        "search_edit": search_edit,
         "tokens": int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0)),
         "llm_calls": usage.get("llm_calls", 0), "verified": fixed and _independent_check(workspace),
         "error": summary.get("error"), "failures": [f.get("nodeid") for f in summary.get("failures", [])][:3],
@@ -121,6 +126,10 @@ def report(results: list[dict]) -> str:
         f"median wall time per task:  {statistics.median(r['wall_s'] for r in results):.1f} s" if results else "",
         f"median tokens per task:     {statistics.median(r['tokens'] for r in results):.0f}" if results else "",
     ]
+    searched_edits = [r for r in results if r.get("search_edit")]
+    if searched_edits:
+        lines.append("fixed by the search (review: a mutant passes the tests, it may not be the intended fix):")
+        lines += [f"  {r['task']:<32} {r['search_edit']}"[:200] for r in searched_edits]
     unfixed = [r for r in results if r["status"] != "fixed" or not r["verified"]]
     if unfixed:
         lines.append("not fixed:")
