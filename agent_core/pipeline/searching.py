@@ -146,8 +146,9 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     listed = [s.as_dict() for s in suspects]
     deps.journal.write("localize", suspects=listed, evidence=evidence)
     out: dict = {"suspects": listed}
-    if not deps.settings.search.enabled or state.get("explicit_goal") or not suspects or not failing:
-        return out  # a goal the user named is more than "the tests pass": the model reads it
+    typed_goal = bool((deps.request.goal or "").strip())  # more than "the tests pass": the model reads it
+    if not deps.settings.search.enabled or typed_goal or not suspects or not failing:
+        return out
     deps.phase("testing", "trying single-edit fixes of the suspicious lines", 6)
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -11,6 +12,10 @@ import pytest
 from engine_support import journal_records, make_project, snapshot
 
 from agent_core.cli import main
+from agent_core.engine import Engine
+from agent_core.events import NullHooks
+from agent_core.models import RunRequest
+from agent_core.settings import load_settings
 
 FAST = "[search]\nmutant_timeout_s = 2\n"
 
@@ -170,3 +175,32 @@ def test_without_pytest_there_is_no_coverage_and_the_run_goes_on_to_the_model(tm
     assert len(scripted_llm.requests_for("coder")) == 1
     localize = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "localize")
     assert localize["evidence"] == "traceback" and "error" not in localize
+
+
+def test_a_typed_goal_is_left_to_the_model(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", GRADES)
+    scripted_llm.default("planner", {"approach": "fix passed", "subtasks": [
+        {"id": "t1", "description": "count scores on the mark", "priority": 5, "dependencies": [],
+         "files": ["grades.py"]}]})
+    scripted_llm.add("coder", {"edits": [{"path": "grades.py", "search": "if s > mark", "replace": "if s >= mark"}],
+                               "explanation": "reach the mark"})
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--goal",
+                  "a score equal to the mark passes; keep the list comprehension")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    assert len(scripted_llm.requests_for("coder")) == 1
+    types = [r["type"] for r in journal_records(project, run.json["run_id"])]
+    assert "localize" in types and "search" not in types
+
+
+def test_an_editors_plan_and_fix_on_a_diagnostic_is_searched(tmp_path: Path, scripted_llm):
+    """The language server's request: no typed goal, a diagnostic pointing at the failing test."""
+    project = make_project(tmp_path / "proj", GRADES)
+    request = RunRequest(kind="fix", workspace=project, target_file="test_grades.py",
+                         diagnostics=["test_exactly failed: assert 0 == 2"])
+
+    result = asyncio.run(Engine(load_settings(project, {"base_url": scripted_llm.base_url})).run(request, NullHooks()))
+
+    assert result.status == "fixed" and result.extra["found_by"] == "search" and scripted_llm.requests == []
+    assert result.change_set.files == ["grades.py"]
