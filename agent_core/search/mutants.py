@@ -14,7 +14,8 @@ them, in the order they are tried on a line (most frequent first):
 4. boolean connectives: `and` <-> `or`;
 5. arithmetic operators: `+` <-> `-`, `*` <-> `/` / `//`, `/` <-> `//`, `%`, and the augmented forms;
 6. `min` <-> `max` (one, or both exchanged), `True` <-> `False`, `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
-7. negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif` condition;
+7. negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif` condition; a value
+   computed and thrown away (`name.strip()` on its own line) returned or assigned back (`name = name.strip()`);
 8. the other comparisons (`==` <-> `!=`, `<` <-> `>`, ...);
 9. two things in the wrong order swapped: adjacent call arguments (`f(a, b)` -> `f(b, a)`), adjacent
    tuple items, a dict comprehension's key and value, the operands of `-`, `/`, `//`, `%`, `**`;
@@ -141,6 +142,8 @@ def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list,
                 isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
             s, e = _span(text, node.test)
             negations.append((_replace(text, s, e, f"not ({text[s:e]})"), "condition negated"))
+        if isinstance(node, ast.Expr) and _on_line(node, line) and not isinstance(node.value, ast.Constant):
+            negations += _discarded(text, node)
         for left, right in _swappable(node):
             if _on_line(left, line) and _on_line(right, line):
                 (ls, le), (rs, re_) = _span(text, left), _span(text, right)
@@ -148,6 +151,18 @@ def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list,
                     swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
                     swaps.append((swapped, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped"))
     return dropped, bounds, negations, swaps
+
+
+def _discarded(text: str, node: ast.Expr) -> list[tuple[str, str]]:
+    """A value computed and thrown away: returned, or assigned back to the name it was computed from."""
+    s, e = _span(text, node)
+    expr = text[s:e]
+    out = [(_replace(text, s, e, f"return {expr}"), "the discarded value returned")]
+    call = node.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+        name = call.func.value.id
+        out.append((_replace(text, s, e, f"{name} = {expr}"), f"the discarded value assigned to `{name}`"))
+    return out
 
 
 def _swappable(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:

@@ -113,3 +113,9 @@ def test_min_and_max_confused_with_each_other_are_exchanged_together():
 def test_two_things_in_the_wrong_order_are_swapped(line: str, expected: str):
     source = f"def f(a, b, mapping):\n{line}\n"
     assert expected in [m.text for m in line_mutants("s.py", source, 2)]
+
+
+def test_a_discarded_value_is_returned_or_assigned_back():
+    source = "def normalise(name):\n    cleaned = name.strip()\n    cleaned.title()\n"
+    texts = [m.text for m in line_mutants("n.py", source, 3)]
+    assert "    return cleaned.title()" in texts and "    cleaned = cleaned.title()" in texts
