@@ -9,7 +9,8 @@ them, in the order they are tried on a line (most frequent first):
 1. comparison boundaries: `<` <-> `<=`, `>` <-> `>=` (off-by-one conditions);
 2. an added or subtracted integer constant dropped (`n + 1` -> `n`), integer constants +1 / -1
    (wrong start, step, base value, index);
-3. range ends, slice bounds and indexes that are expressions: `+ 1` / `- 1`; an extra term
+3. range ends, slice bounds, indexes and factors that are expressions: `+ 1` / `- 1`
+   (`page * size` -> `(page - 1) * size`); an extra term
    dropped (`len(xs) - size` -> `len(xs)`);
 4. boolean connectives: `and` <-> `or`;
 5. arithmetic operators: `+` <-> `-`, `*` <-> `/` / `//`, `/` <-> `//`, `%`, and the augmented forms;
@@ -132,6 +133,12 @@ def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list,
                 s, e = _span(text, target)
                 inner = text[s:e] if isinstance(target, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text[s:e]})"
                 bounds += [(_replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)):
+            for operand in (node.left, node.right):  # `page * size` -> `(page - 1) * size`
+                if isinstance(operand, ast.Name) and _on_line(operand, line):
+                    s, e = _span(text, operand)
+                    bounds += [(_replace(text, s, e, f"({text[s:e]} {op} 1)"), f"`{text[s:e]}` -> `({text[s:e]} {op} 1)`")
+                               for op in "-+"]
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line):
             s, e = _span(text, node)
             ls, le = _span(text, node.left)

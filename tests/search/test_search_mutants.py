@@ -119,3 +119,8 @@ def test_a_discarded_value_is_returned_or_assigned_back():
     source = "def normalise(name):\n    cleaned = name.strip()\n    cleaned.title()\n"
     texts = [m.text for m in line_mutants("n.py", source, 3)]
     assert "    return cleaned.title()" in texts and "    cleaned = cleaned.title()" in texts
+
+
+def test_a_factor_is_off_by_one():
+    source = "def paginate(items, page, size):\n    start = page * size\n    return items[start : start + size]\n"
+    assert "    start = (page - 1) * size" in [m.text for m in line_mutants("p.py", source, 2)]
