@@ -14,7 +14,8 @@ them, in the order they are tried on a line (most frequent first):
    dropped (`len(xs) - size` -> `len(xs)`);
 4. boolean connectives: `and` <-> `or`;
 5. arithmetic operators: `+` <-> `-`, `*` <-> `/` / `//`, `/` <-> `//`, `%`, and the augmented forms;
-6. `min` <-> `max` (one, or both exchanged), `True` <-> `False`, `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
+6. `min` <-> `max` (one, or both exchanged), twin names (`startswith`/`endswith`, `lstrip`/`rstrip`,
+   `any`/`all`, `upper`/`lower`, `floor`/`ceil`), `True` <-> `False`, `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
 7. negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif` condition; a value
    computed and thrown away (`name.strip()` on its own line) returned or assigned back (`name = name.strip()`);
 8. the other comparisons (`==` <-> `!=`, `<` <-> `>`, ...);
@@ -38,7 +39,10 @@ _BOUNDARY = {"<": ["<="], "<=": ["<"], ">": [">="], ">=": [">"]}
 _ARITH = {"+": ["-"], "-": ["+"], "*": ["/", "//"], "/": ["//", "*"], "//": ["/"], "%": ["//"],
           "+=": ["-="], "-=": ["+="], "*=": ["/=", "//="], "/=": ["//="], "//=": ["/="]}
 _WORDS = {"and": ["or"], "or": ["and"], "min": ["max"], "max": ["min"], "True": ["False"], "False": ["True"],
-          "is": ["=="], "break": ["continue"], "continue": ["break"]}
+          "is": ["=="], "break": ["continue"], "continue": ["break"],
+          # twin names that are easy to confuse
+          "startswith": ["endswith"], "endswith": ["startswith"], "lstrip": ["rstrip"], "rstrip": ["lstrip"],
+          "any": ["all"], "all": ["any"], "upper": ["lower"], "lower": ["upper"], "floor": ["ceil"], "ceil": ["floor"]}
 _FLIPS = {"==": ["!="], "!=": ["=="], "<": [">", ">=", "==", "!="], "<=": [">=", ">", "==", "!="],
           ">": ["<", "<=", "==", "!="], ">=": ["<=", "<", "==", "!="]}
 MAX_NAME_SWAPS = 16

@@ -124,3 +124,8 @@ def test_a_discarded_value_is_returned_or_assigned_back():
 def test_a_factor_is_off_by_one():
     source = "def paginate(items, page, size):\n    start = page * size\n    return items[start : start + size]\n"
     assert "    start = (page - 1) * size" in [m.text for m in line_mutants("p.py", source, 2)]
+
+
+def test_twin_names_are_exchanged():
+    texts = [m.text for m in line_mutants("s.py", 'def f(name):\n    return name.startswith(".py")\n', 2)]
+    assert '    return name.endswith(".py")' in texts
