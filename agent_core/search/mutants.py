@@ -10,14 +10,15 @@ them, in the order they are tried on a line (most frequent first):
 2. an added or subtracted integer constant dropped (`n + 1` -> `n`), integer constants +1 / -1
    (wrong start, step, base value, index);
 3. range ends, slice bounds, indexes and factors that are expressions: `+ 1` / `- 1`
-   (`page * size` -> `(page - 1) * size`); an extra term
-   dropped (`len(xs) - size` -> `len(xs)`);
+   (`page * size` -> `(page - 1) * size`); an extra term dropped (`len(xs) - size` -> `len(xs)`);
 4. boolean connectives: `and` <-> `or`;
 5. arithmetic operators: `+` <-> `-`, `*` <-> `/` / `//`, `/` <-> `//`, `%`, and the augmented forms;
-6. `min` <-> `max` (one, or both exchanged), twin names (`startswith`/`endswith`, `lstrip`/`rstrip`,
-   `any`/`all`, `upper`/`lower`, `floor`/`ceil`), `True` <-> `False`, `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
-7. negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif` condition; a value
-   computed and thrown away (`name.strip()` on its own line) returned or assigned back (`name = name.strip()`);
+6. `min` <-> `max` (one, or both exchanged), twin names (`startswith`/`endswith`,
+   `lstrip`/`rstrip`, `any`/`all`, `upper`/`lower`, `floor`/`ceil`), `True` <-> `False`,
+   `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
+7. turned round: negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif`
+   condition; a value computed and thrown away (`name.strip()` on its own line) returned or
+   assigned back (`name = name.strip()`); `reverse=True` added to a sort;
 8. the other comparisons (`==` <-> `!=`, `<` <-> `>`, ...);
 9. two things in the wrong order swapped: adjacent call arguments (`f(a, b)` -> `f(b, a)`), adjacent
    tuple items, a dict comprehension's key and value, the operands of `-`, `/`, `//`, `%`, `**`;
@@ -118,53 +119,96 @@ def _on_line(node: ast.AST, line: int) -> bool:
     return getattr(node, "lineno", None) == line and getattr(node, "end_lineno", None) == line
 
 
-def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list, list, list, list]:
-    """(`+ c` / `- c` dropped, bounds +-1, negations added, swapped arguments) for the nodes of one line."""
-    dropped: list[tuple[str, str]] = []
-    bounds: list[tuple[str, str]] = []
-    negations: list[tuple[str, str]] = []
-    swaps: list[tuple[str, str]] = []
+Edit = tuple[str, str]  # (the new line, a description)
+
+
+def _off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
+    """`+ 1` / `- 1` on a range end, a slice bound, an index or a factor that is not a literal."""
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
+        targets.append(node.args[1] if len(node.args) > 1 else node.args[0])
+    if isinstance(node, ast.Slice):
+        targets += [b for b in (node.lower, node.upper) if b is not None]
+    if isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+        targets.append(node.slice)
+    out: list[Edit] = []
+    for target in targets:
+        if _on_line(target, line) and not isinstance(target, ast.Constant):
+            s, e = _span(text, target)
+            atom = isinstance(target, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+            inner = text[s:e] if atom else f"({text[s:e]})"
+            out += [(_replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)):
+        for operand in (node.left, node.right):  # `page * size` -> `(page - 1) * size`
+            if isinstance(operand, ast.Name) and _on_line(operand, line):
+                s, e = _span(text, operand)
+                out += [(_replace(text, s, e, f"({operand.id} {op} 1)"), f"`{operand.id}` -> `({operand.id} {op} 1)`")
+                        for op in "-+"]
+    return out
+
+
+def _dropped_term(text: str, node: ast.AST, line: int) -> tuple[list[Edit], list[Edit]]:
+    """(`x + c` -> `x` for an integer c, `x - y` -> `x` for any other term)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line)):
+        return [], []
+    s, e = _span(text, node)
+    ls, le = _span(text, node.left)
+    edit = (_replace(text, s, e, text[ls:le]), f"`{text[s:e]}` -> `{text[ls:le]}`")
+    constant = isinstance(node.right, ast.Constant) and type(node.right.value) is int
+    return ([edit], []) if constant else ([], [edit])  # an extra `+ 1` is likelier than an extra term
+
+
+def _turned(text: str, node: ast.AST, line: int) -> list[Edit]:
+    """A condition negated, a sort reversed, a discarded value returned or assigned back."""
+    out: list[Edit] = []
+    if isinstance(node, (ast.If, ast.While)) and _on_line(node.test, line) and not (
+            isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
+        s, e = _span(text, node.test)
+        out.append((_replace(text, s, e, f"not ({text[s:e]})"), "condition negated"))
+    if isinstance(node, ast.Call) and _is_sort(node) and _on_line(node, line):
+        e = _span(text, node)[1]
+        sep = ", " if node.args or node.keywords else ""
+        out.append((text[:e - 1] + f"{sep}reverse=True" + text[e - 1:], "`reverse=True` added"))
+    if isinstance(node, ast.Expr) and _on_line(node, line) and not isinstance(node.value, ast.Constant):
+        out += _discarded(text, node)
+    return out
+
+
+def _swaps(text: str, node: ast.AST, line: int) -> list[Edit]:
+    out: list[Edit] = []
+    for left, right in _swappable(node):
+        if _on_line(left, line) and _on_line(right, line):
+            (ls, le), (rs, re_) = _span(text, left), _span(text, right)
+            if le <= rs:
+                swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
+                out.append((swapped, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped"))
+    return out
+
+
+def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list[Edit], list[Edit], list[Edit], list[Edit]]:
+    """(`+ c` dropped, off by one and extra terms, turned round, swapped) for the nodes of one line."""
+    dropped: list[Edit] = []
+    bounds: list[Edit] = []
+    turned: list[Edit] = []
+    swaps: list[Edit] = []
     for node in nodes:
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
-            targets.append(node.args[1] if len(node.args) > 1 else node.args[0])
-        if isinstance(node, ast.Slice):
-            targets += [b for b in (node.lower, node.upper) if b is not None]
-        if isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
-            targets.append(node.slice)
-        for target in targets:
-            if _on_line(target, line) and not isinstance(target, ast.Constant):
-                s, e = _span(text, target)
-                inner = text[s:e] if isinstance(target, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({text[s:e]})"
-                bounds += [(_replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)):
-            for operand in (node.left, node.right):  # `page * size` -> `(page - 1) * size`
-                if isinstance(operand, ast.Name) and _on_line(operand, line):
-                    s, e = _span(text, operand)
-                    bounds += [(_replace(text, s, e, f"({text[s:e]} {op} 1)"), f"`{text[s:e]}` -> `({text[s:e]} {op} 1)`")
-                               for op in "-+"]
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line):
-            s, e = _span(text, node)
-            ls, le = _span(text, node.left)
-            edit = (_replace(text, s, e, text[ls:le]), f"`{text[s:e]}` -> `{text[ls:le]}`")
-            constant = isinstance(node.right, ast.Constant) and type(node.right.value) is int
-            (dropped if constant else bounds).append(edit)  # an extra `+ 1` is likelier than an extra term
-        if isinstance(node, (ast.If, ast.While)) and _on_line(node.test, line) and not (
-                isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
-            s, e = _span(text, node.test)
-            negations.append((_replace(text, s, e, f"not ({text[s:e]})"), "condition negated"))
-        if isinstance(node, ast.Expr) and _on_line(node, line) and not isinstance(node.value, ast.Constant):
-            negations += _discarded(text, node)
-        for left, right in _swappable(node):
-            if _on_line(left, line) and _on_line(right, line):
-                (ls, le), (rs, re_) = _span(text, left), _span(text, right)
-                if le <= rs:
-                    swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
-                    swaps.append((swapped, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped"))
-    return dropped, bounds, negations, swaps
+        constant_term, other_term = _dropped_term(text, node, line)
+        dropped += constant_term
+        bounds += _off_by_one(text, node, line) + other_term
+        turned += _turned(text, node, line)
+        swaps += _swaps(text, node, line)
+    return dropped, bounds, turned, swaps
 
 
-def _discarded(text: str, node: ast.Expr) -> list[tuple[str, str]]:
+def _is_sort(node: ast.Call) -> bool:
+    if any(k.arg == "reverse" for k in node.keywords):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "sorted") or (
+        isinstance(func, ast.Attribute) and func.attr == "sort")
+
+
+def _discarded(text: str, node: ast.Expr) -> list[Edit]:
     """A value computed and thrown away: returned, or assigned back to the name it was computed from."""
     s, e = _span(text, node)
     expr = text[s:e]
@@ -236,8 +280,8 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     tokens = _tokens(source, line)
     nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
     tiers = _token_edits(text, tokens)
-    dropped, bounds, negations, swaps = _node_edits(text, nodes, line)
-    groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], negations, tiers[5], swaps,
+    dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
+    groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
               _name_edits(text, tokens, scope_names(tree, line))]
     out: list[Mutant] = []
     seen = {text}

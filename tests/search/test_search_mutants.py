@@ -129,3 +129,11 @@ def test_a_factor_is_off_by_one():
 def test_twin_names_are_exchanged():
     texts = [m.text for m in line_mutants("s.py", 'def f(name):\n    return name.startswith(".py")\n', 2)]
     assert '    return name.endswith(".py")' in texts
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("    return sorted(scores)[:n]", "    return sorted(scores, reverse=True)[:n]"),
+    ("    scores.sort()", "    scores.sort(reverse=True)"),
+])
+def test_a_sort_is_turned_round(line: str, expected: str):
+    assert expected in [m.text for m in line_mutants("s.py", f"def f(scores, n):\n{line}\n", 2)]
