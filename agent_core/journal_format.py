@@ -242,7 +242,8 @@ def _search(r: dict[str, Any], fmt: Format, depth: int) -> None:
              + (f", stopped: {r['stopped']}" if r.get("stopped") else ""), depth)
     if found:
         fmt.line(f"candidate for review, {found.get('file')}:{found.get('line')} {found.get('description')}:", depth + 1)
-        fmt.block(f"- {found.get('before', '')}\n+ {found.get('after', '')}", depth + 1, "diff")
+        after = "\n".join(f"+ {line}" for line in str(found.get("after", "")).split("\n"))
+        fmt.block(f"- {found.get('before', '')}\n{after}", depth + 1, "diff")
 
 
 _HANDLERS = {

@@ -22,10 +22,14 @@ them, in the order they are tried on a line (most frequent first):
 8. the other comparisons (`==` <-> `!=`, `<` <-> `>`, ...);
 9. two things in the wrong order swapped: adjacent call arguments (`f(a, b)` -> `f(b, a)`), adjacent
    tuple items, a dict comprehension's key and value, the operands of `-`, `/`, `//`, `%`, `**`;
-10. another variable of the same function in place of a name (a wrong variable used).
+10. another variable of the same function in place of a name (a wrong variable used);
+11. a missing base case of a recursive function (the largest edit, tried last): `if p < c: return p`,
+    `if p <= c: return p` or `if p == c: return c` before its first statement, for its first
+    parameter and the small integer constants of the module.
 
-Missing base cases and early returns need a new statement and a value
-(what to return): they are left to the model, which sees the suspects.
+Other missing early returns need a condition and a value nothing on the
+line suggests: they are left to the model, which sees the suspects. A
+mutant's `text` may hold several lines (an inserted base case).
 """
 
 from __future__ import annotations
@@ -259,6 +263,41 @@ def _name_edits(text: str, tokens: list[tokenize.TokenInfo], names: list[str]) -
     return out[:MAX_NAME_SWAPS]
 
 
+BASE_CASE_CONSTANTS = 6  # integer constants of the module tried in an inserted base case
+
+
+def _recursive_function(tree: ast.Module, line: int) -> ast.FunctionDef | None:
+    """The function whose first statement (after a docstring) is `line`, when it calls itself."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef) or not node.args.args:
+            continue
+        body = node.body[1:] if ast.get_docstring(node) is not None and len(node.body) > 1 else node.body
+        calls_itself = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == node.name
+                           for c in ast.walk(node))
+        if body and body[0].lineno == line and calls_itself:
+            return node
+    return None
+
+
+def _base_cases(tree: ast.Module, text: str, line: int) -> list[Edit]:
+    """A missing base case of a recursive function, inserted before its first statement:
+    `if p < c: return p`, `if p <= c: return p`, `if p == c: return c` for its first parameter p and the
+    module's small integer constants c (0, 1, 2 and the ones the module uses)."""
+    function = _recursive_function(tree, line)
+    if function is None:
+        return []
+    param = function.args.args[0].arg
+    used = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) is int]
+    constants = list(dict.fromkeys([0, 1, 2, *sorted(set(used), key=used.index)]))[:BASE_CASE_CONSTANTS]
+    indent = text[:len(text) - len(text.lstrip())]
+    out: list[Edit] = []
+    for c in constants:
+        for test, value in ((f"{param} < {c}", param), (f"{param} <= {c}", param), (f"{param} == {c}", str(c))):
+            guard = f"{indent}if {test}:\n{indent}    return {value}\n"
+            out.append((guard + text, f"base case `if {test}: return {value}` added"))
+    return out
+
+
 def _parses(source: str) -> bool:
     try:
         ast.parse(source)
@@ -282,7 +321,7 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     tiers = _token_edits(text, tokens)
     dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
-              _name_edits(text, tokens, scope_names(tree, line))]
+              _name_edits(text, tokens, scope_names(tree, line)), _base_cases(tree, text, line)]
     out: list[Mutant] = []
     seen = {text}
     for tier, new, description in [(tier, *edit) for tier, group in enumerate(groups) for edit in group]:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,15 @@ def test_an_editors_plan_and_fix_on_a_diagnostic_is_searched(tmp_path: Path, scr
 
     assert result.status == "fixed" and result.extra["found_by"] == "search" and scripted_llm.requests == []
     assert result.change_set.files == ["grades.py"]
+
+
+def test_the_demo_example_is_fixed_by_an_inserted_base_case(tmp_path: Path, scripted_llm, run_fix):
+    example = Path(__file__).resolve().parents[2] / "examples" / "digits"
+    project = tmp_path / "digits"
+    shutil.copytree(example, project, ignore=shutil.ignore_patterns(".agentls", "__pycache__", ".pytest_cache"))
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    assert scripted_llm.requests == []
+    assert _changed_lines(project, run.json["run_id"]) == ["+    if n < 10:", "+        return n"]

@@ -137,3 +137,13 @@ def test_twin_names_are_exchanged():
 ])
 def test_a_sort_is_turned_round(line: str, expected: str):
     assert expected in [m.text for m in line_mutants("s.py", f"def f(scores, n):\n{line}\n", 2)]
+
+
+def test_a_missing_base_case_is_inserted_into_a_recursive_function_only():
+    source = ('def root(n):\n    """Digital root."""\n    return root(total(n))\n\n\n'
+              "def total(n):\n    return n % 10 + n // 10\n")
+    mutants = line_mutants("r.py", source, 3)
+    assert ("    if n < 10:\n        return n\n    return root(total(n))", "base case `if n < 10: return n` added") in [
+        (m.text, m.description) for m in mutants]
+    assert mutants[-1].tier == max(m.tier for m in mutants), "the largest edit comes last"
+    assert not any("base case" in m.description for m in line_mutants("r.py", source, 7)), "total is not recursive"
