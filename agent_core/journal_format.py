@@ -230,8 +230,33 @@ def _explanation(r: dict[str, Any], fmt: Format, depth: int) -> None:
     fmt.line(f"explanation ({r.get('source', '?')}): {trim(r.get('text') or '', 400)}{problem}", depth)
 
 
+def _localize(r: dict[str, Any], fmt: Format, depth: int) -> None:
+    suspects = r.get("suspects") or []
+    fmt.line(f"localized from {r.get('evidence', '?')}: {len(suspects)} suspect(s)"
+             + (f" (failed: {r['error']})" if r.get("error") else ""), depth)
+    for s in suspects[:5]:
+        where = f"{s.get('function') or '<module>'} ({s.get('file')}:{s.get('start_line')}-{s.get('end_line')})"
+        lines = ", ".join(str(n) for n in (s.get("lines") or [])[:5])
+        fmt.line(f"{float(s.get('score') or 0):.3f} {where}, lines {lines}", depth + 1)
+
+
+def _search(r: dict[str, Any], fmt: Format, depth: int) -> None:
+    if r.get("error"):
+        fmt.line(f"mutant search failed: {r['error']}", depth)
+        return
+    found = r.get("found")
+    fmt.line(f"mutant search: {r.get('tried', 0)} of {r.get('mutants', 0)} tried, {r.get('passed_failing', 0)} passed "
+             f"the failing tests, {r.get('timeouts', 0)} stopped by the time bound"
+             + (f", stopped: {r['stopped']}" if r.get("stopped") else ""), depth)
+    if found:
+        fmt.line(f"candidate for review, {found.get('file')}:{found.get('line')} {found.get('description')}:", depth + 1)
+        after = "\n".join(f"+ {line}" for line in str(found.get("after", "")).split("\n"))
+        fmt.block(f"- {found.get('before', '')}\n{after}", depth + 1, "diff")
+
+
 _HANDLERS = {
     "llm_call": _llm_call, "tool_call": _tool_call, "test_report": _test_report, "gate": _gate,
     "reflection": _reflection, "plan": _plan, "event": _event, "change_set": _change_set,
     "explanation": _explanation,
+    "localize": _localize, "search": _search,
 }

@@ -108,6 +108,19 @@ class MemorySettings(BaseModel):
     )
 
 
+class SearchSettings(BaseModel):
+    """Fault localization and the mutant search tried before any model call."""
+
+    model_config = _CONFIG
+
+    enabled: bool = Field(default=True, description="Try single-edit mutants of the suspicious lines before asking the model.")
+    max_mutants: int = Field(default=300, ge=1, le=5000, description="Most mutants tried per run.")
+    budget_s: float = Field(default=60.0, gt=0, description="Seconds the mutant search may spend on the failing tests.")
+    mutant_timeout_s: float = Field(
+        default=5.0, gt=0, description="Seconds one mutant may run the failing tests before it is stopped."
+    )
+
+
 class Settings(BaseModel):
     """Everything a user can configure about agentls."""
 
@@ -154,6 +167,7 @@ class Settings(BaseModel):
     )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
+    search: SearchSettings = Field(default_factory=SearchSettings, description="Localization and mutant search.")
     prompts: dict[str, str] = Field(
         default_factory=dict, description="Prompt overrides per role: template text or a path to a file."
     )
@@ -254,6 +268,8 @@ def env_settings(env: Mapping[str, str]) -> dict[str, Any]:
         out["base_url"] = base_url
     if env.get("AGENTLS_MODEL"):
         out["model"] = env["AGENTLS_MODEL"]
+    if env.get("AGENTLS_SEARCH"):
+        out["search"] = {"enabled": env["AGENTLS_SEARCH"].strip().lower() not in ("0", "false", "no", "off")}
     return out
 
 

@@ -21,7 +21,7 @@ Generated from `agent_core/settings.py` by `python -m agent_core.settings_doc`.
 Sources, later winning: defaults, `[tool.agentls]` in the workspace's
 `pyproject.toml`, `.agentls.toml`, the environment (`AGENTLS_BASE_URL`,
 `AGENTLS_API_KEY`, `AGENTLS_MODEL`, falling back to `OPENAI_BASE_URL` /
-`OPENAI_API_KEY`), then command-line flags or the editor's settings
+`OPENAI_API_KEY`; `AGENTLS_SEARCH=0` turns `search.enabled` off), then command-line flags or the editor's settings
 (`initializationOptions` and `workspace/configuration`, section `agentls`).
 Keys may be written snake_case (files) or camelCase (editors). API keys are
 never read from files: `api_key_env` names the variable holding one.

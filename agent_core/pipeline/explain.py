@@ -95,22 +95,30 @@ def templated(change_set: ChangeSet, baseline: TestReport | None, fixed: list[st
     return f"{wrong}. Changed {where}; {passes} now {verb}."
 
 
+async def _model_sentences(
+    llm: LLMClient, template: str, goal: str, baseline: TestReport | None, change_set: ChangeSet, tests: str,
+) -> tuple[str, str]:
+    """(the explainer's sentences, "") or ("", why they are not usable)."""
+    try:
+        call = explain(llm, template, goal=goal, failure=failure_text(baseline),
+                       diff=change_set.unified_diff()[:DIFF_CHARS], tests=tests)
+        return clean_answer(await asyncio.wait_for(call, TIMEOUT_S))
+    except Exception as exc:  # noqa: BLE001 - an explanation must never fail a verified run
+        return "", f"the model call failed: {_first_line(str(exc), 200) or type(exc).__name__}"
+
+
 async def explain_change(
     llm: LLMClient, template: str, journal: Journal, *, goal: str, change_set: ChangeSet,
-    baseline: TestReport | None, report: TestReport | None,
+    baseline: TestReport | None, report: TestReport | None, use_model: bool = True,
 ) -> str:
     """The run's explanation ("" when nothing changed); never raises for a failed model call."""
     if not change_set.changes:
         return ""
     fixed = fixed_tests(baseline, report)
     tests = "\n".join(fixed) or "(no test failed before the change; the tests still pass)"
-    try:
-        call = explain(llm, template, goal=goal, failure=failure_text(baseline),
-                       diff=change_set.unified_diff()[:DIFF_CHARS], tests=tests)
-        answer = await asyncio.wait_for(call, TIMEOUT_S)
-        text, problem = clean_answer(answer)
-    except Exception as exc:  # noqa: BLE001 - an explanation must never fail a verified run
-        text, problem = "", f"the model call failed: {_first_line(str(exc), 200) or type(exc).__name__}"
+    text, problem = "", "not asked: a single-edit fix found by the search"
+    if use_model:
+        text, problem = await _model_sentences(llm, template, goal, baseline, change_set, tests)
     source = "model"
     if not text:
         text, source = templated(change_set, baseline, fixed, goal), "template"

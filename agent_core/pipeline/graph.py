@@ -1,11 +1,12 @@
 """The pipeline graph: wiring only (nodes in nodes.py/coding.py/reflecting.py, routers in routers.py).
 
-    START -> baseline -> plan -> code -> gate -> test -> finalize -> END
+    START -> baseline -> search -> plan -> code -> gate -> test -> finalize -> END
                                   ^                 |
                                   +-- reflect <-----+   tests fail, budget left
                          replan <---- reflect           same signature twice
                                   escalate <--- test            rounds spent, a fallback model set
                                   (escalate -> reflect: the fallback model's rounds)
+    (search -> finalize when a single-edit mutant passes every test; tasks go baseline -> plan)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agent_core.pipeline.checkpoint import shadow_files
 from agent_core.pipeline.coding import code
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.reflecting import reflect
+from agent_core.pipeline.searching import search
 from agent_core.pipeline.state import RunState
 
 
@@ -45,10 +47,11 @@ def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
     g = StateGraph(RunState)
     for name, node in [("baseline", nodes.baseline), ("plan", nodes.plan), ("code", code), ("gate", nodes.gate),
                        ("test", nodes.test), ("reflect", reflect), ("replan", nodes.replan),
-                       ("finalize", nodes.finalize), ("escalate", nodes.escalate)]:
+                       ("finalize", nodes.finalize), ("escalate", nodes.escalate), ("search", search)]:
         g.add_node(name, _bound(name, node, deps))
     g.add_edge(START, "baseline")
-    g.add_conditional_edges("baseline", routers.after_baseline, ["plan", "finalize"])
+    g.add_conditional_edges("baseline", routers.after_baseline, ["search", "plan", "finalize"])
+    g.add_conditional_edges("search", routers.after_search, ["plan", "finalize"])
     g.add_conditional_edges("plan", routers.after_plan, ["code", "finalize"])
     g.add_conditional_edges("replan", routers.after_plan, ["code", "finalize"])
     g.add_conditional_edges("code", routers.after_code, ["gate", "finalize"])

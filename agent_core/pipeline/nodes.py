@@ -181,6 +181,9 @@ async def test(state: RunState, deps: RunDeps) -> dict:
 async def finalize(state: RunState, deps: RunDeps) -> dict:
     """Decide the status from the last sandboxed test report; a verified outcome goes to memory (recall.py)."""
     deps.phase("finalizing", "finalizing", 97)
+    if state.get("found_by") == "search":  # a verified single-edit fix: remembered like any verified change
+        await remember_outcome(state, deps, state["status"], compute_change_set(deps.shadow))
+        return {}
     if state.get("status"):
         return {}
     report = TestReport.model_validate(state["report"]) if state.get("report") else None

@@ -12,14 +12,18 @@ def _ended(state: RunState) -> bool:
     return bool(state.get("status"))
 
 
-def after_baseline(state: RunState) -> Literal["plan", "finalize"]:
+def after_baseline(state: RunState) -> Literal["search", "plan", "finalize"]:
     if _ended(state):
         return "finalize"
     report = state.get("baseline")
     nothing_asked = state.get("kind") == "fix" and not state.get("explicit_goal")
     if nothing_asked and report and TestReport.model_validate(report).ok:
         return "finalize"  # "fix the failing tests" with none failing: nothing to do
-    return "plan"
+    return "search" if state.get("kind") == "fix" else "plan"
+
+
+def after_search(state: RunState) -> Literal["plan", "finalize"]:
+    return "finalize" if _ended(state) else "plan"
 
 
 def after_plan(state: RunState) -> Literal["code", "finalize"]:

@@ -90,8 +90,11 @@ async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, fina
         return ""
     baseline = TestReport.model_validate(final["baseline"]) if final.get("baseline") else None
     report = TestReport.model_validate(final["report"]) if final.get("report") else None
+    # A mutant the search found describes itself (the changed function, the tests it fixes): the templated
+    # sentence keeps a search fix at 0 tokens.
     return await explain_change(llm, prompts["explainer"], journal, goal=final.get("goal") or "",
-                                change_set=attempt, baseline=baseline, report=report)
+                                change_set=attempt, baseline=baseline, report=report,
+                                use_model=final.get("found_by") != "search")
 
 
 def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, llm: Any, journal: Journal) -> RunResult:
@@ -104,6 +107,10 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     if final.get("error_kind"):
         extra["error_kind"] = final["error_kind"]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
+    summary = _summary(status, report, attempt)
+    if final.get("found_by"):
+        extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
+        summary += " by a single-edit mutant the search found, with no model call: review it"
     if not verified and last_try:
         extra["attempt_diff"] = last_try  # the last unverified attempt, for inspection only
     if status == "unfixed" and attempt.changes:  # the shadow holds the best state: the editor's "Show best attempt"
@@ -112,7 +119,7 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     return RunResult(
         run_id=run_id, kind=request.kind, status=status, iterations=final.get("iteration", 0),
         change_set=attempt if verified else ChangeSet(), report=report, usage=llm.total_usage(),
-        usage_by_role=llm.usage_by_role(), error=final.get("error"), summary=_summary(status, report, attempt),
+        usage_by_role=llm.usage_by_role(), error=final.get("error"), summary=summary,
         extra=extra,
     )
 

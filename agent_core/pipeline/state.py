@@ -38,6 +38,7 @@ class RunState(TypedDict, total=False):
     suspects: list[dict[str, Any]]  # localized functions/lines, best first (pipeline/suspects.py has the shape)
     checked: dict[str, Any] | None  # models.TestReport of the whole suite on the shadow as the code node left it
     escalated: bool  # the first model's rounds failed: the fallback model codes from here on
+    found_by: str  # "search" when a mutant fixed the run before any model call
     status: str  # set by finalize or by a node that ends the run
     error: str | None
     error_kind: str  # with status "error": "config" for an environment problem (the CLI exits 2)

@@ -1,0 +1,167 @@
+"""The `search` node: localize the fault, then try single-edit mutants before any model call.
+
+Runs between baseline and plan in "fix" runs whose baseline has failing tests.
+Localization (agent_core.search.localize) ranks suspicious functions and lines
+from per-test coverage and the failing tracebacks; the ranking goes into the
+state as `suspects` for the coder. Then mutants of the top lines
+(agent_core.search.mutants) run against the failing tests in one sandboxed
+process with a per-mutant time bound; a mutant that passes them is written
+into the shadow and the whole suite is run with the normal runner. The first
+that passes everything ends the run `fixed` with no model call (a candidate
+the user reviews, like any fix); otherwise the shadow is restored exactly and
+the run goes on to plan. Nothing here can fail the run: a localization or
+search that breaks is journaled and skipped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_core.events import TestReportEvent
+from agent_core.models import TestReport
+from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.state import RunState
+from agent_core.search.localize import (
+    Suspect,
+    combine,
+    coverage_scores,
+    rank,
+    traceback_scores,
+)
+from agent_core.search.mutants import Mutant, line_mutants
+from agent_core.search.sandboxed import collect_coverage, try_mutants
+from agent_core.testing.runner import pytest_argv
+from agent_core.workspace.shadow import read_exact, write_exact
+
+PASSING_PER_DRIVER_RUN = 3  # mutants passing the failing tests that are then checked against the whole suite
+
+
+async def _localize(deps: RunDeps, report: TestReport) -> tuple[list[Suspect], str, list[str]]:
+    """Suspects, the evidence used ("coverage" or "traceback"), and the failing test ids."""
+    root = deps.shadow.root
+    failing = [f.nodeid for f in report.failures]
+    is_pytest, argv = pytest_argv(deps.settings.test_command, deps.sandbox.python)
+    data = None
+    if is_pytest and not report.timed_out and report.limit_hit is None:
+        timeout = min(deps.settings.sandbox.timeout_s, max(30.0, 4 * report.duration_s + 10))
+        per_test = max(10.0, 2 * deps.settings.search.mutant_timeout_s)  # a looping test fails, its loop covered
+        data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test)
+    boosts = traceback_scores(report, root)
+    outcomes = (data or {}).get("outcomes") or {}
+    failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
+    if data and data.get("files") and failed_ids:
+        return rank(combine(coverage_scores(data["files"], outcomes), boosts), root), "coverage", failed_ids
+    return rank(boosts, root), "traceback", failing
+
+
+def candidates(root: Path, suspects: list[Suspect], limit: int) -> list[Mutant]:
+    """Mutants of the suspects' lines: best suspect first, its lines best first; among lines that are
+    equally suspicious, the catalogue's likelier bug classes first (then line order)."""
+    out: list[Mutant] = []
+    for suspect in suspects:
+        try:
+            source = read_exact(root / suspect.file)
+        except (OSError, UnicodeDecodeError):
+            continue
+        scores = suspect.line_scores or [suspect.score] * len(suspect.lines)
+        for _, tied in itertools.groupby(zip(suspect.lines, scores, strict=True), key=lambda pair: pair[1]):
+            batch = [m for line, _ in tied for m in line_mutants(suspect.file, source, line)]
+            out += sorted(batch, key=lambda m: m.tier)
+            if len(out) >= limit:
+                return out[:limit]
+    return out
+
+
+def _apply(root: Path, mutant: Mutant) -> str:
+    """Write `mutant` into the file; the file's previous text."""
+    target = root / mutant.path
+    before = read_exact(target)
+    lines = before.split("\n")
+    lines[mutant.line - 1] = mutant.text
+    write_exact(target, "\n".join(lines))
+    return before
+
+
+async def _verify(deps: RunDeps, mutant: Mutant) -> TestReport | None:
+    """The whole suite's report with `mutant` in the shadow, kept there when it passes; else None, shadow restored."""
+    shadow = deps.shadow
+    known = mutant.path in shadow.originals
+    shadow.remember(mutant.path)
+    before = _apply(shadow.root, mutant)
+    s = deps.settings
+    report = None
+    try:
+        report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, s.sandbox.timeout_s)
+        return report if report.ok else None
+    finally:
+        if report is None or not report.ok:  # restored exactly, however the run ended
+            write_exact(shadow.root / mutant.path, before)
+            if not known:
+                shadow.originals.pop(mutant.path, None)
+
+
+async def _find(deps: RunDeps, failing: list[str], mutants: list[Mutant]) -> tuple[Mutant | None, TestReport | None, dict]:
+    s = deps.settings.search
+    deadline = time.monotonic() + s.budget_s
+    stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
+    index = 0
+    while index < len(mutants) and time.monotonic() < deadline:
+        results, stopped = await try_mutants(deps.sandbox, deps.shadow.root, failing, mutants[index:],
+                                             mutant_timeout_s=s.mutant_timeout_s, budget_s=deadline - time.monotonic(),
+                                             max_passing=PASSING_PER_DRIVER_RUN)
+        stats["stopped"] = stopped
+        index += len(results)
+        stats["tried"] += len(results)
+        stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
+        for mutant, outcome in results:
+            if outcome == "passed":
+                stats["passed_failing"] += 1
+                report = await _verify(deps, mutant)
+                if report is not None:
+                    return mutant, report, stats
+        if stopped != "enough" or not results:
+            break
+    return None, None, stats
+
+
+def _found(mutant: Mutant, before: str) -> dict:
+    return {"file": mutant.path, "line": mutant.line, "description": mutant.description,
+            "before": before, "after": mutant.text}
+
+
+async def search(state: RunState, deps: RunDeps) -> dict:
+    """Localize, then look for a single-edit fix; `suspects` always, `status: fixed` when a mutant passes all."""
+    report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+    if state.get("kind") != "fix" or report is None or report.ok:
+        return {}
+    deps.phase("testing", "localizing the failure", 5)
+    try:
+        suspects, evidence, failing = await _localize(deps, report)
+    except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
+        deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
+        return {"suspects": []}
+    listed = [s.as_dict() for s in suspects]
+    deps.journal.write("localize", suspects=listed, evidence=evidence)
+    out: dict = {"suspects": listed}
+    typed_goal = bool((deps.request.goal or "").strip())  # more than "the tests pass": the model reads it
+    if not deps.settings.search.enabled or typed_goal or not suspects or not failing:
+        return out
+    deps.phase("testing", "trying single-edit fixes of the suspicious lines", 6)
+    mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants)
+    originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
+    try:
+        winner, passed, stats = await _find(deps, failing, mutants)
+    except Exception as exc:  # noqa: BLE001 - the search is an aid too
+        deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
+        winner, passed, stats = None, None, {}
+    if winner is None or passed is None:
+        deps.journal.write("search", found=None, **stats)
+        return out
+    before = originals[winner.path].split("\n")[winner.line - 1]
+    deps.journal.write("search", found=_found(winner, before), **stats)
+    deps.journal.write("test_report", report=passed.model_dump(mode="json"))
+    deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=passed))
+    return {**out, "status": "fixed", "found_by": "search", "report": passed.model_dump(mode="json")}

@@ -1,0 +1,1 @@
+"""Fault localization and the single-edit mutant search tried before any model call."""

@@ -1,0 +1,230 @@
+"""Runs inside the sandbox for localization and mutant search; writes one JSON result (copied into the shadow).
+
+Stdlib + pytest (+ coverage for localization) only. Usage:
+    python driver.py CONFIG_JSON
+CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_s": s, "out": "rel.json"}
+    runs the suite once under coverage.py, one coverage context per test node id, each test's call
+    bounded by `test_timeout_s`, and writes
+    {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}}}.
+CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text"}],
+    "timeout_s": s, "budget_s": s, "max_passing": n, "out": "rel.json"}
+    starts pytest once on the failing tests and, at collection time, forks a child per mutant that
+    serves the mutated source of `path` to the import system (the files on disk are never written),
+    collects, runs the tests and exits with pytest's status; a child that outlives `timeout_s` is
+    killed with its process group. Writes
+    {"results": [{"id", "outcome": "passed" | "failed" | "timeout"}], "stopped": null | "budget" | "enough"}.
+"""
+
+import importlib.machinery
+import json
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+
+class TestTimeout(Exception):
+    """Raised inside a test that ran longer than the per-test bound."""
+
+
+def _alarm(signum, frame):
+    raise TestTimeout("stopped by agentls' per-test bound while localizing")
+
+
+class _Contexts:
+    """A pytest plugin that names coverage's dynamic context after the running test's node id.
+
+    Each test's call is bounded (SIGALRM raises in it): a test that loops forever fails after the bound
+    with the loop's lines covered, which is where the fault is.
+    """
+
+    def __init__(self, cov, test_timeout_s):
+        self.cov = cov
+        self.test_timeout_s = test_timeout_s
+        self.outcomes = {}
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        if self.cov is not None:
+            self.cov.switch_context(item.nodeid)
+        yield
+        if self.cov is not None:
+            self.cov.switch_context("")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        previous = signal.signal(signal.SIGALRM, _alarm) if self.test_timeout_s else None
+        if self.test_timeout_s:
+            signal.setitimer(signal.ITIMER_REAL, self.test_timeout_s)
+        try:
+            yield
+        finally:
+            if self.test_timeout_s:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+
+    def pytest_runtest_logreport(self, report):
+        first = self.outcomes.get(report.nodeid) in (None, "passed")
+        if first and (report.when == "call" or report.outcome != "passed"):
+            self.outcomes[report.nodeid] = report.outcome if report.when == "call" else "error"
+
+
+def _measured(cov, root):
+    data = cov.get_data()
+    files = {}
+    for path in sorted(data.measured_files()):
+        rel = os.path.relpath(path, root)
+        if rel.startswith(("..", ".agentls")):
+            continue
+        per_test = {}
+        for context in sorted(data.measured_contexts()):
+            if not context:
+                continue
+            data.set_query_context(context)
+            lines = data.lines(path)
+            if lines:
+                per_test[context] = sorted(lines)
+        data.set_query_context(None)
+        if per_test:
+            files[rel] = per_test
+    return files
+
+
+def localize(config):
+    root = os.getcwd()
+    try:
+        import coverage
+
+        cov = coverage.Coverage(data_file=None, source=[root], config_file=False)
+    except Exception:  # noqa: BLE001 - no usable coverage.py here: outcomes only
+        cov = None
+    plugin = _Contexts(cov, config.get("test_timeout_s"))
+    if cov is not None:
+        cov.start()
+    try:
+        pytest.main(list(config["args"]) + ["-p", "no:cacheprovider", "-q"], plugins=[plugin])
+    finally:
+        if cov is not None:
+            cov.stop()
+    files = _measured(cov, root) if cov is not None else {}
+    return {"coverage": cov is not None, "outcomes": plugin.outcomes, "files": files}
+
+
+def _serve_mutant(path, source):
+    """Make the import system compile `source` for the module file at `path` (no .pyc, no disk write)."""
+    target = os.path.realpath(path)
+    original = importlib.machinery.SourceFileLoader.get_code
+
+    def get_code(self, fullname):
+        if os.path.realpath(self.get_filename(fullname)) == target:
+            return compile(source, self.get_filename(fullname), "exec", dont_inherit=True)
+        return original(self, fullname)
+
+    importlib.machinery.SourceFileLoader.get_code = get_code
+    for name, module in list(sys.modules.items()):  # imported early (a conftest): imported again, mutated
+        if os.path.realpath(getattr(module, "__file__", None) or "") == target:
+            del sys.modules[name]
+
+
+def _wait(pid, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return "passed" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else "failed"
+        time.sleep(0.005)
+    for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            kill()
+        except OSError:
+            pass
+    os.waitpid(pid, 0)
+    return "timeout"
+
+
+class _Forker:
+    """A pytest plugin: once pytest is configured, fork one child per mutant at collection time.
+
+    The parent never collects (no project module is imported in it); each child installs its
+    mutant, collects and runs the failing tests of the session and exits with pytest's status.
+    Config parsing and plugin start-up are paid once, not once per mutant.
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self.sources = {}
+        self.result = {"results": [], "stopped": None}
+        self.in_child = False
+
+    def _source(self, path):
+        if path not in self.sources:
+            with open(path, encoding="utf-8") as handle:
+                self.sources[path] = handle.read()
+        return self.sources[path]
+
+    def _fork(self, mutant):
+        lines = self._source(mutant["path"]).split("\n")
+        lines[mutant["line"] - 1] = mutant["text"]
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            self.in_child = True
+            os.setpgid(0, 0)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            _serve_mutant(mutant["path"], "\n".join(lines))
+        return pid
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session):
+        started = time.monotonic()
+        passing = 0
+        for mutant in self.config["mutants"]:
+            if time.monotonic() - started > self.config["budget_s"]:
+                self.result["stopped"] = "budget"
+                break
+            pid = self._fork(mutant)
+            if pid == 0:
+                return None  # the child collects and runs the tests with its mutant
+            began = time.monotonic()
+            outcome = _wait(pid, self.config["timeout_s"])
+            self.result["results"].append({"id": mutant["id"], "outcome": outcome,
+                                           "duration_s": round(time.monotonic() - began, 3)})
+            passing += outcome == "passed"
+            if passing >= self.config["max_passing"]:
+                self.result["stopped"] = "enough"
+                break
+        session.items = []
+        session.testscollected = 0
+        return True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.in_child:
+            os._exit(int(exitstatus))
+
+
+def mutants(config):
+    forker = _Forker(config)
+    code = pytest.main(list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", "-x"],
+                       plugins=[forker])
+    if forker.in_child:  # pytest ended before its session finished (a usage error)
+        os._exit(int(code) or 4)
+    return forker.result
+
+
+def main():
+    sys.path.insert(0, os.getcwd())  # like `python -m pytest`: the workspace root is importable
+    with open(sys.argv[1]) as handle:
+        config = json.load(handle)
+    result = localize(config) if config["mode"] == "localize" else mutants(config)
+    with open(config["out"], "w") as handle:
+        json.dump(result, handle)
+
+
+if __name__ == "__main__":
+    main()

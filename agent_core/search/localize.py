@@ -1,0 +1,143 @@
+"""Fault localization: which functions and lines of the workspace the failing tests point at.
+
+Spectrum-based: every executed line of a non-test workspace file is scored with
+Ochiai, `failed(line) / sqrt(total_failed * (failed(line) + passed(line)))`,
+from per-test coverage (one coverage context per test, collected in the
+sandbox by driver_script.py). Lines in the failing tests' tracebacks are
+boosted (the innermost workspace frame most), and are the only evidence when
+coverage could not be collected (not pytest, no coverage.py, a crash). Lines
+are grouped into their enclosing function (tree-sitter, agent_core.analysis);
+a function scores as its best line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from agent_core.analysis.symbols import Symbol, analyse
+from agent_core.models import TestReport
+from agent_core.testing.junit import traceback_frames
+from agent_core.workspace.testfiles import is_protected
+
+INNERMOST_BOOST = 0.5  # the failing line named by a traceback's innermost workspace frame
+FRAME_BOOST = 0.25  # any other workspace frame of a failing test
+MAX_SUSPECTS = 10
+LINES_KEPT = 10
+
+Coverage = dict[str, dict[str, list[int]]]  # rel_path -> {test nodeid: executed lines}
+LineKey = tuple[str, int]
+
+
+@dataclass
+class Suspect:
+    """A function (or a file's module-level code when `function` is "") and its most suspicious lines."""
+
+    file: str
+    function: str
+    start_line: int
+    end_line: int
+    lines: list[int]
+    score: float
+    line_scores: list[float] = field(default_factory=list, repr=False)  # of `lines`, in order
+
+    def as_dict(self) -> dict:
+        """The state's and journal's form: file, function, start_line, end_line, lines, score."""
+        return {k: v for k, v in asdict(self).items() if k != "line_scores"}
+
+
+def ochiai(failed: int, passed: int, total_failed: int) -> float:
+    """Ochiai suspiciousness of a line run by `failed` failing and `passed` passing tests."""
+    if failed == 0 or total_failed == 0:
+        return 0.0
+    return failed / math.sqrt(total_failed * (failed + passed))
+
+
+def is_candidate_file(rel: str) -> bool:
+    """Workspace Python that a fix may change: not tests, conftest or agentls' own files."""
+    return rel.endswith(".py") and not is_protected(rel) and not rel.startswith((".agentls/", "../"))
+
+
+def coverage_scores(files: Coverage, outcomes: dict[str, str]) -> dict[LineKey, float]:
+    """Ochiai per executed line of candidate files."""
+    failing = {n for n, o in outcomes.items() if o in ("failed", "error")}
+    scores: dict[LineKey, float] = {}
+    for rel, per_test in files.items():
+        if not is_candidate_file(rel):
+            continue
+        failed: dict[int, int] = defaultdict(int)
+        passed: dict[int, int] = defaultdict(int)
+        for nodeid, lines in per_test.items():
+            if nodeid in failing or outcomes.get(nodeid) == "passed":  # skipped tests say nothing
+                counter = failed if nodeid in failing else passed
+                for line in lines:
+                    counter[line] += 1
+        for line in set(failed) | set(passed):
+            score = ochiai(failed[line], passed[line], len(failing))
+            if score > 0:
+                scores[(rel, line)] = score
+    return scores
+
+
+def traceback_scores(report: TestReport, workspace: Path) -> dict[LineKey, float]:
+    """Boosts for the candidate-file lines named in the failing tests' tracebacks."""
+    boosts: dict[LineKey, float] = {}
+    for failure in report.failures:
+        frames = [f for f in traceback_frames(failure.traceback, workspace) if f.inside and is_candidate_file(f.path)]
+        keys = [(f.path, f.line) for f in frames]
+        if failure.source_file and failure.source_line and is_candidate_file(failure.source_file):
+            keys.append((failure.source_file, failure.source_line))
+        for index, key in enumerate(keys):
+            boost = INNERMOST_BOOST if index == len(keys) - 1 else FRAME_BOOST
+            boosts[key] = max(boosts.get(key, 0.0), boost)
+    return boosts
+
+
+def combine(*parts: dict[LineKey, float]) -> dict[LineKey, float]:
+    out: dict[LineKey, float] = defaultdict(float)
+    for part in parts:
+        for key, value in part.items():
+            out[key] += value
+    return dict(out)
+
+
+def _functions(source: str) -> list[Symbol]:
+    return [s for s in analyse(source).symbols if s.kind in ("function", "method")]
+
+
+def _enclosing(functions: list[Symbol], line: int) -> Symbol | None:
+    inside = [s for s in functions if s.start_line <= line <= s.end_line]
+    return max(inside, key=lambda s: s.start_line) if inside else None
+
+
+def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECTS) -> list[Suspect]:
+    """Lines grouped by enclosing function, best function first; lines best first (ties: file order)."""
+    by_file: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for (rel, line), score in scores.items():
+        by_file[rel].append((line, score))
+    suspects: list[Suspect] = []
+    for rel, lines in by_file.items():
+        path = workspace / rel
+        try:
+            functions = _functions(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        groups: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        spans: dict[str, tuple[int, int]] = {}
+        for line, score in lines:
+            symbol = _enclosing(functions, line)
+            name = symbol.qualname if symbol else ""
+            groups[name].append((line, score))
+            spans[name] = (symbol.start_line, symbol.end_line) if symbol else (
+                min(min(n for n, _ in groups[name]), spans.get(name, (line, line))[0]),
+                max(max(n for n, _ in groups[name]), spans.get(name, (line, line))[1]))
+        for name, members in groups.items():
+            ordered = sorted(members, key=lambda item: (-item[1], item[0]))
+            start, end = spans[name]
+            kept = ordered[:LINES_KEPT]
+            suspects.append(Suspect(rel, name, start, end, [n for n, _ in kept], round(ordered[0][1], 4),
+                                    [round(v, 4) for _, v in kept]))
+    suspects.sort(key=lambda s: (-s.score, s.file, s.start_line))
+    return suspects[:limit]

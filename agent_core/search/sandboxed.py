@@ -1,0 +1,59 @@
+"""Runs driver_script.py in the sandbox (one process per call) and reads its JSON result.
+
+The script is copied into the shadow's `.agentls/search/` (never part of a
+change set) and removed again with its config and result afterwards. A run
+that produces no result (timeout, crash, limit) comes back as None: the
+search is an optimisation and its failures are data, never the run's end.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from agent_core.sandbox.base import Sandbox
+from agent_core.search.mutants import Mutant
+
+DRIVER_DIR = ".agentls/search"
+_SCRIPT = Path(__file__).with_name("driver_script.py")
+
+
+async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
+    """Run the driver with `config` on `root`; its JSON result, or None when it wrote none."""
+    folder = root / DRIVER_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        shutil.copyfile(_SCRIPT, folder / "driver.py")
+        (folder / "config.json").write_text(json.dumps({**config, "out": f"{DRIVER_DIR}/result.json"}))
+        await sandbox.run([sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root,
+                          timeout_s=timeout_s)
+        out = folder / "result.json"
+        return json.loads(out.read_text()) if out.is_file() else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def collect_coverage(sandbox: Sandbox, root: Path, pytest_args: list[str], timeout_s: float,
+                           test_timeout_s: float) -> dict | None:
+    """{"coverage", "outcomes", "files"} of one suite run with per-test coverage contexts, or None."""
+    config = {"mode": "localize", "args": pytest_args, "test_timeout_s": test_timeout_s}
+    return await run_driver(sandbox, root, config, timeout_s)
+
+
+async def try_mutants(
+    sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], *, mutant_timeout_s: float,
+    budget_s: float, max_passing: int,
+) -> tuple[list[tuple[Mutant, str]], str | None]:
+    """Each tried mutant with its outcome on `nodeids` (passed/failed/timeout), and why the driver stopped."""
+    config = {"mode": "mutants", "nodeids": nodeids, "timeout_s": mutant_timeout_s, "budget_s": budget_s,
+              "max_passing": max_passing,
+              "mutants": [{"id": i, "path": m.path, "line": m.line, "text": m.text} for i, m in enumerate(mutants)]}
+    # The driver keeps its own budget; the sandbox bound only catches a driver that stops answering.
+    data = await run_driver(sandbox, root, config, timeout_s=budget_s + 2 * mutant_timeout_s + 30)
+    if data is None:
+        return [], "driver produced no result"
+    return [(mutants[r["id"]], r["outcome"]) for r in data["results"]], data.get("stopped")

@@ -1,0 +1,219 @@
+"""Localize and search before asking: `agentls fix` on real projects, a real sandbox, the scripted endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from engine_support import journal_records, make_project, snapshot
+
+from agent_core.cli import main
+from agent_core.engine import Engine
+from agent_core.events import NullHooks
+from agent_core.models import RunRequest
+from agent_core.settings import load_settings
+
+FAST = "[search]\nmutant_timeout_s = 2\n"
+
+GRADES = {
+    "grades.py": ('def passed(scores, mark):\n    """How many scores reach the pass mark."""\n'
+                  "    return len([s for s in scores if s > mark])\n\n\ndef best(scores):\n    return max(scores)\n"),
+    "test_grades.py": ("from grades import best, passed\n\n\ndef test_on_the_mark_passes():\n"
+                       "    assert passed([50, 60, 70], 60) == 2\n\n\ndef test_below():\n    assert passed([10], 60) == 0\n\n\n"
+                       "def test_exactly():\n    assert passed([60, 60], 60) == 2\n\n\ndef test_best():\n"
+                       "    assert best([1, 3, 2]) == 3\n"),
+    ".agentls.toml": FAST,
+}
+TRIANGLE = {
+    "shapes.py": ('def triangle(n):\n    """1 + 2 + ... + n."""\n    total = 0\n    for i in range(1, n):\n'
+                  "        total += i\n    return total\n"),
+    "test_shapes.py": ("from shapes import triangle\n\n\ndef test_one():\n    assert triangle(1) == 1\n\n\n"
+                       "def test_four():\n    assert triangle(4) == 10\n\n\ndef test_zero():\n    assert triangle(0) == 0\n"),
+    ".agentls.toml": FAST,
+}
+GREETING = {
+    "hello.py": 'def greet(name):\n    return "Hello " + name\n',
+    "test_hello.py": 'from hello import greet\n\n\ndef test_greet():\n    assert greet("Ann") == "Hello, Ann!"\n',
+    ".agentls.toml": FAST,
+}
+GREETING_FIX = {"edits": [{"path": "hello.py", "search": '    return "Hello " + name',
+                           "replace": '    return "Hello, " + name + "!"'}], "explanation": "comma and bang"}
+HALVINGS = {  # `n //= 2` -> `n //= 1` (tried before the fix) never ends
+    "halve.py": ('def steps(n):\n    """How many halvings take n down to 1."""\n    count = 0\n    while n > 1:\n'
+                 "        n //= 2\n        count += 1\n    return count + 1\n"),
+    "test_halve.py": ("from halve import steps\n\n\ndef test_eight():\n    assert steps(8) == 3\n\n\n"
+                      "def test_one():\n    assert steps(1) == 0\n\n\ndef test_seven():\n    assert steps(7) == 2\n"),
+    ".agentls.toml": FAST,
+}
+
+
+@pytest.fixture(autouse=True)
+def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTLS_SEARCH", "1")
+
+
+def _search_record(root: Path, run_id: str) -> dict:
+    return next(r for r in journal_records(root, run_id) if r["type"] == "search")
+
+
+def _changed_lines(root: Path, run_id: str) -> list[str]:
+    diff = (root / ".agentls" / "runs" / run_id / "changes.diff").read_text()
+    return [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+def _trace(root: Path) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["trace", "--workspace", str(root)]) == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("files, path, before, after", [
+    (GRADES, "grades.py", "    return len([s for s in scores if s > mark])",
+     "    return len([s for s in scores if s >= mark])"),
+    (TRIANGLE, "shapes.py", "    for i in range(1, n):", "    for i in range(1, n + 1):"),
+])
+def test_a_one_token_bug_is_fixed_by_the_search_with_no_model_call(tmp_path: Path, scripted_llm, run_fix, files,
+                                                                      path, before, after):
+    project = make_project(tmp_path / "proj", files)
+    before_files = snapshot(project)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    out = run.json
+    assert out["status"] == "fixed" and out["usage"]["llm_calls"] == 0 and out["files_changed"] == [path]
+    assert scripted_llm.requests == []
+    assert snapshot(project) == before_files, "without --apply nothing is written"
+    summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
+    assert summary["extra"]["found_by"] == "search" and "single-edit mutant" in summary["summary"]
+    assert _changed_lines(project, out["run_id"]) == [f"-{before}", f"+{after}"], "the diff is the one-token change"
+    found = _search_record(project, out["run_id"])["found"]
+    assert (found["file"], found["before"], found["after"]) == (path, before, after)
+    localize = next(r for r in journal_records(project, out["run_id"]) if r["type"] == "localize")
+    assert localize["evidence"] == "coverage" and localize["suspects"][0]["file"] == path
+    trace = _trace(project)
+    assert "localized from coverage" in trace and "candidate for review" in trace and after.strip() in trace
+
+
+def test_the_applied_search_fix_reaches_the_project(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", GRADES)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    assert "if s >= mark" in (project / "grades.py").read_text()
+    assert (project / "test_grades.py").read_text() == GRADES["test_grades.py"]
+
+
+def test_a_bug_no_single_edit_fixes_goes_to_the_model_with_the_shadow_untouched(tmp_path: Path, scripted_llm,
+                                                                                run_fix):
+    project = make_project(tmp_path / "proj", GREETING)
+    scripted_llm.add("coder", GREETING_FIX)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    out = run.json
+    assert out["status"] == "fixed" and out["iterations"] == 1
+    assert [r["role"] for r in scripted_llm.requests] == ["coder"]
+    assert '"Hello " + name' in scripted_llm.requests_for("coder")[0]["messages"][-1]["content"], \
+        "the coder sees the original line, not a mutant"
+    search = _search_record(project, out["run_id"])
+    assert search["found"] is None and search["tried"] == search["mutants"] > 0
+    summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
+    assert "found_by" not in summary["extra"]
+    assert _changed_lines(project, out["run_id"]) == ['-    return "Hello " + name',
+                                                      '+    return "Hello, " + name + "!"'], \
+        "only the model's edit: the search left nothing behind"
+
+
+def test_a_mutant_that_never_ends_is_cut_by_the_per_mutant_bound(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", HALVINGS)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and scripted_llm.requests == []
+    search = _search_record(project, run.json["run_id"])
+    assert search["timeouts"] >= 1, "the looping mutant was tried and stopped"
+    assert search["found"]["after"] == "    return count"
+    reports = [r for r in journal_records(project, run.json["run_id"]) if r["type"] == "test_report"]
+    assert not any(r["report"]["timed_out"] for r in reports), "no sandbox run hit the run's timeout"
+
+
+def test_the_search_can_be_turned_off_and_localization_still_reaches_the_state(tmp_path: Path, scripted_llm,
+                                                                                 run_fix, monkeypatch):
+    monkeypatch.delenv("AGENTLS_SEARCH")  # the environment wins over files: let the file speak
+    project = make_project(tmp_path / "proj", {**GRADES, ".agentls.toml": "[search]\nenabled = false\n"})
+    scripted_llm.add("coder", {"edits": [{"path": "grades.py", "search": "if s > mark", "replace": "if s >= mark"}],
+                               "explanation": "reach the mark"})
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    assert len(scripted_llm.requests_for("coder")) == 1
+    types = [r["type"] for r in journal_records(project, run.json["run_id"])]
+    assert "localize" in types and "search" not in types
+
+
+def test_without_pytest_there_is_no_coverage_and_the_run_goes_on_to_the_model(tmp_path: Path, scripted_llm,
+                                                                               run_fix):
+    check = 'from hello import greet\n\nassert greet("Ann") == "Hello, Ann!", greet("Ann")\n'
+    project = make_project(tmp_path / "proj", {**GREETING, "check.py": check})
+    scripted_llm.add("planner", {"approach": "fix greet", "subtasks": [
+        {"id": "t1", "description": "fix greet in hello.py", "priority": 5, "dependencies": [], "files": ["hello.py"]}]})
+    scripted_llm.add("coder", GREETING_FIX)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--test-cmd", "python check.py")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    assert len(scripted_llm.requests_for("coder")) == 1
+    localize = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "localize")
+    assert localize["evidence"] == "traceback" and "error" not in localize
+
+
+def test_a_typed_goal_is_left_to_the_model(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", GRADES)
+    scripted_llm.default("planner", {"approach": "fix passed", "subtasks": [
+        {"id": "t1", "description": "count scores on the mark", "priority": 5, "dependencies": [],
+         "files": ["grades.py"]}]})
+    scripted_llm.add("coder", {"edits": [{"path": "grades.py", "search": "if s > mark", "replace": "if s >= mark"}],
+                               "explanation": "reach the mark"})
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--goal",
+                  "a score equal to the mark passes; keep the list comprehension")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    assert len(scripted_llm.requests_for("coder")) == 1
+    types = [r["type"] for r in journal_records(project, run.json["run_id"])]
+    assert "localize" in types and "search" not in types
+
+
+def test_an_editors_plan_and_fix_on_a_diagnostic_is_searched(tmp_path: Path, scripted_llm):
+    """The language server's request: no typed goal, a diagnostic pointing at the failing test."""
+    project = make_project(tmp_path / "proj", GRADES)
+    request = RunRequest(kind="fix", workspace=project, target_file="test_grades.py",
+                         diagnostics=["test_exactly failed: assert 0 == 2"])
+
+    result = asyncio.run(Engine(load_settings(project, {"base_url": scripted_llm.base_url})).run(request, NullHooks()))
+
+    assert result.status == "fixed" and result.extra["found_by"] == "search" and scripted_llm.requests == []
+    assert result.change_set.files == ["grades.py"]
+
+
+def test_the_demo_example_is_fixed_by_an_inserted_base_case(tmp_path: Path, scripted_llm, run_fix):
+    example = Path(__file__).resolve().parents[2] / "examples" / "digits"
+    project = tmp_path / "digits"
+    shutil.copytree(example, project, ignore=shutil.ignore_patterns(".agentls", "__pycache__", ".pytest_cache"))
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    assert scripted_llm.requests == []
+    assert _changed_lines(project, run.json["run_id"]) == ["+    if n < 10:", "+        return n"]

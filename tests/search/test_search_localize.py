@@ -1,0 +1,97 @@
+"""Ochiai scoring, traceback boosts and the grouping of lines into suspicious functions."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from agent_core.models import TestFailure, TestReport
+from agent_core.search.localize import (
+    combine,
+    coverage_scores,
+    is_candidate_file,
+    ochiai,
+    rank,
+    traceback_scores,
+)
+
+
+@pytest.mark.parametrize("failed, passed, total_failed, expected", [
+    (1, 0, 1, 1.0),  # run by the only failing test and nothing else
+    (1, 1, 1, 1 / math.sqrt(2)),
+    (2, 0, 4, 2 / math.sqrt(8)),
+    (2, 6, 2, 2 / math.sqrt(16)),
+    (0, 5, 1, 0.0),  # never run by a failing test
+    (0, 0, 0, 0.0),
+])
+def test_ochiai(failed: int, passed: int, total_failed: int, expected: float):
+    assert ochiai(failed, passed, total_failed) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("rel, candidate", [
+    ("pkg/core.py", True), ("calc.py", True), ("test_calc.py", False), ("conftest.py", False),
+    ("tests/helpers.py", False), ("pkg/core_test.py", False), (".agentls/search/driver.py", False),
+    ("README.md", False),
+])
+def test_only_code_a_fix_may_change_is_scored(rel: str, candidate: bool):
+    assert is_candidate_file(rel) is candidate
+
+
+SOURCE = "def good(x):\n    return x + 1\n\n\ndef bad(x):\n    y = x * 2\n    return y - 1\n"
+
+
+def test_coverage_scores_rank_the_line_only_failing_tests_run(tmp_path: Path):
+    (tmp_path / "m.py").write_text(SOURCE)
+    files = {"m.py": {"t.py::test_good": [2], "t.py::test_bad": [6, 7], "t.py::test_both": [2, 6]},
+             "test_m.py": {"t.py::test_bad": [10]}}
+    outcomes = {"t.py::test_good": "passed", "t.py::test_bad": "failed", "t.py::test_both": "passed"}
+    scores = coverage_scores(files, outcomes)
+    assert scores == {("m.py", 7): 1.0, ("m.py", 6): pytest.approx(1 / math.sqrt(2))}
+    suspects = rank(scores, tmp_path)
+    assert [s.as_dict() for s in suspects] == [
+        {"file": "m.py", "function": "bad", "start_line": 5, "end_line": 7, "lines": [7, 6], "score": 1.0}]
+
+
+def test_tracebacks_boost_the_innermost_frame_and_stand_alone_without_coverage(tmp_path: Path):
+    (tmp_path / "m.py").write_text(SOURCE)
+    (tmp_path / "test_m.py").write_text("from m import bad\n\ndef test_bad():\n    assert bad(1) == 5\n")
+    failure = TestFailure(nodeid="test_m.py::test_bad", file="test_m.py", line=4, message="boom",
+                          traceback="test_m.py:4: in test_bad\n    assert bad(1) == 5\nm.py:2: in good\nm.py:7: ZeroDivisionError",
+                          source_file="m.py", source_line=7)
+    boosts = traceback_scores(TestReport(failed=1, failures=[failure]), tmp_path)
+    assert boosts == {("m.py", 2): 0.25, ("m.py", 7): 0.5}
+    assert [(s.function, s.lines, s.score) for s in rank(boosts, tmp_path)] == [("bad", [7], 0.5), ("good", [2], 0.25)]
+    combined = combine({("m.py", 6): 1.0, ("m.py", 7): 0.7}, boosts)
+    assert rank(combined, tmp_path)[0].lines == [7, 6]
+
+
+def test_module_level_lines_form_their_own_suspect_and_missing_files_are_skipped(tmp_path: Path):
+    (tmp_path / "cfg.py").write_text("A = 1\nB = A / 0\n")
+    suspects = rank({("cfg.py", 2): 0.9, ("cfg.py", 1): 0.3, ("gone.py", 4): 1.0}, tmp_path)
+    assert [s.as_dict() for s in suspects] == [
+        {"file": "cfg.py", "function": "", "start_line": 1, "end_line": 2, "lines": [2, 1], "score": 0.9}]
+
+
+def test_only_fix_runs_with_failing_tests_are_searched():
+    from agent_core.pipeline.routers import after_baseline, after_search
+
+    failing = TestReport(failed=1).model_dump(mode="json")
+    passing = TestReport(passed=1).model_dump(mode="json")
+    assert after_baseline({"kind": "fix", "baseline": failing}) == "search"
+    assert after_baseline({"kind": "task", "baseline": failing}) == "plan"
+    assert after_baseline({"kind": "fix", "baseline": passing}) == "finalize"
+    assert after_search({"kind": "fix", "status": "fixed"}) == "finalize"
+    assert after_search({"kind": "fix", "suspects": []}) == "plan"
+
+
+def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Path):
+    from agent_core.pipeline.searching import candidates
+
+    (tmp_path / "m.py").write_text("def f(xs, k):\n    n = len(xs) * 2\n    return n < k\n")
+    suspects = rank({("m.py", 2): 1.0, ("m.py", 3): 1.0}, tmp_path)
+    mutants = candidates(tmp_path, suspects, 100)
+    assert (mutants[0].line, mutants[0].text) == (3, "    return n <= k"), "a boundary on line 3 before line 2's constants"
+    assert [m.tier for m in mutants] == sorted(m.tier for m in mutants)
+    assert len(candidates(tmp_path, suspects, 3)) == 3

@@ -1,0 +1,149 @@
+"""The mutant catalogue: which single edits a line gets, in which order, and that every mutant parses."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from agent_core.search.mutants import line_mutants, scope_names
+
+SOURCE = '''\
+def window(xs, n, limit):
+    total = 0
+    for i in range(1, n):
+        if xs[i] < limit and not done(xs):
+            total += xs[i] * 2
+        elif xs[i] is not None or flag is True:
+            break
+    return min(total, limit), xs[:n]
+'''
+
+
+def _texts(line: int) -> list[str]:
+    return [m.text.strip() for m in line_mutants("w.py", SOURCE, line)]
+
+
+@pytest.mark.parametrize("line, expected", [
+    (3, "for i in range(1, n + 1):"),  # a range end
+    (3, "for i in range(0, n):"),  # an integer constant -1
+    (3, "for i in range(2, n):"),  # and +1
+    (3, "for i in range(n, 1):"),  # swapped call arguments
+    (4, "if xs[i] <= limit and not done(xs):"),  # comparison boundary
+    (4, "if xs[i] < limit or not done(xs):"),  # and -> or
+    (4, "if xs[i] < limit and done(xs):"),  # negation dropped
+    (4, "if not (xs[i] < limit and not done(xs)):"),  # condition negated
+    (4, "if xs[i + 1] < limit and not done(xs):"),  # an index +1
+    (4, "if xs[i] > limit and not done(xs):"),  # comparison flipped
+    (4, "if xs[i] < total and not done(xs):"),  # another variable of the same function
+    (5, "total -= xs[i] * 2"),  # augmented arithmetic
+    (5, "total += xs[i] / 2"),  # arithmetic
+    (6, "elif xs[i] != None or flag is True:"),  # is not -> !=
+    (6, "elif xs[i] is not None or flag == True:"),  # is -> ==
+    (6, "elif xs[i] is not None or flag is False:"),  # True -> False
+    (7, "continue"),  # break -> continue
+    (8, "return max(total, limit), xs[:n]"),  # min -> max
+    (8, "return min(total, limit), xs[:n - 1]"),  # a slice bound
+])
+def test_catalogue_covers_the_one_line_bug_classes(line: int, expected: str):
+    assert expected in _texts(line)
+
+
+@pytest.mark.parametrize("line, first", [
+    (4, "if xs[i] <= limit and not done(xs):"),  # boundaries come first
+    (3, "for i in range(2, n):"),  # then constants
+    (8, "return min(total, limit), xs[:n + 1]"),  # then bounds
+])
+def test_most_frequent_bug_classes_come_first(line: int, first: str):
+    assert _texts(line)[0] == first
+
+
+def test_every_mutant_parses_changes_one_line_and_is_unique():
+    lines = SOURCE.split("\n")
+    for line in range(1, len(lines) + 1):
+        mutants = line_mutants("w.py", SOURCE, line)
+        assert len({m.text for m in mutants}) == len(mutants)
+        for m in mutants:
+            assert m.path == "w.py" and m.line == line and m.text != lines[line - 1] and m.description
+            ast.parse("\n".join([*lines[:line - 1], m.text, *lines[line:]]))
+
+
+def test_blank_out_of_range_and_unparsable_sources_give_no_mutants():
+    assert line_mutants("w.py", SOURCE, 99) == []
+    assert line_mutants("w.py", SOURCE, 0) == []
+    assert line_mutants("w.py", "x = 1\n\ny = 2\n", 2) == []
+    assert line_mutants("w.py", "def f(:\n    return 1\n", 2) == []
+
+
+def test_non_ascii_text_keeps_columns_right():
+    source = 'def f(a, b):\n    return g("é", a) < b\n'
+    texts = [m.text for m in line_mutants("u.py", source, 2)]
+    assert '    return g("é", a) <= b' in texts
+    assert '    return g(a, "é") < b' in texts
+
+
+def test_scope_names_are_the_enclosing_functions_parameters_and_locals():
+    tree = ast.parse(SOURCE)
+    assert scope_names(tree, 5) == ["xs", "n", "limit", "total", "i"]
+    assert scope_names(ast.parse("x = 1\n"), 1) == []
+
+
+def test_an_added_constant_is_dropped_before_it_is_changed():
+    texts = [m.text for m in line_mutants("c.py", "def f(n):\n    return n * 2 + 1\n", 2)]
+    assert texts[:3] == ["    return n * 2", "    return n * 3 + 1", "    return n * 1 + 1"]
+
+
+def test_an_extra_term_is_dropped():
+    source = "def chunks(items, size):\n    return [items[i : i + size] for i in range(0, len(items) - size, size)]\n"
+    texts = [m.text for m in line_mutants("c.py", source, 2)]
+    assert "    return [items[i : i + size] for i in range(0, len(items), size)]" in texts
+
+
+def test_min_and_max_confused_with_each_other_are_exchanged_together():
+    texts = [m.text for m in line_mutants("b.py", "def clamp(x, lo, hi):\n    return min(lo, max(x, hi))\n", 2)]
+    assert "    return max(lo, min(x, hi))" in texts
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("    return {key: value for key, value in mapping.items()}", "    return {value: key for key, value in mapping.items()}"),
+    ("    return a - b", "    return b - a"),
+    ("    return a, b", "    return b, a"),
+    ("    return f(a, g(b))", "    return f(g(b), a)"),
+])
+def test_two_things_in_the_wrong_order_are_swapped(line: str, expected: str):
+    source = f"def f(a, b, mapping):\n{line}\n"
+    assert expected in [m.text for m in line_mutants("s.py", source, 2)]
+
+
+def test_a_discarded_value_is_returned_or_assigned_back():
+    source = "def normalise(name):\n    cleaned = name.strip()\n    cleaned.title()\n"
+    texts = [m.text for m in line_mutants("n.py", source, 3)]
+    assert "    return cleaned.title()" in texts and "    cleaned = cleaned.title()" in texts
+
+
+def test_a_factor_is_off_by_one():
+    source = "def paginate(items, page, size):\n    start = page * size\n    return items[start : start + size]\n"
+    assert "    start = (page - 1) * size" in [m.text for m in line_mutants("p.py", source, 2)]
+
+
+def test_twin_names_are_exchanged():
+    texts = [m.text for m in line_mutants("s.py", 'def f(name):\n    return name.startswith(".py")\n', 2)]
+    assert '    return name.endswith(".py")' in texts
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("    return sorted(scores)[:n]", "    return sorted(scores, reverse=True)[:n]"),
+    ("    scores.sort()", "    scores.sort(reverse=True)"),
+])
+def test_a_sort_is_turned_round(line: str, expected: str):
+    assert expected in [m.text for m in line_mutants("s.py", f"def f(scores, n):\n{line}\n", 2)]
+
+
+def test_a_missing_base_case_is_inserted_into_a_recursive_function_only():
+    source = ('def root(n):\n    """Digital root."""\n    return root(total(n))\n\n\n'
+              "def total(n):\n    return n % 10 + n // 10\n")
+    mutants = line_mutants("r.py", source, 3)
+    assert ("    if n < 10:\n        return n\n    return root(total(n))", "base case `if n < 10: return n` added") in [
+        (m.text, m.description) for m in mutants]
+    assert mutants[-1].tier == max(m.tier for m in mutants), "the largest edit comes last"
+    assert not any("base case" in m.description for m in line_mutants("r.py", source, 7)), "total is not recursive"
