@@ -1,7 +1,9 @@
 """The shadow workspace: a throw-away copy of the workspace that a run edits.
 
-The copy lives in a temp directory named `agentls-*`, skips environments and
-caches, and is overlaid with the editor's unsaved buffers. It remembers the
+The copy lives in a temp directory named `agentls-*`, skips environments,
+caches and what the project's `.gitignore` files ignore (ignore.py), is made
+file by file in the kernel, as reflinks where the filesystem can
+(treecopy.py), and is overlaid with the editor's unsaved buffers. It remembers the
 original text of every file the run touched, so the change set is computed
 against what the run saw, not against whatever is on disk later. It is
 removed when the `with` block ends, however it ends (error, cancel), and at
@@ -18,16 +20,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agent_core.sandbox.cleanup import make_temp_dir
+from agent_core.workspace.ignore import SKIP_DIRS, IgnoreRules
 from agent_core.workspace.paths import relative_inside, resolve_inside
 from agent_core.workspace.testfiles import protected_files
+from agent_core.workspace.treecopy import CopyStats, copy_workspace
 
-SKIP_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".agentls",
-        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "dist",
-        ".eggs",
-    }
-)
+__all__ = ["SKIP_DIRS", "ShadowWorkspace", "read_exact", "write_exact"]  # SKIP_DIRS lives in ignore.py
 
 
 def read_exact(path: Path) -> str:
@@ -40,10 +38,6 @@ def write_exact(path: Path, text: str) -> None:
     """Write text without translating line endings."""
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
-
-
-def _ignore(directory: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")}
 
 
 def _force_remove(path: str) -> None:
@@ -67,6 +61,8 @@ class ShadowWorkspace:
         self.path: Path | None = None
         self.originals: dict[str, str | None] = {}
         self.verification: dict[str, bytes] = {}  # the protected files as the run found them (testfiles.py)
+        self.ignore = IgnoreRules(self.source)  # the workspace's .gitignore rules (ignore.py)
+        self.copy_stats = CopyStats()
         self._finalizer: weakref.finalize | None = None
 
     def __enter__(self) -> ShadowWorkspace:
@@ -82,7 +78,7 @@ class ShadowWorkspace:
         base = make_temp_dir("shadow")  # owner-marked: a crash leftover is swept at the next start
         self._finalizer = weakref.finalize(self, _force_remove, str(base))
         root = base / self.source.name
-        shutil.copytree(self.source, root, symlinks=True, ignore=_ignore)
+        self.copy_stats = copy_workspace(self.source, root, self.ignore)  # ignored paths left out (treecopy.py)
         os.chmod(base, 0o755)  # sandboxes may run tests as an unprivileged uid
         self.path = root
         for rel, text in self.overlays.items():
@@ -119,6 +115,10 @@ class ShadowWorkspace:
             return
         target = self.resolve(rel)
         self.originals[rel] = read_exact(target) if target.is_file() else None
+
+    def ignored(self, rel: str) -> bool:
+        """Whether `rel` is left out of the copy (skipped folder or `.gitignore`d): never part of a change set."""
+        return self.ignore.ignored(self.relative(rel))
 
     def current(self, rel: str) -> str | None:
         target = self.resolve(rel)

@@ -16,8 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent_core.workspace.ignore import skip_dir
 from agent_core.workspace.paths import PathRefused
-from agent_core.workspace.shadow import SKIP_DIRS, ShadowWorkspace, read_exact, write_exact
+from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 MAX_LISTED = 400
 MAX_HITS = 60
@@ -65,7 +66,7 @@ class FileTools:
             start = self.shadow.root if path in ("", ".") else self.shadow.resolve(path)
             found: list[str] = []
             for dirpath, dirnames, filenames in os.walk(start):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+                dirnames[:] = sorted(d for d in dirnames if not skip_dir(d))
                 for name in sorted(filenames):
                     found.append(os.path.relpath(os.path.join(dirpath, name), self.shadow.root))
                     if len(found) >= MAX_LISTED:

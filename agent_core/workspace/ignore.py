@@ -1,0 +1,87 @@
+"""What a run leaves out of a workspace: the one definition of the skip rule.
+
+Two layers, both applied to the shadow copy, the change set, the file tools'
+listing and the outline:
+
+- `skip_dir`: folders never copied or walked whatever the project says
+  (version control metadata, virtualenvs, caches, build output, `*.egg-info`).
+- `IgnoreRules`: the project's own `.gitignore` files, the way git reads them:
+  the root one (after `.git/info/exclude`), nested ones relative to their
+  folder, the deeper file and the later line winning, `!` re-including, and
+  nothing re-included below an ignored folder. Matching is `pathspec`'s
+  gitignore dialect. Unlike git, a file git tracks although a rule matches it
+  is left out too (agentls reads the rules, not the index).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from pathspec import GitIgnoreSpec
+
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".agentls",
+        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "dist",
+        ".eggs",
+    }
+)
+GITIGNORE = ".gitignore"
+
+
+def skip_dir(name: str) -> bool:
+    """A folder left out of every copy and walk, wherever it is."""
+    return name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:  # unreadable or not a file: no rules from it
+        return []
+
+
+class IgnoreRules:
+    """The `.gitignore` rules of one workspace, loaded folder by folder as a walk enters them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._specs: dict[str, GitIgnoreSpec] = {}
+        self._loaded: set[str] = set()
+
+    def enter(self, rel_dir: str) -> None:
+        """Load the rules of the folder `rel_dir` ("" for the root) once; cheap when it has none."""
+        if rel_dir in self._loaded:
+            return
+        self._loaded.add(rel_dir)
+        folder = self.root / rel_dir if rel_dir else self.root
+        lines = _read_lines(folder / GITIGNORE)
+        if not rel_dir:
+            lines = _read_lines(self.root / ".git" / "info" / "exclude") + lines
+        if any(line.strip() and not line.lstrip().startswith("#") for line in lines):
+            self._specs[rel_dir] = GitIgnoreSpec.from_lines(lines)
+
+    def matches(self, rel: str, is_dir: bool) -> bool:
+        """Whether the rules of `rel`'s enclosing folders ignore `rel` itself (its folders not checked)."""
+        path = PurePosixPath(rel)
+        decision = False
+        for depth in range(len(path.parts)):
+            base = "/".join(path.parts[:depth])
+            spec = self._specs.get(base)
+            if spec is None:
+                continue
+            tail = "/".join(path.parts[depth:]) + ("/" if is_dir else "")
+            include = spec.check_file(tail).include
+            if include is not None:
+                decision = include
+        return decision
+
+    def ignored(self, rel: str) -> bool:
+        """Whether `rel` (a workspace-relative POSIX path) is left out: a skipped or ignored folder, or a rule."""
+        parts = PurePosixPath(rel).parts
+        for depth in range(len(parts)):
+            folder = "/".join(parts[:depth])
+            self.enter(folder)
+            if depth and (skip_dir(parts[depth - 1]) or self.matches(folder, is_dir=True)):
+                return True
+        return bool(parts) and self.matches(rel, is_dir=(self.root / rel).is_dir())
