@@ -9,12 +9,15 @@ listing and the outline:
   the root one (after `.git/info/exclude`), nested ones relative to their
   folder, the deeper file and the later line winning, `!` re-including, and
   nothing re-included below an ignored folder. Matching is `pathspec`'s
-  gitignore dialect. Unlike git, a file git tracks although a rule matches it
-  is left out too (agentls reads the rules, not the index).
+  gitignore dialect. As in git, a file the repository tracks stays in though
+  a rule matches it: in a git work tree, `git ls-files --ignored` names those
+  once (without git, or outside a work tree, the rules alone decide).
 """
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path, PurePosixPath
 
 from pathspec import GitIgnoreSpec
@@ -27,6 +30,7 @@ SKIP_DIRS = frozenset(
     }
 )
 GITIGNORE = ".gitignore"
+GIT_TIMEOUT_S = 20.0
 
 
 def skip_dir(name: str) -> bool:
@@ -41,6 +45,22 @@ def _read_lines(path: Path) -> list[str]:
         return []
 
 
+def tracked_but_ignored(root: Path) -> set[str]:
+    """Files git tracks under `root` that its ignore rules match (empty without git or a work tree)."""
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        return set()
+    argv = [git, "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--cached", "--ignored",
+            "--exclude-standard"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    if done.returncode != 0:
+        return set()
+    return {name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name}
+
+
 class IgnoreRules:
     """The `.gitignore` rules of one workspace, loaded folder by folder as a walk enters them."""
 
@@ -48,6 +68,14 @@ class IgnoreRules:
         self.root = Path(root)
         self._specs: dict[str, GitIgnoreSpec] = {}
         self._loaded: set[str] = set()
+        self._tracked: set[str] | None = None  # tracked files a rule matches, and their folders
+
+    def _kept(self, rel: str) -> bool:
+        if self._tracked is None:
+            files = tracked_but_ignored(self.root) if self._specs else set()
+            folders = {"/".join(PurePosixPath(f).parts[:n]) for f in files for n in range(1, len(PurePosixPath(f).parts))}
+            self._tracked = files | folders
+        return rel in self._tracked
 
     def enter(self, rel_dir: str) -> None:
         """Load the rules of the folder `rel_dir` ("" for the root) once; cheap when it has none."""
@@ -74,7 +102,7 @@ class IgnoreRules:
             include = spec.check_file(tail).include
             if include is not None:
                 decision = include
-        return decision
+        return decision and not self._kept(rel)
 
     def ignored(self, rel: str) -> bool:
         """Whether `rel` (a workspace-relative POSIX path) is left out: a skipped or ignored folder, or a rule."""

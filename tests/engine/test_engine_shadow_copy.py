@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,26 @@ def test_an_unreadable_gitignore_is_no_rule(tmp_path: Path):
     (ws / ".gitignore").mkdir()  # a folder where the file should be: read as no rules, not an error
     with ShadowWorkspace(ws) as shadow:
         assert (shadow.root / "a.py").is_file()
+
+
+def _git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_file_git_tracks_is_copied_though_a_rule_matches_it(tmp_path: Path):
+    ws = tmp_path / "ws"
+    for rel, text in {".gitignore": "*.json\nfixtures/\n", "a.py": "x = 1\n", "config.json": "{}\n",
+                      "fixtures/case.txt": "tracked\n", "fixtures/scratch.txt": "not tracked\n",
+                      "other.json": "{}\n"}.items():
+        _write(ws, rel, text)
+    _git(ws, "init", "-q")
+    _git(ws, "add", ".gitignore", "a.py")
+    _git(ws, "add", "-f", "config.json", "fixtures/case.txt")
+    _git(ws, "commit", "-q", "-m", "init")
+    with ShadowWorkspace(ws) as shadow:
+        copied = _files(shadow.root)
+    assert {"config.json", "fixtures/case.txt", "a.py"} <= copied
+    assert not {"other.json", "fixtures/scratch.txt"} & copied
