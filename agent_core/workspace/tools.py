@@ -22,6 +22,7 @@ from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 MAX_LISTED = 400
 MAX_HITS = 60
+MAX_SEARCHED_BYTES = 1_000_000  # search skips bigger files (data dumps) rather than read them into memory
 
 ToolObserver = Callable[[str, dict[str, Any], "ToolResult"], None]
 
@@ -86,6 +87,8 @@ class FileTools:
                 if not rel.endswith((".py", ".txt", ".md", ".toml", ".cfg", ".ini", ".json", ".yaml", ".yml")):
                     continue
                 try:
+                    if (self.shadow.root / rel).stat().st_size > MAX_SEARCHED_BYTES:
+                        continue
                     lines = (self.shadow.root / rel).read_text(encoding="utf-8").splitlines()
                 except (OSError, UnicodeDecodeError):
                     continue

@@ -13,7 +13,7 @@ import pytest
 from agent_core.changeset import compute_change_set
 from agent_core.workspace.ignore import IgnoreRules
 from agent_core.workspace.shadow import ShadowWorkspace
-from agent_core.workspace.tools import FileTools
+from agent_core.workspace.tools import MAX_SEARCHED_BYTES, FileTools
 from agent_core.workspace.treecopy import copy_workspace
 
 BLOB = bytes(range(256)) * 4096  # 1 MiB of binary data
@@ -158,3 +158,12 @@ def test_a_file_git_tracks_is_copied_though_a_rule_matches_it(tmp_path: Path):
         copied = _files(shadow.root)
     assert {"config.json", "fixtures/case.txt", "a.py"} <= copied
     assert not {"other.json", "fixtures/scratch.txt"} & copied
+
+
+def test_search_leaves_out_files_too_big_to_read(tmp_path: Path):
+    ws = tmp_path / "ws"
+    _write(ws, "small.json", '{"needle": 1}\n')
+    _write(ws, "dump.json", '{"needle": 2}\n' + " " * MAX_SEARCHED_BYTES)
+    with ShadowWorkspace(ws) as shadow:
+        result = FileTools(shadow).search("needle")
+    assert result.ok and result.result == 'small.json:1: {"needle": 1}'
