@@ -26,7 +26,7 @@ class ChangeSetConflict(RuntimeError):
 def is_excluded(rel: str) -> bool:
     """Artifacts of tooling, never part of a change set (a skipped folder's files: ignore.py)."""
     path = PurePosixPath(rel)
-    if any(skip_dir(part) for part in path.parts[:-1]):
+    if any(skip_dir(part) for part in path.parts):
         return True
     return path.suffix in (".pyc", ".pyo") or (path.suffix == ".xml" and "junit" in path.name.lower())
 

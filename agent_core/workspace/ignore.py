@@ -34,7 +34,7 @@ GIT_TIMEOUT_S = 20.0
 
 
 def skip_dir(name: str) -> bool:
-    """A folder left out of every copy and walk, wherever it is."""
+    """A folder (or a file or link of that name, e.g. a worktree's `.git` file) left out of every copy and walk."""
     return name in SKIP_DIRS or name.endswith(".egg-info")
 
 
@@ -112,4 +112,4 @@ class IgnoreRules:
             self.enter(folder)
             if depth and (skip_dir(parts[depth - 1]) or self.matches(folder, is_dir=True)):
                 return True
-        return bool(parts) and self.matches(rel, is_dir=(self.root / rel).is_dir())
+        return bool(parts) and (skip_dir(parts[-1]) or self.matches(rel, is_dir=(self.root / rel).is_dir()))

@@ -91,7 +91,7 @@ def _copy_dir(source: Path, dest: Path, rel: str, rules: IgnoreRules, stats: Cop
     for entry in listing:
         child = f"{rel}/{entry.name}" if rel else entry.name
         is_dir = entry.is_dir(follow_symlinks=False)
-        if (is_dir and skip_dir(entry.name)) or rules.matches(child, is_dir):
+        if skip_dir(entry.name) or rules.matches(child, is_dir):  # a `.git` file (a worktree's) as well
             stats.skipped += 1
             continue
         target = dest / entry.name

@@ -51,6 +51,7 @@ def workspace(tmp_path: Path) -> Path:
         "data/table.csv": "a,b\n1,2\n",
         "data/blob.bin": BLOB,
         ".venv/lib/site.py": "",
+        "sub/.git": "gitdir: /elsewhere/.git/worktrees/sub\n",  # a worktree's .git file stays out as the folder does
         "tests/test_core.py": "from pkg.core import f\n\n\ndef test_f():\n    assert f() == 1\n",
     }
     for rel, data in files.items():
@@ -76,7 +77,7 @@ def test_gitignored_paths_are_not_copied(workspace: Path):
     [("artifacts/new.py", True), ("artifacts", True), ("x/y.log", True), ("keep.log", False), ("pkg/generated.py", True),
      ("pkg/debug.log", False), ("cache/wanted.txt", True), ("out/a.py", True), ("pkg/out/a.py", False),
      ("local-notes.txt", True), (".venv/x.py", True), ("build/lib/a.py", True), ("pkg/core.py", False),
-     ("tests/test_new.py", False)],
+     ("tests/test_new.py", False), ("sub/.git", True)],
 )
 def test_rules_read_as_git_reads_them(workspace: Path, rel: str, ignored: bool):
     assert IgnoreRules(workspace).ignored(rel) is ignored
