@@ -16,6 +16,7 @@ listing and the outline:
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
@@ -45,6 +46,28 @@ def _read_lines(path: Path) -> list[str]:
         return []
 
 
+class _Rules:
+    """One `.gitignore` file's spec, with one combined regex that tells fast when none of its lines can match."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.spec = GitIgnoreSpec.from_lines(lines)
+        parts = [p.regex.pattern for p in self.spec.patterns if p.include is not None and p.regex is not None]
+        try:  # group names repeat between patterns: made non-capturing for the combined regex
+            self.any = re.compile("|".join(f"(?:{_GROUP.sub('(?:', part)})" for part in parts)) if parts else None
+        except re.error:
+            self.any = None
+        self.empty = not parts
+
+    def decide(self, tail: str) -> bool | None:
+        """True ignored, False re-included by a `!` line, None when no line matches."""
+        if self.empty or (self.any is not None and self.any.search(tail) is None):
+            return None
+        return self.spec.check_file(tail).include
+
+
+_GROUP = re.compile(r"\(\?P<[A-Za-z_]\w*>")
+
+
 def tracked_but_ignored(root: Path) -> set[str]:
     """Files git tracks under `root` that its ignore rules match (empty without git or a work tree)."""
     git = shutil.which("git")
@@ -66,14 +89,14 @@ class IgnoreRules:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._specs: dict[str, GitIgnoreSpec] = {}
+        self._specs: dict[str, _Rules] = {}
         self._loaded: set[str] = set()
         self._tracked: set[str] | None = None  # tracked files a rule matches, and their folders
 
     def _kept(self, rel: str) -> bool:
         if self._tracked is None:
             files = tracked_but_ignored(self.root) if self._specs else set()
-            folders = {"/".join(PurePosixPath(f).parts[:n]) for f in files for n in range(1, len(PurePosixPath(f).parts))}
+            folders = {"/".join(f.split("/")[:n]) for f in files for n in range(1, f.count("/") + 1)}
             self._tracked = files | folders
         return rel in self._tracked
 
@@ -87,19 +110,16 @@ class IgnoreRules:
         if not rel_dir:
             lines = _read_lines(self.root / ".git" / "info" / "exclude") + lines
         if any(line.strip() and not line.lstrip().startswith("#") for line in lines):
-            self._specs[rel_dir] = GitIgnoreSpec.from_lines(lines)
+            self._specs[rel_dir] = _Rules(lines)
 
     def matches(self, rel: str, is_dir: bool) -> bool:
         """Whether the rules of `rel`'s enclosing folders ignore `rel` itself (its folders not checked)."""
-        path = PurePosixPath(rel)
         decision = False
-        for depth in range(len(path.parts)):
-            base = "/".join(path.parts[:depth])
-            spec = self._specs.get(base)
-            if spec is None:
+        suffix = "/" if is_dir else ""
+        for base, rules in self._specs.items():  # loaded top-down: deeper files come later and win
+            if base and not rel.startswith(base + "/"):
                 continue
-            tail = "/".join(path.parts[depth:]) + ("/" if is_dir else "")
-            include = spec.check_file(tail).include
+            include = rules.decide(rel[len(base) + 1:] + suffix if base else rel + suffix)
             if include is not None:
                 decision = include
         return decision and not self._kept(rel)

@@ -38,7 +38,7 @@ class CopyStats:
     reflink: bool = True  # turned off at the first clone the filesystem refuses
 
 
-def _copy_range(src: int, dst: int, size: int) -> bool:
+def _copy_range(src: int, dst: int, size: int, stats: CopyStats) -> bool:
     """Copy `size` bytes in the kernel; False when this filesystem pair cannot."""
     done = 0
     try:
@@ -51,40 +51,54 @@ def _copy_range(src: int, dst: int, size: int) -> bool:
         if exc.errno in _UNSUPPORTED and done == 0:
             return False
         raise
+    stats.copied += 1
     return True
 
 
-def copy_file(source: Path, dest: Path, size: int, stats: CopyStats) -> None:
-    """`dest` becomes a copy of `source` of its own: a reflink where possible, else a kernel copy."""
-    with open(source, "rb") as src, open(dest, "xb") as dst:
-        if stats.reflink and size:
-            try:
-                fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
-                stats.cloned += 1
+def copy_file(source: str, dest: str, info: os.stat_result, stats: CopyStats) -> None:
+    """`dest` (new) becomes a copy of `source` of its own, with its mode and times: a reflink, else a kernel copy."""
+    src = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        dst = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            done = _clone(src, dst, info.st_size, stats) or _copy_range(src, dst, info.st_size, stats)
+            if done:
+                os.fchmod(dst, stat.S_IMODE(info.st_mode))
+                os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
                 return
-            except OSError as exc:
-                if exc.errno not in _UNSUPPORTED:
-                    raise
-                stats.reflink = False
-        if _copy_range(src.fileno(), dst.fileno(), size):
-            stats.copied += 1
-            return
-    shutil.copyfile(source, dest)
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)
+    shutil.copyfile(source, dest)  # neither works between these filesystems: a copy through user space
+    shutil.copystat(source, dest)
     stats.copied += 1
 
 
-def _copy_entry(entry: os.DirEntry, dest: Path, stats: CopyStats) -> None:
+def _clone(src: int, dst: int, size: int, stats: CopyStats) -> bool:
+    if not (stats.reflink and size):
+        return False
+    try:
+        fcntl.ioctl(dst, FICLONE, src)
+    except OSError as exc:
+        if exc.errno not in _UNSUPPORTED:
+            raise
+        stats.reflink = False
+        return False
+    stats.cloned += 1
+    return True
+
+
+def _copy_entry(entry: os.DirEntry, dest: str, stats: CopyStats) -> None:
     info = entry.stat(follow_symlinks=False)
     if not stat.S_ISREG(info.st_mode):
         stats.skipped += 1
         return
-    copy_file(Path(entry.path), dest, info.st_size, stats)
-    os.chmod(dest, stat.S_IMODE(info.st_mode))
-    os.utime(dest, ns=(info.st_atime_ns, info.st_mtime_ns))
+    copy_file(entry.path, dest, info, stats)
     stats.bytes += info.st_size
 
 
-def _copy_dir(source: Path, dest: Path, rel: str, rules: IgnoreRules, stats: CopyStats) -> None:
+def _copy_dir(source: str, dest: str, rel: str, rules: IgnoreRules, stats: CopyStats) -> None:
     rules.enter(rel)
     with os.scandir(source) as entries:
         listing = sorted(entries, key=lambda e: e.name)
@@ -94,12 +108,12 @@ def _copy_dir(source: Path, dest: Path, rel: str, rules: IgnoreRules, stats: Cop
         if skip_dir(entry.name) or rules.matches(child, is_dir):  # a `.git` file (a worktree's) as well
             stats.skipped += 1
             continue
-        target = dest / entry.name
+        target = os.path.join(dest, entry.name)
         if entry.is_symlink():
             os.symlink(os.readlink(entry.path), target)
         elif is_dir:
-            target.mkdir()
-            _copy_dir(Path(entry.path), target, child, rules, stats)
+            os.mkdir(target)
+            _copy_dir(entry.path, target, child, rules, stats)
             os.chmod(target, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode))
         else:
             _copy_entry(entry, target, stats)
@@ -110,5 +124,5 @@ def copy_workspace(source: Path, dest: Path, rules: IgnoreRules | None = None) -
     rules = rules or IgnoreRules(source)
     stats = CopyStats()
     dest.mkdir()
-    _copy_dir(Path(source), dest, "", rules, stats)
+    _copy_dir(str(source), str(dest), "", rules, stats)
     return stats
