@@ -14,10 +14,9 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from agent_core.models import ChangeSet, FileChange, Position, Span, TextEdit
+from agent_core.workspace.ignore import skip_dir
 from agent_core.workspace.paths import resolve_inside
 from agent_core.workspace.shadow import ShadowWorkspace, UndecodableFile, encode_exact, read_exact
-
-EXCLUDED_PARTS = frozenset({".agentls", "__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache"})
 
 
 class ChangeSetConflict(RuntimeError):
@@ -25,9 +24,9 @@ class ChangeSetConflict(RuntimeError):
 
 
 def is_excluded(rel: str) -> bool:
-    """Artifacts of tooling, never part of a change set."""
+    """Artifacts of tooling, never part of a change set (a skipped folder's files: ignore.py)."""
     path = PurePosixPath(rel)
-    if any(part in EXCLUDED_PARTS for part in path.parts):
+    if any(skip_dir(part) for part in path.parts):
         return True
     return path.suffix in (".pyc", ".pyo") or (path.suffix == ".xml" and "junit" in path.name.lower())
 
@@ -77,10 +76,14 @@ def file_change(path: str, original: str | None, new: str | None) -> FileChange 
 
 
 def compute_change_set(shadow: ShadowWorkspace) -> ChangeSet:
-    """Every touched file whose text differs from what the run started from, sorted by path."""
+    """Every touched file whose text differs from what the run started from, sorted by path.
+
+    Only the files the run wrote through its tools are read (`shadow.originals`
+    tracks them), never the whole tree; `.gitignore`d ones are left out.
+    """
     changes = []
     for rel in sorted(shadow.originals):
-        if is_excluded(rel):
+        if is_excluded(rel) or shadow.ignored(rel):
             continue
         change = file_change(rel, shadow.originals[rel], shadow.current(rel))
         if change is not None:

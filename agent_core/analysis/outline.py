@@ -8,21 +8,19 @@ many files it left out.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agent_core.analysis.symbols import Symbol, analyse
-
-_SKIP_DIRS = {"__pycache__", "node_modules", "build", "dist", "venv"}
+from agent_core.workspace.ignore import skip_dir
 
 
 def python_files(workspace: Path) -> list[Path]:
-    """Workspace Python files, hidden and build directories skipped, sorted."""
+    """Workspace Python files, sorted; hidden and skipped folders (ignore.py) are not entered."""
     out = []
-    for path in workspace.rglob("*.py"):
-        rel = path.relative_to(workspace).parts
-        if any(p.startswith(".") or p in _SKIP_DIRS for p in rel[:-1]):
-            continue
-        out.append(path)
+    for dirpath, dirnames, filenames in os.walk(workspace):
+        dirnames[:] = [d for d in dirnames if not (d.startswith(".") or skip_dir(d))]
+        out.extend(Path(dirpath, name) for name in filenames if name.endswith(".py"))
     return sorted(out)
 
 

@@ -1,7 +1,9 @@
 """The shadow workspace: a throw-away copy of the workspace that a run edits.
 
-The copy lives in a temp directory named `agentls-*`, skips environments and
-caches, and is overlaid with the editor's unsaved buffers. It remembers the
+The copy lives in a temp directory named `agentls-*`, skips environments,
+caches and what the project's `.gitignore` files ignore (ignore.py), is made
+file by file in the kernel, as reflinks where the filesystem can
+(treecopy.py), and is overlaid with the editor's unsaved buffers. It remembers the
 original text of every file the run touched, so the change set is computed
 against what the run saw, not against whatever is on disk later. It is
 removed when the `with` block ends, however it ends (error, cancel), and at
@@ -20,16 +22,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agent_core.sandbox.cleanup import make_temp_dir
+from agent_core.workspace.ignore import SKIP_DIRS, IgnoreRules
 from agent_core.workspace.paths import relative_inside, resolve_inside
 from agent_core.workspace.testfiles import protected_files
+from agent_core.workspace.treecopy import CopyStats, copy_workspace
 
-SKIP_DIRS = frozenset(
-    {
-        ".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".agentls",
-        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "dist",
-        ".eggs",
-    }
-)
+__all__ = ["SKIP_DIRS", "ShadowWorkspace", "read_exact", "write_exact"]  # SKIP_DIRS lives in ignore.py
 
 
 class UndecodableFile(ValueError):
@@ -82,19 +80,6 @@ def write_exact(path: Path, text: str) -> None:
     path.write_bytes(encode_exact(path, text))
 
 
-def _ignore(directory: str, names: list[str]) -> set[str]:
-    """Environments, caches, and what is not a file, directory or symlink (a FIFO would block the copy)."""
-    return {n for n in names if n in SKIP_DIRS or n.endswith(".egg-info") or _special(os.path.join(directory, n))}
-
-
-def _special(path: str) -> bool:
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
-
-
 def _force_remove(path: str) -> None:
     def retry(func, target, _exc):  # a test may have left read-only directories behind
         try:
@@ -116,6 +101,8 @@ class ShadowWorkspace:
         self.path: Path | None = None
         self.originals: dict[str, str | None] = {}
         self.verification: dict[str, bytes] = {}  # the protected files as the run found them (testfiles.py)
+        self.ignore = IgnoreRules(self.source)  # the workspace's .gitignore rules (ignore.py)
+        self.copy_stats = CopyStats()
         self._finalizer: weakref.finalize | None = None
 
     def __enter__(self) -> ShadowWorkspace:
@@ -132,7 +119,7 @@ class ShadowWorkspace:
         self._finalizer = weakref.finalize(self, _force_remove, str(base))
         root = base / self.source.name
         try:
-            shutil.copytree(self.source, root, symlinks=True, ignore=_ignore)
+            self.copy_stats = copy_workspace(self.source, root, self.ignore)  # ignored paths left out (treecopy.py)
         except BaseException:  # `with` never calls __exit__ when __enter__ fails: remove the partial copy now
             self.close()
             raise
@@ -172,6 +159,10 @@ class ShadowWorkspace:
             return
         target = self.resolve(rel)
         self.originals[rel] = read_exact(target) if target.is_file() else None
+
+    def ignored(self, rel: str) -> bool:
+        """Whether `rel` is left out of the copy (skipped folder or `.gitignore`d): never part of a change set."""
+        return self.ignore.ignored(self.relative(rel))
 
     def current(self, rel: str) -> str | None:
         target = self.resolve(rel)

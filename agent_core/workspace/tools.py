@@ -16,11 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent_core.workspace.ignore import skip_dir
 from agent_core.workspace.paths import PathRefused
-from agent_core.workspace.shadow import SKIP_DIRS, ShadowWorkspace, read_exact, write_exact
+from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 MAX_LISTED = 400
 MAX_HITS = 60
+MAX_SEARCHED_BYTES = 1_000_000  # search skips bigger files (data dumps) rather than read them into memory
 
 ToolObserver = Callable[[str, dict[str, Any], "ToolResult"], None]
 
@@ -65,7 +67,7 @@ class FileTools:
             start = self.shadow.root if path in ("", ".") else self.shadow.resolve(path)
             found: list[str] = []
             for dirpath, dirnames, filenames in os.walk(start):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+                dirnames[:] = sorted(d for d in dirnames if not skip_dir(d))
                 for name in sorted(filenames):
                     found.append(os.path.relpath(os.path.join(dirpath, name), self.shadow.root))
                     if len(found) >= MAX_LISTED:
@@ -85,6 +87,8 @@ class FileTools:
                 if not rel.endswith((".py", ".txt", ".md", ".toml", ".cfg", ".ini", ".json", ".yaml", ".yml")):
                     continue
                 try:
+                    if (self.shadow.root / rel).stat().st_size > MAX_SEARCHED_BYTES:
+                        continue
                     lines = (self.shadow.root / rel).read_text(encoding="utf-8").splitlines()
                 except (OSError, UnicodeDecodeError):
                     continue

@@ -1,0 +1,135 @@
+"""What a run leaves out of a workspace: the one definition of the skip rule.
+
+Two layers, both applied to the shadow copy, the change set, the file tools'
+listing and the outline:
+
+- `skip_dir`: folders never copied or walked whatever the project says
+  (version control metadata, virtualenvs, caches, build output, `*.egg-info`).
+- `IgnoreRules`: the project's own `.gitignore` files, the way git reads them:
+  the root one (after `.git/info/exclude`), nested ones relative to their
+  folder, the deeper file and the later line winning, `!` re-including, and
+  nothing re-included below an ignored folder. Matching is `pathspec`'s
+  gitignore dialect. As in git, a file the repository tracks stays in though
+  a rule matches it: in a git work tree, `git ls-files --ignored` names those
+  once (without git, or outside a work tree, the rules alone decide).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path, PurePosixPath
+
+from pathspec import GitIgnoreSpec
+
+SKIP_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".agentls",
+        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "dist",
+        ".eggs",
+    }
+)
+GITIGNORE = ".gitignore"
+GIT_TIMEOUT_S = 20.0
+
+
+def skip_dir(name: str) -> bool:
+    """A folder (or a file or link of that name, e.g. a worktree's `.git` file) left out of every copy and walk."""
+    return name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:  # unreadable or not a file: no rules from it
+        return []
+
+
+class _Rules:
+    """One `.gitignore` file's spec, with one combined regex that tells fast when none of its lines can match."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.spec = GitIgnoreSpec.from_lines(lines)
+        parts = [p.regex.pattern for p in self.spec.patterns if p.include is not None and p.regex is not None]
+        try:  # group names repeat between patterns: made non-capturing for the combined regex
+            self.any = re.compile("|".join(f"(?:{_GROUP.sub('(?:', part)})" for part in parts)) if parts else None
+        except re.error:
+            self.any = None
+        self.empty = not parts
+
+    def decide(self, tail: str) -> bool | None:
+        """True ignored, False re-included by a `!` line, None when no line matches."""
+        if self.empty or (self.any is not None and self.any.search(tail) is None):
+            return None
+        return self.spec.check_file(tail).include
+
+
+_GROUP = re.compile(r"\(\?P<[A-Za-z_]\w*>")
+
+
+def tracked_but_ignored(root: Path) -> set[str]:
+    """Files git tracks under `root` that its ignore rules match (empty without git or a work tree)."""
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        return set()
+    argv = [git, "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--cached", "--ignored",
+            "--exclude-standard"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    if done.returncode != 0:
+        return set()
+    return {name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name}
+
+
+class IgnoreRules:
+    """The `.gitignore` rules of one workspace, loaded folder by folder as a walk enters them."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._specs: dict[str, _Rules] = {}
+        self._loaded: set[str] = set()
+        self._tracked: set[str] | None = None  # tracked files a rule matches, and their folders
+
+    def _kept(self, rel: str) -> bool:
+        if self._tracked is None:
+            files = tracked_but_ignored(self.root) if self._specs else set()
+            folders = {"/".join(f.split("/")[:n]) for f in files for n in range(1, f.count("/") + 1)}
+            self._tracked = files | folders
+        return rel in self._tracked
+
+    def enter(self, rel_dir: str) -> None:
+        """Load the rules of the folder `rel_dir` ("" for the root) once; cheap when it has none."""
+        if rel_dir in self._loaded:
+            return
+        self._loaded.add(rel_dir)
+        folder = self.root / rel_dir if rel_dir else self.root
+        lines = _read_lines(folder / GITIGNORE)
+        if not rel_dir:
+            lines = _read_lines(self.root / ".git" / "info" / "exclude") + lines
+        if any(line.strip() and not line.lstrip().startswith("#") for line in lines):
+            self._specs[rel_dir] = _Rules(lines)
+
+    def matches(self, rel: str, is_dir: bool) -> bool:
+        """Whether the rules of `rel`'s enclosing folders ignore `rel` itself (its folders not checked)."""
+        decision = False
+        suffix = "/" if is_dir else ""
+        for base, rules in self._specs.items():  # loaded top-down: deeper files come later and win
+            if base and not rel.startswith(base + "/"):
+                continue
+            include = rules.decide(rel[len(base) + 1:] + suffix if base else rel + suffix)
+            if include is not None:
+                decision = include
+        return decision and not self._kept(rel)
+
+    def ignored(self, rel: str) -> bool:
+        """Whether `rel` (a workspace-relative POSIX path) is left out: a skipped or ignored folder, or a rule."""
+        parts = PurePosixPath(rel).parts
+        for depth in range(len(parts)):
+            folder = "/".join(parts[:depth])
+            self.enter(folder)
+            if depth and (skip_dir(parts[depth - 1]) or self.matches(folder, is_dir=True)):
+                return True
+        return bool(parts) and (skip_dir(parts[-1]) or self.matches(rel, is_dir=(self.root / rel).is_dir()))
