@@ -106,7 +106,7 @@ def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport |
     budget = max(FILES_BUDGET - len(focused), 1500)
     rest = [f for f in shown if f not in focused_files]
     if focused:  # another source shows whole only if it fits: the prompt must not grow with a big file
-        rest = [f for f in rest if is_test_file(f) or len(deps.shadow.current(f) or "") <= budget]
+        rest = [f for f in rest if is_test_file(f) or len(deps.shadow.readable(f) or "") <= budget]
     others = render_files(deps.shadow, rest, budget=budget, tests_read_only=protect, focus=focus_from_report(report))
     files = "\n\n".join(p for p in (focused, others) if p and p != "(no files)") or "(no files)"
     sources = [f for f in [*focused_files, *shown] if not is_test_file(f)]

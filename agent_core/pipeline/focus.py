@@ -116,7 +116,7 @@ def render_suspects(shadow: ShadowWorkspace, suspects: list[dict[str, Any]]) -> 
     chosen = pick(suspects)
     blocks, files, targets = [], [], []
     for rel in dict.fromkeys(s["file"] for s in chosen):
-        text = shadow.current(rel)
+        text = shadow.readable(rel)
         if text is None:
             continue
         mine = [s for s in chosen if s["file"] == rel]
@@ -152,7 +152,7 @@ def _reindented(piece: str, like: str) -> str:
 
 
 def _own_lines(shadow: ShadowWorkspace, target: Target, keep_decorators: bool) -> str | None:
-    lines = (shadow.current(target.file) or "").split("\n")
+    lines = (shadow.readable(target.file) or "").split("\n")
     own = lines[target.start_line - 1:target.end_line]
     if keep_decorators:  # the answer left the decorators out: they stay
         while own and own[0].lstrip().startswith("@"):

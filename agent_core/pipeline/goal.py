@@ -48,7 +48,7 @@ def target_text(request: RunRequest, shadow: ShadowWorkspace) -> str | None:
     if not request.target_file:
         return None
     try:
-        return shadow.current(request.target_file)
+        return shadow.readable(request.target_file)
     except ValueError:  # outside the workspace, or not text: named, not read
         return None
 

@@ -35,7 +35,7 @@ _FUNCTIONS = ("function", "method")
 
 def _symbols(shadow: ShadowWorkspace, rel: str, cache: dict[str, list[Symbol]]) -> list[Symbol]:
     if rel not in cache:
-        text = shadow.current(rel)
+        text = shadow.readable(rel)
         cache[rel] = analyse(text).symbols if text else []
     return cache[rel]
 
@@ -48,7 +48,7 @@ def _enclosing(symbols: list[Symbol], line: int) -> Symbol | None:
 
 def _module_files(shadow: ShadowWorkspace, test_rel: str, cache: dict[str, list[Symbol]]) -> list[str]:
     """Source files the test file imports (by dotted module name, any source root)."""
-    text = shadow.current(test_rel) or ""
+    text = shadow.readable(test_rel) or ""
     modules = set()
     for imp in analyse(text).imports:
         modules.add(imp.module)
@@ -65,7 +65,7 @@ def _module_files(shadow: ShadowWorkspace, test_rel: str, cache: dict[str, list[
 
 
 def _failing_line(shadow: ShadowWorkspace, failure: TestFailure) -> str:
-    lines = (shadow.current(failure.file) or "").splitlines()
+    lines = (shadow.readable(failure.file) or "").splitlines()
     return lines[failure.line - 1] if 0 < failure.line <= len(lines) else ""
 
 
@@ -95,7 +95,7 @@ def suspects_from_report(shadow: ShadowWorkspace, report: TestReport | None) -> 
     cache: dict[str, list[Symbol]] = {}
     for failure in report.failures if report else []:
         source = failure.source_file
-        if source and failure.source_line and not is_test_file(source) and shadow.current(source) is not None:
+        if source and failure.source_line and not is_test_file(source) and shadow.readable(source) is not None:
             symbol = _enclosing(_symbols(shadow, source, cache), failure.source_line)
             _add(found, source, symbol, failure.source_line, FRAME_WEIGHT)
         elif failure.file and failure.line:

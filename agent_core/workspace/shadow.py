@@ -168,6 +168,13 @@ class ShadowWorkspace:
         target = self.resolve(rel)
         return read_exact(target) if target.is_file() else None
 
+    def readable(self, rel: str) -> str | None:
+        """`rel`'s text, or None when it is absent or does not decode (left out of what the models see)."""
+        try:
+            return self.current(rel)
+        except UndecodableFile:
+            return None
+
     def shown_text(self, rel: str) -> str:
         """`rel`'s text for a prompt: '' when absent, a note in place of a file that does not decode."""
         try:
