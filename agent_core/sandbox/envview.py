@@ -47,6 +47,12 @@ def _under(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path == root or root in path.parents for root in roots)
 
 
+def _missing_or_empty(path: Path) -> bool:
+    if not path.exists():
+        return True
+    return path.is_dir() and not any(path.iterdir())
+
+
 def minimal_cover(paths: list[Path]) -> tuple[Path, ...]:
     """The given directories without those inside another one of them."""
     kept: list[Path] = []
@@ -100,7 +106,11 @@ def plan_view(
         dirs += [site, script_dir]
         if not (env.bin_dir / "pytest").exists():
             links.append((str(script_dir / "pytest"), f"{BIN_DIR}/pytest"))
-    inside = [p for p in dirs if origin is not None and _under(p, (origin,)) and not _under(p, (workspace,))]
+    # Environment dirs inside the project are bound over the copy only where the copy lacks them
+    # (its .venv/; an empty dir there is the mount point an earlier run left): a src/ dir on
+    # sys.path must stay the copy's own.
+    inside = [p for p in dirs if origin is not None and _under(p, (origin,)) and not _under(p, (workspace,))
+              and _missing_or_empty(workspace / p.relative_to(origin))]
     outside = [p for p in dirs if not _under(p, project_roots)]
     pythonpath = [*caller_entries, *(str(p) for p in env.extra_pythonpath)]
     if site is not None:
