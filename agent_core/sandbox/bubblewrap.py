@@ -170,10 +170,10 @@ class BubblewrapSandbox:
         """The full bwrap command line for one run."""
         args = [self.bwrap, *namespace_args(), "--die-with-parent", "--new-session", "--hostname", "sandbox"]
         args += base_binds()
-        for path in view.ro_outside:
-            args += [*_mkdirs(path), "--ro-bind", str(path), str(path)]
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
                  "--perms", "1777", "--tmpfs", "/dev/shm"]
+        for path in view.ro_outside:  # after the /tmp tmpfs, which would hide an environment under /tmp
+            args += [*_mkdirs(path), "--ro-bind", str(path), str(path)]
         ws, parent = str(workspace), str(workspace.parent)
         private_parent = parent not in ("/", "/tmp")
         if private_parent:  # an empty, read-only parent: nothing beside the workspace is writable
