@@ -1,9 +1,12 @@
 """`agentls sandbox build-image | doctor`: make the Docker sandbox image, and check the sandbox holds.
 
-`doctor` says which backend a run would use and why, then runs one tiny probe
+`doctor` says which backend a run would use and why, and which interpreter and
+environment the project's tests run with and why, then runs one tiny probe
 per limit (network, writes outside the workspace, memory, processes, timeout,
 secrets in the environment) and prints a table: exit 0 when every limit
 holds, 1 otherwise, 2 when the settings or the chosen backend are unusable.
+`doctor --project PATH` instead runs the project's suite on the host and in
+the sandbox and lists the tests whose outcome differs (exit 1 when any does).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--backend", choices=["auto", "docker", "bubblewrap", "process"], default=None,
                         help="Check this backend instead of the configured one.")
     doctor.add_argument("--workspace", type=Path, default=Path.cwd(), help="Workspace whose settings apply.")
+    doctor.add_argument("--project", type=Path, default=None,
+                        help="Run this project's suite on the host and in the sandbox; list tests that differ.")
     doctor.set_defaults(func=doctor_command)
 
 
@@ -61,8 +66,12 @@ def doctor_command(args: argparse.Namespace) -> int:
     from agent_core.sandbox import factory, probes
 
     overrides = {"sandbox": {"backend": args.backend}} if args.backend else None
+    if args.project is not None and not args.project.is_dir():
+        print(f"agentls: {args.project} is not a directory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    workspace = args.project or args.workspace
     try:
-        settings = load_settings(args.workspace, overrides=overrides)
+        settings = load_settings(workspace, overrides=overrides)
     except SettingsError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -73,6 +82,17 @@ def doctor_command(args: argparse.Namespace) -> int:
     except SandboxError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    try:
+        print(f"environment: {describe_environment(sandbox, workspace)}")
+    except SandboxError as exc:
+        print(f"environment: none usable: {exc}")
+        return EXIT_BAD_INPUT
+    if args.project is not None:
+        from agent_core.sandbox.compare import compare_project, format_comparison
+
+        comparison = compare_project(sandbox, args.project.resolve(), settings.sandbox.timeout_s)
+        print(format_comparison(comparison))
+        return EXIT_FAILED if comparison.differences or not comparison.host else EXIT_OK
     limits = settings.sandbox
     print(f"limits: {limits.cpus:g} CPU, {limits.memory_mb} MiB, {limits.pids} processes, "
           f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n")
@@ -81,3 +101,14 @@ def doctor_command(args: argparse.Namespace) -> int:
     held = all(r.held for r in results)
     print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD")
     return EXIT_OK if held else EXIT_FAILED
+
+
+def describe_environment(sandbox: object, workspace: Path) -> str:
+    """The interpreter the sandbox runs the project's tests with, and why (SandboxError when none)."""
+    if hasattr(sandbox, "environment"):
+        return sandbox.environment(workspace.resolve()).describe()
+    runtime = getattr(sandbox, "runtime", None)
+    if runtime is not None:
+        site = f" with agentls' test packages from {runtime.site_dir}" if runtime.site_dir else ""
+        return f"{runtime.python}{site} (the process backend does not use the project's environment)"
+    return f"{sandbox.python} inside the image {getattr(sandbox, 'image', '')}".rstrip()
