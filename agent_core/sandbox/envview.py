@@ -29,6 +29,7 @@ from agent_core.sandbox.runtime import SITE_ROOT, ensure_sandbox_site
 
 BIN_DIR = "/opt/agentls/bin"
 SYSTEM_DIRS = (Path("/usr"), Path("/bin"), Path("/lib"), Path("/lib64"), Path("/sbin"))
+NEVER_WHOLE = (Path("/"), Path("/root"), Path("/home"), Path("/tmp"), Path("/etc"), Path.home())  # too wide to bind
 PYTEST_SCRIPT = '#!/bin/sh\nexec python3 -m pytest "$@"\n'
 
 
@@ -71,7 +72,7 @@ def environment_dirs(env: ProjectEnvironment) -> list[Path]:
     for path in wanted:
         real = Path(os.path.realpath(path))
         for candidate in {path, real}:
-            if candidate.is_dir() and candidate != Path("/") and not _under(candidate, SYSTEM_DIRS):
+            if candidate.is_dir() and candidate not in NEVER_WHOLE and not _under(candidate, SYSTEM_DIRS):
                 found.append(candidate)
     return found
 
