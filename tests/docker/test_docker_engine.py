@@ -16,6 +16,7 @@ from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.sandbox.docker_backend import DockerSandbox
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
+from project_support import THREADS_AND_POOL
 
 pytestmark = pytest.mark.docker
 
@@ -164,3 +165,11 @@ def test_crashed_owner_leaves_a_container_that_startup_cleanup_removes(docker_en
         proc.wait()
     assert len(labelled_containers(proc.pid)) == 1
     assert docker_backend.remove_leftover_containers() and labelled_containers(proc.pid) == []
+
+
+async def test_300_threads_and_a_pool_pass_under_the_default_limits(docker_engine, workspace):
+    """The sandbox does not change outcomes: thread pools, multiprocessing and /dev/shm work in a container."""
+    (workspace / "test_threads.py").write_text(THREADS_AND_POOL)
+    sandbox = DockerSandbox(SandboxSettings(docker_image=docker_engine, timeout_s=120))  # 1024 MiB, 1024 processes
+    report = await run_tests(sandbox, workspace, "pytest")
+    assert (report.passed, report.failed, report.errors) == (3, 0, 0), report.output

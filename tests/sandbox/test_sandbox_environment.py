@@ -21,43 +21,10 @@ from agent_core.sandbox.environment import detect_environment
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
+from project_support import THREADS_AND_POOL
 
 pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
 
-THREADS_AND_POOL = '''
-import multiprocessing
-import threading
-
-
-def _square(x):
-    return x * x
-
-
-def test_300_threads():
-    ready = threading.Barrier(301, timeout=30)
-    threads = [threading.Thread(target=ready.wait) for _ in range(300)]
-    for thread in threads:
-        thread.start()
-    ready.wait()
-    for thread in threads:
-        thread.join()
-
-
-def test_a_multiprocessing_pool():
-    with multiprocessing.Pool(4) as pool:
-        assert pool.map(_square, range(50)) == [x * x for x in range(50)]
-
-
-def test_shared_memory_and_a_writable_home(tmp_path):
-    from multiprocessing import shared_memory
-    import os, locale
-    block = shared_memory.SharedMemory(create=True, size=1024)
-    block.close(); block.unlink()
-    home = os.path.expanduser("~")
-    with open(os.path.join(home, "probe.txt"), "w") as handle:
-        handle.write("x")
-    assert (tmp_path / "..").exists() and locale.getpreferredencoding() == "UTF-8"
-'''
 
 
 def _venv(path: Path) -> Path:
