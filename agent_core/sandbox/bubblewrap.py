@@ -32,7 +32,13 @@ from agent_core.sandbox.base import CommandResult, SandboxError
 from agent_core.sandbox.cleanup import origin_of
 from agent_core.sandbox.environment import ProjectEnvironment, detect_environment
 from agent_core.sandbox.envview import BIN_DIR, EnvView, plan_view
-from agent_core.sandbox.launcher import Limits, launch, limited_command, new_run_id, prepare_local_run
+from agent_core.sandbox.launcher import (
+    Limits,
+    launch,
+    limited_command,
+    new_run_id,
+    prepare_local_run,
+)
 from agent_core.sandbox.uids import claim_run_uid
 from agent_core.settings import SandboxSettings
 
@@ -104,10 +110,11 @@ def base_binds() -> list[str]:
 
 
 def transient_setup_failure(exit_code: int | None, stderr: str) -> bool:
-    """bwrap could not set up because the sandbox uid is momentarily at its process limit.
+    """bwrap could not set up because its uid is momentarily at its process limit.
 
-    RLIMIT_NPROC counts every process of the uid, so a fork bomb in one
-    sandbox can briefly starve another's namespace setup: worth a retry.
+    Not root, every run shares the user's uid, whose RLIMIT_NPROC counts all of
+    its processes: a fork bomb in one sandbox can briefly starve another's
+    namespace setup, worth a retry. (As root each run has a uid of its own.)
     """
     return exit_code == 1 and stderr.startswith("bwrap: ") and "Resource temporarily unavailable" in stderr
 
@@ -130,7 +137,7 @@ def probe_bwrap(bwrap: str | None = None) -> tuple[bool, str]:
             return False, str(exc)
         for attempt in range(SETUP_RETRIES):
             try:
-                done = subprocess.run(argv, capture_output=True, text=True, timeout=15, env={})
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=15, env={}, check=False)
             except (OSError, subprocess.SubprocessError) as exc:
                 return False, f"{bwrap} failed to start: {exc}"
             if not transient_setup_failure(done.returncode, done.stderr):

@@ -21,7 +21,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
@@ -89,7 +88,7 @@ def limited_command(argv: list[str], limits: Limits) -> list[str]:
         _, hard = resource.getrlimit(which)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         options.append(f"--{name}={value}:{value}")
-    soft_stack, hard_stack = resource.getrlimit(resource.RLIMIT_STACK)
+    _, hard_stack = resource.getrlimit(resource.RLIMIT_STACK)
     stack = STACK_SOFT_MB * mib if hard_stack == resource.RLIM_INFINITY else min(STACK_SOFT_MB * mib, hard_stack)
     options.append(f"--stack={stack}:")  # the soft limit only
     return [prlimit, *options, "--", *argv]

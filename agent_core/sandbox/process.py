@@ -13,7 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.sandbox.base import CommandResult
-from agent_core.sandbox.launcher import launch, new_run_id, prepare_local_run, prepare_workspace
+from agent_core.sandbox.launcher import (
+    launch,
+    new_run_id,
+    prepare_local_run,
+    prepare_workspace,
+)
 from agent_core.sandbox.runtime import SandboxRuntime, resolve_runtime
 from agent_core.sandbox.uids import claim_run_uid
 from agent_core.settings import SandboxSettings

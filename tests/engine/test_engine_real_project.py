@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from engine_support import CliRun, make_project
 
 from agent_core.cli import main
 from agent_core.sandbox.bubblewrap import probe_bwrap
-from engine_support import CliRun, make_project
 
 pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
 

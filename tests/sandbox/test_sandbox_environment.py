@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from project_support import THREADS_AND_POOL
 
 from agent_core.sandbox.bubblewrap import BubblewrapSandbox, probe_bwrap
 from agent_core.sandbox.environment import detect_environment
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
-from project_support import THREADS_AND_POOL
 
 pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
 
@@ -107,8 +107,9 @@ async def test_a_callers_pythonpath_dir_is_importable(workspace: Path, tmp_path:
 
 async def test_300_threads_and_a_pool_pass_as_on_the_host(workspace: Path) -> None:
     (workspace / "test_threads.py").write_text(THREADS_AND_POOL)
-    host = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(workspace)],
-                          capture_output=True, text=True, timeout=120)
+    host = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(workspace)],
+        capture_output=True, text=True, timeout=120, check=False)
     assert host.returncode == 0, host.stdout
     sandbox = BubblewrapSandbox(SandboxSettings(timeout_s=120))  # default limits: 1024 MiB, 1024 processes
     report = await run_tests(sandbox, workspace, "pytest")
