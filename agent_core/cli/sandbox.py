@@ -31,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--tag", default=None, help="Tag of the image to build (default: settings' docker_image).")
     build.add_argument("--requirements", type=Path, default=None,
                        help="The project's test requirements, installed into a cached layer of the image.")
+    build.add_argument("--project", type=Path, default=None,
+                       help="Build the layer of this project's dependencies (tagged by a hash of its dependency "
+                            "files); runs on copies of the project use it.")
     build.add_argument("--workspace", type=Path, default=Path.cwd(), help="Workspace whose settings apply.")
     build.set_defaults(func=build_image_command)
 
@@ -52,9 +55,28 @@ def build_image_command(args: argparse.Namespace) -> int:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     tag = args.tag or settings.sandbox.docker_image
+    if args.project is not None:
+        return _build_project_image(args, tag)
     try:
         image_id = image.build_image(base=args.base or image.DEFAULT_BASE, tag=tag, requirements=args.requirements,
                                      log=lambda line: print(line, file=sys.stderr))
+    except SandboxError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"built {tag} ({image_id})")
+    return EXIT_OK
+
+
+def _build_project_image(args: argparse.Namespace, image_tag: str) -> int:
+    from agent_core.sandbox import image
+    from agent_core.sandbox.project_image import build_project_image
+
+    if not args.project.is_dir():
+        print(f"agentls: {args.project} is not a directory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        tag, image_id = build_project_image(args.project.resolve(), args.base or image.DEFAULT_BASE, image_tag,
+                                            log=lambda line: print(line, file=sys.stderr))
     except SandboxError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
