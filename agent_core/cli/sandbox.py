@@ -133,4 +133,14 @@ def describe_environment(sandbox: object, workspace: Path) -> str:
     if runtime is not None:
         site = f" with agentls' test packages from {runtime.site_dir}" if runtime.site_dir else ""
         return f"{runtime.python}{site} (the process backend does not use the project's environment)"
-    return f"{sandbox.python} inside the image {getattr(sandbox, 'image', '')}".rstrip()
+    settings = getattr(sandbox, "_sandbox", None)
+    if settings is None:
+        return str(sandbox.python)
+    from agent_core.sandbox.docker_backend import image_exists
+    from agent_core.sandbox.project_image import project_image_tag
+
+    tag = project_image_tag(settings.docker_image, workspace.resolve())
+    if tag and image_exists(tag):
+        return f"{sandbox.python} in {tag}: the project's dependencies, built by `agentls sandbox build-image --project`"
+    missing = f"; {tag} is not built (agentls sandbox build-image --project)" if tag else ""
+    return f"{sandbox.python} in {settings.docker_image}{missing}"

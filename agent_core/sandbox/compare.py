@@ -1,11 +1,11 @@
 """Does the sandbox change outcomes? Run a project's suite on the host and in the sandbox, and compare.
 
 For `agentls sandbox doctor --project PATH`. Both runs use a shadow copy of
-the project (the project itself is never written), the interpreter the
-sandbox detected for it (its own pytest, else agentls' sandbox site), and
-pytest's JUnit XML; the outcome of each test (passed, failed, error,
-skipped) is read from both reports and the tests whose outcome differs are
-listed. The host run is the reference: it is what the user sees.
+the project (the project itself is never written) and pytest's JUnit XML; the
+host run uses the interpreter detected for the project (environment.py; its
+own pytest, else agentls' sandbox site), the sandbox run the sandbox's. The
+outcome of each test (passed, failed, error, skipped) is read from both
+reports and the tests whose outcome differs are listed. The host run is the reference: it is what the user sees.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.sandbox.base import sandbox_env
+from agent_core.sandbox.environment import detect_environment
 from agent_core.workspace.shadow import ShadowWorkspace
 
 PYTEST_ARGS = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1"]
@@ -74,9 +75,10 @@ def compare_project(sandbox: Any, project: Path, timeout_s: float) -> Comparison
     from agent_core.sandbox.envview import plan_view
 
     with ShadowWorkspace(project) as host_copy:
-        env = sandbox.environment(project) if hasattr(sandbox, "environment") else None
-        python = str(env.python) if env is not None else sandbox.python
-        site = ":".join(plan_view(env, host_copy.root, project, None).pythonpath) if env is not None else None
+        # the user's own interpreter for the project on the host, whichever backend is compared
+        env = sandbox.environment(project) if hasattr(sandbox, "environment") else detect_environment(project)
+        python = str(env.python)
+        site = ":".join(plan_view(env, host_copy.root, project, None).pythonpath)
         host_report = host_copy.root.parent / "host-junit.xml"
         host_exit = _host_run(python, host_copy.root, host_report, site or None, timeout_s)
         host = _read(host_report)
