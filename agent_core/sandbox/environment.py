@@ -38,7 +38,7 @@ _FACTS_CODE = (
     "import json, sys, importlib.util as u\n"
     "print(json.dumps({'executable': sys.executable, 'prefix': sys.prefix, 'base_prefix': sys.base_prefix,"
     " 'version': list(sys.version_info[:2]), 'path': [p for p in sys.path if p],"
-    " 'pytest': u.find_spec('pytest') is not None}))\n"
+    " 'missing': [n for n in ('pytest', 'hypothesis', 'coverage') if u.find_spec(n) is None]}))\n"
 )
 
 
@@ -51,7 +51,11 @@ class Interpreter:
     base_prefix: Path
     version: tuple[int, int]
     path: tuple[Path, ...]
-    has_pytest: bool
+    missing: tuple[str, ...]  # test distributions agentls uses (pytest, hypothesis, coverage) it lacks
+
+    @property
+    def has_pytest(self) -> bool:
+        return "pytest" not in self.missing
 
     @property
     def is_venv(self) -> bool:
@@ -80,7 +84,9 @@ class ProjectEnvironment:
         interp = self.interpreter
         version = ".".join(map(str, interp.version))
         where = f"environment {interp.prefix}" if interp.is_venv else f"prefix {interp.prefix}"
-        pytest = "its own pytest" if interp.has_pytest else "no pytest of its own (agentls' copy is added)"
+        pytest = "its own pytest" if interp.has_pytest else "no pytest of its own"
+        if interp.missing:
+            pytest += f"; agentls' copy of {', '.join(interp.missing)} is added"
         return f"{self.kind}: {self.python} (Python {version}, {where}, {pytest}); {self.reason}"
 
 
@@ -99,7 +105,7 @@ def ask_interpreter(python: str | Path) -> Interpreter:
     return Interpreter(
         executable=_keep_venv_path(Path(str(python)), Path(facts["executable"])), prefix=Path(facts["prefix"]),
         base_prefix=Path(facts["base_prefix"]), version=tuple(facts["version"]),
-        path=tuple(Path(p) for p in facts["path"]), has_pytest=bool(facts["pytest"]),
+        path=tuple(Path(p) for p in facts["path"]), missing=tuple(facts["missing"]),
     )
 
 

@@ -7,8 +7,9 @@ PATH that starts with the environment's `bin/` and then a `bin/` of our own
 supplying what it lacks (`python`, `python3`, and a `pytest` that runs
 `python3 -m pytest` when the environment has no pytest), and
 what goes on PYTHONPATH (the caller's own directories first, then PEP 582
-`__pypackages__`, then agentls' sandbox site when the environment has no
-pytest of its own).
+`__pypackages__`, then a sandbox site of the test distributions agentls uses
+(pytest, hypothesis, coverage) that the environment lacks, never shadowing
+one it has).
 
 The shadow copy of a project lives at another path than the project, while
 an editable install (a `.pth` file or an `__editable__` finder) points into
@@ -101,11 +102,11 @@ def plan_view(
     site: Path | None = None
     links = [(str(env.python), f"{BIN_DIR}/{name}") for name in ("python", "python3")
              if not (env.bin_dir / name).exists()]
-    if not env.interpreter.has_pytest and env.interpreter.version == tuple(sys.version_info[:2]):
-        site = ensure_sandbox_site()
+    if env.interpreter.missing and env.interpreter.version == tuple(sys.version_info[:2]):
+        site = ensure_sandbox_site(roots=env.interpreter.missing)
         script_dir = pytest_script_dir()
         dirs += [site, script_dir]
-        if not (env.bin_dir / "pytest").exists():
+        if not env.interpreter.has_pytest and not (env.bin_dir / "pytest").exists():
             links.append((str(script_dir / "pytest"), f"{BIN_DIR}/pytest"))
     # Environment dirs inside the project are bound over the copy only where the copy lacks them
     # (its .venv/; an empty dir there is the mount point an earlier run left): a src/ dir on

@@ -180,9 +180,9 @@ def _make_world_readable(root: Path) -> None:
             os.chmod(os.path.join(dirpath, name), 0o644 if not name.endswith(".so") else 0o755)
 
 
-def ensure_sandbox_site(root: Path = SITE_ROOT) -> Path:
-    """The cached, world-readable site dir with the test distributions; built on first use."""
-    dists = sandbox_distributions()
+def ensure_sandbox_site(root: Path = SITE_ROOT, roots: tuple[str, ...] = TEST_DISTRIBUTIONS) -> Path:
+    """The cached, world-readable site dir with the test distributions `roots`; built on first use."""
+    dists = sandbox_distributions(tuple(roots))
     key = ";".join(f"{d.metadata['Name']}=={d.version}" for d in dists) + f";py{sys.version_info[:2]};pyc"
     final = root / f"agentls-site-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     if (final / ".complete").is_file():
