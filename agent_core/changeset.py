@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from agent_core.models import ChangeSet, FileChange, Position, Span, TextEdit
 from agent_core.workspace.paths import resolve_inside
-from agent_core.workspace.shadow import ShadowWorkspace, read_exact
+from agent_core.workspace.shadow import ShadowWorkspace, UndecodableFile, encode_exact, read_exact
 
 EXCLUDED_PARTS = frozenset({".agentls", "__pycache__", ".pytest_cache", ".hypothesis", ".mypy_cache"})
 
@@ -98,6 +98,17 @@ def _check(workspace: Path, change: FileChange) -> Path:
     return target
 
 
+def _new_file_mode() -> int:
+    """The mode `open(path, "w")` would give a new file: 0o666 less the process umask."""
+    try:  # Linux shows the umask without changing it (os.umask would, for every thread)
+        status = Path("/proc/self/status").read_text(encoding="ascii")
+        umask = int(next(line for line in status.splitlines() if line.startswith("Umask:")).split()[1], 8)
+    except (OSError, StopIteration, ValueError):
+        umask = os.umask(0o022)
+        os.umask(umask)
+    return 0o666 & ~umask
+
+
 def apply_change_set(workspace: Path, change_set: ChangeSet) -> list[str]:
     """Write the change set into `workspace`, all or nothing; return the paths written."""
     workspace = Path(workspace).resolve()
@@ -111,13 +122,13 @@ def apply_change_set(workspace: Path, change_set: ChangeSet) -> list[str]:
             if change.new is None:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
+            data = encode_exact(target, change.new)
             fd, tmp = tempfile.mkstemp(prefix=".agentls-", dir=target.parent)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(change.new)
-            if target.exists():
-                os.chmod(tmp, target.stat().st_mode & 0o7777)
             staged.append((tmp, target))
-    except OSError as exc:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.chmod(tmp, target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode())
+    except (OSError, UndecodableFile) as exc:
         for tmp, _ in staged:
             os.unlink(tmp)
         raise ChangeSetConflict(f"could not write the change set: {exc}; nothing was applied") from exc

@@ -69,6 +69,7 @@ class Engine:
             raise
         except (LLMError, SandboxError, SettingsError, BadRequest, PathRefused, OSError) as exc:
             result = RunResult(run_id=run_id, kind=request.kind, status="error", error=_one_line(exc),
+                               usage=journal.usage, usage_by_role=journal.usage_by_role,
                                extra={"error_kind": _error_kind(exc)})
         result.duration_s = round(time.monotonic() - started, 3)
         journal.finish(result)
@@ -87,7 +88,7 @@ class Engine:
 
     async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
         from agent_core.sandbox.factory import make_sandbox
-        from agent_core.testing.runner import run_tests
+        from agent_core.testing.runner import per_test_bound, run_tests
 
         run_id = journal.run_id
         sandbox = make_sandbox(self.settings, lambda text: hooks.emit(
@@ -95,7 +96,8 @@ class Engine:
         hooks.emit(PhaseEvent(run_id=run_id, phase="testing", message="running the tests", percentage=10))
         with ShadowWorkspace(request.workspace, request.overlays) as shadow:
             report: TestReport = await run_tests(
-                sandbox, shadow.root, self.settings.test_command, self.settings.sandbox.timeout_s
+                sandbox, shadow.root, self.settings.test_command, self.settings.sandbox.timeout_s,
+                test_timeout_s=per_test_bound(None, self.settings.sandbox.test_timeout_s, self.settings.sandbox.timeout_s),
             )
         journal.write("test_report", report=report.model_dump(mode="json"))
         hooks.emit(TestReportEvent(run_id=run_id, report=report))
@@ -109,11 +111,20 @@ class _JournalledHooks:
 
     def __init__(self, inner: RunHooks, journal: Journal) -> None:
         self.inner, self.journal = inner, journal
+        self.phase: PhaseEvent | None = None
 
     def emit(self, event: Any) -> None:
+        if isinstance(event, PhaseEvent):
+            self.phase = event
         if not isinstance(event, TestReportEvent):  # reports are journalled as test_report records
             self.journal.write("event", event=event.model_dump(mode="json"))
         self.inner.emit(event)
+
+    def llm_waiting(self, role: str, elapsed_s: float) -> None:
+        """A model call is still waiting: repeat the current phase with how long (the editor shows it is alive)."""
+        phase = self.phase or PhaseEvent(run_id=self.journal.run_id, phase="starting", message="", percentage=0)
+        text = f"waiting {elapsed_s:.0f} s for the {role} model; {phase.message}".rstrip("; ")
+        self.inner.emit(phase.model_copy(update={"message": text}))
 
     async def approve(self, violations: list) -> bool:
         return await self.inner.approve(violations)
@@ -143,6 +154,7 @@ def _secrets(settings: Settings) -> list[str]:
     names = {settings.api_key_env, "AGENTLS_API_KEY", "OPENAI_API_KEY"}
     names |= {p.api_key_env for p in (getattr(settings.roles, r) for r in ("planner", "coder", "tester", "reflector"))
               if p.api_key_env}
+    names |= {settings.fallback.api_key_env} if settings.fallback.api_key_env else set()
     keys += [os.environ[n] for n in names if os.environ.get(n)]
     return keys
 

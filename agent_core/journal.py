@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.llm.base import LLMCall
-from agent_core.models import RunResult
+from agent_core.models import RunResult, Usage
 
 REDACTED = "[redacted]"
 _KEY_SHAPES = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
@@ -38,6 +38,7 @@ class Journal:
         self.enabled = enabled
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
         self._lock = threading.Lock()
+        self.usage, self.usage_by_role = Usage(), {}  # the run's model usage so far (note_usage), for an errored end
         if enabled:
             self.dir.mkdir(parents=True, exist_ok=True)
 
@@ -59,6 +60,10 @@ class Journal:
         with self._lock, open(self.path, "a", encoding="utf-8") as handle:
             handle.write(line + "\n")
 
+    def note_usage(self, total: Usage, by_role: dict[str, Usage]) -> None:
+        """Remember the run's usage, so a run that ends in an error still reports the calls it made."""
+        self.usage, self.usage_by_role = total, by_role
+
     def on_llm_call(self, call: LLMCall) -> None:
         """LLMObserver: record a finished model call."""
         self.write(
@@ -66,6 +71,7 @@ class Journal:
             answer=call.answer, usage={"prompt_tokens": call.usage.prompt_tokens,
                                        "completion_tokens": call.usage.completion_tokens},
             duration_s=call.duration_s, attempts=call.attempts,
+            **({"alternatives": call.alternatives} if call.alternatives else {}),
         )
 
     def finish(self, result: RunResult) -> None:
@@ -84,7 +90,8 @@ class Journal:
 def summary(result: RunResult) -> dict[str, Any]:
     """The RunResult as JSON, without the files' full texts."""
     data = result.model_dump(mode="json")
-    for change in data["change_set"]["changes"]:
+    best = data["extra"].get("best_attempt") or {}
+    for change in [*data["change_set"]["changes"], *best.get("changes", [])]:
         change.pop("original", None)
         change.pop("new", None)
     return data

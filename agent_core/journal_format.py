@@ -132,11 +132,14 @@ def _ending(trace: Trace, fmt: Format) -> None:
     summary = trace.summary.path / "summary.json"
     if summary.is_file():
         try:
-            line = json.loads(summary.read_text(encoding="utf-8")).get("summary")
-        except (OSError, json.JSONDecodeError):
-            line = None
+            data = json.loads(summary.read_text(encoding="utf-8"))
+            line, explanation = data.get("summary"), data.get("explanation")
+        except (OSError, json.JSONDecodeError, AttributeError):
+            line, explanation = None, None
         if line:
             fmt.line(f"summary: {line}")
+        if explanation:
+            fmt.line(f"explanation: {explanation}")
 
 
 def _head(text: str, lines: int) -> str:
@@ -222,7 +225,13 @@ def _change_set(r: dict[str, Any], fmt: Format, depth: int) -> None:
     fmt.line(f"change set ({verified}): {', '.join(r.get('files') or []) or 'no files'}", depth)
 
 
+def _explanation(r: dict[str, Any], fmt: Format, depth: int) -> None:
+    problem = f" (the model's answer was not used: {r['problem']})" if r.get("problem") else ""
+    fmt.line(f"explanation ({r.get('source', '?')}): {trim(r.get('text') or '', 400)}{problem}", depth)
+
+
 _HANDLERS = {
     "llm_call": _llm_call, "tool_call": _tool_call, "test_report": _test_report, "gate": _gate,
     "reflection": _reflection, "plan": _plan, "event": _event, "change_set": _change_set,
+    "explanation": _explanation,
 }

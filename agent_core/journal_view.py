@@ -7,14 +7,16 @@ journal.py). `list_runs` summarises every run, newest first; `render_text`
 durations, each model call (role, tokens, trimmed prompt and answer), tool
 calls, test reports, gate decisions, reflections, and the final change set.
 Both renderers walk the same `Trace`; the text/Markdown specifics live in
-journal_format.py. A line cut short by a crash is skipped, not fatal.
+journal_format.py. `summary_json` and `trace_json` give the same data as plain
+JSON values (`agentls runs --json`, `agentls trace --json`). A line cut short
+by a crash is skipped, not fatal.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +182,19 @@ def render_markdown(workspace: Path, run_id: str | None = None) -> str:
     from agent_core.journal_format import MarkdownFormat, render
 
     return render(load_trace(workspace, run_id), MarkdownFormat())
+
+
+def summary_json(summary: RunSummary) -> dict[str, Any]:
+    """One run's summary as a JSON object (`started` in epoch seconds, `path` as a string)."""
+    return {**asdict(summary), "path": str(summary.path), "tokens": summary.tokens}
+
+
+def trace_json(trace: Trace) -> dict[str, Any]:
+    """A run's trace as a JSON object: summary, run start/end records, resumes, and the timeline.
+
+    Each timeline item is either a node block (`{"node", "start", "duration_s", "records"}`)
+    or a journal record written outside any node, as recorded.
+    """
+    items = [asdict(item) if isinstance(item, NodeBlock) else item for item in trace.items]
+    return {"summary": summary_json(trace.summary), "start": trace.start, "end": trace.end,
+            "resumes": trace.resumes, "timeline": items}

@@ -117,6 +117,9 @@ class TestReport(BaseModel):
     failures: list[TestFailure] = Field(default_factory=list)
     output: str = Field(default="", description="Trimmed combined output of the test command.")
     backend: str = ""
+    slowest_pass_s: float | None = Field(
+        default=None, description="Duration of the slowest passing test (known from our pytest plugin only)."
+    )
 
     @property
     def ok(self) -> bool:
@@ -171,4 +174,6 @@ class RunResult(BaseModel):
     duration_s: float = 0.0
     error: str | None = None
     summary: str = ""
+    explanation: str = Field(default="", description="One or two sentences on a verified change: what was wrong, "
+                             "what changed, which test now passes.")
     extra: dict = Field(default_factory=dict, description="Kind-specific results (e.g. gen-tests counts).")

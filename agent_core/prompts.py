@@ -18,6 +18,7 @@ PROMPT_MODULES = {
     "coder": "agent_core.agents.coder.prompt",
     "reflector": "agent_core.agents.reflector.prompt",
     "tester": "agent_core.agents.tester.prompt",
+    "explainer": "agent_core.agents.explainer.prompt",  # no role of its own: it calls the reflector's model
 }
 
 

@@ -54,6 +54,25 @@ class RoleProfiles(BaseModel):
     reflector: ModelProfile = Field(default_factory=ModelProfile, description="Model profile of the reflector.")
 
 
+class FallbackProfile(BaseModel):
+    """The model the coder escalates to when the first model's rounds fail (seed 004's delegation)."""
+
+    model_config = _CONFIG
+
+    base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint of the fallback model (unset: the coder's)."
+    )
+    model: str | None = Field(
+        default=None, description="Fallback model name (unset: the coder's); this or base_url turns escalation on."
+    )
+    api_key_env: str | None = Field(
+        default=None, description="Environment variable holding the fallback endpoint's API key."
+    )
+    temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature of the fallback model (unset: the coder's)."
+    )
+
+
 class SandboxSettings(BaseModel):
     """Where and how tests run."""
 
@@ -73,6 +92,11 @@ class SandboxSettings(BaseModel):
         description="Interpreter of the project's tests (the editor's chosen one); default: detected from "
         ".venv/, venv/, uv, Poetry, hatch, pdm, then python3 on PATH.",
     )
+    test_timeout_s: float = Field(
+        default=0.0, ge=0,
+        description="Time bound of one test, in seconds, enforced inside pytest; 0 derives it from the baseline "
+        "(10x its slowest passing test, at least 2 s).",
+    )
 
 
 class MemorySettings(BaseModel):
@@ -81,7 +105,7 @@ class MemorySettings(BaseModel):
     model_config = _CONFIG
 
     enabled: bool = Field(default=True, description="Remember failures and successful patterns across runs.")
-    path: str | None = Field(default=None, description="SQLite file of the memory (default: the user cache dir).")
+    path: str | None = Field(default=None, description="SQLite file of the memory (default: the project's own, .agentls/memory.sqlite).")
     similarity_threshold: float = Field(default=0.7, ge=0, le=1, description="Minimum similarity of recalled items.")
     embeddings: Literal["local", "endpoint"] = Field(
         default="local", description="Local hashed n-gram embeddings, or the endpoint's /v1/embeddings."
@@ -105,12 +129,32 @@ class Settings(BaseModel):
     retry_backoff_s: float = Field(
         default=0.5, ge=0, le=60, description="First backoff before retrying an LLM request; doubles each retry."
     )
+    llm_deadline_s: float = Field(
+        default=90.0, gt=0, le=3600,
+        description="Deadline of one model call, all retries included, in seconds; then the run stops with an error.",
+    )
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
+    samples: int = Field(
+        default=3, ge=1, le=10,
+        description="Coder answers drawn per round (the endpoint's n, else one call each at spread temperatures); "
+        "the tests pick the first that passes.",
+    )
+    fallback: FallbackProfile = Field(
+        default_factory=FallbackProfile,
+        description="A second model (set base_url or model) whose coder rounds follow when the first model's fail; "
+        "off when unset.",
+    )
     max_revisions: int = Field(default=2, ge=0, le=10, description="Replans allowed when a failure repeats.")
-    test_command: str = Field(default="pytest", description="Test command run in the sandbox (pytest is parsed).")
+    test_command: str = Field(
+        default="pytest",
+        description="Test command run in the sandbox; pytest reports each test, whatever wraps it (uv run, tox, make, ...).",
+    )
     safety: Literal["ask", "block", "allow"] = Field(
         default="ask", description="What the safety gate does on risky code: ask the user, block, or allow."
+    )
+    preview_edits: bool = Field(
+        default=True, description="Editor: show each change with its reason and ask before it is applied."
     )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
@@ -135,6 +179,19 @@ class Settings(BaseModel):
             api_key=key,
             temperature=self.temperature if p.temperature is None else p.temperature,
         )
+
+
+    def fallback_profile(self, role: Role) -> ResolvedProfile | None:
+        """The fallback model for `role` (unset fields: the role's own), or None when no fallback is configured."""
+        f = self.fallback
+        if not (f.base_url or f.model):
+            return None
+        own = self.profile(role)
+        key = (os.environ.get(f.api_key_env) or None) if f.api_key_env else own.api_key
+        return own.model_copy(update={
+            "base_url": f.base_url or own.base_url, "model": f.model or own.model, "api_key": key,
+            "temperature": own.temperature if f.temperature is None else f.temperature,
+        })
 
 
 class ResolvedProfile(BaseModel):

@@ -9,8 +9,9 @@ command takes one optional JSON object. Run commands answer at once with
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
@@ -25,12 +26,53 @@ COMMANDS = (PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK, RUN_TESTS, CANCEL, SHOW_TRAC
 ACTIONS = {"fix": "Plan and fix", "gen_tests": "Generate tests", "task": "Run task", "test": "Run tests"}
 
 
-def _argument(args: tuple) -> dict[str, Any]:
-    if not args or args[0] is None:
-        return {}
-    if not isinstance(args[0], dict):
-        raise JsonRpcInvalidParams(message=f"expected one JSON object argument, got {type(args[0]).__name__}")
-    return args[0]
+class _Arguments(BaseModel):
+    """One command's JSON object argument; keys it does not know are ignored."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class PositionArgument(_Arguments):
+    line: NonNegativeInt
+    character: NonNegativeInt
+
+
+class RangeArgument(_Arguments):
+    start: PositionArgument
+    end: PositionArgument
+
+
+class TargetArguments(_Arguments):
+    """planAndFix, generateTests, runTask, runTests: `{uri?, range?, goal?, diagnostics?}`."""
+
+    uri: str | None = None
+    range: RangeArgument | None = None
+    goal: str | None = None
+    diagnostics: list[str | dict[str, Any]] = Field(default_factory=list)
+
+    def diagnostic_texts(self) -> list[str]:
+        return [d if isinstance(d, str) else str(d.get("message", d)) for d in self.diagnostics]
+
+
+class RunIdArguments(_Arguments):
+    """cancel, showTrace: `{runId?}`."""
+
+    run_id: str | None = Field(default=None, alias="runId")
+
+
+_Args = TypeVar("_Args", bound=_Arguments)
+
+
+def _argument(command: str, args: tuple, model: type[_Args]) -> _Args:
+    """The command's one JSON object argument, validated; bad input is -32602 with a readable message."""
+    value = args[0] if args and args[0] is not None else {}
+    if not isinstance(value, dict):
+        raise JsonRpcInvalidParams(message=f"{command}: expected one JSON object argument, got {type(value).__name__}")
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
+        raise JsonRpcInvalidParams(message=f"{command}: invalid arguments: {problems}") from None
 
 
 class RequestBuilder:
@@ -39,24 +81,24 @@ class RequestBuilder:
     def __init__(self, deps) -> None:
         self._deps = deps
 
-    async def build(self, kind: RunKind, arg: dict[str, Any], need_uri: bool = False) -> RunRequest:
+    async def build(self, kind: RunKind, arg: TargetArguments, need_uri: bool = False) -> RunRequest:
         root = self._deps.settings.root()
-        uri = arg.get("uri")
+        uri = arg.uri
         if need_uri and not uri:
             raise JsonRpcInvalidParams(message="missing argument: uri")
         target = convert.relative_path(uri, root) if uri else None
         if uri and target is None:
             raise JsonRpcInvalidParams(message=f"{uri} is outside the workspace {root}")
         span, symbol = None, None
-        rng = convert.range_from_json(arg.get("range"))
+        rng = convert.range_from_json(arg.range.model_dump()) if arg.range is not None else None
         if rng is not None and target is not None:
             text = await asyncio.to_thread(self._deps.documents.text, root, target)
             encoding = convert.encoding_name(self._deps.server.workspace.position_encoding)
             span = convert.range_to_span(rng, text, encoding)
             symbol = await asyncio.to_thread(_enclosing_symbol, text, span) if target.endswith(".py") else None
         return RunRequest(
-            kind=kind, workspace=root, goal=arg.get("goal"), target_file=target, target_span=span,
-            target_symbol=symbol, diagnostics=[str(d) for d in arg.get("diagnostics") or []],
+            kind=kind, workspace=root, goal=arg.goal, target_file=target, target_span=span,
+            target_symbol=symbol, diagnostics=arg.diagnostic_texts(),
         )
 
 
@@ -69,36 +111,36 @@ def _enclosing_symbol(text: str, span: Span) -> str | None:
 def register(server: LanguageServer, deps) -> None:
     builder = RequestBuilder(deps)
 
-    async def start(kind: RunKind, arg: dict[str, Any], need_uri: bool = False) -> dict:
+    async def start(kind: RunKind, arg: TargetArguments, need_uri: bool = False) -> dict:
         return deps.runs.start(await builder.build(kind, arg, need_uri), ACTIONS[kind])
 
     @server.command(PLAN_AND_FIX)
     async def plan_and_fix(ls: LanguageServer, *args: Any) -> dict:
-        return await start("fix", _argument(args), need_uri=True)
+        return await start("fix", _argument(PLAN_AND_FIX, args, TargetArguments), need_uri=True)
 
     @server.command(GENERATE_TESTS)
     async def generate_tests(ls: LanguageServer, *args: Any) -> dict:
-        return await start("gen_tests", _argument(args), need_uri=True)
+        return await start("gen_tests", _argument(GENERATE_TESTS, args, TargetArguments), need_uri=True)
 
     @server.command(RUN_TASK)
     async def run_task(ls: LanguageServer, *args: Any) -> dict:
-        arg = _argument(args)
-        if not str(arg.get("goal") or "").strip():
+        arg = _argument(RUN_TASK, args, TargetArguments)
+        if not (arg.goal or "").strip():
             raise JsonRpcInvalidParams(message="missing argument: goal")
         return await start("task", arg)
 
     @server.command(RUN_TESTS)
     async def run_tests(ls: LanguageServer, *args: Any) -> dict:
-        return await start("test", _argument(args))
+        return await start("test", _argument(RUN_TESTS, args, TargetArguments))
 
     @server.command(CANCEL)
     def cancel(ls: LanguageServer, *args: Any) -> dict:
-        run_id = _argument(args).get("runId")
+        run_id = _argument(CANCEL, args, RunIdArguments).run_id
         return {"runId": run_id, "cancelled": deps.runs.cancel(run_id)}
 
     @server.command(SHOW_TRACE)
     async def show_trace(ls: LanguageServer, *args: Any) -> dict:
-        run_id = _argument(args).get("runId")
+        run_id = _argument(SHOW_TRACE, args, RunIdArguments).run_id
         root = deps.settings.root()
         try:
             summaries = await asyncio.to_thread(journal_view.list_runs, root, 1)

@@ -19,6 +19,7 @@ from agent_core.events import PhaseEvent
 from agent_core.models import ChangeSet, FileChange, Position, Span, TestFailure, TestReport
 
 SOURCE = "agentls"
+ANNOTATION_ID = "agentls.change"  # one annotation per edit: every part of a run's change shares it
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
 
@@ -147,6 +148,7 @@ def change_set_to_workspace_edit(
     versions: Mapping[str, int | None],
     encoding: str = UTF16,
     document_changes: bool = True,
+    annotation: lsp.ChangeAnnotation | None = None,
 ) -> lsp.WorkspaceEdit:
     """A ChangeSet -> one WorkspaceEdit.
 
@@ -155,6 +157,8 @@ def change_set_to_workspace_edit(
     Modified files become versioned TextDocumentEdits with minimal ranges; new
     files a CreateFile plus a full-text insert; deleted files a DeleteFile.
     Without `document_changes` support the same text edits go into `changes`.
+    With an `annotation`, every edit and file operation of `documentChanges`
+    carries it (LSP allows annotations there only, not in `changes`).
     """
     if not document_changes:
         changes: dict[str, list[lsp.TextEdit]] = {}
@@ -163,19 +167,35 @@ def change_set_to_workspace_edit(
                 edits = _full_insert(change) if change.kind == "create" else _text_edits(change, encoding)
                 changes[workspace_uri(root, change.path)] = edits
         return lsp.WorkspaceEdit(changes=changes)
+    note = ANNOTATION_ID if annotation is not None else None
     operations: list = []
     for change in change_set.changes:
         uri = workspace_uri(root, change.path)
         if change.kind == "create":
-            operations.append(lsp.CreateFile(uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)))
+            options = lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+            operations.append(lsp.CreateFile(uri=uri, options=options, annotation_id=note))
             identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
-            operations.append(lsp.TextDocumentEdit(text_document=identifier, edits=_full_insert(change)))
+            operations.append(lsp.TextDocumentEdit(text_document=identifier, edits=_annotated(_full_insert(change), note)))
         elif change.kind == "delete":
-            operations.append(lsp.DeleteFile(uri=uri, options=lsp.DeleteFileOptions(ignore_if_not_exists=True)))
+            options = lsp.DeleteFileOptions(ignore_if_not_exists=True)
+            operations.append(lsp.DeleteFile(uri=uri, options=options, annotation_id=note))
         else:
             identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=versions.get(change.path))
-            operations.append(lsp.TextDocumentEdit(text_document=identifier, edits=_text_edits(change, encoding)))
-    return lsp.WorkspaceEdit(document_changes=operations)
+            edits = _annotated(_text_edits(change, encoding), note)
+            operations.append(lsp.TextDocumentEdit(text_document=identifier, edits=edits))
+    annotations = {ANNOTATION_ID: annotation} if annotation is not None else None
+    return lsp.WorkspaceEdit(document_changes=operations, change_annotations=annotations)
+
+
+def _annotated(edits: list[lsp.TextEdit], note: str | None) -> list:
+    if note is None:
+        return edits
+    return [lsp.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=note) for e in edits]
+
+
+def change_annotation(label: str, reason: str, needs_confirmation: bool) -> lsp.ChangeAnnotation:
+    """The annotation of a run's edit: its label, its one-line reason, and whether the client must ask first."""
+    return lsp.ChangeAnnotation(label=label, description=reason or None, needs_confirmation=needs_confirmation)
 
 
 # -- diagnostics ---------------------------------------------------------------------------------

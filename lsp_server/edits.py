@@ -58,7 +58,11 @@ class EditApplier:
             same = doc.source == (change.original or "")
             return doc.version, None if same else f"{change.path} was opened and edited since the run read it"
         same = await asyncio.to_thread(_disk_text, root / change.path) == (change.original or "")
-        return None, None if same else f"{change.path} changed on disk since the run read it"
+        if same:
+            return None, None
+        if change.path in read.versions:  # the run read an open buffer, which is gone and was not saved
+            return None, f"{change.path} was closed without saving since the run read it"
+        return None, f"{change.path} changed on disk since the run read it"
 
     def _capabilities(self) -> tuple[bool, bool]:
         """(documentChanges, create/delete resource operations) supported by the client."""
@@ -69,18 +73,45 @@ class EditApplier:
         operations = {getattr(op, "value", op) for op in (edit_caps.resource_operations or [])}
         return bool(edit_caps.document_changes), {"create", "delete"} <= operations
 
-    async def apply(self, change_set: ChangeSet, root: Path, read: Snapshot, label: str) -> EditOutcome:
+    def annotations_supported(self, change_set: ChangeSet) -> bool:
+        """Whether the client declares `changeAnnotationSupport` and this change goes out as `documentChanges`."""
+        caps = self._server.client_capabilities.workspace
+        edit_caps = caps.workspace_edit if caps else None
+        if edit_caps is None or edit_caps.change_annotation_support is None:
+            return False
+        return self._document_changes(change_set)
+
+    def _document_changes(self, change_set: ChangeSet) -> bool:
+        """Whether the edit can be `documentChanges` (else plain `changes`, which carry no annotations)."""
+        document_changes, resource_ops = self._capabilities()
+        needs_ops = any(c.kind != "modify" for c in change_set.changes)
+        return document_changes and (resource_ops or not needs_ops)
+
+    async def _versions(self, change_set: ChangeSet, root: Path, read: Snapshot) -> tuple[dict[str, int | None], str]:
+        """(version to send per file, "") or ({}, why the edit must be refused)."""
         versions: dict[str, int | None] = {}
         for change in change_set.changes:
             version, refusal = await self._version_for(change, root, read)
             if refusal:
-                return EditOutcome(False, refusal)
+                return {}, refusal
             versions[change.path] = version
-        document_changes, resource_ops = self._capabilities()
-        needs_ops = any(c.kind != "modify" for c in change_set.changes)
+        return versions, ""
+
+    async def check(self, change_set: ChangeSet, root: Path, read: Snapshot) -> str:
+        """Why the change can no longer be applied ("" when every file still holds what the run read)."""
+        return (await self._versions(change_set, root, read))[1]
+
+    async def apply(
+        self, change_set: ChangeSet, root: Path, read: Snapshot, label: str,
+        annotation: lsp.ChangeAnnotation | None = None,
+    ) -> EditOutcome:
+        versions, refusal = await self._versions(change_set, root, read)
+        if refusal:
+            return EditOutcome(False, refusal)
         encoding = convert.encoding_name(self._server.workspace.position_encoding)
         edit = convert.change_set_to_workspace_edit(
-            change_set, root, versions, encoding, document_changes=document_changes and (resource_ops or not needs_ops)
+            change_set, root, versions, encoding, document_changes=self._document_changes(change_set),
+            annotation=annotation,
         )
         result = await self._server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=label))
         if not result.applied:

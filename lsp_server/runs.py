@@ -4,7 +4,9 @@ A command asks for a run and gets its id at once; the run goes on as an
 asyncio task that awaits the engine on a thread of its own (engine_thread.py),
 so no engine work ever runs on the server's loop. One run per file at a time; several files at once. Each run
 reports `$/progress` (cancellable), feeds the safety gate's question to the
-user, and ends with at most one `workspace/applyEdit`. Cancelling (from the
+user, and ends with at most one `workspace/applyEdit`, carrying the run's
+reason and previewed first (preview.py); a run that fails marks its failing
+tests and offers its best attempt (failed_runs.py). Cancelling (from the
 progress UI, `agentls.cancel`, shutdown or exit) cancels the task: the engine
 stops its LLM call and sandbox and removes its shadow copy; no edit is sent
 and diagnostics stay as they were.
@@ -31,6 +33,8 @@ from lsp_server.diagnostics import DiagnosticsPublisher
 from lsp_server.documents import DocumentStore, Snapshot
 from lsp_server.edits import EditApplier
 from lsp_server.engine_thread import ThreadedHooks, run_in_thread
+from lsp_server.failed_runs import FAILED, BestAttemptOffer
+from lsp_server.preview import Previewer, Proposal
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
 
@@ -56,6 +60,8 @@ class ActiveRun:
     task: asyncio.Task | None = None
     progress: bool = False
     background: set[asyncio.Task] = field(default_factory=set)
+    preview: bool = True  # settings.preview_edits, read when the run starts
+    baseline: TestReport | None = None  # the first test report: the code as the run found it
 
     @property
     def label(self) -> str:
@@ -98,6 +104,8 @@ class RunManager:
         self.diagnostics, self.approver, self.edits = diagnostics, approver, edits
         self.engine_factory = engine_factory
         self.active: dict[str, ActiveRun] = {}
+        self.previewer = Previewer(server, edits)
+        self.offers = BestAttemptOffer(self.previewer, edits, self.show)
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -126,6 +134,7 @@ class RunManager:
         try:
             await self._begin_progress(run)
             settings = await self.settings.load()
+            run.preview = settings.preview_edits
             hooks = ThreadedHooks(LspHooks(self, run), asyncio.get_running_loop())
             result = await run_in_thread(
                 lambda: self.engine_factory(settings).run(run.request, hooks), name=f"agentls-run-{run.run_id}"
@@ -155,22 +164,35 @@ class RunManager:
             if result.report is not None:
                 await self.diagnostics.publish(result.report, root)
             return self._tell(run, self._summary(result))
+        if result.status in FAILED and run.request.kind in ("fix", "task"):
+            return await self._failed(run, result)
         if result.status not in ("fixed", "ok"):
             return self._tell(run, self._summary(result), lsp.MessageType.Warning)
         if result.change_set.changes:
-            outcome = await self.edits.apply(result.change_set, root, run.read, run.label)
+            reason = result.explanation or result.summary
+            proposal = Proposal(run.run_id, run.label, reason, result.change_set, root, run.read)
+            outcome = await self.previewer.propose(proposal, run.preview)
             if not outcome.applied:
                 return self._tell(run, f"not applied: {outcome.reason}", lsp.MessageType.Warning)
         if result.report is not None:
             await self.diagnostics.publish(result.report, root)
         return self._tell(run, self._summary(result))
 
+    async def _failed(self, run: ActiveRun, result: RunResult) -> str:
+        """Mark the failing tests of the code as it is; end with the offer of the best attempt, if any."""
+        if run.baseline is not None:
+            await self.diagnostics.publish(run.baseline, run.request.workspace)
+        text = self._summary(result)
+        if not self.offers.offer(run.label, run.run_id, text, result, run.request.workspace, run.read):
+            self._tell(run, text, lsp.MessageType.Warning)
+        return text
+
     def _summary(self, result: RunResult) -> str:
         if result.error:
             return f"{result.status}: {result.error}"
         if result.summary:
             prefix = "" if result.summary.startswith(result.status) else f"{result.status}: "
-            return prefix + result.summary
+            return prefix + result.summary + (f". {result.explanation}" if result.explanation else "")
         report = result.report
         if report is None:
             return result.status
@@ -181,7 +203,9 @@ class RunManager:
         return text
 
     def test_report(self, run: ActiveRun, report: TestReport) -> None:
-        """Test runs publish each report at once; change runs only with their applied edit (see _finish)."""
+        """Test runs publish each report at once; change runs with their applied edit, or their baseline on failure."""
+        if run.baseline is None:
+            run.baseline = report
         if run.request.kind == "test":
             task = asyncio.create_task(self.diagnostics.publish(report, run.request.workspace))
             run.background.add(task)
@@ -235,6 +259,7 @@ class RunManager:
         """Cancel every run and wait (bounded) for their cleanup."""
         tasks = [r.task for r in self.active.values() if r.task is not None]
         self.cancel()
+        self.offers.withdraw()
         if tasks:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
 
@@ -253,3 +278,4 @@ def register(server: LanguageServer, deps) -> None:
     @server.feature(lsp.EXIT)
     def exit_(ls: LanguageServer, params: None) -> None:
         manager.cancel()
+        manager.offers.withdraw()

@@ -21,14 +21,26 @@ from pygls.lsp.server import LanguageServer
 from agent_core.engine import Engine
 from agent_core.sandbox.cleanup import sweep_leftovers
 from agent_core.settings import Settings
-from lsp_server import __version__, code_actions, commands, diagnostics, documents, runs, safety, settings
+from lsp_server import __version__, code_actions, commands, diagnostics, documents, framing, runs, safety, settings
 from lsp_server.edits import EditApplier
 
 FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands)
 
 
 class AgentLanguageServer(LanguageServer):
-    """pygls' server, telling the user about errors that happen outside any request."""
+    """pygls' server, telling the user about errors that happen outside any request.
+
+    Over stdio and TCP it reads with `framing.serve_messages`, which survives a
+    client's framing and protocol mistakes (see lsp_server/framing.py).
+    """
+
+    max_message_bytes = framing.DEFAULT_MAX_MESSAGE_BYTES
+
+    def start_io(self, stdin=None, stdout=None) -> None:  # noqa: ANN001 - pygls' signature
+        framing.start_io(self, self.max_message_bytes, stdin, stdout)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        framing.start_tcp(self, self.max_message_bytes, host, port)
 
     def report_server_error(self, error: Exception, source) -> None:
         logging.getLogger(__name__).error("server error: %s", error, exc_info=error)
@@ -67,6 +79,7 @@ def build_deps(server: LanguageServer, engine_factory: Callable[[Settings], Engi
 def build_server(engine_factory: Callable[[Settings], Engine] = Engine) -> LanguageServer:
     server = AgentLanguageServer("agentls", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
     deps = build_deps(server, engine_factory)
+    server.stop_runs = deps.runs.stop_all  # what SIGTERM does before the process exits (framing.until_terminated)
     for feature in FEATURES:
         feature.register(server, deps)
     return server
@@ -77,12 +90,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
     mode.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP, e.g. 127.0.0.1:2087")
     parser.add_argument("--log-level", default="WARNING", help="logging level on stderr (default WARNING)")
+    parser.add_argument("--max-message-bytes", dest="max_message_bytes", type=int,
+                        default=framing.DEFAULT_MAX_MESSAGE_BYTES, metavar="N",
+                        help="largest JSON-RPC message accepted; a larger one is answered with an error and skipped")
 
 
 def serve(args: argparse.Namespace) -> int:
     """Serve until the client exits; 2 on a bad --tcp address."""
     logging.basicConfig(level=str(args.log_level).upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     server = build_server()
+    server.max_message_bytes = max(1, args.max_message_bytes)
     threading.Thread(target=_sweep_leftovers, name="agentls-sweep", daemon=True).start()
     if args.tcp:
         host, _, port = str(args.tcp).rpartition(":")

@@ -16,6 +16,14 @@ the server misbehave on purpose.
 Every received chat request body is kept in `requests` with a "role" key
 added; `requests_for(role)` filters them. With no answer for a role the
 server answers HTTP 500 "no scripted answer for role X".
+
+A request with `n` > 1 gets n choices, like OpenAI's endpoint: a queued
+`Samples([a, b, c])` gives one choice per answer (the last repeated if n is
+larger); any other answer is repeated n times (a deterministic model). With
+`honour_n = False` the server answers one choice whatever `n` says
+(llama-cpp-python does), and with `reject_n = True` it refuses n > 1 with HTTP
+400 (older llama.cpp servers do). Usage counts the completion tokens of every
+choice.
 """
 
 from __future__ import annotations
@@ -34,7 +42,14 @@ from typing import Any
 ROLE_HEADER = "X-Agentls-Role"
 EMBEDDING_DIM = 64
 
-Answer = Any  # dict | str | Callable[[dict], dict | str | Fault] | Fault
+Answer = Any  # dict | str | Callable[[dict], dict | str | Fault] | Fault | Samples
+
+
+@dataclass
+class Samples:
+    """Different answers to one request with n > 1, one choice each."""
+
+    answers: list[Any]
 
 
 @dataclass
@@ -98,10 +113,13 @@ def _prompt_text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def completion_body(body: dict[str, Any], content: str, finish_reason: str = "stop") -> dict[str, Any]:
-    """An OpenAI chat completion object answering `body` with `content`."""
+def completion_body(
+    body: dict[str, Any], content: str | list[str], finish_reason: str = "stop"
+) -> dict[str, Any]:
+    """An OpenAI chat completion object answering `body` with `content` (a list: one choice each)."""
+    contents = [content] if isinstance(content, str) else content
     prompt_tokens = estimate_tokens(_prompt_text(body))
-    completion_tokens = estimate_tokens(content)
+    completion_tokens = sum(estimate_tokens(c) for c in contents)
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion",
@@ -109,11 +127,12 @@ def completion_body(body: dict[str, Any], content: str, finish_reason: str = "st
         "model": body.get("model") or "scripted",
         "choices": [
             {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
+                "index": i,
+                "message": {"role": "assistant", "content": text},
                 "finish_reason": finish_reason,
                 "logprobs": None,
             }
+            for i, text in enumerate(contents)
         ],
         "usage": {
             "prompt_tokens": prompt_tokens,
@@ -147,6 +166,8 @@ class ScriptedLLM:
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self.reject_json_schema = False
+        self.honour_n = True
+        self.reject_n = False
         self.models = ["scripted"]
         self._host, self._port = host, port
         self._httpd: ThreadingHTTPServer | None = None
@@ -235,6 +256,8 @@ class ScriptedLLM:
                 "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]"
             )
             return _Reply(500, error_body(message, 500))
+        if self.reject_n and int(body.get("n") or 1) > 1:
+            return _Reply(400, error_body("Only one completion choice is allowed", 400))
         answer = self._next_answer(role or "")
         if answer is None:
             return _Reply(500, error_body(f"no scripted answer for role {role}", 500))
@@ -245,8 +268,10 @@ class ScriptedLLM:
             answer = answer(body)
         if isinstance(answer, Fault):
             return self._fault(body, answer)
-        content = answer if isinstance(answer, str) else json.dumps(answer)
-        return _Reply(200, completion_body(body, content))
+        n = max(1, int(body.get("n") or 1)) if self.honour_n else 1
+        answers = answer.answers if isinstance(answer, Samples) else [answer] * n
+        picked = [answers[min(i, len(answers) - 1)] for i in range(n)]
+        return _Reply(200, completion_body(body, [a if isinstance(a, str) else json.dumps(a) for a in picked]))
 
     def _fault(self, body: dict[str, Any], fault: Fault) -> _Reply:
         if fault.kind == "status":

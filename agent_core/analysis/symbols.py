@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agent_core.analysis.parser import Node, Tree, byte_to_char_column, node_text, parse_python
 from agent_core.models import Position, Span
+from agent_core.workspace.testfiles import is_test_file
 
 
 @dataclass
@@ -229,10 +230,6 @@ def find_symbol(symbols: list[Symbol], name: str) -> Symbol | None:
     return next((s for s in symbols if s.name == name), None)
 
 
-def is_test_file(path: Path) -> bool:
-    return path.suffix == ".py" and (path.name.startswith("test_") or path.name.endswith("_test.py"))
-
-
 def test_files(workspace: Path) -> list[Path]:
     """Test files of the workspace: tests/**, and test_*.py / *_test.py anywhere (hidden dirs skipped)."""
     found: set[Path] = set()
@@ -240,7 +237,7 @@ def test_files(workspace: Path) -> list[Path]:
         rel = path.relative_to(workspace)
         if any(part.startswith(".") or part in ("node_modules", "__pycache__") for part in rel.parts):
             continue
-        if is_test_file(path) or (rel.parts[0] == "tests" and path.name != "conftest.py"):
+        if is_test_file(rel) and path.name != "conftest.py":
             found.add(path)
     return sorted(found)
 

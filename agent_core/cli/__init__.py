@@ -13,6 +13,8 @@ import argparse
 import importlib
 import sys
 
+from agent_core import __version__
+
 # Subcommand modules, in the order they appear in --help. A module that is
 # missing (a feature not installed) is skipped rather than breaking the CLI.
 SUBCOMMANDS = (
@@ -33,6 +35,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentls", description="Plan, code, test in a sandbox, reflect.")
+    parser.add_argument("--version", action="version", version=f"agentls {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:
@@ -46,13 +49,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agent_core.cli import interrupt
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    interrupt.sweep_dead_owners()  # what a killed agentls left in the temp dir
     try:
-        return int(args.func(args))
+        with interrupt.terminate_as_interrupt():
+            return int(args.func(args))
     except KeyboardInterrupt:
-        print("agentls: interrupted", file=sys.stderr)
-        return 130
+        print(f"agentls: {interrupt.describe()}", file=sys.stderr)
+        return interrupt.exit_status()
 
 
 if __name__ == "__main__":

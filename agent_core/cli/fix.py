@@ -10,15 +10,13 @@ or an unreachable endpoint.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 
 from agent_core.changeset import ChangeSetConflict, apply_change_set
-from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
 from agent_core.cli.progress import TerminalHooks
-from agent_core.engine import Engine
 from agent_core.models import RunRequest, RunResult
 from agent_core.settings import Settings, SettingsError, load_settings
 
@@ -31,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--goal", help="what to achieve (default: make the failing tests pass)")
     p.add_argument("--test-cmd", dest="test_cmd", help="test command run in the sandbox (default: pytest)")
     p.add_argument("--max-iterations", dest="max_iterations", type=int, help="code/test rounds (default 3)")
+    p.add_argument("--samples", type=int, help="coder answers drawn and tested per round (default 3)")
     add_run_options(p)
     p.set_defaults(func=run)
 
@@ -50,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         return _fail(args, f"{args.path} is not a directory")
     overrides = {"base_url": args.base_url, "model": args.model, "test_command": args.test_cmd,
-                 "max_iterations": args.max_iterations}
+                 "max_iterations": args.max_iterations, "samples": args.samples}
     try:
         settings = load_settings(workspace.resolve(), overrides)
     except SettingsError as exc:
@@ -62,8 +61,7 @@ def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, r
     """Run the engine with terminal progress, apply a verified change on --apply, report, return the exit code."""
     hooks = TerminalHooks(sys.stderr, allow_unsafe=args.allow_unsafe)
     try:
-        engine = Engine(settings)
-        result = asyncio.run(engine.run(request, hooks, resume=True) if resume else engine.run(request, hooks))
+        result = interrupt.run_engine(settings, request, hooks, resume=resume)
     finally:
         hooks.close()
     if result.kind == "task" and result.status == "ok":  # a task whose change passed: fix's vocabulary
@@ -78,6 +76,8 @@ def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, r
 
 
 def exit_code(result: RunResult) -> int:
+    if result.extra.get("error_kind") == interrupt.INTERRUPTED:
+        return interrupt.exit_status()
     if result.extra.get("error_kind") in _TWO:
         return EXIT_BAD_INPUT
     return EXIT_OK if result.status in ("fixed", "passed", "ok") else EXIT_FAILED
@@ -96,13 +96,15 @@ def json_summary(result: RunResult) -> dict:
         "failures": failures,
         "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
                   "llm_calls": result.usage.llm_calls},
-        "duration_s": result.duration_s, "error": result.error,
+        "duration_s": result.duration_s, "error": result.error, "explanation": result.explanation,
     }
 
 
 def _report(args: argparse.Namespace, workspace: Path, result: RunResult) -> int:
     code = exit_code(result)
     if result.change_set.changes and not args.json:
+        if result.explanation:  # above the diff; patch tools skip text before the first header
+            sys.stdout.write(f"{result.explanation}\n\n")
         sys.stdout.write(result.change_set.unified_diff())
     where = f"journal: {workspace / '.agentls' / 'runs' / result.run_id}"
     if result.error:
@@ -123,5 +125,5 @@ def _fail(args: argparse.Namespace, message: str) -> int:
         print(json.dumps({"status": "error", "run_id": "", "iterations": 0, "files_changed": [],
                           "tests": {"passed": 0, "failed": 0, "errors": 0}, "failures": [],
                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
-                          "duration_s": 0.0, "error": message}))
+                          "duration_s": 0.0, "error": message, "explanation": ""}))
     return EXIT_BAD_INPUT

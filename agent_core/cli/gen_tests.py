@@ -11,15 +11,13 @@ unreachable endpoint.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 
 from agent_core.changeset import ChangeSetConflict, apply_change_set
-from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
 from agent_core.cli.progress import TerminalHooks
-from agent_core.engine import Engine
 from agent_core.models import RunRequest, RunResult
 from agent_core.settings import SettingsError, load_settings
 
@@ -61,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     request = RunRequest(kind="gen_tests", workspace=workspace, target_file=file.relative_to(workspace).as_posix(),
                          target_symbol=args.target)
     try:
-        result = asyncio.run(Engine(settings).run(request, hooks))
+        result = interrupt.run_engine(settings, request, hooks)
     finally:
         hooks.close()
     if args.apply and result.status == "ok" and result.change_set.changes:
@@ -74,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def exit_code(result: RunResult) -> int:
+    if result.extra.get("error_kind") == interrupt.INTERRUPTED:
+        return interrupt.exit_status()
     if result.extra.get("error_kind") in _EXIT_TWO:
         return EXIT_BAD_INPUT
     return EXIT_OK if result.status == "ok" else EXIT_FAILED

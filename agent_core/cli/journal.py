@@ -2,18 +2,30 @@
 
 `trace` renders one run's journal (the latest run by default) as terminal
 text, or as Markdown with --markdown (what the editor's Show trace shows);
-`runs` lists recent runs with status, duration and tokens. Exit code 2 for
-an unknown run id or a workspace without runs.
+`runs` lists recent runs with status, duration and tokens. With --json both
+print one JSON document instead (`runs`: a list of summaries; `trace`: the
+summary, run records and timeline; an error: `{"error": ...}`). Exit code 2
+for an unknown run id or a workspace without runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
-from agent_core.journal_view import RunSummary, UnknownRun, list_runs, render_markdown, render_text
+from agent_core.journal_view import (
+    RunSummary,
+    UnknownRun,
+    list_runs,
+    load_trace,
+    render_markdown,
+    render_text,
+    summary_json,
+    trace_json,
+)
 
 GOAL_WIDTH = 50
 
@@ -22,20 +34,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t = subparsers.add_parser("trace", help="show a run's journal: nodes, model calls, tools, tests, result")
     t.add_argument("run_id", metavar="RUN_ID", nargs="?", help="the run to show (default: the latest)")
     t.add_argument("--workspace", default=".", metavar="PATH", help="the project directory (default: .)")
-    t.add_argument("--markdown", action="store_true", help="print Markdown instead of terminal text")
+    form = t.add_mutually_exclusive_group()
+    form.add_argument("--markdown", action="store_true", help="print Markdown instead of terminal text")
+    form.add_argument("--json", action="store_true", help="print the trace as one JSON document")
     t.set_defaults(func=trace)
     r = subparsers.add_parser("runs", help="list recent runs with status, duration and tokens")
     r.add_argument("--workspace", default=".", metavar="PATH", help="the project directory (default: .)")
     r.add_argument("--limit", type=int, default=20, metavar="N", help="how many runs to list (default 20)")
+    r.add_argument("--json", action="store_true", help="print a JSON list of run summaries")
     r.set_defaults(func=runs)
 
 
 def trace(args: argparse.Namespace) -> int:
     workspace = Path(args.workspace).expanduser()
     try:
-        text = (render_markdown if args.markdown else render_text)(workspace, args.run_id)
+        if args.json:
+            text = json.dumps(trace_json(load_trace(workspace, args.run_id))) + "\n"
+        else:
+            text = (render_markdown if args.markdown else render_text)(workspace, args.run_id)
     except UnknownRun as exc:
         print(f"agentls: {exc}", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"error": str(exc)}))
         return EXIT_BAD_INPUT
     sys.stdout.write(text)
     return EXIT_OK
@@ -44,8 +64,13 @@ def trace(args: argparse.Namespace) -> int:
 def runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("agentls: --limit must be at least 1", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"error": "--limit must be at least 1"}))
         return EXIT_BAD_INPUT
     found = list_runs(Path(args.workspace).expanduser(), args.limit)
+    if args.json:
+        print(json.dumps([summary_json(s) for s in found]))
+        return EXIT_OK
     if not found:
         print(f"agentls: no runs recorded in {Path(args.workspace) / '.agentls' / 'runs'}", file=sys.stderr)
         return EXIT_OK

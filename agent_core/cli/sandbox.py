@@ -7,13 +7,17 @@ secrets in the environment) and prints a table: exit 0 when every limit
 holds, 1 otherwise, 2 when the settings or the chosen backend are unusable.
 `doctor --project PATH` instead runs the project's suite on the host and in
 the sandbox and lists the tests whose outcome differs (exit 1 when any does).
+With --json the text goes to stderr and stdout gets one JSON object: backend,
+why, limits, probes (limit, held, detail), all_hold and error.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from agent_core.sandbox.base import SandboxError
@@ -43,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--workspace", type=Path, default=Path.cwd(), help="Workspace whose settings apply.")
     doctor.add_argument("--project", type=Path, default=None,
                         help="Run this project's suite on the host and in the sandbox; list tests that differ.")
+    doctor.add_argument("--json", action="store_true", help="Print one JSON object on stdout (the text goes to stderr).")
     doctor.set_defaults(func=doctor_command)
 
 
@@ -87,6 +92,8 @@ def _build_project_image(args: argparse.Namespace, image_tag: str) -> int:
 def doctor_command(args: argparse.Namespace) -> int:
     from agent_core.sandbox import factory, probes
 
+    out = sys.stderr if args.json else sys.stdout
+    report: dict = {"backend": None, "why": None, "limits": None, "probes": [], "all_hold": False, "error": None}
     overrides = {"sandbox": {"backend": args.backend}} if args.backend else None
     if args.project is not None and not args.project.is_dir():
         print(f"agentls: {args.project} is not a directory", file=sys.stderr)
@@ -94,34 +101,38 @@ def doctor_command(args: argparse.Namespace) -> int:
     workspace = args.project or args.workspace
     try:
         settings = load_settings(workspace, overrides=overrides)
-    except SettingsError as exc:
-        print(f"agentls: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    name, reason = factory.describe_backend_choice(settings)
-    print(f"backend: {name}\nwhy: {reason}")
-    try:
+        name, reason = factory.describe_backend_choice(settings)
+        report.update(backend=name, why=reason)
+        print(f"backend: {name}\nwhy: {reason}", file=out)
         sandbox = factory.make_sandbox(settings, announce=lambda msg: print(msg, file=sys.stderr))
-    except SandboxError as exc:
+    except (SettingsError, SandboxError) as exc:
         print(f"agentls: {exc}", file=sys.stderr)
+        _print_json(args, report, error=str(exc))
         return EXIT_BAD_INPUT
     try:
-        print(f"environment: {describe_environment(sandbox, workspace)}")
+        report["environment"] = describe_environment(sandbox, workspace)
     except SandboxError as exc:
-        print(f"environment: none usable: {exc}")
+        print(f"environment: none usable: {exc}", file=out)
+        _print_json(args, report, error=f"no usable environment: {exc}")
         return EXIT_BAD_INPUT
+    print(f"environment: {report['environment']}", file=out)
     if args.project is not None:
         from agent_core.sandbox.compare import compare_project, format_comparison
 
         comparison = compare_project(sandbox, args.project.resolve(), settings.sandbox.timeout_s)
-        print(format_comparison(comparison))
+        print(format_comparison(comparison), file=out)
+        _print_json(args, report, differences=[list(d) for d in comparison.differences],
+                    all_hold=not comparison.differences and bool(comparison.host))
         return EXIT_FAILED if comparison.differences or not comparison.host else EXIT_OK
     limits = settings.sandbox
+    report["limits"] = {key: getattr(limits, key) for key in ("cpus", "memory_mb", "pids", "file_size_mb", "timeout_s")}
     print(f"limits: {limits.cpus:g} CPU, {limits.memory_mb} MiB, {limits.pids} processes, "
-          f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n")
+          f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n", file=out)
     results = asyncio.run(probes.run_probes(sandbox, limits))
-    print(probes.format_table(results))
+    print(probes.format_table(results), file=out)
     held = all(r.held for r in results)
-    print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD")
+    print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD", file=out)
+    _print_json(args, report, probes=[asdict(r) for r in results], all_hold=held)
     return EXIT_OK if held else EXIT_FAILED
 
 
@@ -144,3 +155,8 @@ def describe_environment(sandbox: object, workspace: Path) -> str:
         return f"{sandbox.python} in {tag}: the project's dependencies, built by `agentls sandbox build-image --project`"
     missing = f"; {tag} is not built (agentls sandbox build-image --project)" if tag else ""
     return f"{sandbox.python} in {settings.docker_image}{missing}"
+
+
+def _print_json(args: argparse.Namespace, report: dict, **fields: object) -> None:
+    if args.json:
+        print(json.dumps({**report, **fields}))

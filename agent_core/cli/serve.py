@@ -18,6 +18,8 @@ def register(subparsers) -> None:
     mode.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
     mode.add_argument("--tcp", metavar="HOST:PORT", help="serve over TCP, e.g. 127.0.0.1:2087")
     parser.add_argument("--log-level", default="WARNING", help="logging level on stderr (default WARNING)")
+    parser.add_argument("--max-message-bytes", dest="max_message_bytes", type=int, metavar="N",
+                        help="largest JSON-RPC message accepted (default 64 MiB)")
     parser.set_defaults(func=run)
 
 
@@ -25,6 +27,8 @@ def server_argv(args: argparse.Namespace) -> list[str]:
     argv = [sys.executable, "-m", "lsp_server", "--log-level", args.log_level]
     if args.tcp:
         argv += ["--tcp", args.tcp]
+    if args.max_message_bytes is not None:
+        argv += ["--max-message-bytes", str(args.max_message_bytes)]
     return argv
 
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+from agent_core.cli import interrupt
 from agent_core.models import TestReport
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import SettingsError, load_settings
-from agent_core.testing.runner import run_tests
+from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -110,19 +110,15 @@ def run(args: argparse.Namespace) -> int:
         sandbox = make_sandbox(settings, announce=lambda msg: print(msg, file=sys.stderr))
     except (SettingsError, SandboxError) as exc:
         return _finish(args, None, run_id, started, str(exc))
-    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         with ShadowWorkspace(path) as shadow:
             report = asyncio.run(
-                run_tests(sandbox, shadow.root, settings.test_command, timeout_s=settings.sandbox.timeout_s)
+                run_tests(sandbox, shadow.root, settings.test_command, timeout_s=settings.sandbox.timeout_s,
+                          test_timeout_s=per_test_bound(None, settings.sandbox.test_timeout_s, settings.sandbox.timeout_s))
             )
     except SandboxError as exc:
         return _finish(args, None, run_id, started, f"the sandbox failed: {exc}")
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli/interrupt.py): the copy and the sandbox are gone
+        _finish(args, None, run_id, started, interrupt.describe())
+        return interrupt.exit_status()
     return _finish(args, report, run_id, started, None)
-
-
-def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM unwinds like Ctrl-C: the run is cancelled, its processes killed, its temp copy removed."""
-    raise KeyboardInterrupt

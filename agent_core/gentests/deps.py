@@ -34,7 +34,8 @@ class GenTestsDeps:
         run_id = run_id or getattr(journal, "run_id", None) or "gen-tests"
         sandbox = make_sandbox(settings, lambda text: hooks.emit(
             MessageEvent(run_id=run_id, level="warning", text=text)))
-        return cls(llm=make_llm_client(settings, journal), sandbox=sandbox, journal=journal, run_id=run_id)
+        llm = make_llm_client(settings, journal, on_wait=getattr(hooks, "llm_waiting", None))
+        return cls(llm=llm, sandbox=sandbox, journal=journal, run_id=run_id)
 
 
 def resolve_deps(deps: Any, settings: Settings, hooks: RunHooks, run_id: str | None) -> GenTestsDeps:

@@ -86,12 +86,16 @@ async def run_gen_tests(request: RunRequest, settings: Settings, hooks: RunHooks
     run_id = request.run_id or getattr(deps, "run_id", None) or "gen-tests"
     started = time.monotonic()
     deps = resolve_deps(deps, settings, hooks, run_id)
-    with deps.shadow_factory(Path(request.workspace), request.overlays) as shadow:
-        try:
-            result = await _run(request, settings, hooks, deps, shadow.root, run_id)
-        except TargetError as exc:
-            result = RunResult(run_id=run_id, kind="gen_tests", status="error", error=str(exc),
-                               extra={"error_kind": "bad_input"})
+    try:
+        with deps.shadow_factory(Path(request.workspace), request.overlays) as shadow:
+            try:
+                result = await _run(request, settings, hooks, deps, shadow.root, run_id)
+            except TargetError as exc:
+                result = RunResult(run_id=run_id, kind="gen_tests", status="error", error=str(exc),
+                                   extra={"error_kind": "bad_input"})
+    finally:  # an error the engine reports (an endpoint down) still counts the calls sent
+        if hasattr(deps.journal, "note_usage"):
+            deps.journal.note_usage(deps.llm.total_usage(), deps.llm.usage_by_role())
     result.usage = deps.llm.total_usage()
     result.usage_by_role = deps.llm.usage_by_role()
     result.duration_s = round(time.monotonic() - started, 3)

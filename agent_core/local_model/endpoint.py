@@ -24,12 +24,13 @@ from pathlib import Path
 
 from agent_core.llm.base import LLMUnavailable
 from agent_core.local_model.fetch import FetchError, ModelMissing, fetch_model, installed_model
-from agent_core.local_model.filelock import FileLock
+from agent_core.local_model.locks import LockBusy, exclusive, lock_timeout
 from agent_core.local_model.registry import UnknownModel, get_spec, model_dir
 from agent_core.local_model.serve import RunningServer, ServerConfig, ServerError, find_running, start_server
 from agent_core.settings import Settings
 
 ENV_AUTO_FETCH = "AGENTLS_AUTO_FETCH"
+START_LOCK_MARGIN_S = 30.0  # waited beyond the server start timeout for another process's start
 
 _lock = threading.Lock()
 _owned: dict[str, RunningServer] = {}  # model dir -> the server this process started
@@ -78,23 +79,37 @@ def ensure_local_endpoint(settings: Settings, notify: Callable[[str], None] | No
     name = settings.local_model
     model_path = resolve_model(name, notify)
     directory = model_dir()
-    with _lock, FileLock(directory / "server.lock"):
-        running = find_running(directory, model_path)
-        if running is not None:
-            return running.base_url
-        previous = _owned.pop(str(directory), None)
-        if previous is not None:  # ours, but it died or stopped answering
-            previous.stop(directory)
-        try:
-            server = start_server(ServerConfig(model_path=model_path, alias=settings.model), directory)
-        except ServerError as exc:
-            raise LLMUnavailable(f"cannot start the local model server: {exc}") from None
-        _owned[str(directory)] = server
+    config = ServerConfig(model_path=model_path, alias=settings.model)
+    try:
+        with _lock, exclusive(directory / "server.lock", _start_lock_wait(config), "starting the local model server"):
+            running = find_running(directory, model_path)
+            if running is not None:
+                return running.base_url
+            server = _start_owned(config, directory)
+    except LockBusy as exc:
+        raise LLMUnavailable(str(exc)) from None
     notify(
         f"agentls: no endpoint configured; started the local model {name} at {server.base_url} "
         f"(pid {server.state.pid}; it stops when this process exits)"
     )
     return server.base_url
+
+
+def _start_lock_wait(config: ServerConfig) -> float:
+    """How long to wait for another process that is starting a server: its start timeout and a margin."""
+    return lock_timeout(config.start_timeout_s + START_LOCK_MARGIN_S)
+
+
+def _start_owned(config: ServerConfig, directory: Path) -> RunningServer:
+    previous = _owned.pop(str(directory), None)
+    if previous is not None:  # ours, but it died or stopped answering
+        previous.stop(directory)
+    try:
+        server = start_server(config, directory)
+    except ServerError as exc:
+        raise LLMUnavailable(f"cannot start the local model server: {exc}") from None
+    _owned[str(directory)] = server
+    return server
 
 
 def stop_local_endpoint() -> None:

@@ -35,13 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.local_model import gguf
-from agent_core.local_model.filelock import FileLock
+from agent_core.local_model.locks import LockBusy, exclusive, lock_timeout
 from agent_core.local_model.progress import ProgressBar
 from agent_core.local_model.registry import ModelSpec, get_spec, model_dir, override_path
 
 ENV_INDEX_ARGS = "AGENTLS_MODEL_INDEX_ARGS"
 _BLOCK = 1 << 20
 _BATCH = 4  # parts per pip call: fewer pip start-ups, little lost when one is cut short
+FETCH_LOCK_WAIT_S = 3600.0  # another process's fetch of 1.1 GB may take this long on a slow link
 
 
 class FetchError(RuntimeError):
@@ -260,10 +261,13 @@ def fetch_model(spec: ModelSpec, directory: Path | None = None, *, progress: boo
     target = model_path(spec, directory)
     if is_verified(spec, directory):
         return FetchResult(target, spec.sha256, fetched=False)
-    with FileLock(directory / f"fetch-{spec.name}.lock"):
-        if is_verified(spec, directory):  # another process fetched it while we waited
-            return FetchResult(target, spec.sha256, fetched=False)
-        return _fetch_locked(spec, directory, target, progress)
+    try:
+        with exclusive(directory / f"fetch-{spec.name}.lock", lock_timeout(FETCH_LOCK_WAIT_S), f"fetching {spec.name}"):
+            if is_verified(spec, directory):  # another process fetched it while we waited
+                return FetchResult(target, spec.sha256, fetched=False)
+            return _fetch_locked(spec, directory, target, progress)
+    except LockBusy as exc:
+        raise FetchError(str(exc)) from None
 
 
 def _fetch_locked(spec: ModelSpec, directory: Path, target: Path, progress: bool) -> FetchResult:

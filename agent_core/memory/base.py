@@ -26,6 +26,7 @@ class PastPattern(BaseModel):
     plan: str
     files: list[str] = Field(default_factory=list)
     outcome: str
+    diff: str = Field(default="", description="The verified change (unified diff), hunks it did not need left out.")
     similarity: float = 0.0
 
 
@@ -38,7 +39,9 @@ class MemoryStore(Protocol):
 
     def resolve_failures(self, signatures: list[str], fix: str) -> None: ...
 
-    def record_pattern(self, task_type: str, goal: str, plan: str, files: list[str], outcome: str) -> None: ...
+    def record_pattern(
+        self, task_type: str, goal: str, plan: str, files: list[str], outcome: str, diff: str = "",
+    ) -> None: ...
 
 
 class NullMemory:
@@ -56,5 +59,7 @@ class NullMemory:
     def resolve_failures(self, signatures: list[str], fix: str) -> None:
         return None
 
-    def record_pattern(self, task_type: str, goal: str, plan: str, files: list[str], outcome: str) -> None:
+    def record_pattern(
+        self, task_type: str, goal: str, plan: str, files: list[str], outcome: str, diff: str = "",
+    ) -> None:
         return None

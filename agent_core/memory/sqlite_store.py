@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS patterns (
     embedding BLOB NOT NULL
 );
 """
+_PATTERN_DIFF = "ALTER TABLE patterns ADD COLUMN diff TEXT NOT NULL DEFAULT ''"  # stores made before it
 
 
 class SQLiteMemory:
@@ -68,6 +69,8 @@ class SQLiteMemory:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(path), timeout=busy_timeout_s, isolation_level=None)
             self._conn.executescript(_SCHEMA)
+            if "diff" not in {row[1] for row in self._conn.execute("PRAGMA table_info(patterns)")}:
+                self._conn.execute(_PATTERN_DIFF)
         except (sqlite3.Error, OSError) as exc:
             self._fail(exc)
 
@@ -144,13 +147,13 @@ class SQLiteMemory:
         out = []
         for row_id, score in self._search("patterns", goal, limit):
             row = self._conn.execute(  # type: ignore[union-attr]
-                "SELECT task_type, goal, plan, files, outcome FROM patterns WHERE id = ?", (row_id,)
+                "SELECT task_type, goal, plan, files, outcome, diff FROM patterns WHERE id = ?", (row_id,)
             ).fetchone()
             if row:
                 out.append(
                     PastPattern(
                         task_type=row[0], goal=row[1], plan=row[2], files=json.loads(row[3]), outcome=row[4],
-                        similarity=score,
+                        diff=row[5], similarity=score,
                     )
                 )
         return out
@@ -170,12 +173,15 @@ class SQLiteMemory:
                 (fix[:4000], time.time(), signature),
             )
 
-    def record_pattern(self, task_type: str, goal: str, plan: str, files: list[str], outcome: str) -> None:
+    def record_pattern(
+        self, task_type: str, goal: str, plan: str, files: list[str], outcome: str, diff: str = "",
+    ) -> None:
         blob = self._vector(goal).tobytes()
         self._write(
-            "INSERT INTO patterns (task_type, goal, plan, files, outcome, created_at, embedder, embedding)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (task_type, goal, plan[:4000], json.dumps(files), outcome, time.time(), self.embedder.name, blob),
+            "INSERT INTO patterns (task_type, goal, plan, files, outcome, diff, created_at, embedder, embedding)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (task_type, goal, plan[:4000], json.dumps(files), outcome, diff[:4000], time.time(), self.embedder.name,
+             blob),
         )
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ from agent_core.models import TestReport
 from agent_core.pipeline.checkpoint import rewind_shadow, shadow_files
 from agent_core.workspace.shadow import ShadowWorkspace
 
-TRIED_KEPT = 2  # undone attempts shown to the coder (the latest ones)
+TRIED_KEPT = 3  # undone attempts shown to the coder (the latest ones; a sampled round can undo several)
 TRIED_CHARS = 700  # of each attempt's diff
 
 
@@ -31,7 +31,7 @@ def first_state(report: TestReport) -> dict[str, Any]:
     return {"score": score(report), "files": {}, "report": report.model_dump(mode="json")}
 
 
-def _outcome(report: TestReport) -> str:
+def outcome(report: TestReport) -> str:
     if report.timed_out or report.limit_hit:
         return "the test run was stopped (timeout or limit)"
     first = report.failures[0] if report.failures else None
@@ -48,5 +48,14 @@ def keep_or_rewind(shadow: ShadowWorkspace, state: dict[str, Any], report: TestR
     rewind_shadow(shadow, best["files"])
     if not diff.strip():  # nothing was changed: no attempt to warn against (the coder hears why from its errors)
         return {"undone": True}
-    note = f"{diff.strip()[:TRIED_CHARS]}\nResult: {_outcome(report)}"
-    return {"undone": True, "tried": [*(state.get("tried") or []), note][-TRIED_KEPT:]}
+    return {"undone": True, "tried": with_tried(state.get("tried"), [tried_note(diff, outcome(report))])}
+
+
+def tried_note(diff: str, result: str) -> str:
+    """What the coder is told about one undone attempt: its diff (cut) and what it led to."""
+    return f"{diff.strip()[:TRIED_CHARS]}\nResult: {result}"
+
+
+def with_tried(tried: list[str] | None, notes: list[str]) -> list[str]:
+    """The tried list with `notes` added, the latest TRIED_KEPT kept."""
+    return [*(tried or []), *notes][-TRIED_KEPT:]

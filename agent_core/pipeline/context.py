@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from agent_core.analysis.parser import node_text, parse_python
 from agent_core.analysis.symbols import Symbol, analyse
 from agent_core.models import TestReport
 from agent_core.workspace.shadow import SKIP_DIRS, ShadowWorkspace
+from agent_core.workspace.testfiles import is_test_file
 
 FILES_BUDGET = 9000  # characters of file text in one prompt (small local models have small contexts)
 
@@ -24,11 +24,6 @@ def python_files(shadow: ShadowWorkspace, limit: int = 200) -> list[str]:
             os.path.relpath(os.path.join(dirpath, n), shadow.root) for n in sorted(filenames) if n.endswith(".py")
         )
     return sorted(found, key=lambda p: (is_test_file(p), p))[:limit]
-
-
-def is_test_file(rel: str) -> bool:
-    name = PurePosixPath(rel).name
-    return name.startswith("test_") or name.endswith("_test.py") or "tests" in PurePosixPath(rel).parts[:-1]
 
 
 def relevant_files(shadow: ShadowWorkspace, hints: list[str], report: TestReport | None) -> list[str]:
@@ -67,7 +62,7 @@ def render_files(
     parts: list[str] = []
     used = 0
     for rel in files:
-        text = shadow.current(rel) or ""
+        text = shadow.shown_text(rel)
         if focus and focus.get(rel) and is_test_file(rel):
             text = focus_test_source(text, focus[rel]) or text
         if used and used + len(text) > budget:

@@ -16,8 +16,8 @@ import textwrap
 from collections.abc import Sequence
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
-from agent_core.pipeline.context import is_test_file
 from agent_core.pipeline.splice import splice_definition
+from agent_core.workspace.testfiles import is_protected, is_test_config, is_test_file
 from agent_core.workspace.tools import FileTools, ToolResult
 
 _FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
@@ -62,10 +62,26 @@ def strip_fences(text: str) -> str:
     return "".join(lines)
 
 
-def _refusal(edit: Edit, protect_tests: bool) -> str | None:
+def protected_refusal(path: str) -> str:
+    """Why a change to a test file or to the test configuration is refused in a fix run."""
+    if is_test_config(path):
+        return ("this file configures how the tests run and is not the change's to make: "
+                "fix the code under test so the project's own tests pass")
+    return "the tests are the specification here: change the code under test, not the test file"
+
+
+def _workspace_relative(tools: FileTools, path: str) -> str:
+    """`path` as the workspace-relative path it names (absolute and ./ forms too), or as given."""
+    try:
+        return tools.shadow.relative(path)
+    except ValueError:
+        return path  # refused later by the file tools, with their own message
+
+
+def _refusal(tools: FileTools, edit: Edit, protect_tests: bool) -> str | None:
     """Why an edit is not applied at all, or None."""
-    if protect_tests and is_test_file(edit.path):
-        return "the tests are the specification here: change the code under test, not the test file"
+    if protect_tests and is_protected(_workspace_relative(tools, edit.path)):
+        return protected_refusal(_workspace_relative(tools, edit.path))
     if not edit.search and edit.path.endswith(".py"):
         try:
             ast.parse(textwrap.dedent(edit.replace))
@@ -152,9 +168,12 @@ def apply_edit(tools: FileTools, edit: Edit, protect_tests: bool = False) -> Too
     error is refused and changes nothing.
     """
     edit = edit.model_copy(update={"search": strip_fences(edit.search), "replace": strip_fences(edit.replace)})
-    refusal = _refusal(edit, protect_tests)
+    refusal = _refusal(tools, edit, protect_tests)
     if refusal:
-        return ToolResult(ok=False, result=refusal)
+        refused = ToolResult(ok=False, result=refusal)
+        if tools.on_call is not None:
+            tools.on_call("edit", {"path": edit.path}, refused)  # journalled like a refused file tool call
+        return refused
     current = tools.read_file(edit.path)
     spliced = splice_definition(current.result, edit.replace) if current.ok and edit.path.endswith(".py") else None
     if spliced == (current.result if current.ok else None):
@@ -213,8 +232,9 @@ def apply_edits(
 ) -> tuple[int, list[str]]:
     """Apply the coder's edits in order; return (edits that changed a file, error messages for the next prompt).
 
-    With `protect_tests` (a plain "make the failing tests pass" run) edits to
-    test files are refused: passing tests must come from fixing the code;
+    With `protect_tests` (a fix run whose goal does not ask to change the tests)
+    edits to test files and to the test configuration (`workspace/testfiles.py`)
+    are refused: passing tests must come from fixing the code;
     a function of one of `sources` written under a test file's header goes to
     its own file instead (`retarget`), and a test file handed back as it was
     shown is no edit rather than a refusal. An answer that hands the code back

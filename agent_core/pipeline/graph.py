@@ -4,6 +4,8 @@
                                   ^                 |
                                   +-- reflect <-----+   tests fail, budget left
                          replan <---- reflect           same signature twice
+                                  escalate <--- test            rounds spent, a fallback model set
+                                  (escalate -> reflect: the fallback model's rounds)
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
     g = StateGraph(RunState)
     for name, node in [("baseline", nodes.baseline), ("plan", nodes.plan), ("code", code), ("gate", nodes.gate),
                        ("test", nodes.test), ("reflect", reflect), ("replan", nodes.replan),
-                       ("finalize", nodes.finalize)]:
+                       ("finalize", nodes.finalize), ("escalate", nodes.escalate)]:
         g.add_node(name, _bound(name, node, deps))
     g.add_edge(START, "baseline")
     g.add_conditional_edges("baseline", routers.after_baseline, ["plan", "finalize"])
@@ -51,8 +53,10 @@ def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
     g.add_conditional_edges("replan", routers.after_plan, ["code", "finalize"])
     g.add_conditional_edges("code", routers.after_code, ["gate", "finalize"])
     g.add_conditional_edges("gate", routers.after_gate, ["test", "finalize"])
-    g.add_conditional_edges("test", functools.partial(routers.after_test, max_iterations=s.max_iterations),
-                            ["reflect", "finalize"])
+    g.add_conditional_edges("test", functools.partial(routers.after_test, max_iterations=s.max_iterations,
+                                                      fallback=s.fallback_profile("coder") is not None),
+                            ["reflect", "escalate", "finalize"])
+    g.add_edge("escalate", "reflect")
     g.add_conditional_edges("reflect", functools.partial(routers.after_reflect, max_revisions=s.max_revisions),
                             ["code", "replan", "finalize"])
     g.add_edge("finalize", END)

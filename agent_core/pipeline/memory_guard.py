@@ -41,5 +41,7 @@ class GuardedMemory:
     def resolve_failures(self, signatures: list[str], fix: str) -> None:
         self._call("resolve_failures", None, signatures, fix)
 
-    def record_pattern(self, task_type: str, goal: str, plan: str, files: list[str], outcome: str) -> None:
-        self._call("record_pattern", None, task_type, goal, plan, files, outcome)
+    def record_pattern(
+        self, task_type: str, goal: str, plan: str, files: list[str], outcome: str, diff: str = "",
+    ) -> None:
+        self._call("record_pattern", None, task_type, goal, plan, files, outcome, diff)

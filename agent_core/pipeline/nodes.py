@@ -16,24 +16,32 @@ from agent_core.pipeline.attempts import first_state, keep_or_rewind
 from agent_core.pipeline.context import layout
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.goal import editor_pointer, target_text
+from agent_core.pipeline.recall import planner_hints, remember_outcome
 from agent_core.pipeline.reflecting import record_failures
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.testrun import run_checked
+from agent_core.pipeline.verification import guard_verification
 from agent_core.planning import PlanError, textual_preplan, validate_plan
 from agent_core.reflection import failure_text, report_signature
+from agent_core.testing.baseline_check import broken_baseline
 
 
-async def _run_tests(deps: RunDeps) -> TestReport:
-    settings = deps.settings
-    report = await deps.run_tests(deps.sandbox, deps.shadow.root, settings.test_command, settings.sandbox.timeout_s)
+async def _run_tests(deps: RunDeps, baseline: TestReport | None) -> tuple[TestReport, list[str]]:
+    report, undone = await run_checked(deps, baseline)
     deps.journal.write("test_report", report=report.model_dump(mode="json"))
     deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=report))
-    return report
+    return report, undone
 
 
 async def baseline(state: RunState, deps: RunDeps) -> dict:
     """Run the tests once before any change: the failing output guides planner and coder."""
     deps.phase("testing", "running the tests before any change", 3)
-    report = await _run_tests(deps)
+    report, _ = await _run_tests(deps, None)  # nothing changed yet: nothing to put back
+    broken = broken_baseline(report, deps.shadow.root, deps.settings.test_command)
+    if broken:  # an environment problem, not failing tests: stop before any model call
+        deps.journal.write("baseline_broken", error=broken)
+        return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
+                "status": "error", "error": broken, "error_kind": "config"}
     recorded = [] if report.ok else record_failures(deps, report)
     return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
             "recorded": recorded, "best": first_state(report)}
@@ -46,8 +54,9 @@ def _goal_context(state: RunState, deps: RunDeps) -> str:
     report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
     if report and not report.ok:
         parts.append("Failing tests now:\n" + failure_text(report, limit=1500))
-    for p in deps.memory.similar_patterns(state["goal"], limit=2):
-        parts.append(f"A similar past task ({p.outcome}): {p.goal} -> {p.plan}")
+    hints = planner_hints(deps, state["goal"])
+    if hints:
+        parts.append(hints)
     return "\n\n".join(parts)
 
 
@@ -124,14 +133,45 @@ async def gate(state: RunState, deps: RunDeps) -> dict:
             "error": f"rejected by the safety gate: {listed}"}
 
 
+def _reuse(state: RunState, deps: RunDeps) -> TestReport | None:
+    """The whole suite's report the code node already ran on this very shadow (a verified candidate), if any."""
+    if not state.get("checked"):
+        return None
+    report = TestReport.model_validate(state["checked"])
+    deps.journal.write("test_report", report=report.model_dump(mode="json"), reused=True)
+    deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=report))
+    return report
+
+
+async def escalate(state: RunState, deps: RunDeps) -> dict:
+    """The first model's rounds are spent: the fallback model gets as many more.
+
+    The failure history starts again from the last one, so the first model's repeated failure does not send
+    the fallback's first round to a replan.
+    """
+    profile = deps.settings.fallback_profile("coder")
+    deps.journal.write("escalate", model=profile.model if profile else None, after_rounds=state.get("iteration", 0))
+    deps.notice(f"escalating to the fallback model {profile.model if profile else '?'}")
+    return {"escalated": True, "signatures": (state.get("signatures") or [])[-1:]}
+
+
 async def test(state: RunState, deps: RunDeps) -> dict:
     """Run the tests in the sandbox on the shadow workspace."""
     iteration = state.get("iteration", 0)
     deps.phase("testing", f"testing (iteration {iteration + 1}/{deps.settings.max_iterations})",
                deps.progress(iteration, 0.55))
-    report = await _run_tests(deps)
-    out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1,
+    # A candidate the code node already verified on this very shadow is not run again, unless the files that
+    # judge a run had to be put back since (then its report is not to be trusted).
+    undone = guard_verification(deps, "since the last test run")
+    report = None if undone else _reuse(state, deps)
+    if report is None:
+        baseline_report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+        report, more = await _run_tests(deps, baseline_report)
+        undone += more
+    out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1, "checked": None,
                  "last_diff": compute_change_set(deps.shadow).unified_diff()}
+    if undone:
+        out["tool_errors"] = [*(state.get("tool_errors") or []), *undone]
     if not report.ok:
         out["signatures"] = [*(state.get("signatures") or []), report_signature(report)]
         out.update(keep_or_rewind(deps.shadow, state, report, out["last_diff"]))
@@ -139,7 +179,7 @@ async def test(state: RunState, deps: RunDeps) -> dict:
 
 
 async def finalize(state: RunState, deps: RunDeps) -> dict:
-    """Decide the status from the last sandboxed test report; record the outcome in memory."""
+    """Decide the status from the last sandboxed test report; a verified outcome goes to memory (recall.py)."""
     deps.phase("finalizing", "finalizing", 97)
     if state.get("status"):
         return {}
@@ -148,9 +188,5 @@ async def finalize(state: RunState, deps: RunDeps) -> dict:
     if state.get("iteration", 0) == 0:
         return {"status": "passed" if passed else "failed"}  # nothing was attempted
     status = ("fixed" if state.get("kind") == "fix" else "ok") if passed else "unfixed"
-    change_set = compute_change_set(deps.shadow)
-    plan_text = "; ".join(s["description"] for s in (state.get("plan") or {}).get("subtasks", []))
-    deps.memory.record_pattern(state.get("kind", "fix"), state["goal"], plan_text, change_set.files, status)
-    if passed and state.get("recorded"):
-        deps.memory.resolve_failures(sorted(set(state["recorded"])), change_set.unified_diff())
+    await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
     return {"status": status}

@@ -35,11 +35,17 @@ def after_gate(state: RunState) -> Literal["test", "finalize"]:
     return "test" if gate.get("approved", True) and not _ended(state) else "finalize"
 
 
-def after_test(state: RunState, max_iterations: int) -> Literal["reflect", "finalize"]:
+def after_test(
+    state: RunState, max_iterations: int, fallback: bool = False
+) -> Literal["reflect", "escalate", "finalize"]:
+    """Another round while the budget lasts; with a fallback model, one more budget of rounds for it."""
     report = state.get("report")
     if _ended(state) or (report and TestReport.model_validate(report).ok):
         return "finalize"
-    return "reflect" if state.get("iteration", 0) < max_iterations else "finalize"
+    budget = max_iterations * (2 if state.get("escalated") else 1)
+    if state.get("iteration", 0) < budget:
+        return "reflect"
+    return "escalate" if fallback and not state.get("escalated") else "finalize"
 
 
 def after_reflect(state: RunState, max_revisions: int) -> Literal["code", "replan", "finalize"]:

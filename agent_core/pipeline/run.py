@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agent_core.changeset import compute_change_set
@@ -11,6 +12,7 @@ from agent_core.memory.base import MemoryStore, NullMemory
 from agent_core.models import ChangeSet, RunRequest, RunResult, TestReport
 from agent_core.pipeline.checkpoint import run_checkpointer
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.explain import explain_change
 from agent_core.pipeline.goal import run_goal
 from agent_core.pipeline.graph import build_graph
 from agent_core.pipeline.memory_guard import GuardedMemory
@@ -23,13 +25,13 @@ from agent_core.workspace.tools import FileTools, ToolResult
 RECURSION_LIMIT = 200
 
 
-def open_run_memory(settings: Settings, notice: Any) -> MemoryStore:
-    """The configured memory store, or NullMemory when the store is not available."""
+def open_run_memory(settings: Settings, notice: Any, workspace: Path | None = None) -> MemoryStore:
+    """The project's memory store (memory/factory.py), or NullMemory when the store is not available."""
     try:
         from agent_core.memory.factory import open_memory
     except ImportError:
         return NullMemory()
-    return GuardedMemory(open_memory(settings, on_error=notice), notice)
+    return GuardedMemory(open_memory(settings, on_error=notice, workspace=workspace), notice)
 
 
 async def run_pipeline(
@@ -52,8 +54,8 @@ async def run_pipeline(
 
     prompts = effective_prompts(settings, request.workspace)
     sandbox = make_sandbox(settings, notice)
-    memory = open_run_memory(settings, notice)
-    llm = make_llm_client(settings, journal)
+    memory = open_run_memory(settings, notice, request.workspace)
+    llm = make_llm_client(settings, journal, on_wait=getattr(hooks, "llm_waiting", None))
     try:
         async with run_checkpointer(journal, checkpointer) as checkpoint:
             with ShadowWorkspace(request.workspace, request.overlays) as shadow:
@@ -71,11 +73,25 @@ async def run_pipeline(
                 initial = None if resume else initial_state(run_id, request.kind, run_goal(request, shadow), explicit)
                 final = await checkpoint.invoke(graph, config, initial, shadow)
                 attempt = compute_change_set(shadow)
+                explanation = await _explanation(llm, prompts, journal, final, attempt)
     finally:
+        journal.note_usage(llm.total_usage(), llm.usage_by_role())
         close = getattr(llm, "aclose", None)
         if close is not None:
             await close()
-    return _result(request, run_id, final, attempt, llm, journal)
+    result = _result(request, run_id, final, attempt, llm, journal)
+    result.explanation = explanation
+    return result
+
+
+async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, final: dict, attempt: ChangeSet) -> str:
+    """One or two sentences on a verified change (pipeline/explain.py); "" for an unverified run."""
+    if final.get("status") not in ("fixed", "ok"):
+        return ""
+    baseline = TestReport.model_validate(final["baseline"]) if final.get("baseline") else None
+    report = TestReport.model_validate(final["report"]) if final.get("report") else None
+    return await explain_change(llm, prompts["explainer"], journal, goal=final.get("goal") or "",
+                                change_set=attempt, baseline=baseline, report=report)
 
 
 def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, llm: Any, journal: Journal) -> RunResult:
@@ -85,9 +101,14 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     report = TestReport.model_validate(final["report"]) if final.get("report") else None
     plan = final.get("plan") or {}
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
+    if final.get("error_kind"):
+        extra["error_kind"] = final["error_kind"]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
     if not verified and last_try:
         extra["attempt_diff"] = last_try  # the last unverified attempt, for inspection only
+    if status == "unfixed" and attempt.changes:  # the shadow holds the best state: the editor's "Show best attempt"
+        extra["best_attempt"] = attempt.model_dump(mode="json")
+        extra["best_report"] = (final.get("best") or {}).get("report")
     return RunResult(
         run_id=run_id, kind=request.kind, status=status, iterations=final.get("iteration", 0),
         change_set=attempt if verified else ChangeSet(), report=report, usage=llm.total_usage(),

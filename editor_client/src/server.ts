@@ -1,7 +1,9 @@
 /**
- * The language client: starts `<python> -m lsp_server` over stdio, passes the
- * engine settings as `initializationOptions`, answers `workspace/configuration`
- * for the `agentls` section, and restarts on demand.
+ * The language client: starts the server over stdio (the command chosen by
+ * serverCommand.ts: `agentls.serverCommand`, `agentls.python`, `agentls` on
+ * PATH, then the Python extension's interpreter), passes the engine settings as
+ * `initializationOptions`, answers `workspace/configuration` for the `agentls`
+ * section, and restarts on demand.
  */
 import * as vscode from "vscode";
 import {
@@ -12,7 +14,8 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import { resolveInterpreter } from "./interpreter";
-import { SECTION, engineSettings } from "./settings";
+import { chooseServerCommand } from "./serverCommand";
+import { SECTION, configuredPython, configuredServerCommand, engineSettings } from "./settings";
 import type { RunStatus } from "./status";
 
 export class AgentlsServer implements vscode.Disposable {
@@ -60,13 +63,18 @@ export class AgentlsServer implements vscode.Disposable {
   }
 
   private async start(): Promise<LanguageClient> {
-    const interpreter = await resolveInterpreter();
-    const args = [...interpreter.args, "-m", "lsp_server"];
-    this.output.info(`agentls: starting ${interpreter.command} ${args.join(" ")} (interpreter from ${interpreter.source})`);
+    const scope = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const server = await chooseServerCommand({
+      serverCommand: configuredServerCommand(scope),
+      pythonIsSet: configuredPython(scope) !== undefined,
+      interpreter: () => resolveInterpreter(scope),
+    });
+    const commandLine = [server.command, ...server.args].join(" ");
+    this.output.info(`agentls: starting ${commandLine} (from ${server.source})`);
     const serverOptions: ServerOptions = {
-      command: interpreter.command,
-      args,
-      options: { cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
+      command: server.command,
+      args: server.args,
+      options: { cwd: scope?.fsPath },
     };
     const client = new LanguageClient("agentls", "agentls", serverOptions, this.clientOptions());
     client.onDidChangeState((event) => {
@@ -78,7 +86,10 @@ export class AgentlsServer implements vscode.Disposable {
       await client.start();
     } catch (error) {
       this.output.show(true);
-      throw new Error(`agentls: the server did not start with ${interpreter.command} (${String(error)}); set agentls.python to an interpreter where agentls is installed`);
+      throw new Error(
+        `agentls: the server did not start with ${commandLine} (${String(error)}); install agentls as a tool ` +
+          "(pipx install agentls, or uv tool install agentls) so that it is on PATH, or set agentls.serverCommand",
+      );
     }
     this.client = client;
     return client;

@@ -6,14 +6,14 @@
  * scope), nested the way the engine's settings model expects
  * (`agentls.sandbox.timeoutS` -> `{ sandbox: { timeoutS } }`), so values from
  * the workspace's `pyproject.toml` / `.agentls.toml` are not overridden by
- * editor defaults. Client-only settings (the interpreter) are never sent.
+ * editor defaults. Client-only settings (how to start the server) are never sent.
  */
 import * as vscode from "vscode";
 
 export const SECTION = "agentls";
 
 /** Settings read by the client itself; the server's settings model rejects them. */
-export const CLIENT_ONLY: readonly string[] = ["python"];
+export const CLIENT_ONLY: readonly string[] = ["python", "serverCommand"];
 
 export type SettingsTree = { [key: string]: unknown };
 
@@ -78,4 +78,14 @@ export function engineSettings(keys: readonly string[], scope?: vscode.Configura
 export function configuredPython(scope?: vscode.ConfigurationScope): string | undefined {
   const value = vscode.workspace.getConfiguration(SECTION, scope).get<string | null>("python");
   return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
+/** The `agentls.serverCommand` setting (the server's full command line), when set to a non-empty list. */
+export function configuredServerCommand(scope?: vscode.ConfigurationScope): string[] | undefined {
+  const value = vscode.workspace.getConfiguration(SECTION, scope).get<unknown>("serverCommand");
+  if (!Array.isArray(value)) {
+    return undefined;
+  }
+  const parts = value.filter((part): part is string => typeof part === "string" && part.trim() !== "");
+  return parts.length > 0 ? parts : undefined;
 }

@@ -64,6 +64,19 @@ async def test_runner_reports_a_failing_test_with_its_real_path(sandbox, workspa
     assert str(workspace / "test_a.py") in report.failures[0].message + report.failures[0].traceback
 
 
+async def test_the_plugin_reports_through_a_wrapper_and_cuts_a_hang_at_its_line(sandbox, workspace):
+    (workspace / "loop.py").write_text("def spin(n):\n    while n:\n        n += 1\n    return n\n")
+    (workspace / "test_loop.py").write_text(
+        "from loop import spin\n\n\ndef test_spin():\n    assert spin(1) == 0\n\n\ndef test_ok():\n    pass\n")
+    report = await run_tests(sandbox, workspace, "timeout 100 python3 -m pytest", timeout_s=120, test_timeout_s=2)
+    assert not report.timed_out and (report.passed, report.failed) == (1, 1), report.output
+    assert report.slowest_pass_s is not None, "per-test results came from the plugin"
+    [failure] = report.failures
+    assert (failure.nodeid, failure.line) == ("test_loop.py::test_spin", 5)
+    assert failure.source_file == "loop.py" and failure.source_line in (2, 3)
+    assert labelled_containers() == []
+
+
 async def test_timeout_kills_and_removes(sandbox, workspace):
     started = time.monotonic()
     result = await sandbox.run([sandbox.python, "-c", "while True: pass"], workspace, timeout_s=1.5)

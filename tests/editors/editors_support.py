@@ -110,6 +110,8 @@ def check_fixed_in_buffer_only(seen: dict, buffer: str, run: EditorRun, workspac
     (not on disk), the editor's settings used, the trace, one "fixed" message, nothing left running."""
     assert "Plan and fix" in seen["titles"] and "Generate tests" in seen["titles"]
     assert seen["edit_applied"], f"the buffer never changed: {buffer!r}, {seen['messages']}\n{run.describe()}"
+    questions = [q for q in seen.get("questions") or [] if q.endswith("Apply the change to calc.py?")]
+    assert len(questions) == 1, f"the preview question (no changeAnnotationSupport): {seen.get('questions')}"
     assert buffer == FIXED_CALC
     assert seen["modified"] is True
     assert (workspace / "calc.py").read_text() == CALC, "the server wrote the file behind the editor's back"
@@ -133,7 +135,7 @@ def leftovers(root: Path, server_tmp: Path, grace_s: float = 5.0) -> tuple[list[
 
 
 def server_processes(root: Path) -> list[int]:
-    """Pids of `-m lsp_server` processes whose working directory is `root`."""
+    """Pids of `-m lsp_server` and `agentls serve` processes whose working directory is `root`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -143,6 +145,7 @@ def server_processes(root: Path) -> list[int]:
             cwd = os.readlink(entry / "cwd")
         except OSError:
             continue
-        if b"lsp_server" in cmdline and Path(cwd) == root:
+        serves = b"lsp_server" in cmdline or (b"serve" in cmdline and any(a.endswith(b"agentls") for a in cmdline))
+        if serves and Path(cwd) == root:
             found.append(int(entry.name))
     return found

@@ -29,6 +29,16 @@
              (not (string-match-p "started" message)))
     (setq driver-run-ended t)))
 
+(defvar driver-questions nil "The server's window/showMessageRequest texts, each answered Apply.")
+
+(cl-defmethod eglot-handle-request :around
+  (_server (_method (eql window/showMessageRequest)) &key message &allow-other-keys)
+  "Answer agentls' preview question (Apply / Show diff / Discard) like a user who applies the change."
+  (push message driver-questions)
+  (let ((completing-read-function
+         (lambda (_prompt collection &rest _) (if (member "Apply" collection) "Apply" (car collection)))))
+    (cl-call-next-method)))
+
 (defun driver-wait (predicate seconds)
   "Process events until PREDICATE holds or SECONDS pass; return PREDICATE's value."
   (let ((deadline (+ (float-time) seconds)))
@@ -72,6 +82,7 @@
     (driver-run)
   (error (driver-note 'error (error-message-string err))))
 (driver-note 'messages (vconcat (reverse driver-messages)))
+(driver-note 'questions (vconcat (reverse driver-questions)))
 (with-temp-file (getenv "AGENTLS_E2E_OUT")
   (insert (json-encode driver-result)))
 (kill-emacs 0)

@@ -4,21 +4,40 @@
 -- the server's workspace/applyEdit to change the buffer, then write what it saw
 -- as JSON to $AGENTLS_E2E_OUT, stop the server and quit.
 
-local result = { titles = {}, steps = {}, messages = {} }
+-- The driver runs on Neovim 0.7 and on 0.11+, with each one's current calls; on 0.11+ every use of a
+-- deprecated function (Neovim reports them through vim.deprecate) is recorded in `deprecated`.
+
+local result = { titles = {}, steps = {}, messages = {}, deprecated = {} }
 local run_ended = false
+local modern = vim.fn.has("nvim-0.11") == 1
 local function step(name) table.insert(result.steps, name) end
+
+local report_deprecated = vim.deprecate
+vim.deprecate = function(name, ...)
+  table.insert(result.deprecated, name)
+  return report_deprecated(name, ...)
+end
+
+local function all_clients(filter)
+  if modern then
+    return vim.lsp.get_clients(filter)
+  end
+  return filter and vim.lsp.buf_get_clients(filter.bufnr) or vim.lsp.get_active_clients()
+end
 
 local function finish()
   local file = assert(io.open(os.getenv("AGENTLS_E2E_OUT"), "w"))
   file:write(vim.fn.json_encode(result))
   file:close()
-  vim.lsp.stop_client(vim.lsp.get_active_clients())
-  vim.wait(15000, function() return #vim.lsp.get_active_clients() == 0 end, 50)
+  for _, client in pairs(all_clients()) do
+    if modern then client:stop() else client.stop() end
+  end
+  vim.wait(15000, function() return #all_clients() == 0 end, 50)
   vim.cmd("qall!")
 end
 
 local function agentls_client(bufnr)
-  for _, client in pairs(vim.lsp.buf_get_clients(bufnr)) do
+  for _, client in pairs(all_clients({ bufnr = bufnr })) do
     if client.name == "agentls" and client.initialized then
       return client
     end
@@ -33,6 +52,15 @@ local function run()
     if params.message:find("Plan and fix (", 1, true) and not params.message:find("started", 1, true) then
       run_ended = true
     end
+  end
+  -- Neovim 0.7 declares no changeAnnotationSupport: the server asks Apply / Show diff / Discard; apply.
+  result.questions = {}
+  vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
+    table.insert(result.questions, params.message)
+    for _, action in ipairs(params.actions or {}) do
+      if action.title == "Apply" then return action end
+    end
+    return vim.NIL
   end
   local agentls = dofile(os.getenv("AGENTLS_NVIM_SNIPPET"))
   agentls.setup({
@@ -49,7 +77,8 @@ local function run()
   result.root_dir = agentls_client(bufnr).config.root_dir
 
   vim.api.nvim_win_set_cursor(0, { 2, 4 })
-  local params = vim.lsp.util.make_range_params()
+  local params = modern and vim.lsp.util.make_range_params(0, agentls_client(bufnr).offset_encoding)
+    or vim.lsp.util.make_range_params()
   params.context = { diagnostics = {} }
   local answers = vim.lsp.buf_request_sync(bufnr, "textDocument/codeAction", params, 10000) or {}
   for _, answer in pairs(answers) do

@@ -28,6 +28,7 @@ EDITOR_CLIENT = Path(__file__).resolve().parents[2] / "editor_client"
 # Settings the VS Code client reads itself; never sent to the server (the model would reject them).
 CLIENT_ONLY = {
     "agentls.python": "interpreter that runs the language server; chosen by the client",
+    "agentls.serverCommand": "the command line that starts the language server; chosen by the client",
 }
 
 # Engine settings deliberately not offered in the editor's settings UI.
@@ -37,7 +38,7 @@ NOT_EXPOSED = {
     "prompts": "prompt templates belong in the workspace's .agentls.toml, next to the code",
     "journal": "the run journal backs Show trace; turning it off belongs to the CLI",
     "localModel": "the bundled model is chosen at install time, not per editor",
-    "memory.path": "a machine path to the memory database; the user cache dir is the default",
+    "memory.path": "a machine path to the memory database; the project's .agentls/memory.sqlite is the default",
 }
 
 SCALAR_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}

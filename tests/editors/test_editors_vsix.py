@@ -5,7 +5,9 @@ files) in a temporary directory, removed afterwards, so the run proves that
 the committed package.json + package-lock.json are enough: `npm ci`,
 `npm run build` (tsc), `npm run lint`, `npm run package` (vsce). A .vsix is a
 zip: it must hold out/extension.js and the runtime dependency
-vscode-languageclient, and stay under 1 MB.
+vscode-languageclient, and stay under 1 MB. The compiled out/serverCommand.js
+(plain Node, no VS Code) chooses the server command in its documented order,
+on real directories and files.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -105,3 +108,74 @@ def test_packaged_extension_resolves_the_language_client(built: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         assert Path(proc.stdout.strip()).is_relative_to(extension / "node_modules" / "vscode-languageclient")
     assert 'require("vscode-languageclient/node")' in (built / "out" / "server.js").read_text()
+
+
+CHOOSE = """
+const { chooseServerCommand } = require(process.argv[1]);
+const cases = JSON.parse(process.argv[2]);
+(async () => {
+  const out = [];
+  for (const c of cases) {
+    out.push(await chooseServerCommand({
+      serverCommand: c.serverCommand, pythonIsSet: c.pythonIsSet, searchPath: c.searchPath, platform: "linux",
+      interpreter: async () => c.interpreter,
+    }));
+  }
+  console.log(JSON.stringify(out));
+})();
+"""
+
+
+def _executable(path: Path, text: str = "#!/bin/sh\nexit 0\n") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_the_server_command_is_chosen_in_order(built: Path, tmp_path: Path) -> None:
+    """The compiled serverCommand.js: agentls.serverCommand, agentls.python, agentls on PATH, the interpreter."""
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    not_executable = tmp_path / "a" / "agentls"
+    not_executable.parent.mkdir()
+    not_executable.write_text("not a program\n")  # skipped: not executable
+    (tmp_path / "b" / "agentls").mkdir(parents=True)  # skipped: a directory
+    tool = _executable(tmp_path / "c" / "agentls")
+    search = ":".join(str(tmp_path / d) for d in ("a", "b", "c"))
+    extension = {"command": "/venv/bin/python", "args": [], "source": "python extension"}
+    chosen_python = {"command": "/opt/py/bin/python3", "args": [], "source": "setting"}
+    cases = [
+        {"serverCommand": [" /x/agentls ", "serve", "--stdio"], "pythonIsSet": True, "searchPath": search,
+         "interpreter": chosen_python},
+        {"pythonIsSet": True, "searchPath": search, "interpreter": chosen_python},
+        {"serverCommand": ["", " "], "pythonIsSet": False, "searchPath": search, "interpreter": extension},
+        {"pythonIsSet": False, "searchPath": search.rsplit(":", 1)[0], "interpreter": extension},
+        {"pythonIsSet": False, "searchPath": "", "interpreter": {"command": "python3", "args": [], "source": "default"}},
+    ]
+    proc = subprocess.run([node, "-e", CHOOSE, str(built / "out" / "serverCommand.js"), json.dumps(cases)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    module = ["-m", "agent_core", "serve", "--stdio"]
+    assert json.loads(proc.stdout) == [
+        {"command": "/x/agentls", "args": ["serve", "--stdio"], "source": "agentls.serverCommand"},
+        {"command": "/opt/py/bin/python3", "args": module, "source": "agentls.python"},
+        {"command": str(tool), "args": ["serve", "--stdio"], "source": "agentls on PATH"},
+        {"command": "/venv/bin/python", "args": module, "source": "python extension"},
+        {"command": "python3", "args": module, "source": "default python3"},
+    ]
+
+
+def test_the_agentls_found_on_path_is_the_real_server(built: Path) -> None:
+    """On the test interpreter's bin directory, the chosen command is agentls's own entry point."""
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    bin_dir = Path(sys.executable).parent
+    cases = [{"pythonIsSet": False, "searchPath": str(bin_dir),
+              "interpreter": {"command": "python3", "args": [], "source": "default"}}]
+    proc = subprocess.run([node, "-e", CHOOSE, str(built / "out" / "serverCommand.js"), json.dumps(cases)],
+                          capture_output=True, text=True, timeout=60)
+    (chosen,) = json.loads(proc.stdout)
+    assert chosen["source"] == "agentls on PATH", chosen
+    version = subprocess.run([chosen["command"], "--version"], capture_output=True, text=True, timeout=60)
+    assert version.stdout.startswith("agentls "), version.stdout + version.stderr

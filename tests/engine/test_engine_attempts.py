@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from agent_core.agents.explainer.prompt import SYSTEM as EXPLAINER_SYSTEM
 from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.attempts import first_state, keep_or_rewind
 from agent_core.workspace.shadow import ShadowWorkspace
@@ -70,11 +71,13 @@ def test_no_reflector_call_when_no_edit_could_be_applied(project: Path, scripted
     scripted_llm.add("coder", MISSING_EDIT)  # its search block is not in the file: nothing changes
     scripted_llm.add("coder", SYNTAX_EDIT)  # refused: it would break the syntax
     scripted_llm.add("coder", FIX_EDIT)
+    scripted_llm.add("reflector", "add subtracted; it adds now.")  # the explanation of the fix (reflector's model)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
 
     assert run.code == 0 and run.json["status"] == "fixed" and run.json["iterations"] == 3, run.stderr
-    assert scripted_llm.requests_for("reflector") == [], "nothing changed, so nothing new to diagnose"
+    systems = [r["messages"][0]["content"] for r in scripted_llm.requests_for("reflector")]
+    assert systems == [EXPLAINER_SYSTEM], "nothing changed, so nothing new to diagnose: only the explanation"
     prompts = [json.dumps(r["messages"]) for r in scripted_llm.requests_for("coder")]
     assert "the search block was not found" in prompts[1]
     assert "would leave calc.py with a syntax error" in prompts[2]

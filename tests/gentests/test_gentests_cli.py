@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from gentests_support import PLANTED_LINE
+from scripted_llm import Fault
 
 
 def _agentls(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -66,3 +67,14 @@ def test_cli_bad_input_and_unreachable_endpoint(shop_workspace: Path):
     assert down.returncode == 2
     summary = json.loads(down.stdout.strip().splitlines()[-1])
     assert summary["status"] == "error" and summary["error"]
+
+
+def test_cli_error_from_the_endpoint_still_counts_the_calls_sent(scripted_llm, shop_workspace: Path):
+    (shop_workspace / ".agentls.toml").write_text("max_retries = 1\nretry_backoff_s = 0.01\n")
+    scripted_llm.default("tester", Fault.status(503))
+    proc = _agentls("gen-tests", "shop.py", "--target", "average", "--json", "--base-url", scripted_llm.base_url,
+                    cwd=shop_workspace)
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["status"] == "error" and "HTTP 503" in summary["error"]
+    assert len(scripted_llm.requests_for("tester")) == 2
+    assert summary["usage"]["llm_calls"] == 1, "one call, sent twice, never answered"

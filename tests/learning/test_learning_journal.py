@@ -12,6 +12,7 @@ def test_journal_records_every_call_and_no_secret(project: Path, scripted_llm, c
     scripted_llm.add("coder", {**WRONG_EDIT, "explanation": f"I used the key {SECRET} to check"})  # a model echoing it
     scripted_llm.add("reflector", REFLECTION)
     scripted_llm.add("coder", FIX_AFTER_WRONG)
+    scripted_llm.add("reflector", "add multiplied; it adds now.")  # the explanation, on the reflector's model
 
     run = cli("fix", str(project), "--base-url", scripted_llm.base_url, "--goal", "make add add", "--json")
 
@@ -19,7 +20,7 @@ def test_journal_records_every_call_and_no_secret(project: Path, scripted_llm, c
     run_id = run.json["run_id"]
     records = journal_records(project, run_id)
     calls = [r for r in records if r["type"] == "llm_call"]
-    assert len(calls) == len(scripted_llm.requests) == 4
+    assert len(calls) == len(scripted_llm.requests) == 5
     assert [c["role"] for c in calls] == [r["role"] for r in scripted_llm.requests]
     for call, request in zip(calls, scripted_llm.requests):
         assert call["messages"][-1]["content"] == request["messages"][-1]["content"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_core.agents.explainer.prompt import SYSTEM as EXPLAINER_SYSTEM
 from learning_support import FIX_AFTER_WRONG, REFLECTION, WRONG_EDIT, prompt_of
 
 
@@ -11,6 +12,12 @@ def _script_failed_attempt_then_fix(scripted_llm) -> None:
     scripted_llm.add("coder", WRONG_EDIT)
     scripted_llm.add("reflector", REFLECTION)
     scripted_llm.add("coder", FIX_AFTER_WRONG)
+    scripted_llm.add("reflector", "add multiplied; it adds now.")  # the explanation, on the reflector's model
+
+
+def _reflections(scripted_llm) -> list[dict]:
+    """The reflector model's requests, without the explanations that share its model."""
+    return [r for r in scripted_llm.requests_for("reflector") if r["messages"][0]["content"] != EXPLAINER_SYSTEM]
 
 
 def test_earlier_failure_and_its_fix_reach_the_reflector(project: Path, tmp_path: Path, scripted_llm, cli):
@@ -21,14 +28,14 @@ def test_earlier_failure_and_its_fix_reach_the_reflector(project: Path, tmp_path
     first = cli("fix", str(project), "--base-url", scripted_llm.base_url, "--json")
     assert first.code == 0 and first.json["status"] == "fixed", first.stderr
     assert memory.is_file(), "the memory lives where settings memory.path says"
-    earlier = prompt_of(scripted_llm.requests_for("reflector")[0])
+    earlier = prompt_of(_reflections(scripted_llm)[0])
     assert "fixed by" not in earlier, "nothing was resolved before the first run"
 
     _script_failed_attempt_then_fix(scripted_llm)
     second = cli("fix", str(project), "--base-url", scripted_llm.base_url, "--json")
     assert second.code == 0 and second.json["status"] == "fixed", second.stderr
 
-    later = prompt_of(scripted_llm.requests_for("reflector")[1])
+    later = prompt_of(_reflections(scripted_llm)[1])
     past = later.split("Similar past failures:", 1)[1]
     assert "AssertionError: assert 6 == 5" in past, "the earlier run's failure is recalled"
     assert "fixed by:" in past and "+    return a + b" in past, "with the fix that resolved it"

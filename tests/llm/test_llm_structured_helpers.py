@@ -33,6 +33,10 @@ from agent_core.llm.structured import (
         ("[1, 2, 3]", None),
         ("no json here", None),
         ('{"a": 1', None),
+        ('{"code": "```python\\nx = {\\"k\\": 1}\\n```"}', {"code": '```python\nx = {"k": 1}\n```'}),
+        ('{bad} {"x": 1}\n```json\n{"a": 2}\n```', {"a": 2}),
+        ('{"a": 5} and then some prose', {"a": 5}),
+        ('{"a": ' * 3000 + "1" + "}" * 3000, None),
     ],
 )
 def test_extract_json(text, expected):

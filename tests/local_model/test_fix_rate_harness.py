@@ -40,6 +40,7 @@ STAND_IN = textwrap.dedent(
 def _load_fix_rate():
     spec = importlib.util.spec_from_file_location("fix_rate", ROOT / "bench" / "fix_rate.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules["fix_rate"] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -66,3 +67,113 @@ def test_harness_counts_rechecks_and_lists(tmp_path: Path, capsys, monkeypatch):
     assert "clamp_min_max" in listed and "fixed but re-check failed" in listed
     assert "vowels_case" in listed and "test_x.py::test_y" in listed
     assert "factorial_base_case" not in listed
+
+
+MEMORY_STAND_IN = textwrap.dedent(
+    """
+    import json, os, subprocess, sys, tomllib
+    from pathlib import Path
+    workspace = Path(sys.argv[2])
+    settings = tomllib.loads((workspace / ".agentls.toml").read_text())
+    with open(os.environ["STAND_IN_LOG"], "a") as log:
+        log.write(json.dumps([workspace.name, settings["memory"]["path"], os.environ["XDG_CACHE_HOME"]]) + "\\n")
+    patch = Path(os.environ["STAND_IN_CORPUS"]) / workspace.name / "fix.patch"
+    subprocess.run(["git", "apply", str(patch)], cwd=workspace, check=True)
+    if workspace.name == "factorial_base_case":  # the search found it: no model call, no tokens
+        print(json.dumps({"status": "fixed", "iterations": 0, "extra": {"found_by": "search"},
+                          "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0}}))
+    else:
+        print(json.dumps({"status": "fixed", "iterations": 2,
+                          "usage": {"prompt_tokens": 300, "completion_tokens": 50, "llm_calls": 2}}))
+    """
+)
+
+
+def _run_memory_mode(tmp_path: Path, monkeypatch, mode: list[str]) -> tuple[list, list[dict]]:
+    fix_rate = _load_fix_rate()
+    stand_in = tmp_path / "memory_stand_in.py"
+    stand_in.write_text(MEMORY_STAND_IN)
+    log = tmp_path / f"log-{mode[1]}.jsonl"
+    monkeypatch.setenv("AGENTLS_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("STAND_IN_CORPUS", str(ROOT / "bench" / "corpus"))
+    monkeypatch.setenv("STAND_IN_LOG", str(log))
+    out = tmp_path / f"rows-{mode[1]}.json"
+    code = fix_rate.main(["--tasks", "factorial_base_case", "clamp_min_max", *mode, "--out", str(out),
+                          "--agentls", sys.executable, str(stand_in)])
+    assert code == 0
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    return calls, json.loads(out.read_text())
+
+
+def test_fresh_memory_gives_each_task_its_own_file(tmp_path: Path, monkeypatch, capsys):
+    calls, rows = _run_memory_mode(tmp_path, monkeypatch, ["--memory", "fresh"])
+    assert [c[0] for c in calls] == ["clamp_min_max", "factorial_base_case"]
+    assert calls[0][1] != calls[1][1] and calls[0][2] != calls[1][2]
+    assert {r["memory"] for r in rows} == {"fresh"}
+    by_name = {r["task"]: r for r in rows}
+    assert by_name["factorial_base_case"]["outcome"] == "search" and by_name["factorial_base_case"]["tokens"] == 0
+    assert by_name["clamp_min_max"]["outcome"] == "later round" and by_name["clamp_min_max"]["found_by"] == "model"
+    text = capsys.readouterr().out
+    assert "fixed by search alone:      1/2 (0 tokens)" in text
+    assert "fixed by first model round: 0/2" in text and "fixed by later rounds:      1/2" in text
+    assert "total tokens:               350" in text
+    table_line = next(line for line in text.splitlines() if line.startswith("factorial_base_case"))
+    assert "search" in table_line.split()
+
+
+def test_carried_memory_is_one_file_across_the_corpus_and_kept(tmp_path: Path, monkeypatch):
+    kept = tmp_path / "kept" / "memory.sqlite"
+    calls, rows = _run_memory_mode(tmp_path, monkeypatch, ["--memory", "carried", "--memory-file", str(kept)])
+    assert [c[1] for c in calls] == [str(kept), str(kept)]
+    assert calls[0][2] == calls[1][2], "one cache dir carried too"
+    assert {r["memory"] for r in rows} == {"carried"} and kept.parent.is_dir()
+
+
+def test_outcome_counts_only_verified_fixes():
+    fix_rate = _load_fix_rate()
+    row = {"verified": False, "found_by": "search", "iterations": 0}
+    assert fix_rate.outcome(row) == "not fixed"
+    assert fix_rate.outcome(row | {"verified": True}) == "search"
+    assert fix_rate.outcome(row | {"verified": True, "found_by": "model", "iterations": 1}) == "first round"
+    assert fix_rate.outcome(row | {"verified": True, "found_by": "model", "iterations": 3}) == "later round"
+    assert fix_rate.found_by({"status": "fixed"}) == "model"
+    assert fix_rate.found_by({"extra": {"found_by": "search"}}) == "search"
+
+
+def test_written_settings_are_what_agentls_reads(tmp_path: Path):
+    from agent_core.settings import load_settings
+
+    fix_rate = _load_fix_rate()
+    memory_file = tmp_path / "mem" / "carried.sqlite"
+    fix_rate.write_settings(tmp_path, memory_file, {"test_command": 'pytest tests --deselect "t.py::a b"'})
+    settings = load_settings(tmp_path, env={})
+    assert settings.memory.path == str(memory_file) and memory_file.parent.is_dir()
+    assert settings.test_command == 'pytest tests --deselect "t.py::a b"'
+
+
+def test_memory_file_options_are_checked_before_any_task(tmp_path: Path, capsys, monkeypatch):
+    fix_rate = _load_fix_rate()
+    monkeypatch.setenv("AGENTLS_BASE_URL", "http://127.0.0.1:9/v1")  # never the local model, whatever happens
+    used = tmp_path / "used.sqlite"
+    used.write_bytes(b"earlier run")
+    assert fix_rate.main(["--memory", "fresh", "--memory-file", str(tmp_path / "m.sqlite")]) == 2
+    assert fix_rate.main(["--memory", "carried", "--memory-file", str(used)]) == 2
+    err = capsys.readouterr().err
+    assert "needs --memory carried" in err and "exists" in err and used.read_bytes() == b"earlier run"
+
+
+def test_a_search_fix_is_read_from_the_journal_when_the_json_lacks_it(tmp_path: Path):
+    fix_rate = _load_fix_rate()
+    runs = tmp_path / ".agentls" / "runs" / "r1"
+    runs.mkdir(parents=True)
+    found = {"file": "calc.py", "line": 4, "before": "    return a - b\n", "after": "    return a + b\n"}
+    runs.joinpath("journal.jsonl").write_text(json.dumps({"type": "start"}) + "\n"
+                                              + json.dumps({"type": "search", "found": found}) + "\n")
+    edit = fix_rate.search_edit(tmp_path, "r1")
+    assert edit == "calc.py:4: return a - b -> return a + b"
+    assert fix_rate.found_by({"status": "fixed"}, edit) == "search"
+    assert fix_rate.search_edit(tmp_path, "missing-run") == "" and fix_rate.search_edit(tmp_path, "") == ""
+    task = fix_rate.Task(name="calc", kind="operator", prepare=lambda d: d, check=lambda d: True)
+    row = fix_rate.make_row(task, {"status": "fixed", "iterations": 0}, 2.0, True, "fresh", edit)
+    assert row["outcome"] == "search" and row["search_edit"] == edit
+    assert "calc                             calc.py:4: return a - b -> return a + b" in fix_rate.report([row])

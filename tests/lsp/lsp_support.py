@@ -58,6 +58,7 @@ class EditorState:
         self.applied_edits: list[lsp.ApplyWorkspaceEditParams] = []
         self.accept_edits = True
         self.answer: str | None = "Approve"
+        self.answers: list[Any] = []  # answered first, in order: a title, None, or a callable(params) giving one
         self.questions: list[lsp.ShowMessageRequestParams] = []
 
 
@@ -72,7 +73,9 @@ def _install_handlers(client: LanguageClient, state: EditorState) -> None:
     @client.feature(lsp.WINDOW_SHOW_MESSAGE_REQUEST)
     def show_message_request(ls: LanguageClient, params: lsp.ShowMessageRequestParams):
         state.questions.append(params)
-        return None if state.answer is None else lsp.MessageActionItem(title=state.answer)
+        answer = state.answers.pop(0) if state.answers else state.answer
+        answer = answer(params) if callable(answer) else answer
+        return None if answer is None else lsp.MessageActionItem(title=answer)
 
 
 class Session:
@@ -147,7 +150,10 @@ def lsp_session(tmp_path: Path, scripted_llm):
     """`async with lsp_session(**options) as session:` a started, initialised server on a temp workspace."""
 
     @asynccontextmanager
-    async def start(options: dict | None = None, configuration: dict | None = None) -> AsyncIterator[Session]:
+    async def start(
+        options: dict | None = None, configuration: dict | None = None,
+        capabilities: lsp.ClientCapabilities | None = None,
+    ) -> AsyncIterator[Session]:
         root = make_workspace(tmp_path / "ws")
         tmpdir = Path(tempfile.mkdtemp(prefix="agentls-lsp-tmp-"))  # under /tmp: the sandbox uid must reach it
         tmpdir.chmod(0o1777)
@@ -167,7 +173,7 @@ def lsp_session(tmp_path: Path, scripted_llm):
         }
         result = await client.initialize_session(
             lsp.InitializeParams(
-                capabilities=client_capabilities("visual_studio_code"),
+                capabilities=capabilities or client_capabilities("visual_studio_code"),
                 root_uri=root.as_uri(),
                 workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name="ws")],
                 initialization_options=init,

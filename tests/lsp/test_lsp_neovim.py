@@ -48,4 +48,6 @@ def test_neovim_plans_and_fixes_the_buffer(tmp_path: Path, scripted_llm):
     assert result["kinds"] == ["refactor.rewrite", "source.agentls.generateTests"]
     assert result["run_id"], result
     assert result["buffer"] == FIXED_CALC, result
+    (question,) = result["questions"]  # no changeAnnotationSupport in Neovim 0.7: the server asked first
+    assert question.endswith("Apply the change to calc.py?"), question
     assert result["disk_untouched"] is True and (root / "calc.py").read_text() == CALC

@@ -69,6 +69,20 @@ async def test_a_document_edited_during_the_run_refuses_the_edit_by_version(lsp_
         assert s.state.applied_edits == []  # refused before sending: nothing clobbered
 
 
+async def test_a_document_closed_without_saving_during_the_run_is_named_as_such(lsp_session, scripted_llm):
+    script_fix(scripted_llm, coder_answer=Fault.hang(4, then=FIX))
+    async with lsp_session() as s:
+        uri = s.open("calc.py", text="# unsaved note\n" + CALC)
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: scripted_llm.requests_for("coder"), timeout=60)
+        s.client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri)))
+        await s.until(lambda: any(run_id in m and "not applied" in m for m in s.messages()), timeout=90)
+        refusal = next(m for m in s.client.messages if run_id in m.message)
+        assert "calc.py was closed without saving since the run read it" in refusal.message
+        assert "changed on disk" not in refusal.message
+        assert s.state.applied_edits == [] and (s.root / "calc.py").read_text() == CALC
+
+
 async def test_an_edit_the_editor_rejects_is_reported_and_nothing_else_is_written(lsp_session, scripted_llm):
     script_fix(scripted_llm)
     async with lsp_session() as s:

@@ -138,3 +138,11 @@ async def test_non_pytest_command_counts_by_exit_code(workspace: Path) -> None:
 )
 def test_command_mapping(command: str, expected: tuple[bool, list[str]]) -> None:
     assert pytest_argv(command, "PY") == expected
+
+
+async def test_junit_is_the_fallback_when_the_plugin_does_not_load(workspace: Path) -> None:
+    _write(workspace, {"test_one.py": "def test_good():\n    pass\n\n\ndef test_bad():\n    x = 2\n    assert x == 3\n"})
+    report = await run_tests(make_backend("bubblewrap"), workspace, "pytest -p no:agentls_report_plugin", timeout_s=60)
+    assert (report.passed, report.failed) == (1, 1), report.output
+    assert [(f.nodeid, f.line) for f in report.failures] == [("test_one.py::test_bad", 7)]
+    assert report.slowest_pass_s is None, "per-test durations come from the plugin only"

@@ -13,6 +13,7 @@ import re
 
 from pydantic import ValidationError
 
+from agent_core.agents.coder.prompt import SUSPICIOUS_MARK
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.llm.structured import extract_json
 
@@ -29,6 +30,15 @@ _SECTION_HEADER = re.compile(r"^[ \t]*#{2,}[ \t]*([\w./-]+\.py)[ \t]*(?:\(.*\))?
 # A fence opened twice ("```python" on two lines) or closed twice: read as one fence, not an empty block.
 _DOUBLE_OPENER = re.compile(rf"```[ \t]*(?:python3?|py)[ \t]*\n(?:[ \t]*{_OPENER})+")
 _DOUBLE_CLOSER = re.compile(r"\n```[ \t]*\n(?:[ \t]*```[ \t]*(?:\n|$))+")
+
+
+_MARK = re.compile(rf"[ \t]*{re.escape(SUSPICIOUS_MARK)}[ \t]*$", re.MULTILINE)
+
+
+def _unmarked(output: CoderOutput) -> CoderOutput:
+    """The edits without the suspicious-line marks the prompt added (a model copies them back)."""
+    return CoderOutput(edits=[e.model_copy(update={"search": _MARK.sub("", e.search), "replace": _MARK.sub("", e.replace)})
+                              for e in output.edits])
 
 
 def _single_fences(text: str) -> str:
@@ -67,7 +77,13 @@ def _path_above(text: str, start: int, default_path: str) -> str:
 
 
 def parse_coder_answer(text: str, default_path: str) -> CoderOutput | None:
-    """The edits in a coder answer, or None when it holds neither code blocks nor JSON edits."""
+    """The edits in a coder answer (suspicious-line marks removed), or None when it holds neither code
+    blocks nor JSON edits."""
+    output = _parse(text, default_path)
+    return _unmarked(output) if output is not None else None
+
+
+def _parse(text: str, default_path: str) -> CoderOutput | None:
     stripped = text.strip()
     if stripped.startswith("{") or stripped.startswith("```json"):
         found = _json_edits(stripped)

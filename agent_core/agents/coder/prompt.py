@@ -14,6 +14,9 @@ docs/benchmarks.md). agents/coder/answer.py reads it.
 
 SYSTEM = "You fix bugs in Python code."
 
+# Ends each suspicious line of the code shown (pipeline/focus.py); answer.py strips it from the answer.
+SUSPICIOUS_MARK = "# <- suspicious"
+
 REQUIRED_PLACEHOLDERS = ("task", "files", "failure", "hypothesis")
 
 TEMPLATE = """{files}

@@ -15,4 +15,5 @@ Break the goal into 1 to 3 small steps. Each step has:
 - dependencies: ids of steps that must come first
 - files: the files the step changes
 Prefer a single step when one change is enough. Never change the tests unless the goal says so.
+Hints from memory come from other tasks: never copy one as the plan; follow this goal and its failing tests.
 """

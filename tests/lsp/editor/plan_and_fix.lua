@@ -2,7 +2,7 @@
 -- "Plan and fix", wait for the server's workspace/applyEdit to change the
 -- buffer, then write what happened as JSON to $AGENTLS_NVIM_OUT and quit.
 local out_path = os.getenv("AGENTLS_NVIM_OUT")
-local result = { messages = {}, titles = {}, kinds = {} }
+local result = { messages = {}, questions = {}, titles = {}, kinds = {} }
 
 local function finish()
   local f = io.open(out_path, "w")
@@ -20,6 +20,14 @@ local ok, err = pcall(function()
     init_options = { baseUrl = os.getenv("AGENTLS_TEST_BASE_URL"), model = "scripted", memory = { enabled = false } },
     handlers = {
       ["window/showMessage"] = function(_, params) table.insert(result.messages, params.message) end,
+      -- no changeAnnotationSupport in Neovim 0.7: the server asks first; answer Apply like a user would
+      ["window/showMessageRequest"] = function(_, params)
+        table.insert(result.questions, params.message)
+        for _, action in ipairs(params.actions or {}) do
+          if action.title == "Apply" then return action end
+        end
+        return vim.NIL
+      end,
     },
   })
   vim.lsp.buf_attach_client(bufnr, client_id)

@@ -1,0 +1,31 @@
+"""The one way the pipeline runs the project's tests on the shadow.
+
+Every run that can decide a verdict (the test node's, and a sampled
+candidate's failing-tests and whole-suite runs) goes through `run_checked`:
+the files that judge a run are put back as the run found them before and
+after it (pipeline/verification.py), and each test gets the per-test time
+bound derived from the baseline (testing/runner.py `per_test_bound`), so a
+hang costs seconds and a candidate cannot rig its own verification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent_core.models import TestReport
+from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.verification import guard_verification
+from agent_core.testing.runner import per_test_bound
+
+
+async def run_checked(
+    deps: RunDeps, baseline: TestReport | None, *, select: Sequence[str] = (), timeout_s: float | None = None,
+) -> tuple[TestReport, list[str]]:
+    """(report, refused-edit lines): the tests run with the project's own test setup restored around them."""
+    s = deps.settings
+    undone = guard_verification(deps, "since the last test run")
+    bound = per_test_bound(baseline, s.sandbox.test_timeout_s, s.sandbox.timeout_s)
+    report = await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, timeout_s or s.sandbox.timeout_s,
+                                  select=list(select), test_timeout_s=bound)
+    undone += guard_verification(deps, "by the code during the test run")
+    return report, undone

@@ -1,0 +1,157 @@
+"""Turn the JSON lines of our pytest plugin (pytest_plugin.py) into a `TestReport`.
+
+Each failing test becomes a `TestFailure` located twice, as `junit.py` does
+for JUnit XML: in the test file (the last traceback entry inside the test's
+own file, else the test's `def` line) and in the code under test (the
+innermost entry inside the workspace that is not a test file). The entries
+come from pytest's own report objects (`reprcrash` and the traceback's
+entries), not from parsing text; collection errors, whose report is text,
+fall back to the text. A test that began but has no result ended the process:
+it is reported as an error located from the faulthandler dump of its stack
+(the per-test bound's backstop) when there is one. Frames inside `.agentls/`
+(the plugin itself) are never a location.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from agent_core.models import TestFailure, TestReport
+from agent_core.testing.junit import (
+    Frame,
+    _frame,
+    _message,
+    traceback_frames,
+)
+from agent_core.workspace.testfiles import is_protected
+
+_MAX_TRACEBACK = 6000
+_DUMP_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)')
+
+
+def read_records(text: str) -> list[dict]:
+    """The well-formed records of a report file (a line cut short by a killed process is skipped)."""
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "event" in record:
+            records.append(record)
+    return records
+
+
+def parse_results(text: str, workspace: Path, hang_dump: str = "") -> TestReport | None:
+    """A report from the plugin's records; None when pytest never started a session with the plugin."""
+    records = read_records(text)
+    if not any(r["event"] == "start" for r in records):
+        return None
+    report = TestReport()
+    begun: dict[str, dict] = {}
+    slowest: float | None = None
+    for record in records:
+        event = record["event"]
+        if event == "collect_error":
+            report.errors += 1
+            report.failures.append(_collect_failure(record, workspace))
+        elif event == "begin":
+            begun[record["nodeid"]] = record
+        elif event == "result":
+            begun.pop(record["nodeid"], None)
+            outcome = record.get("outcome")
+            if outcome == "passed":
+                report.passed += 1
+                slowest = max(slowest or 0.0, float(record.get("duration") or 0.0))
+            elif outcome == "skipped":
+                report.skipped += 1
+            else:
+                report.failed += outcome == "failed"
+                report.errors += outcome != "failed"
+                report.failures.append(_test_failure(record, workspace))
+    for record in begun.values():  # the process ended inside this test
+        report.errors += 1
+        report.failures.append(_unfinished(record, workspace, hang_dump))
+    report.slowest_pass_s = slowest
+    return report
+
+
+def _rel(path: str, workspace: Path) -> str:
+    return _frame(path, 0, workspace).path
+
+
+def _nodeid(record: dict, file: str) -> str:
+    rest = record["nodeid"].split("::", 1)[1] if "::" in record["nodeid"] else ""
+    return f"{file}::{rest}" if rest else file
+
+
+def _located(frames: list[Frame]) -> list[Frame]:
+    """Frames inside the workspace, without our own plugin's."""
+    return [f for f in frames if f.inside and ".agentls" not in Path(f.path).parts]
+
+
+def _frames(record: dict, workspace: Path) -> list[Frame]:
+    """Traceback entries outermost first, ending with the crash location; the text's when pytest gave none."""
+    frames = [_frame(str(path), int(line), workspace) for path, line in record.get("entries") or []]
+    if not frames:
+        frames = traceback_frames(record.get("longrepr") or "", workspace)
+    crash = record.get("crash")
+    if crash:
+        last = _frame(crash["path"], int(crash["line"]), workspace)
+        if not frames or frames[-1] != last:
+            frames.append(last)
+    return _located(frames)
+
+
+def _failure(record: dict, workspace: Path, frames: list[Frame], message: str, kind: str,
+             fallback_line: int) -> TestFailure:
+    file = _rel(record["path"], workspace)
+    in_test = [f for f in frames if f.path == file]
+    source = [f for f in frames if not is_protected(f.path)]  # conftest frames are test code too
+    return TestFailure(
+        nodeid=_nodeid(record, file), file=file, line=in_test[-1].line if in_test else fallback_line,
+        message=message.strip()[:2000], traceback=(record.get("longrepr") or "")[-_MAX_TRACEBACK:], kind=kind,
+        source_file=source[-1].path if source else None, source_line=source[-1].line if source else None,
+    )
+
+
+def _test_failure(record: dict, workspace: Path) -> TestFailure:
+    crash = record.get("crash") or {}
+    text = record.get("longrepr") or ""
+    lines = text.strip().splitlines()
+    message = crash.get("message") or (lines[-1] if lines else record.get("outcome", ""))
+    kind = "failure" if record.get("outcome") == "failed" else "error"
+    return _failure(record, workspace, _frames(record, workspace), message, kind, record.get("line") or 1)
+
+
+def _collect_failure(record: dict, workspace: Path) -> TestFailure:
+    text = record.get("longrepr") or ""
+    lines = text.strip().splitlines()
+    crash = record.get("crash") or {}
+    message = _message(crash.get("message") or (lines[-1] if lines else "collection error"), text, True)
+    return _failure(record, workspace, _frames(record, workspace), message, "error", 1)
+
+
+def dump_frames(dump: str, test_path: str, workspace: Path) -> list[Frame]:
+    """The stack of the thread running the test in a faulthandler dump, outermost first."""
+    blocks: list[list[Frame]] = []
+    for line in dump.splitlines():
+        if line.startswith(("Thread 0x", "Current thread 0x")) or not blocks:
+            blocks.append([])
+        match = _DUMP_FRAME.search(line)
+        if match:
+            blocks[-1].append(_frame(match.group("path"), int(match.group("line")), workspace))
+    test_file = _rel(test_path, workspace)
+    chosen = next((b for b in blocks if any(f.path == test_file for f in b)), blocks[0] if blocks else [])
+    return _located(list(reversed(chosen)))  # faulthandler lists the most recent call first
+
+
+def _unfinished(record: dict, workspace: Path, dump: str) -> TestFailure:
+    frames = dump_frames(dump, record["path"], workspace) if dump.strip() else []
+    if frames:
+        message = "Timeout: the test outlived the per-test bound, ignored the stop, and its process was ended"
+    else:
+        message = "the test process ended during this test (a crash, a limit, or the run's time limit)"
+    return _failure({**record, "longrepr": dump}, workspace, frames, message, "error", 1)

@@ -1,0 +1,102 @@
+"""Failed runs are visible: the failing tests marked, the best attempt offered.
+
+A fix or task run that ends `unfixed` or `error` publishes the diagnostics
+of the failing tests as the run found them (its first test report, taken
+before any change: the code the user still has), on the test line and the
+source line like any report. The end message of an `unfixed` run is then a
+`window/showMessageRequest` offering **Show best attempt** when the run kept
+an attempt: the best one (fewest failures) or, when none did better than the
+code as it is, the last one. Show best attempt writes its diff with its test
+result to `.agentls/previews/<run id>-best-attempt.diff` and opens it
+(preview.py); an attempt that did better than the code can then be applied
+with **Apply** as one versioned edit built from the attempt's files, refused
+if a buffer changed since the run read it. The offer waits in the
+background: it holds no run slot, and shutdown withdraws it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from agent_core.models import ChangeSet, RunResult, TestReport
+from lsp_server import convert
+from lsp_server.documents import Snapshot
+from lsp_server.edits import EditApplier
+from lsp_server.preview import APPLY, DISCARD, Previewer, Proposal
+
+SHOW_BEST = "Show best attempt"
+FAILED = ("unfixed", "error")
+
+
+def report_line(report: TestReport | None) -> str:
+    if report is None:
+        return "no test result"
+    return f"{report.passed} passed, {report.failed} failed, {report.errors} errors"
+
+
+def best_attempt(result: RunResult) -> tuple[ChangeSet | None, str]:
+    """(the attempt's change set when it can be applied, else None; its diff) — ("" when there is none)."""
+    data = result.extra.get("best_attempt")
+    if data:
+        change_set = ChangeSet.model_validate(data)
+        return change_set, change_set.unified_diff()
+    return None, str(result.extra.get("attempt_diff") or "")
+
+
+def attempt_result(result: RunResult) -> str:
+    """The attempt's test result, in words."""
+    data = result.extra.get("best_report")
+    if result.extra.get("best_attempt"):
+        return f"not verified: {report_line(TestReport.model_validate(data) if data else None)}"
+    return "not verified; it did no better than the code as it is, so it cannot be applied"
+
+
+class BestAttemptOffer:
+    """The end message of a failed run, with Show best attempt and then Apply / Discard."""
+
+    def __init__(self, previewer: Previewer, edits: EditApplier, tell: Callable[[str, lsp.MessageType], None]) -> None:
+        self._previewer, self._edits, self._tell = previewer, edits, tell
+        self.pending: set[asyncio.Task] = set()
+
+    def offer(self, label: str, run_id: str, text: str, result: RunResult, root: Path, read: Snapshot) -> bool:
+        """Start the offer in the background; False when there is nothing to offer.
+
+        Only an `unfixed` run has attempts to offer: an `error` run stopped
+        before its attempts were judged (or its change was refused by the gate).
+        """
+        change_set, diff = best_attempt(result)
+        if result.status != "unfixed" or not diff.strip():
+            return False
+        proposal = Proposal(name=f"{run_id}-best-attempt", label=f"{label} best attempt", reason=text,
+                            change_set=change_set or ChangeSet(), root=root, read=read,
+                            note=f"test result: {attempt_result(result)}", diff=diff)
+        task = asyncio.create_task(self._converse(f"{label}: {text}", proposal, change_set is not None))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+        return True
+
+    async def _converse(self, message: str, proposal: Proposal, applicable: bool) -> None:
+        if await self._previewer.ask(message, [SHOW_BEST], lsp.MessageType.Warning) != SHOW_BEST:
+            return
+        await self._previewer.show_diff(proposal)
+        if not applicable:
+            self._tell(f"{proposal.label}: {proposal.note}", lsp.MessageType.Info)
+            return
+        files = ", ".join(proposal.change_set.files)
+        question = f"{proposal.label} ({proposal.note}): apply it to {files}?"
+        if await self._previewer.ask(question, [APPLY, DISCARD]) != APPLY:
+            return
+        annotation = convert.change_annotation(proposal.label, f"applied by hand, {proposal.note}", False)
+        outcome = await self._edits.apply(proposal.change_set, proposal.root, proposal.read, proposal.label, annotation)
+        if outcome.applied:
+            self._tell(f"{proposal.label}: applied ({proposal.note})", lsp.MessageType.Info)
+        else:
+            self._tell(f"{proposal.label}: not applied: {outcome.reason}", lsp.MessageType.Warning)
+
+    def withdraw(self) -> None:
+        for task in list(self.pending):
+            task.cancel()

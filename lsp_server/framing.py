@@ -1,0 +1,243 @@
+"""The server's JSON-RPC reading loop: a client's framing or protocol mistakes never make it deaf or dead.
+
+pygls' own loop (`pygls.io_.run_async`) loses every later message after a
+header without a valid `Content-Length` (the body is read as a header line
+and swallows the next real header), allocates whatever `Content-Length`
+claims (10^12: MemoryError, the server exits; 10^9: it waits forever) and
+answers a request whose params do not parse with nothing but an error
+dialog. This loop replaces it, over stdio and TCP:
+
+- header lines are read capped (`LINE_CAP`); a `Content-Length:` header is
+  found at the end of any line, so junk (a body sent without a header, the
+  rest of a body whose length was understated) is skipped up to the next
+  real header: the stream resynchronises;
+- a missing or non-numeric length, and a length over `max_bytes` (the
+  server's `--max-message-bytes`), are answered with an error whose id is
+  null and the message is skipped (its bytes are read as junk, never
+  buffered whole);
+- a body that is not JSON is answered -32700, one that is not a JSON-RPC
+  message -32600, a request whose params fail lsprotocol's parsing -32602
+  (with the request's id), all logged; none is shown to the user;
+- SIGTERM cancels the server's runs (waiting for their clean-up) before the
+  process exits, so a terminated server leaves no copy or sandbox behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import signal
+import sys
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, BinaryIO
+
+from cattrs import transform_error
+from cattrs.errors import ClassValidationError
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
+from pygls.protocol import JsonRPCProtocol
+
+LINE_CAP = 64 * 1024  # longest header line read at once; longer junk is read in pieces
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+_HEADER = re.compile(rb"content-length:[ \t]*(\S*)[ \t]*\r?\n\Z", re.IGNORECASE)
+_CARRY = 64  # bytes of an unfinished line kept, so a header split across two reads is still found
+
+log = logging.getLogger(__name__)
+
+
+class CappedStdinReader:
+    """stdin read in the server's thread pool: lines at most `LINE_CAP` bytes, bodies of a known length."""
+
+    def __init__(self, stdin: BinaryIO, executor: ThreadPoolExecutor | None = None) -> None:
+        self.stdin, self.executor = stdin, executor
+
+    async def readline(self) -> bytes:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.readline, LINE_CAP)
+
+    async def readexactly(self, n: int) -> bytes:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.read, n)
+
+
+class StreamLineReader:
+    """An asyncio stream (a TCP client) with the same capped-line interface."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+
+    async def readline(self) -> bytes:
+        try:
+            return await self.stream.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:  # end of input: what is left, then b""
+            return exc.partial
+        except asyncio.LimitOverrunError as exc:  # a line longer than the stream's buffer: hand it over in pieces
+            return await self.stream.read(max(1, min(exc.consumed, LINE_CAP)))
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.stream.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
+
+
+class _Headers:
+    """One header block as it is read: the length it declares, or why it has none usable."""
+
+    def __init__(self) -> None:
+        self.length: int | None = None
+        self.problem: str | None = None
+        self.seen = False
+        self.carry = b""
+
+    def feed(self, line: bytes) -> None:
+        text = self.carry + line
+        self.carry = b"" if line.endswith(b"\n") else text[-_CARRY:]
+        match = _HEADER.search(text)
+        if match is None:
+            self.seen = self.seen or bool(line.strip())
+            return
+        if match.start() > 0:
+            log.warning("skipped %d bytes of junk before a Content-Length header", match.start())
+        self.seen, self.length, self.problem = True, None, None
+        value = match.group(1)
+        if value.isdigit() and len(value) <= 18:
+            self.length = int(value)
+        elif value.isdigit():  # int() refuses over 4300 digits; nothing real is over 10^18 bytes
+            self.problem = f"a message with a Content-Length of {len(value)} digits"
+        else:
+            self.problem = f"a message with a non-numeric Content-Length ({value[:40].decode('ascii', 'replace')!r})"
+
+
+async def serve_messages(
+    stop_event: threading.Event, reader: Any, protocol: JsonRPCProtocol, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> None:
+    """Read, frame and hand messages to `protocol` until end of input or `stop_event`."""
+    headers = _Headers()
+    while not stop_event.is_set():
+        line = await reader.readline()
+        if not line:
+            return
+        if line.strip() or headers.carry:
+            headers.feed(line)
+            continue
+        length, problem, seen = headers.length, headers.problem, headers.seen
+        headers = _Headers()
+        if length is None:
+            if seen:
+                _refuse(protocol, None, INVALID_REQUEST, f"skipped {problem or 'a message without a Content-Length'}")
+            continue
+        if length > max_bytes:
+            _refuse(protocol, None, INVALID_REQUEST,
+                    f"skipped a message of {length} bytes: the limit is {max_bytes} (--max-message-bytes)")
+            continue
+        body = await reader.readexactly(length)
+        if len(body) < length:
+            return  # end of input inside a body
+        dispatch(protocol, body)
+
+
+def dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
+    """Parse one message body and hand it to pygls; answer what pygls would drop."""
+    try:
+        data = json.loads(body)
+    except ValueError as exc:  # also UnicodeDecodeError
+        _refuse(protocol, None, PARSE_ERROR, f"the message is not JSON: {exc}")
+        return
+    if not isinstance(data, dict) or data.get("jsonrpc") != JsonRPCProtocol.VERSION:
+        _refuse(protocol, _request_id(data), INVALID_REQUEST, "not a JSON-RPC 2.0 message")
+        return
+    try:
+        message = protocol.structure_message(data)
+    except JsonRpcException as exc:
+        method = data.get("method")
+        if method is None or "id" not in data:  # a notification or a response: nothing to answer
+            log.warning("dropped a %s that does not parse: %s", method or "response", _why(exc))
+            return
+        _refuse(protocol, _request_id(data), INVALID_PARAMS, f"invalid params for {method}: {_why(exc)}")
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception:  # noqa: BLE001 - pygls answers a handler's errors; anything else is logged, never fatal
+        log.exception("could not handle a %s message", data.get("method", "response"))
+
+
+def _request_id(data: Any) -> int | str | None:
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, int | str) and not isinstance(value, bool) else None
+
+
+def _why(exc: JsonRpcException) -> str:
+    cause = exc.__cause__
+    if isinstance(cause, ClassValidationError):
+        return "; ".join(transform_error(cause, path="params")[:5])
+    return str(cause or exc)
+
+
+def _refuse(protocol: JsonRPCProtocol, msg_id: int | str | None, code: int, message: str) -> None:
+    """Answer an error the client caused (logged; never shown to the user)."""
+    log.warning("JSON-RPC error %d answered (id %r): %s", code, msg_id, message)
+    protocol._send_data({"jsonrpc": JsonRPCProtocol.VERSION, "id": msg_id, "error": {"code": code, "message": message}})
+
+
+async def until_terminated(server: Any, serving: Coroutine[Any, Any, None]) -> None:
+    """Run `serving`; on SIGTERM cancel the server's runs (their copies and sandboxes go), then exit 143.
+
+    The exit is immediate (`os._exit`): the thread reading stdin cannot be
+    interrupted, and waiting for it would keep a terminated server alive.
+    """
+    loop = asyncio.get_running_loop()
+    terminated = asyncio.Event()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread: no signals
+        loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    reading, waiting = asyncio.ensure_future(serving), asyncio.ensure_future(terminated.wait())
+    await asyncio.wait({reading, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    if terminated.is_set():
+        log.warning("SIGTERM: cancelling the runs and exiting")
+        stop = getattr(server, "stop_runs", None)
+        if stop is not None:
+            await stop()
+        logging.shutdown()
+        os._exit(128 + signal.SIGTERM)
+    waiting.cancel()
+    await reading
+
+
+def start_tcp(server: Any, max_bytes: int, host: str, port: int) -> None:
+    """Serve `server` to one TCP client at a time with this loop (pygls' `start_tcp`, our reader)."""
+    server._stop_event = stop_event = threading.Event()
+
+    async def connection(stream: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        server.protocol.set_writer(writer)
+        await serve_messages(stop_event, StreamLineReader(stream), server.protocol, max_bytes)
+        server.shutdown()
+
+    async def listen() -> None:
+        server._server = await asyncio.start_server(connection, host, port)
+        async with server._server:
+            await server._server.serve_forever()
+
+    try:
+        asyncio.run(until_terminated(server, listen()))
+    except asyncio.CancelledError:
+        log.debug("the TCP server was cancelled")
+
+
+def start_io(server: Any, max_bytes: int, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    """Serve `server` (a pygls server) over stdin/stdout with this loop, then shut it down."""
+    server._stop_event = stop_event = threading.Event()
+    server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    reader = CappedStdinReader(stdin or sys.stdin.buffer, server.thread_pool)
+    try:
+        asyncio.run(until_terminated(server, serve_messages(stop_event, reader, server.protocol, max_bytes)))
+    except BrokenPipeError:
+        log.error("the connection to the client is lost; shutting down")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
