@@ -7,9 +7,10 @@ PATH that starts with the environment's `bin/` and then a `bin/` of our own
 supplying what it lacks (`python`, `python3`, and a `pytest` that runs
 `python3 -m pytest` when the environment has no pytest), and
 what goes on PYTHONPATH (the caller's own directories first, then PEP 582
-`__pypackages__`, then a sandbox site of the test distributions agentls uses
-(pytest, hypothesis, coverage) that the environment lacks, never shadowing
-one it has).
+`__pypackages__`, then a dir whose `sitecustomize` appends agentls' sandbox
+site of test distributions (pytest, hypothesis, coverage) *after* the
+environment's site-packages: what the environment lacks comes from there,
+what it has is never shadowed).
 
 The shadow copy of a project lives at another path than the project, while
 an editable install (a `.pth` file or an `__editable__` finder) points into
@@ -32,6 +33,10 @@ BIN_DIR = "/opt/agentls/bin"
 SYSTEM_DIRS = (Path("/usr"), Path("/bin"), Path("/lib"), Path("/lib64"), Path("/sbin"))
 NEVER_WHOLE = (Path("/"), Path("/root"), Path("/home"), Path("/tmp"), Path("/etc"), Path.home())  # too wide to bind
 PYTEST_SCRIPT = '#!/bin/sh\nexec python3 -m pytest "$@"\n'
+SITECUSTOMIZE = (
+    '"""agentls: its test distributions, after the environment\'s own site-packages (never before)."""\n'
+    "import site\n\nsite.addsitedir({site!r})\n"
+)
 
 
 @dataclass(frozen=True)
@@ -78,16 +83,30 @@ def environment_dirs(env: ProjectEnvironment) -> list[Path]:
     return found
 
 
-def pytest_script_dir(root: Path = SITE_ROOT) -> Path:
-    """A world-readable dir holding a `pytest` script that runs `python3 -m pytest`."""
-    target = root / "agentls-site-bin"
-    script = target / "pytest"
-    if not script.is_file() or script.read_text(encoding="utf-8") != PYTEST_SCRIPT:
-        target.mkdir(mode=0o755, exist_ok=True)
-        tmp = target / f"pytest.{os.getpid()}"
-        tmp.write_text(PYTEST_SCRIPT, encoding="utf-8")
-        tmp.chmod(0o755)
-        os.replace(tmp, script)
+def _write_if_changed(path: Path, text: str, mode: int) -> None:
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    tmp = path.with_name(f"{path.name}.{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.chmod(mode)
+    os.replace(tmp, path)
+
+
+def pytest_script_dir(site: Path, root: Path = SITE_ROOT) -> Path:
+    """A world-readable dir with a `pytest` script (`python3 -m pytest`) and the fallback `sitecustomize`.
+
+    The dir goes on PYTHONPATH; its `sitecustomize`, imported once the
+    interpreter's own site-packages are on sys.path, appends `site` after
+    them: a test distribution the environment lacks comes from agentls' copy,
+    one it has is never shadowed. Interpreters started inside the sandbox
+    (a venv that `uv run` or tox makes there) inherit it through PYTHONPATH.
+    (It takes the place of a `sitecustomize` the interpreter may have, such
+    as Debian's, which only installs a crash reporter hook.)
+    """
+    target = root / f"{site.name}-bin"  # one per site: its sitecustomize names that site
+    target.mkdir(mode=0o755, exist_ok=True)
+    _write_if_changed(target / "pytest", PYTEST_SCRIPT, 0o755)
+    _write_if_changed(target / "sitecustomize.py", SITECUSTOMIZE.format(site=str(site)), 0o644)
     return target
 
 
@@ -102,9 +121,9 @@ def plan_view(
     site: Path | None = None
     links = [(str(env.python), f"{BIN_DIR}/{name}") for name in ("python", "python3")
              if not (env.bin_dir / name).exists()]
-    if env.interpreter.missing and env.interpreter.version == tuple(sys.version_info[:2]):
-        site = ensure_sandbox_site(roots=env.interpreter.missing)
-        script_dir = pytest_script_dir()
+    if env.interpreter.version == tuple(sys.version_info[:2]):
+        site = ensure_sandbox_site()
+        script_dir = pytest_script_dir(site)
         dirs += [site, script_dir]
         if not env.interpreter.has_pytest and not (env.bin_dir / "pytest").exists():
             links.append((str(script_dir / "pytest"), f"{BIN_DIR}/pytest"))
@@ -115,8 +134,8 @@ def plan_view(
               and _missing_or_empty(workspace / p.relative_to(origin))]
     outside = [p for p in dirs if not _under(p, project_roots)]
     pythonpath = [*caller_entries, *(str(p) for p in env.extra_pythonpath)]
-    if site is not None:
-        pythonpath.append(str(site))
+    if site is not None:  # its sitecustomize appends the site after the environment's own site-packages
+        pythonpath.append(str(script_dir))
     return EnvView(
         ro_outside=minimal_cover(outside), ro_inside_origin=minimal_cover(inside), links=tuple(links),
         path=f"{env.bin_dir}:{BIN_DIR}:/usr/local/bin:/usr/bin:/bin", pythonpath=tuple(pythonpath),
