@@ -84,10 +84,14 @@ class SandboxSettings(BaseModel):
     timeout_s: float = Field(default=300.0, gt=0, description="Wall-clock limit of one test run, in seconds.")
     cpus: float = Field(default=1.0, gt=0, description="CPUs a test run may use (Docker) / CPU seconds scale.")
     memory_mb: int = Field(default=1024, ge=64, description="Memory limit of a test run, in MiB.")
-    pids: int = Field(default=256, ge=8, description="Maximum number of processes in a test run.")
+    pids: int = Field(default=1024, ge=8, description="Maximum number of processes and threads in a test run.")
     file_size_mb: int = Field(default=512, ge=1, description="Largest file a test run may write, in MiB.")
     docker_image: str = Field(default="agentls/sandbox:local", description="Image for the Docker backend.")
-    python: str | None = Field(default=None, description="Interpreter used inside the sandbox (default: detected).")
+    python: str | None = Field(
+        default=None,
+        description="Interpreter of the project's tests (the editor's chosen one); default: detected from "
+        ".venv/, venv/, uv, Poetry, hatch, pdm, then python3 on PATH.",
+    )
     test_timeout_s: float = Field(
         default=0.0, ge=0,
         description="Time bound of one test, in seconds, enforced inside pytest; 0 derives it from the baseline "

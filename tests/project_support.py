@@ -45,3 +45,41 @@ def run_dir(root: Path, run_id: str) -> Path:
 def journal_records(root: Path, run_id: str) -> list[dict]:
     path = run_dir(root, run_id) / "journal.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# A suite that passes on the host and must pass in every sandbox: 300 threads, a multiprocessing
+# pool, shared memory in /dev/shm, a writable HOME, a UTF-8 locale.
+THREADS_AND_POOL = '''
+import multiprocessing
+import threading
+
+
+def _square(x):
+    return x * x
+
+
+def test_300_threads():
+    ready = threading.Barrier(301, timeout=30)
+    threads = [threading.Thread(target=ready.wait) for _ in range(300)]
+    for thread in threads:
+        thread.start()
+    ready.wait()
+    for thread in threads:
+        thread.join()
+
+
+def test_a_multiprocessing_pool():
+    with multiprocessing.Pool(4) as pool:
+        assert pool.map(_square, range(50)) == [x * x for x in range(50)]
+
+
+def test_shared_memory_and_a_writable_home(tmp_path):
+    from multiprocessing import shared_memory
+    import os, locale
+    block = shared_memory.SharedMemory(create=True, size=1024)
+    block.close(); block.unlink()
+    home = os.path.expanduser("~")
+    with open(os.path.join(home, "probe.txt"), "w") as handle:
+        handle.write("x")
+    assert (tmp_path / "..").exists() and locale.getpreferredencoding() == "UTF-8"
+'''

@@ -1,9 +1,12 @@
 """`agentls sandbox build-image | doctor`: make the Docker sandbox image, and check the sandbox holds.
 
-`doctor` says which backend a run would use and why, then runs one tiny probe
+`doctor` says which backend a run would use and why, and which interpreter and
+environment the project's tests run with and why, then runs one tiny probe
 per limit (network, writes outside the workspace, memory, processes, timeout,
 secrets in the environment) and prints a table: exit 0 when every limit
 holds, 1 otherwise, 2 when the settings or the chosen backend are unusable.
+`doctor --project PATH` instead runs the project's suite on the host and in
+the sandbox and lists the tests whose outcome differs (exit 1 when any does).
 With --json the text goes to stderr and stdout gets one JSON object: backend,
 why, limits, probes (limit, held, detail), all_hold and error.
 """
@@ -32,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--tag", default=None, help="Tag of the image to build (default: settings' docker_image).")
     build.add_argument("--requirements", type=Path, default=None,
                        help="The project's test requirements, installed into a cached layer of the image.")
+    build.add_argument("--project", type=Path, default=None,
+                       help="Build the layer of this project's dependencies (tagged by a hash of its dependency "
+                            "files); runs on copies of the project use it.")
     build.add_argument("--workspace", type=Path, default=Path.cwd(), help="Workspace whose settings apply.")
     build.set_defaults(func=build_image_command)
 
@@ -39,6 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--backend", choices=["auto", "docker", "bubblewrap", "process"], default=None,
                         help="Check this backend instead of the configured one.")
     doctor.add_argument("--workspace", type=Path, default=Path.cwd(), help="Workspace whose settings apply.")
+    doctor.add_argument("--project", type=Path, default=None,
+                        help="Run this project's suite on the host and in the sandbox; list tests that differ.")
     doctor.add_argument("--json", action="store_true", help="Print one JSON object on stdout (the text goes to stderr).")
     doctor.set_defaults(func=doctor_command)
 
@@ -52,9 +60,28 @@ def build_image_command(args: argparse.Namespace) -> int:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     tag = args.tag or settings.sandbox.docker_image
+    if args.project is not None:
+        return _build_project_image(args, tag)
     try:
         image_id = image.build_image(base=args.base or image.DEFAULT_BASE, tag=tag, requirements=args.requirements,
                                      log=lambda line: print(line, file=sys.stderr))
+    except SandboxError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"built {tag} ({image_id})")
+    return EXIT_OK
+
+
+def _build_project_image(args: argparse.Namespace, image_tag: str) -> int:
+    from agent_core.sandbox import image
+    from agent_core.sandbox.project_image import build_project_image
+
+    if not args.project.is_dir():
+        print(f"agentls: {args.project} is not a directory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        tag, image_id = build_project_image(args.project.resolve(), args.base or image.DEFAULT_BASE, image_tag,
+                                            log=lambda line: print(line, file=sys.stderr))
     except SandboxError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -68,8 +95,12 @@ def doctor_command(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     report: dict = {"backend": None, "why": None, "limits": None, "probes": [], "all_hold": False, "error": None}
     overrides = {"sandbox": {"backend": args.backend}} if args.backend else None
+    if args.project is not None and not args.project.is_dir():
+        print(f"agentls: {args.project} is not a directory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    workspace = args.project or args.workspace
     try:
-        settings = load_settings(args.workspace, overrides=overrides)
+        settings = load_settings(workspace, overrides=overrides)
         name, reason = factory.describe_backend_choice(settings)
         report.update(backend=name, why=reason)
         print(f"backend: {name}\nwhy: {reason}", file=out)
@@ -78,6 +109,21 @@ def doctor_command(args: argparse.Namespace) -> int:
         print(f"agentls: {exc}", file=sys.stderr)
         _print_json(args, report, error=str(exc))
         return EXIT_BAD_INPUT
+    try:
+        report["environment"] = describe_environment(sandbox, workspace)
+    except SandboxError as exc:
+        print(f"environment: none usable: {exc}", file=out)
+        _print_json(args, report, error=f"no usable environment: {exc}")
+        return EXIT_BAD_INPUT
+    print(f"environment: {report['environment']}", file=out)
+    if args.project is not None:
+        from agent_core.sandbox.compare import compare_project, format_comparison
+
+        comparison = compare_project(sandbox, args.project.resolve(), settings.sandbox.timeout_s)
+        print(format_comparison(comparison), file=out)
+        _print_json(args, report, differences=[list(d) for d in comparison.differences],
+                    all_hold=not comparison.differences and bool(comparison.host))
+        return EXIT_FAILED if comparison.differences or not comparison.host else EXIT_OK
     limits = settings.sandbox
     report["limits"] = {key: getattr(limits, key) for key in ("cpus", "memory_mb", "pids", "file_size_mb", "timeout_s")}
     print(f"limits: {limits.cpus:g} CPU, {limits.memory_mb} MiB, {limits.pids} processes, "
@@ -88,6 +134,27 @@ def doctor_command(args: argparse.Namespace) -> int:
     print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD", file=out)
     _print_json(args, report, probes=[asdict(r) for r in results], all_hold=held)
     return EXIT_OK if held else EXIT_FAILED
+
+
+def describe_environment(sandbox: object, workspace: Path) -> str:
+    """The interpreter the sandbox runs the project's tests with, and why (SandboxError when none)."""
+    if hasattr(sandbox, "environment"):
+        return sandbox.environment(workspace.resolve()).describe()
+    runtime = getattr(sandbox, "runtime", None)
+    if runtime is not None:
+        site = f" with agentls' test packages from {runtime.site_dir}" if runtime.site_dir else ""
+        return f"{runtime.python}{site} (the process backend does not use the project's environment)"
+    settings = getattr(sandbox, "_sandbox", None)
+    if settings is None:
+        return str(sandbox.python)
+    from agent_core.sandbox.docker_backend import image_exists
+    from agent_core.sandbox.project_image import project_image_tag
+
+    tag = project_image_tag(settings.docker_image, workspace.resolve())
+    if tag and image_exists(tag):
+        return f"{sandbox.python} in {tag}: the project's dependencies, built by `agentls sandbox build-image --project`"
+    missing = f"; {tag} is not built (agentls sandbox build-image --project)" if tag else ""
+    return f"{sandbox.python} in {settings.docker_image}{missing}"
 
 
 def _print_json(args: argparse.Namespace, report: dict, **fields: object) -> None:

@@ -66,10 +66,14 @@ def sandbox_env(extra: Mapping[str, str] | None = None, *, pythonpath: str | Non
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp",
+        "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
+        # glibc reserves 64 MiB of address space per malloc arena (one per thread, up to 8 per
+        # core): under the address-space limit a few dozen threads would exhaust it.
+        "MALLOC_ARENA_MAX": "2",
     }
     for key, value in (extra or {}).items():
         if not is_secret_name(key):

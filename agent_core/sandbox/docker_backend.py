@@ -134,6 +134,19 @@ class DockerSandbox:
                     raise SandboxError(f"no Docker engine answers at {engine_address()}: {_first_line(exc)}") from exc
             return self._client
 
+    def _image_and_env(self, workspace: Path, env: dict[str, str] | None) -> tuple[str, dict[str, str]]:
+        """The project's dependency image when built (project_image.py), and a src/ layout on PYTHONPATH."""
+        from agent_core.sandbox.cleanup import origin_of
+        from agent_core.sandbox.project_image import project_image_tag, src_pythonpath
+
+        inner_env = sandbox_env(env)
+        src = src_pythonpath(workspace)
+        if src:
+            inner_env["PYTHONPATH"] = ":".join(p for p in (inner_env.get("PYTHONPATH"), src) if p)
+        origin = origin_of(workspace)
+        tag = project_image_tag(self._sandbox.docker_image, origin if origin and origin.is_dir() else workspace)
+        return (tag if tag and image_exists(tag) else self._sandbox.docker_image), inner_env
+
     async def run(
         self,
         argv: list[str],
@@ -150,9 +163,10 @@ class DockerSandbox:
             raise SandboxError(f"workspace {workspace} is not a directory")
         run = _Run(self.client(), f"agentls-run-{uuid.uuid4().hex[:12]}")
         limit = timeout_s or self._sandbox.timeout_s
+        image, inner_env = self._image_and_env(workspace, env)
         job = asyncio.ensure_future(
             asyncio.to_thread(run.execute, argv, workspace, container_options(self._sandbox, workspace, limit),
-                              limit, sandbox_env(env), self._sandbox.docker_image)
+                              limit, inner_env, image)
         )
         try:
             return await asyncio.shield(job)

@@ -11,6 +11,7 @@ on cancellation and after a normal exit.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import os
 import resource
@@ -20,17 +21,20 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
 
 if TYPE_CHECKING:
-    from agent_core.sandbox.runtime import SandboxRuntime
     from agent_core.settings import SandboxSettings
 
 OUTPUT_CAP = 200_000
 RUN_MARKER = "SANDBOX_RUN_ID"
+# Soft stack limit of a run. glibc sizes every thread's stack from it, and each stack counts
+# against the address-space limit: at the usual 8 MiB, 300 threads need 2.4 GiB of address
+# space and a thread-pool suite fails with "can't start new thread" under `memory_mb`. The hard
+# limit is left alone, so a test that needs a deep main stack can raise its own soft limit.
+STACK_SOFT_MB = 2
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class Limits:
     pids: int
     file_size_mb: int
     cpus: float = 1.0
+    nproc: int | None = None  # RLIMIT_NPROC when it differs from `pids` (see uids.nproc_for)
 
     @property
     def cpu_s(self) -> int:
@@ -74,7 +79,7 @@ def limited_command(argv: list[str], limits: Limits) -> list[str]:
     wanted = [
         ("cpu", resource.RLIMIT_CPU, limits.cpu_s),
         ("fsize", resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
-        ("nproc", resource.RLIMIT_NPROC, limits.pids),
+        ("nproc", resource.RLIMIT_NPROC, limits.nproc or limits.pids),
         ("core", resource.RLIMIT_CORE, 0),
         ("as", resource.RLIMIT_AS, limits.memory_mb * mib),
     ]
@@ -83,6 +88,9 @@ def limited_command(argv: list[str], limits: Limits) -> list[str]:
         _, hard = resource.getrlimit(which)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         options.append(f"--{name}={value}:{value}")
+    _, hard_stack = resource.getrlimit(resource.RLIMIT_STACK)
+    stack = STACK_SOFT_MB * mib if hard_stack == resource.RLIM_INFINITY else min(STACK_SOFT_MB * mib, hard_stack)
+    options.append(f"--stack={stack}:")  # the soft limit only
     return [prlimit, *options, "--", *argv]
 
 
@@ -261,13 +269,23 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
 
 
 def prepare_local_run(
-    workspace: Path, settings: SandboxSettings, runtime: SandboxRuntime, timeout_s: float | None,
+    workspace: Path, settings: SandboxSettings, uid: int | None, pythonpath: str | None, timeout_s: float | None,
     env: dict[str, str] | None,
 ) -> tuple[Path, Limits, dict[str, str]]:
-    """What both local backends do before launching: check the workspace, hand it to the sandbox uid,
-    and build the limits and the scrubbed environment."""
+    """What both local backends do before launching: check the workspace, hand it to the run's uid,
+    and build the limits (the process limit counted for that uid) and the scrubbed environment.
+
+    `pythonpath` goes after any PYTHONPATH the caller passes in `env`.
+    """
+    from agent_core.sandbox.uids import nproc_for
+
     workspace = workspace.resolve()
     if not workspace.is_dir():
         raise SandboxError(f"workspace {workspace} is not a directory")
-    prepare_workspace(workspace, runtime.uid)
-    return workspace, Limits.from_settings(settings, timeout_s), sandbox_env(env, pythonpath=runtime.pythonpath())
+    prepare_workspace(workspace, uid)
+    limits = Limits.from_settings(settings, timeout_s)
+    limits = dataclasses.replace(limits, nproc=nproc_for(uid, limits.pids))
+    inner_env = sandbox_env(env)
+    if pythonpath:
+        inner_env["PYTHONPATH"] = ":".join(p for p in (inner_env.get("PYTHONPATH"), pythonpath) if p)
+    return workspace, limits, inner_env

@@ -2,8 +2,8 @@
 
 Used only when bubblewrap cannot run (and Docker is not available). The
 command still gets a clean environment without secrets, rlimits on CPU,
-address space, file size and processes (as uid 65534 when we are root, so the
-process limit holds), and a wall-clock timeout that kills its process group
+address space, file size and processes (as a uid of its own when we are root,
+so the process limit holds and counts only this run), and a wall-clock timeout that kills its process group
 and every process carrying the run's marker. It can reach the network and
 write wherever that uid may write: the factory announces this loudly.
 """
@@ -13,8 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.sandbox.base import CommandResult
-from agent_core.sandbox.launcher import launch, new_run_id, prepare_local_run, prepare_workspace
+from agent_core.sandbox.launcher import (
+    launch,
+    new_run_id,
+    prepare_local_run,
+    prepare_workspace,
+)
 from agent_core.sandbox.runtime import SandboxRuntime, resolve_runtime
+from agent_core.sandbox.uids import claim_run_uid
 from agent_core.settings import SandboxSettings
 
 NOT_ISOLATED_WARNING = (
@@ -43,11 +49,13 @@ class ProcessSandbox:
         env: dict[str, str] | None = None,
     ) -> CommandResult:
         """Run argv with cwd = workspace, limited and timed, but not isolated."""
-        workspace, limits, inner_env = prepare_local_run(workspace, self.settings, self.runtime, timeout_s, env)
-        inner_env["TMPDIR"] = str(workspace / ".agentls" / "tmp")
-        (workspace / ".agentls" / "tmp").mkdir(parents=True, exist_ok=True)
-        prepare_workspace(workspace / ".agentls", self.runtime.uid)
-        return await launch(
-            argv, cwd=workspace, env=inner_env, timeout_s=limits.timeout_s,
-            uid=self.runtime.uid, limits=limits, run_id=new_run_id(),
-        )
+        with claim_run_uid() as uid:
+            workspace, limits, inner_env = prepare_local_run(
+                workspace, self.settings, uid, self.runtime.pythonpath(), timeout_s, env)
+            inner_env["TMPDIR"] = str(workspace / ".agentls" / "tmp")
+            (workspace / ".agentls" / "tmp").mkdir(parents=True, exist_ok=True)
+            prepare_workspace(workspace / ".agentls", uid)
+            return await launch(
+                argv, cwd=workspace, env=inner_env, timeout_s=limits.timeout_s,
+                uid=uid, limits=limits, run_id=new_run_id(),
+            )

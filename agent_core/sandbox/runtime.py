@@ -1,22 +1,21 @@
-"""The interpreter a sandboxed run uses, and the test packages it can import.
+"""The process backend's interpreter, and agentls' *sandbox site* of test packages.
 
-When agentls runs as root, sandboxed commands run as an unprivileged uid
-(65534) so that the process limit holds; that uid cannot read /root, where a
-pyenv interpreter usually lives. The runtime therefore picks, in order:
+The bubblewrap backend runs the project's own environment (environment.py,
+envview.py) and uses the sandbox site only when that environment has no
+pytest. The process backend is not isolated and binds nothing: when agentls
+runs as root its runs use an unprivileged uid, which cannot read /root,
+where a pyenv interpreter usually lives. Its runtime is, in order:
 
 1. `sandbox.python` from the settings, used as given;
-2. our own interpreter (`sys.executable`) when the sandbox uid can read it,
-   its standard library and its site-packages;
-3. the system interpreter (`/usr/bin/python3`) of the same major.minor, with a
-   world-readable *sandbox site* directory holding copies of the test
-   distributions (pytest, hypothesis, coverage and what they require) put on
-   `PYTHONPATH`. The site is built once per package set, atomically (a temp
-   dir renamed into place), and reused by every later run.
+2. our own interpreter (`sys.executable`) when an unprivileged uid can read
+   it, its standard library and its site-packages;
+3. the system interpreter (`/usr/bin/python3`) of the same major.minor, with
+   the sandbox site on `PYTHONPATH`.
 
-Limitation: the project's own third-party dependencies are not copied into
-the sandbox site. A workspace whose packages sit in the workspace itself
-imports fine (cwd is the workspace); anything else must be importable by the
-sandbox interpreter (set `sandbox.python` to an interpreter that has it).
+The sandbox site is a world-readable directory holding copies of the test
+distributions (pytest, hypothesis, coverage and what they require), built
+once per package set, atomically (a temp dir renamed into place), and reused
+by every later run.
 """
 
 from __future__ import annotations
@@ -181,9 +180,9 @@ def _make_world_readable(root: Path) -> None:
             os.chmod(os.path.join(dirpath, name), 0o644 if not name.endswith(".so") else 0o755)
 
 
-def ensure_sandbox_site(root: Path = SITE_ROOT) -> Path:
-    """The cached, world-readable site dir with the test distributions; built on first use."""
-    dists = sandbox_distributions()
+def ensure_sandbox_site(root: Path = SITE_ROOT, roots: tuple[str, ...] = TEST_DISTRIBUTIONS) -> Path:
+    """The cached, world-readable site dir with the test distributions `roots`; built on first use."""
+    dists = sandbox_distributions(tuple(roots))
     key = ";".join(f"{d.metadata['Name']}=={d.version}" for d in dists) + f";py{sys.version_info[:2]};pyc"
     final = root / f"agentls-site-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     if (final / ".complete").is_file():

@@ -115,7 +115,7 @@ class ShadowWorkspace:
         """Make the copy and apply the overlays."""
         if not self.source.is_dir():
             raise NotADirectoryError(f"workspace {self.source} is not a directory")
-        base = make_temp_dir("shadow")  # owner-marked: a crash leftover is swept at the next start
+        base = make_temp_dir("shadow", origin=self.source)  # owner-marked: a crash leftover is swept at the next start
         self._finalizer = weakref.finalize(self, _force_remove, str(base))
         root = base / self.source.name
         try:

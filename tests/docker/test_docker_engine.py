@@ -16,6 +16,7 @@ from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.sandbox.docker_backend import DockerSandbox
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
+from project_support import THREADS_AND_POOL
 
 pytestmark = pytest.mark.docker
 
@@ -177,3 +178,56 @@ def test_crashed_owner_leaves_a_container_that_startup_cleanup_removes(docker_en
         proc.wait()
     assert len(labelled_containers(proc.pid)) == 1
     assert docker_backend.remove_leftover_containers() and labelled_containers(proc.pid) == []
+
+
+async def test_300_threads_and_a_pool_pass_under_the_default_limits(docker_engine, workspace):
+    """The sandbox does not change outcomes: thread pools, multiprocessing and /dev/shm work in a container."""
+    (workspace / "test_threads.py").write_text(THREADS_AND_POOL)
+    sandbox = DockerSandbox(SandboxSettings(docker_image=docker_engine, timeout_s=120))  # 1024 MiB, 1024 processes
+    report = await run_tests(sandbox, workspace, "pytest")
+    assert (report.passed, report.failed, report.errors) == (3, 0, 0), report.output
+
+
+DEPS_PROJECT = {
+    "pyproject.toml": '[project]\nname = "greetpkg"\nversion = "0.1"\ndependencies = ["six"]\n',
+    "src/greetpkg/__init__.py": "import six\n\n\ndef greet(name):\n    return six.text_type('Hello, ') + name + '?'\n",
+    "tests/test_greet.py": (
+        "import six\nfrom greetpkg import greet\n\n\ndef test_greet():\n    assert greet('Ann') == 'Hello, Ann!'\n\n\n"
+        "def test_six_comes_from_the_image():\n    assert six.__file__.startswith('/usr/')\n"
+    ),
+}
+
+
+def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(docker_engine, tmp_path, capsys, scripted_llm,
+                                                                    monkeypatch):
+    """build-image --project: six (from PyPI, on the host) in a layer tagged by the dependency files' hash;
+    `agentls fix` on Docker then imports the src/ layout's copy and six from that layer, and fixes the test."""
+    import contextlib
+    import io
+    import json
+
+    from agent_core.sandbox.project_image import project_image_tag
+    from project_support import make_project
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("AGENTLS_API_KEY", "sk-test-SECRET-0123456789")
+    project = make_project(tmp_path / "greet", {
+        **DEPS_PROJECT,
+        ".agentls.toml": f'[sandbox]\nbackend = "docker"\ndocker_image = "{docker_engine}"\ntimeout_s = 120\n'})
+    assert cli_main(["sandbox", "build-image", "--project", str(project), "--tag", docker_engine]) == 0
+    tag = project_image_tag(docker_engine, project)
+    assert tag.startswith(docker_engine + "-deps-") and f"built {tag}" in capsys.readouterr().out
+    assert docker_backend.image_exists(tag)
+
+    scripted_llm.add("coder", {"edits": [{"path": "src/greetpkg/__init__.py", "search": "+ name + '?'",
+                                          "replace": "+ name + '!'"}], "explanation": "an exclamation mark"})
+    scripted_llm.add("reflector", "greet ended with '?'; it now ends with '!'.")  # the run's explanation
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_main(["fix", str(project), "--base-url", scripted_llm.base_url, "--json"])
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert code == 0 and result["status"] == "fixed", err.getvalue()
+    assert result["tests"] == {"passed": 2, "failed": 0, "errors": 0}
+
+    (project / "pyproject.toml").write_text(DEPS_PROJECT["pyproject.toml"].replace('["six"]', '["six>=1.10"]'))
+    assert project_image_tag(docker_engine, project) != tag  # a changed dependency file is a new layer

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.sandbox.uids import UID_BASE, UID_COUNT
 from sandbox_support import make_backend, processes_with
 
 BACKENDS = ["bubblewrap", "process"]
@@ -126,8 +128,11 @@ async def test_the_payload_runs_with_its_limits_and_uid(workspace: Path, backend
     mib = 1024 * 1024
     assert {n: seen[n] for n in ("CPU", "FSIZE", "NPROC", "CORE", "AS")} == {
         "CPU": [12, 12], "FSIZE": [2 * mib] * 2, "NPROC": [40, 40], "CORE": [0, 0], "AS": [300 * mib] * 2}
-    if sandbox.runtime.uid is not None:  # root: the run drops to the sandbox uid, with no extra groups
-        assert (seen["uid"], seen["gid"], seen["groups"]) == (sandbox.runtime.uid, sandbox.runtime.uid, [])
+    if os.geteuid() == 0:  # root: the run drops to a uid of its own from the range, with no extra groups
+        assert UID_BASE <= seen["uid"] < UID_BASE + UID_COUNT
+        assert (seen["gid"], seen["groups"]) == (seen["uid"], [])
+    second = json.loads((await sandbox.run([sandbox.python, "-c", SHOW_LIMITS], workspace)).stdout.splitlines()[-1])
+    assert second["NPROC"] == [40, 40]
 
 
 def test_a_limit_above_the_inherited_hard_one_is_clamped_to_it(workspace: Path) -> None:

@@ -1,4 +1,7 @@
-"""The sandbox interpreter: chosen outside /root when needed, with pytest, hypothesis, coverage importable."""
+"""The process backend's interpreter: chosen outside /root when needed, with pytest, hypothesis, coverage importable.
+
+(The bubblewrap backend runs the project's own environment: test_sandbox_environment.py.)
+"""
 
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ def test_test_distributions_follow_requirements() -> None:
 
 
 async def test_test_packages_import_inside_the_sandbox(workspace: Path) -> None:
-    sandbox = make_backend("bubblewrap")
+    sandbox = make_backend("process")
     code = "import sys, pytest, hypothesis, coverage; print(sys.version_info[:2], pytest.__version__)"
     result = await sandbox.run([sandbox.python, "-c", code], workspace)
     assert result.exit_code == 0, result.stderr

@@ -1,0 +1,61 @@
+"""`agentls sandbox doctor` names the project's environment; `--project` lists tests the sandbox changes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_core.cli import main as cli_main
+from agent_core.sandbox.bubblewrap import probe_bwrap
+
+pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
+
+SUITE = (
+    "import os, socket, threading\n\n\n"
+    "def test_threads():\n    ts = [threading.Thread(target=lambda: None) for _ in range(50)]\n"
+    "    [t.start() for t in ts]\n    [t.join() for t in ts]\n\n\n"
+    "def test_arithmetic():\n    assert 1 + 1 == 2\n\n\n"
+    "def test_hostname_is_the_hosts():\n    assert socket.gethostname() == {host!r}\n"
+)
+
+
+def test_doctor_project_lists_only_the_tests_whose_outcome_differs(tmp_path: Path, capsys) -> None:
+    import socket
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_suite.py").write_text(SUITE.format(host=socket.gethostname()))
+    before = sorted(p.name for p in project.iterdir())
+
+    code = cli_main(["sandbox", "doctor", "--backend", "bubblewrap", "--project", str(project)])
+
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "host:    3 passed, 0 failed" in out and "sandbox: 2 passed, 1 failed" in out
+    assert "1 tests change outcome" in out
+    assert "test_suite::test_hostname_is_the_hosts: host passed, sandbox failed" in out  # its own UTS namespace
+    assert "test_threads" not in out.split("change outcome")[1].split("---")[0]
+    assert sorted(p.name for p in project.iterdir()) == before, "the project itself is never written"
+
+
+def test_doctor_names_the_venv_it_chose_and_why(tmp_path: Path, capsys) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(project / ".venv")], check=True, timeout=120)
+
+    code = cli_main(["sandbox", "doctor", "--backend", "bubblewrap", "--project", str(project)])
+
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"environment: venv: {project / '.venv' / 'bin' / 'python'}" in out
+    assert "the project has .venv/" in out and "no pytest of its own" in out
+    assert "no test changes outcome in the sandbox" in out
+
+
+def test_doctor_project_that_is_not_a_directory_is_bad_input(tmp_path: Path, capsys) -> None:
+    assert cli_main(["sandbox", "doctor", "--project", str(tmp_path / "missing")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
