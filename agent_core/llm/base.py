@@ -67,9 +67,13 @@ class LLMClient(Protocol):
         ...
 
     async def text(
-        self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None, max_tokens: int = 2048
+        self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None, max_tokens: int = 2048,
+        account: str | None = None,
     ) -> str:
         """Return the model's plain answer (no response format, at most `max_tokens`); raise LLMError on failure.
+
+        `account` names a caller that borrows `role`'s model (the explainer): its usage, journal record
+        and role header carry that name instead of the role's.
 
         For answers that are code: a small model writes a function better in a
         fenced block than inside a JSON string. The caller parses and validates.

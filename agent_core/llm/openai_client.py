@@ -117,11 +117,13 @@ class OpenAIChatClient:
         raise StructuredOutputError(f"{role}: no structured-output mode worked: {rejection}")
 
     async def text(
-        self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None, max_tokens: int = 2048
+        self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None, max_tokens: int = 2048,
+        account: str | None = None,
     ) -> str:
         """The model's plain answer for `role` (see LLMClient.text), accounted and journalled like any call."""
         profile, base_url, client = await self._route(role, temperature)
-        done = await self._request(client, base_url, profile, "text", messages, None, max_tokens)
+        done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, account=account,
+                                   header=account)
         return done.text
 
     async def texts(
@@ -187,16 +189,18 @@ class OpenAIChatClient:
         max_tokens: int = STRUCTURED_MAX_TOKENS,
         n: int = 1,
         account: str | None = None,
+        header: str | None = None,
     ) -> Completion:
         """Send one chat request (with retries), account for it (under `account`, default the role) and tell
-        the observer. `n` > 1 asks for that many choices."""
+        the observer. `n` > 1 asks for that many choices; `header` names the caller in the role header
+        (default the role)."""
         messages = [_sendable(m) for m in messages]
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,
             "temperature": profile.temperature,
             "max_tokens": max_tokens,
-            "extra_headers": {ROLE_HEADER: profile.role},
+            "extra_headers": {ROLE_HEADER: header or profile.role},
         }
         if n > 1:
             request["n"] = n

@@ -45,6 +45,7 @@ def _run(*args: str) -> tuple[int, str, str]:
 def test_task_is_planned_coded_verified_and_applied(project: Path, scripted_llm):
     scripted_llm.add("planner", PLAN)
     scripted_llm.add("coder", EDIT)
+    scripted_llm.add("explainer", "greet.py had no shout helper. It has one now.")
     code, out, err = _run("add a shout helper to greet.py", str(project), "--base-url", scripted_llm.base_url,
                           "--json", "--apply")
     summary = json.loads(out.strip().splitlines()[-1])
@@ -52,7 +53,8 @@ def test_task_is_planned_coded_verified_and_applied(project: Path, scripted_llm)
     assert "def shout(name):" in (project / "greet.py").read_text()
     planner_prompt = json.dumps(scripted_llm.requests_for("planner")[0]["messages"])
     assert "add a shout helper to greet.py" in planner_prompt
-    assert summary["usage"]["llm_calls"] == 2
+    assert summary["usage"]["llm_calls"] == 3, "plan, code, explain"
+    assert summary["explanation"] == "greet.py had no shout helper. It has one now."
 
 
 def test_empty_goal_and_missing_path_are_bad_input(project: Path, tmp_path: Path):

@@ -37,6 +37,16 @@ local function run()
       run_ended = true
     end
   end
+  -- Neovim declares no changeAnnotationSupport: the server asks Apply / Show diff / Discard; answer Apply
+  -- as a user would, through the handler Neovim's own vim.ui.select would otherwise show.
+  result.questions = {}
+  vim.lsp.handlers["window/showMessageRequest"] = function(_, params)
+    table.insert(result.questions, params.message)
+    for _, action in ipairs(params.actions or {}) do
+      if action.title == "Apply" then return action end
+    end
+    return vim.NIL
+  end
   vim.opt.runtimepath:prepend(os.getenv("AGENTLS_NVIM_RTP"))
   vim.lsp.config("agentls", {
     settings = {

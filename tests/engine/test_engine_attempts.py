@@ -71,13 +71,14 @@ def test_no_reflector_call_when_no_edit_could_be_applied(project: Path, scripted
     scripted_llm.add("coder", MISSING_EDIT)  # its search block is not in the file: nothing changes
     scripted_llm.add("coder", SYNTAX_EDIT)  # refused: it would break the syntax
     scripted_llm.add("coder", FIX_EDIT)
-    scripted_llm.add("reflector", "add subtracted; it adds now.")  # the explanation of the fix (reflector's model)
+    scripted_llm.add("explainer", "add subtracted; it adds now.")
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
 
     assert run.code == 0 and run.json["status"] == "fixed" and run.json["iterations"] == 3, run.stderr
-    systems = [r["messages"][0]["content"] for r in scripted_llm.requests_for("reflector")]
-    assert systems == [EXPLAINER_SYSTEM], "nothing changed, so nothing new to diagnose: only the explanation"
+    assert scripted_llm.requests_for("reflector") == [], "nothing changed, so nothing new to diagnose"
+    systems = [r["messages"][0]["content"] for r in scripted_llm.requests_for("explainer")]
+    assert systems == [EXPLAINER_SYSTEM], "only the explanation"
     prompts = [json.dumps(r["messages"]) for r in scripted_llm.requests_for("coder")]
     assert "the search block was not found" in prompts[1]
     assert "would leave calc.py with a syntax error" in prompts[2]

@@ -24,14 +24,15 @@ def _explanation_record(project: Path, run_id: str) -> dict:
 
 def test_the_model_explains_the_verified_diff_above_the_diff_and_in_the_trace(project: Path, scripted_llm, run_fix):
     scripted_llm.add("coder", FIX_EDIT)
-    scripted_llm.add("reflector", MODEL_SAYS)
+    scripted_llm.add("explainer", MODEL_SAYS)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url)
 
     assert run.code == 0, run.stderr
     explained, diff = run.stdout.split("\n\n", 1)
     assert explained == MODEL_SAYS and diff.startswith("--- a/calc.py")
-    (call,) = scripted_llm.requests_for("reflector")
+    (call,) = scripted_llm.requests_for("explainer")
+    assert scripted_llm.requests_for("reflector") == [], "the explainer is named as itself, not as the reflector"
     prompt = call["messages"][-1]["content"]
     assert "-    return a - b\n+    return a + b" in prompt, "the model sees the verified diff"
     assert "test_calc.py::test_add: assert -1 == 5" in prompt, "and the failure it fixed"
@@ -47,7 +48,7 @@ def test_the_model_explains_the_verified_diff_above_the_diff_and_in_the_trace(pr
 
 def test_a_failing_model_call_falls_back_to_a_sentence_from_the_diff_and_the_tests(project: Path, scripted_llm, run_fix):
     scripted_llm.add("coder", FIX_EDIT)
-    scripted_llm.add("reflector", Fault.status(400))
+    scripted_llm.add("explainer", Fault.status(400))
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
 
@@ -61,7 +62,7 @@ def test_a_failing_model_call_falls_back_to_a_sentence_from_the_diff_and_the_tes
 
 def test_an_answer_that_is_json_or_code_is_not_used(project: Path, scripted_llm, run_fix):
     scripted_llm.add("coder", FIX_EDIT)
-    scripted_llm.add("reflector", {"hypothesis": "a JSON object, not sentences"})
+    scripted_llm.add("explainer", {"hypothesis": "a JSON object, not sentences"})
 
     out = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json").json
 

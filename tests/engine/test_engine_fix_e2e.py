@@ -10,7 +10,7 @@ from engine_support import FIX_EDIT, WRONG_EDIT, journal_records, snapshot
 
 def test_one_line_bug_fixed_in_one_iteration(project: Path, scripted_llm, run_fix):
     scripted_llm.add("coder", FIX_EDIT)
-    scripted_llm.add("reflector", "add subtracted. It now adds, so test_add passes.")  # the explainer's call
+    scripted_llm.add("explainer", "add subtracted. It now adds, so test_add passes.")
     before = snapshot(project)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
@@ -23,7 +23,7 @@ def test_one_line_bug_fixed_in_one_iteration(project: Path, scripted_llm, run_fi
     assert out["usage"]["llm_calls"] == 2 and out["usage"]["prompt_tokens"] > 0
     assert snapshot(project) == before, "without --apply nothing is written"
     # the textual pre-plan handled 'fix the failing tests': no planner call; then the explanation
-    assert [r["role"] for r in scripted_llm.requests] == ["coder", "reflector"]
+    assert [r["role"] for r in scripted_llm.requests] == ["coder", "explainer"]
     assert out["explanation"] == "add subtracted. It now adds, so test_add passes."
     coder_prompt = json.dumps(scripted_llm.requests_for("coder")[0]["messages"])
     assert "test_add" in coder_prompt and "return a - b" in coder_prompt
@@ -132,14 +132,14 @@ def test_code_handed_back_unchanged_is_named_as_such_in_the_next_prompt(project:
     echo = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a - b"}]}
     scripted_llm.add("coder", echo)
     scripted_llm.add("coder", FIX_EDIT)
-    scripted_llm.add("reflector", "add subtracted; it adds now.")  # the explanation of the fix
+    scripted_llm.add("explainer", "add subtracted; it adds now.")
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
 
     assert run.code == 0, run.stderr
     assert run.json["status"] == "fixed" and run.json["iterations"] == 2
     roles = [r["role"] for r in scripted_llm.requests]
-    assert roles == ["coder", "coder", "reflector"], "nothing changed: no reflector call (the last is the explanation)"
+    assert roles == ["coder", "coder", "explainer"], "nothing changed: no reflector call, only the explanation"
     second = scripted_llm.requests_for("coder")[1]["messages"][-1]["content"]
     assert "Analysis of the last attempt: The last answer repeated the code unchanged, so the bug is still in it.\n" in second
     assert "Your previous answer was not used:\n- the answer gave the code back unchanged" in second

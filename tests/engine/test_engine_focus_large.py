@@ -61,13 +61,17 @@ def test_the_prompt_stays_small_and_the_method_goes_back_in_place(tmp_path: Path
     prompt = "\n".join(m["content"] for m in scripted_llm.requests_for("coder")[0]["messages"])
     assert len(prompt) < 6000, f"the prompt grew with the file: {len(prompt)} characters for {len(BIG)}"
     assert "return sum(self.xs) / count  # <- suspicious" in prompt, "the line the traceback ends in, marked"
-    assert "count = len(self.xs) - len(self.xs)\n" in prompt and f"lines {MEAN_START}-{MEAN_END}: Stats.mean" in prompt
-    assert "class Stats:\n    def __init__(self, xs):\n    def mean(self):  # shown whole below\n" in prompt
+    # the spectrum marks the lines only the failing test runs, the traceback puts Stats.mean first
+    assert "count = len(self.xs) - len(self.xs)  # <- suspicious\n" in prompt
+    assert f"lines {MEAN_START}-{MEAN_END}: Stats.mean" in prompt
+    assert "class Stats:\n    def __init__(self, xs):  # shown whole below\n    def mean(self):  # shown whole below\n" \
+        in prompt, "the outline names both suspects (test_mean alone runs __init__ too)"
     assert "def helper_3(x):" in prompt and "more definitions not shown" in prompt, "the outline: signatures"
     assert "helper 3 line 3" not in prompt, "no other function's body"
     assert "def test_mean" in prompt and "ZeroDivisionError" in prompt, "the failing test and its output"
     focus = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "focus")
-    assert focus["source"] == "tests" and focus["shown_whole"] == [f"big.py:{MEAN_START}-{MEAN_END} Stats.mean"]
+    # "state": the spectrum localization ranked the suspects before the coder ran
+    assert focus["source"] == "state" and focus["shown_whole"][0] == f"big.py:{MEAN_START}-{MEAN_END} Stats.mean"
     expected = BIG.replace("        count = len(self.xs) - len(self.xs)\n", "        count = len(self.xs)\n")
     assert (project / "big.py").read_text() == expected, "only Stats.mean changed, at its own indentation"
 
@@ -79,8 +83,8 @@ def test_a_small_file_is_shown_whole_with_the_suspicious_line_marked(project: Pa
 
     assert run.json["status"] == "fixed", run.stderr
     prompt = json.dumps(scripted_llm.requests_for("coder")[0]["messages"])
-    # `assert add(2, 3) == 5` fails in the test: add is the suspect, but no line of it is known to be wrong
-    assert "def add(a, b):\\n    return a - b\\n\\n\\ndef mul(a, b):\\n    return a * b\\n" in prompt
+    # `assert add(2, 3) == 5` fails in the test: add is the suspect, and its line is the one only the failing test runs
+    assert "def add(a, b):\\n    return a - b  # <- suspicious\\n\\n\\ndef mul(a, b):\\n    return a * b\\n" in prompt
     assert (project / "calc.py").read_text() == "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
     assert not any(r["type"] == "candidate" and r["verdict"] == "passed"
                    for r in journal_records(project, run.json["run_id"]))

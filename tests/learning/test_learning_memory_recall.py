@@ -12,12 +12,14 @@ def _script_failed_attempt_then_fix(scripted_llm) -> None:
     scripted_llm.add("coder", WRONG_EDIT)
     scripted_llm.add("reflector", REFLECTION)
     scripted_llm.add("coder", FIX_AFTER_WRONG)
-    scripted_llm.add("reflector", "add multiplied; it adds now.")  # the explanation, on the reflector's model
+    scripted_llm.add("explainer", "add multiplied; it adds now.")
 
 
 def _reflections(scripted_llm) -> list[dict]:
-    """The reflector model's requests, without the explanations that share its model."""
-    return [r for r in scripted_llm.requests_for("reflector") if r["messages"][0]["content"] != EXPLAINER_SYSTEM]
+    """The reflector's requests (the explainer's are named as its own)."""
+    reflections = scripted_llm.requests_for("reflector")
+    assert all(r["messages"][0]["content"] != EXPLAINER_SYSTEM for r in reflections)
+    return reflections
 
 
 def test_earlier_failure_and_its_fix_reach_the_reflector(project: Path, tmp_path: Path, scripted_llm, cli):

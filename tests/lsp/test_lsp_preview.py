@@ -34,7 +34,7 @@ def _buttons(question: lsp.ShowMessageRequestParams) -> list[str]:
 
 async def _fix(s, scripted_llm) -> tuple[str, str]:
     script_fix(scripted_llm)
-    scripted_llm.add("reflector", EXPLAINED)  # the explainer's call (the fix passes first time: no reflection)
+    scripted_llm.add("explainer", EXPLAINED)  # the fix passes first time: no reflection
     uri = s.open("calc.py", CALC, version=3)
     run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
     return uri, run_id
