@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTEST := PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p pytest_asyncio.plugin -p pytest_lsp -p pytest_timeout
 
-.PHONY: venv venv-local test demo vsix clean
+.PHONY: venv venv-local lint test demo vsix clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ $(VENV)/.installed-local: $(VENV)/.installed
 	touch $@
 
 venv-local: $(VENV)/.installed-local
+
+# ruff + mypy, configured in pyproject.toml; scripts/test.sh runs it before pytest.
+lint: venv
+	scripts/lint.sh
 
 test:
 	scripts/test.sh

@@ -12,6 +12,7 @@ import difflib
 import os
 import tempfile
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from agent_core.models import ChangeSet, FileChange, Position, Span, TextEdit
 from agent_core.workspace.ignore import skip_dir
@@ -70,7 +71,9 @@ def file_change(path: str, original: str | None, new: str | None) -> FileChange 
     """The change from `original` to `new` (None meaning absent), or None when equal."""
     if original == new:
         return None
-    kind = "create" if original is None else "delete" if new is None else "modify"
+    kind: Literal["modify", "create", "delete"] = (
+        "create" if original is None else "delete" if new is None else "modify"
+    )
     edits = text_edits(original or "", new or "")
     return FileChange(path=path, kind=kind, original=original, new=new, edits=edits)
 

@@ -20,7 +20,7 @@ from typing import Any
 from agent_core.events import MessageEvent, PhaseEvent, RunHooks, TestReportEvent
 from agent_core.journal import Journal
 from agent_core.llm.base import LLMError, LLMUnavailable
-from agent_core.models import RunRequest, RunResult, TestReport, Usage
+from agent_core.models import RunRequest, RunResult, RunStatus, TestReport, Usage
 from agent_core.sandbox.base import SandboxError
 from agent_core.settings import Settings, SettingsError
 from agent_core.workspace.paths import PathRefused
@@ -96,14 +96,24 @@ class Engine:
         hooks.emit(PhaseEvent(run_id=run_id, phase="testing", message="running the tests", percentage=10))
         with ShadowWorkspace(request.workspace, request.overlays) as shadow:
             report: TestReport = await run_tests(
-                sandbox, shadow.root, self.settings.test_command, self.settings.sandbox.timeout_s,
-                test_timeout_s=per_test_bound(None, self.settings.sandbox.test_timeout_s, self.settings.sandbox.timeout_s),
+                sandbox,
+                shadow.root,
+                self.settings.test_command,
+                self.settings.sandbox.timeout_s,
+                test_timeout_s=per_test_bound(
+                    None, self.settings.sandbox.test_timeout_s, self.settings.sandbox.timeout_s
+                ),
             )
         journal.write("test_report", report=report.model_dump(mode="json"))
         hooks.emit(TestReportEvent(run_id=run_id, report=report))
-        status = "passed" if report.ok else "failed"
-        return RunResult(run_id=run_id, kind="test", status=status, report=report,
-                         summary=f"{report.passed} passed, {report.failed} failed, {report.errors} errors")
+        status: RunStatus = "passed" if report.ok else "failed"
+        return RunResult(
+            run_id=run_id,
+            kind="test",
+            status=status,
+            report=report,
+            summary=f"{report.passed} passed, {report.failed} failed, {report.errors} errors",
+        )
 
 
 class _JournalledHooks:
@@ -152,8 +162,11 @@ def _secrets(settings: Settings) -> list[str]:
 
     keys = [settings.api_key.get_secret_value()] if settings.api_key else []
     names = {settings.api_key_env, "AGENTLS_API_KEY", "OPENAI_API_KEY"}
-    names |= {p.api_key_env for p in (getattr(settings.roles, r) for r in ("planner", "coder", "tester", "reflector"))
-              if p.api_key_env}
+    names |= {
+        p.api_key_env
+        for p in (getattr(settings.roles, r) for r in ("planner", "coder", "tester", "reflector"))
+        if p.api_key_env
+    }
     names |= {settings.fallback.api_key_env} if settings.fallback.api_key_env else set()
     keys += [os.environ[n] for n in names if os.environ.get(n)]
     return keys

@@ -84,7 +84,12 @@ class _Scanner(ast.NodeVisitor):
             path = _absolute_outside(node.args[0], self.workspace)
             if path and (name not in ("open", "io.open") or _is_write_mode(node)):
                 self.add(node, "write-outside", f"{name}() touches {path!r} outside the workspace")
-        elif isinstance(node.func, ast.Attribute) and node.func.attr in ("write_text", "write_bytes", "unlink", "mkdir"):
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "write_text",
+            "write_bytes",
+            "unlink",
+            "mkdir",
+        ):
             path = _absolute_outside(node.func.value, self.workspace)
             if path:
                 self.add(node, "write-outside", f"writes {path!r} outside the workspace")

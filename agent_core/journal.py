@@ -38,7 +38,9 @@ class Journal:
         self.enabled = enabled
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
         self._lock = threading.Lock()
-        self.usage, self.usage_by_role = Usage(), {}  # the run's model usage so far (note_usage), for an errored end
+        # The run's model usage so far (note_usage), for an errored end.
+        self.usage: Usage = Usage()
+        self.usage_by_role: dict[str, Usage] = {}
         if enabled:
             self.dir.mkdir(parents=True, exist_ok=True)
 

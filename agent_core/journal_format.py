@@ -249,14 +249,22 @@ def _search(r: dict[str, Any], fmt: Format, depth: int) -> None:
              f"the failing tests, {r.get('timeouts', 0)} stopped by the time bound"
              + (f", stopped: {r['stopped']}" if r.get("stopped") else ""), depth)
     if found:
-        fmt.line(f"candidate for review, {found.get('file')}:{found.get('line')} {found.get('description')}:", depth + 1)
+        where = f"{found.get('file')}:{found.get('line')}"
+        fmt.line(f"candidate for review, {where} {found.get('description')}:", depth + 1)
         after = "\n".join(f"+ {line}" for line in str(found.get("after", "")).split("\n"))
         fmt.block(f"- {found.get('before', '')}\n{after}", depth + 1, "diff")
 
 
 _HANDLERS = {
-    "llm_call": _llm_call, "tool_call": _tool_call, "test_report": _test_report, "gate": _gate,
-    "reflection": _reflection, "plan": _plan, "event": _event, "change_set": _change_set,
+    "llm_call": _llm_call,
+    "tool_call": _tool_call,
+    "test_report": _test_report,
+    "gate": _gate,
+    "reflection": _reflection,
+    "plan": _plan,
+    "event": _event,
+    "change_set": _change_set,
     "explanation": _explanation,
-    "localize": _localize, "search": _search,
+    "localize": _localize,
+    "search": _search,
 }

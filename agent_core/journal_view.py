@@ -93,7 +93,7 @@ def read_journal(run_dir: Path) -> list[dict[str, Any]]:
 def summarise(run_dir: Path, records: list[dict[str, Any]]) -> RunSummary:
     """A RunSummary from a journal's records."""
     start = next((r for r in records if r["type"] == "run_start"), {})
-    end = next((r for r in reversed(records) if r["type"] == "run_end"), {})
+    end: dict[str, Any] = next((r for r in reversed(records) if r["type"] == "run_end"), {})
     calls = [r for r in records if r["type"] == "llm_call"]
     usage = end.get("usage") or {
         "prompt_tokens": sum((c.get("usage") or {}).get("prompt_tokens", 0) for c in calls),
@@ -165,7 +165,7 @@ def load_trace(workspace: Path, run_id: str | None = None) -> Trace:
         else:
             items.append(record)
     start = next((r for r in records if r["type"] == "run_start"), {})
-    end = next((r for r in reversed(records) if r["type"] == "run_end"), {})
+    end: dict[str, Any] = next((r for r in reversed(records) if r["type"] == "run_end"), {})
     resumes = [r for r in records if r["type"] == "run_resume"]
     return Trace(summarise(run_dir, records), start, end, items, resumes)
 

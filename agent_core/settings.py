@@ -105,7 +105,9 @@ class MemorySettings(BaseModel):
     model_config = _CONFIG
 
     enabled: bool = Field(default=True, description="Remember failures and successful patterns across runs.")
-    path: str | None = Field(default=None, description="SQLite file of the memory (default: the project's own, .agentls/memory.sqlite).")
+    path: str | None = Field(
+        default=None, description="SQLite file of the memory (default: the project's own, .agentls/memory.sqlite)."
+    )
     similarity_threshold: float = Field(default=0.7, ge=0, le=1, description="Minimum similarity of recalled items.")
     embeddings: Literal["local", "endpoint"] = Field(
         default="local", description="Local hashed n-gram embeddings, or the endpoint's /v1/embeddings."
@@ -117,7 +119,9 @@ class SearchSettings(BaseModel):
 
     model_config = _CONFIG
 
-    enabled: bool = Field(default=True, description="Try single-edit mutants of the suspicious lines before asking the model.")
+    enabled: bool = Field(
+        default=True, description="Try single-edit mutants of the suspicious lines before asking the model."
+    )
     max_mutants: int = Field(default=300, ge=1, le=5000, description="Most mutants tried per run.")
     budget_s: float = Field(default=60.0, gt=0, description="Seconds the mutant search may spend on the failing tests.")
     mutant_timeout_s: float = Field(
@@ -143,13 +147,17 @@ class Settings(BaseModel):
         default=0.5, ge=0, le=60, description="First backoff before retrying an LLM request; doubles each retry."
     )
     llm_deadline_s: float = Field(
-        default=90.0, gt=0, le=3600,
+        default=90.0,
+        gt=0,
+        le=3600,
         description="Deadline of one model call, all retries included, in seconds; then the run stops with an error.",
     )
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
     samples: int = Field(
-        default=3, ge=1, le=10,
+        default=3,
+        ge=1,
+        le=10,
         description="Coder answers drawn per round (the endpoint's n, else one call each at spread temperatures); "
         "the tests pick the first that passes.",
     )
@@ -161,7 +169,9 @@ class Settings(BaseModel):
     max_revisions: int = Field(default=2, ge=0, le=10, description="Replans allowed when a failure repeats.")
     test_command: str = Field(
         default="pytest",
-        description="Test command run in the sandbox; pytest reports each test, whatever wraps it (uv run, tox, make, ...).",
+        description=(
+            "Test command run in the sandbox; pytest reports each test, whatever wraps it (uv run, tox, make, ...)."
+        ),
     )
     safety: Literal["ask", "block", "allow"] = Field(
         default="ask", description="What the safety gate does on risky code: ask the user, block, or allow."
@@ -194,7 +204,6 @@ class Settings(BaseModel):
             temperature=self.temperature if p.temperature is None else p.temperature,
         )
 
-
     def fallback_profile(self, role: Role) -> ResolvedProfile | None:
         """The fallback model for `role` (unset fields: the role's own), or None when no fallback is configured."""
         f = self.fallback
@@ -202,10 +211,14 @@ class Settings(BaseModel):
             return None
         own = self.profile(role)
         key = (os.environ.get(f.api_key_env) or None) if f.api_key_env else own.api_key
-        return own.model_copy(update={
-            "base_url": f.base_url or own.base_url, "model": f.model or own.model, "api_key": key,
-            "temperature": own.temperature if f.temperature is None else f.temperature,
-        })
+        return own.model_copy(
+            update={
+                "base_url": f.base_url or own.base_url,
+                "model": f.model or own.model,
+                "api_key": key,
+                "temperature": own.temperature if f.temperature is None else f.temperature,
+            }
+        )
 
 
 class ResolvedProfile(BaseModel):

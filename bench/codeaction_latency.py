@@ -58,7 +58,8 @@ def _fix_code_action_structure(client: Any) -> None:
         target = lsp.Command if isinstance(obj, dict) and isinstance(obj.get("command"), str) else lsp.CodeAction
         return converter.structure(obj, target)
 
-    converter.register_structure_hook(Union[lsp.Command, lsp.CodeAction], structure)
+    # typing.Union, not `X | Y`: cattrs keys the hook on this exact type object.
+    converter.register_structure_hook(Union[lsp.Command, lsp.CodeAction], structure)  # noqa: UP007
 
 
 async def measure(client: Any, uri: str, requests: int) -> list[float]:
@@ -80,7 +81,10 @@ async def measure(client: Any, uri: str, requests: int) -> list[float]:
 async def start_runs(client: Any, root: Path, llm: ScriptedLLM) -> list[str]:
     ids = []
     for name in ("a", "b", "c"):
-        params = lsp.ExecuteCommandParams(command="agentls.runTask", arguments=[{"uri": (root / f"{name}.py").as_uri(), "goal": f"Add a docstring to {name}()."}])
+        params = lsp.ExecuteCommandParams(
+            command="agentls.runTask",
+            arguments=[{"uri": (root / f"{name}.py").as_uri(), "goal": f"Add a docstring to {name}()."}],
+        )
         ids.append((await client.workspace_execute_command_async(params))["runId"])
     deadline = time.monotonic() + 120
     while len(llm.requests_for("coder")) < 3:  # every run is now inside its (hanging) coder call
@@ -95,10 +99,13 @@ async def session(root: Path, llm: ScriptedLLM, tmp: Path, requests: int, busy: 
     _fix_code_action_structure(client)
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT)}
     await client.start_io(sys.executable, "-m", "lsp_server", env=env)
-    await client.initialize_session(lsp.InitializeParams(
-        capabilities=client_capabilities("visual_studio_code"), root_uri=root.as_uri(),
-        initialization_options={"baseUrl": llm.base_url, "model": "scripted", "memory": {"enabled": False}},
-    ))
+    await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=client_capabilities("visual_studio_code"),
+            root_uri=root.as_uri(),
+            initialization_options={"baseUrl": llm.base_url, "model": "scripted", "memory": {"enabled": False}},
+        )
+    )
     uri = (root / "big.py").as_uri()
     item = lsp.TextDocumentItem(uri=uri, language_id="python", version=1, text=(root / "big.py").read_text())
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=item))

@@ -84,10 +84,21 @@ async def _one(module: str, info: dict, base_url: str | None) -> dict:
         found += bool(hits)
         exact += any(b["line"] == planted["line"] for b in hits)
     kept = extra.get("tests_kept", 0)
-    return {"module": module, "status": result.status, "error": result.error, "written": extra.get("tests_written", 0),
-            "kept": kept, "kept_passing": kept - len(bugs), "suspected": len(bugs),
-            "before": extra.get("coverage", {}).get("before", 0.0), "after": extra.get("coverage", {}).get("after", 0.0),
-            "planted": len(info["bugs"]), "found": found, "exact": exact, "seconds": result.duration_s}
+    return {
+        "module": module,
+        "status": result.status,
+        "error": result.error,
+        "written": extra.get("tests_written", 0),
+        "kept": kept,
+        "kept_passing": kept - len(bugs),
+        "suspected": len(bugs),
+        "before": extra.get("coverage", {}).get("before", 0.0),
+        "after": extra.get("coverage", {}).get("after", 0.0),
+        "planted": len(info["bugs"]),
+        "found": found,
+        "exact": exact,
+        "seconds": result.duration_s,
+    }
 
 
 async def main() -> None:
@@ -97,18 +108,24 @@ async def main() -> None:
     manifest = json.loads((CORPUS / "manifest.json").read_text())
     rows = [await _one(m, info, args.base_url) for m, info in manifest["modules"].items()]
     print(f"model: {args.base_url or 'scripted'}")
-    print(f"{'module':<14}{'written':>8}{'kept':>6}{'pass':>6}{'bugs':>6}{'cov before':>12}{'cov after':>11}"
-          f"{'planted found':>15}{'exact line':>12}{'s':>7}")
+    print(
+        f"{'module':<14}{'written':>8}{'kept':>6}{'pass':>6}{'bugs':>6}{'cov before':>12}{'cov after':>11}"
+        f"{'planted found':>15}{'exact line':>12}{'s':>7}"
+    )
     for r in rows:
-        print(f"{r['module']:<14}{r['written']:>8}{r['kept']:>6}{r['kept_passing']:>6}{r['suspected']:>6}"
-              f"{r['before']:>11.1f}%{r['after']:>10.1f}%{r['found']:>9}/{r['planted']:<5}{r['exact']:>8}"
-              f"{r['seconds']:>9.1f}" + (f"  error: {r['error']}" if r["error"] else ""))
+        print(
+            f"{r['module']:<14}{r['written']:>8}{r['kept']:>6}{r['kept_passing']:>6}{r['suspected']:>6}"
+            f"{r['before']:>11.1f}%{r['after']:>10.1f}%{r['found']:>9}/{r['planted']:<5}{r['exact']:>8}"
+            f"{r['seconds']:>9.1f}" + (f"  error: {r['error']}" if r["error"] else "")
+        )
     kept = sum(r["kept"] for r in rows)
     share = sum(r["kept_passing"] for r in rows) / kept if kept else 0.0
-    print(f"share of kept tests that pass: {share:.0%} ({sum(r['kept_passing'] for r in rows)}/{kept}); "
-          f"planted bugs found: {sum(r['found'] for r in rows)}/{sum(r['planted'] for r in rows)} "
-          f"(exact line {sum(r['exact'] for r in rows)}); mean line coverage "
-          f"{sum(r['before'] for r in rows) / len(rows):.1f}% -> {sum(r['after'] for r in rows) / len(rows):.1f}%")
+    print(
+        f"share of kept tests that pass: {share:.0%} ({sum(r['kept_passing'] for r in rows)}/{kept}); "
+        f"planted bugs found: {sum(r['found'] for r in rows)}/{sum(r['planted'] for r in rows)} "
+        f"(exact line {sum(r['exact'] for r in rows)}); mean line coverage "
+        f"{sum(r['before'] for r in rows) / len(rows):.1f}% -> {sum(r['after'] for r in rows) / len(rows):.1f}%"
+    )
 
 
 if __name__ == "__main__":

@@ -25,12 +25,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "learning"))
 
-from learning_support import (  # noqa: E402 - test helpers live beside the tests
-    BUGGY_CALC, FIX_AFTER_WRONG, FIX_EDIT, PLAN, REFLECTION, WRONG_EDIT, make_project,
+from learning_support import (
+    BUGGY_CALC,
+    FIX_AFTER_WRONG,
+    FIX_EDIT,
+    PLAN,
+    REFLECTION,
+    WRONG_EDIT,
+    make_project,
 )
-from scripted_llm import ScriptedLLM  # noqa: E402
 
-from agent_core.cli import main  # noqa: E402
+from agent_core.cli import main
+from scripted_llm import ScriptedLLM
 
 
 def _one_shot(llm: ScriptedLLM) -> list[str]:
@@ -80,7 +86,7 @@ def main_bench() -> None:
         journals, totals = [], []
         print(f"{'shape':<26} {'calls':>5} {'journal.jsonl':>14} {'run dir':>10}")
         for shape in SHAPES:
-            for k in range(args.repeat):
+            for _ in range(args.repeat):
                 journal, total, calls = measure(shape, Path(tmp) / f"{len(journals)}" / "proj")
                 journals.append(journal)
                 totals.append(total)

@@ -118,15 +118,26 @@ def build_workspace(root: Path, files: int, megabytes: int) -> dict[str, int]:
     data_files = max(1, (files - existing) * 2 // 3)
     ignored_files = max(1, files - existing - data_files)
     _fill(root / "data", data_files, kept_bytes, seed, blobs=20, names=("table{:04d}.csv", "blob{:02d}.bin"))
-    _fill(root / "artifacts", ignored_files - 60, ignored_bytes, seed, blobs=10, names=("out{:04d}.dat", "image{:02d}.bin"))
+    _fill(
+        root / "artifacts",
+        ignored_files - 60,
+        ignored_bytes,
+        seed,
+        blobs=10,
+        names=("out{:04d}.dat", "image{:02d}.bin"),
+    )
     for n in range(40):
         _write_blob(root / "build" / "lib" / f"gen{n:02d}.py", 4096, seed)
     for n in range(20):
         _write_blob(root / "logs" / f"run{n:02d}.log", 8192, seed)
     every = [p for p in root.rglob("*") if p.is_file()]
     ignored = [p for p in every if p.relative_to(root).parts[0] in ("artifacts", "build") or p.suffix == ".log"]
-    return {"files": len(every), "bytes": sum(p.stat().st_size for p in every),
-            "ignored_files": len(ignored), "ignored_bytes": sum(p.stat().st_size for p in ignored)}
+    return {
+        "files": len(every),
+        "bytes": sum(p.stat().st_size for p in every),
+        "ignored_files": len(ignored),
+        "ignored_bytes": sum(p.stat().st_size for p in ignored),
+    }
 
 
 def _fill(folder: Path, count: int, size: int, seed: bytes, blobs: int, names: tuple[str, str]) -> None:
@@ -141,18 +152,21 @@ def _fill(folder: Path, count: int, size: int, seed: bytes, blobs: int, names: t
 
 def export_revision(rev: str, dest: Path) -> str:
     """The tree of `rev` (its agent_core and lsp_server) unpacked into `dest`; return the short hash."""
-    short = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True,
-                           check=True).stdout.strip()
+    short = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True, check=True
+    ).stdout.strip()
     dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "agent_core", "lsp_server"],
-                             capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "agent_core", "lsp_server"], capture_output=True, check=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return short
 
 
 def merge_base() -> str:
-    return subprocess.run(["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 class FirstRequest:
@@ -175,8 +189,14 @@ def time_to_first_request(code: Path, workspace: Path, llm: ScriptedLLM) -> floa
     llm.default("*", probe)
     env = {**os.environ, "PYTHONPATH": str(code), "AGENTLS_BASE_URL": llm.base_url, "AGENTLS_API_KEY": "bench"}
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "agent_core", "fix", str(workspace), "--json"], env=env, cwd=code,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_core", "fix", str(workspace), "--json"],
+        env=env,
+        cwd=code,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     out, err = proc.communicate(timeout=900)
     if probe.at is None:
         raise RuntimeError(f"agentls fix made no model request (exit {proc.returncode}):\n{out[-2000:]}\n{err[-2000:]}")
@@ -185,15 +205,22 @@ def time_to_first_request(code: Path, workspace: Path, llm: ScriptedLLM) -> floa
 
 def shadow_times(code: Path, workspace: Path) -> tuple[float, float, float]:
     """(open s, open CPU s, close s) of a ShadowWorkspace of `workspace`, code from `code`, in a fresh interpreter."""
-    out = subprocess.run([sys.executable, "-c", SHADOW_PROBE, str(workspace)], env={**os.environ, "PYTHONPATH": str(code)},
-                         cwd=code, capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", SHADOW_PROBE, str(workspace)],
+        env={**os.environ, "PYTHONPATH": str(code)},
+        cwd=code,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     return float(out[0]), float(out[1]), float(out[2])
 
 
 def measure(codes: dict[str, Path], workspace: Path, runs: int) -> dict[str, dict[str, list[float]]]:
     """Every figure for every code tree, interleaved run by run (the first round warms caches, not counted)."""
-    figures: dict[str, dict[str, list[float]]] = {name: {"first": [], "open": [], "cpu": [], "close": []}
-                                                  for name in codes}
+    figures: dict[str, dict[str, list[float]]] = {
+        name: {"first": [], "open": [], "cpu": [], "close": []} for name in codes
+    }
     with ScriptedLLM() as llm:
         for n in range(runs + 1):
             for name, code in codes.items():
@@ -209,14 +236,20 @@ def measure(codes: dict[str, Path], workspace: Path, runs: int) -> dict[str, dic
 
 
 def report(figures: dict[str, dict[str, list[float]]], sizes: dict[str, int], runs: int) -> None:
-    print(f"workspace: {sizes['files']} files, {sizes['bytes'] / 1e6:.0f} MB "
-          f"({sizes['ignored_files']} files, {sizes['ignored_bytes'] / 1e6:.0f} MB of them .gitignore'd)")
+    print(
+        f"workspace: {sizes['files']} files, {sizes['bytes'] / 1e6:.0f} MB "
+        f"({sizes['ignored_files']} files, {sizes['ignored_bytes'] / 1e6:.0f} MB of them .gitignore'd)"
+    )
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; median of {runs} runs")
     print(f"{'code':<32} {'fix: start to 1st request':>26} {'shadow open':>12} {'(CPU)':>8} {'shadow close':>13}")
     for name, values in figures.items():
-        print(f"{name:<32} {statistics.median(values['first']):>24.2f} s {statistics.median(values['open']):>10.2f} s "
-              f"{statistics.median(values['cpu']):>6.2f} s {statistics.median(values['close']):>11.2f} s")
-    print(json.dumps({name: {k: [round(x, 3) for x in v] for k, v in values.items()} for name, values in figures.items()}))
+        print(
+            f"{name:<32} {statistics.median(values['first']):>24.2f} s {statistics.median(values['open']):>10.2f} s "
+            f"{statistics.median(values['cpu']):>6.2f} s {statistics.median(values['close']):>11.2f} s"
+        )
+    print(
+        json.dumps({name: {k: [round(x, 3) for x in v] for k, v in values.items()} for name, values in figures.items()})
+    )
 
 
 def main() -> None:
@@ -226,7 +259,9 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=200)
     parser.add_argument("--baseline-rev", default=None, help="revision to compare with (default: merge base with main)")
     parser.add_argument("--code", type=Path, default=ROOT, help="the code tree to measure (default: this checkout)")
-    parser.add_argument("--baseline-code", type=Path, default=None, help="a code tree to compare with, instead of a revision")
+    parser.add_argument(
+        "--baseline-code", type=Path, default=None, help="a code tree to compare with, instead of a revision"
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="agentls-bench-"))
     try:
@@ -236,8 +271,9 @@ def main() -> None:
         else:
             short = export_revision(args.baseline_rev or merge_base(), tmp / "baseline")
             baseline = (f"baseline {short}", tmp / "baseline")
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
         name = f"this tree (HEAD {head})" if args.code == ROOT else str(args.code)
         codes = {name: args.code.resolve(), baseline[0]: baseline[1]}
         report(measure(codes, tmp / "bigproj", args.runs), sizes, args.runs)

@@ -33,14 +33,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from scripted_llm import ScriptedLLM  # noqa: E402
-
-from agent_core.engine import Engine  # noqa: E402
-from agent_core.events import NullHooks  # noqa: E402
-from agent_core.models import RunRequest  # noqa: E402
-from agent_core.sandbox.factory import make_sandbox  # noqa: E402
-from agent_core.settings import load_settings  # noqa: E402
-from agent_core.testing import runner  # noqa: E402
+from agent_core.engine import Engine
+from agent_core.events import NullHooks
+from agent_core.models import RunRequest
+from agent_core.sandbox.factory import make_sandbox
+from agent_core.settings import load_settings
+from agent_core.testing import runner
+from scripted_llm import ScriptedLLM
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",

@@ -26,12 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "sandbox_containment")]
 
+from containment_payloads import PAYLOADS, agentls_containers, run_payload  # noqa: E402
+
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir  # noqa: E402
 from agent_core.sandbox.factory import describe_backend_choice, make_sandbox  # noqa: E402
 from agent_core.sandbox.runtime import resolve_runtime  # noqa: E402
 from agent_core.settings import SandboxSettings  # noqa: E402
 from agent_core.testing.runner import pytest_options, run_tests  # noqa: E402
-from containment_payloads import PAYLOADS, agentls_containers, run_payload  # noqa: E402
 
 LIMITS = {"timeout_s": 4.0, "memory_mb": 256, "pids": 64, "file_size_mb": 64, "cpus": 1.0}
 NEVER_RUN_WITHOUT_ISOLATION = {"connect-public", "dns-lookup"}

@@ -69,7 +69,9 @@ async def measure(sandbox, workspace: Path, runs: int) -> tuple[float, float, fl
 
 
 async def main(runs: int) -> None:
-    print(f"{'backend':<11} {'no-op ms':>9} {'bare ms':>8} {'ratio':>6}   {'50 tests ms':>11} {'bare ms':>8} {'ratio':>6}")
+    print(
+        f"{'backend':<11} {'no-op ms':>9} {'bare ms':>8} {'ratio':>6}   {'50 tests ms':>11} {'bare ms':>8} {'ratio':>6}"
+    )
     for sandbox in backends():
         base = make_temp_dir("bench")
         try:
@@ -79,7 +81,10 @@ async def main(runs: int) -> None:
             a, b, c, d = await measure(sandbox, workspace, runs)
         finally:
             remove_temp_dir(base)
-        print(f"{sandbox.name:<11} {a * 1e3:9.1f} {b * 1e3:8.1f} {a / b:6.2f}   {c * 1e3:11.1f} {d * 1e3:8.1f} {c / d:6.2f}")
+        print(
+            f"{sandbox.name:<11} {a * 1e3:9.1f} {b * 1e3:8.1f} {a / b:6.2f}   "
+            f"{c * 1e3:11.1f} {d * 1e3:8.1f} {c / d:6.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -8,10 +8,16 @@ messages become part of the goal), else `refactor.rewrite`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from lsp_server import commands, convert
+
+if TYPE_CHECKING:
+    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 PLAN_AND_FIX_TITLE = "Plan and fix"
 GENERATE_TESTS_TITLE = "Generate tests"
@@ -20,7 +26,7 @@ KINDS = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, GENERA
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
-def _wanted(kind: str, only: list[str] | None) -> bool:
+def _wanted(kind: str, only: Sequence[str] | None) -> bool:
     """LSP's hierarchical kind filter: "source" admits "source.agentls.generateTests"."""
     if not only:
         return True
@@ -63,7 +69,7 @@ def is_python(uri: str, language_id: str | None) -> bool:
     return language_id == "python" or uri.endswith(PYTHON_SUFFIXES)
 
 
-def register(server: LanguageServer, deps) -> None:
+def register(server: LanguageServer, deps: Deps) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=KINDS))
     def code_action(ls: LanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
         uri = params.text_document.uri

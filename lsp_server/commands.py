@@ -9,7 +9,7 @@ command takes one optional JSON object. Run commands answer at once with
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
@@ -19,6 +19,9 @@ from agent_core import journal_view
 from agent_core.analysis.symbols import analyse, enclosing_symbol
 from agent_core.models import RunKind, RunRequest, Span
 from lsp_server import convert
+
+if TYPE_CHECKING:
+    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK = "agentls.planAndFix", "agentls.generateTests", "agentls.runTask"
 RUN_TESTS, CANCEL, SHOW_TRACE = "agentls.runTests", "agentls.cancel", "agentls.showTrace"
@@ -78,7 +81,7 @@ def _argument(command: str, args: tuple, model: type[_Args]) -> _Args:
 class RequestBuilder:
     """Command arguments -> RunRequest (workspace-relative target, span in code points)."""
 
-    def __init__(self, deps) -> None:
+    def __init__(self, deps: Deps) -> None:
         self._deps = deps
 
     async def build(self, kind: RunKind, arg: TargetArguments, need_uri: bool = False) -> RunRequest:
@@ -108,7 +111,7 @@ def _enclosing_symbol(text: str, span: Span) -> str | None:
     return found.qualname if found is not None else None
 
 
-def register(server: LanguageServer, deps) -> None:
+def register(server: LanguageServer, deps: Deps) -> None:
     builder = RequestBuilder(deps)
 
     async def start(kind: RunKind, arg: TargetArguments, need_uri: bool = False) -> dict:

@@ -72,7 +72,9 @@ def range_to_span(rng: lsp.Range, text: str, encoding: str = UTF16) -> Span:
     lines = text.splitlines(keepends=True)
     start, end = rng.start, rng.end
     return Span(
-        start=Position(line=start.line, character=from_lsp_character(_line(lines, start.line), start.character, encoding)),
+        start=Position(
+            line=start.line, character=from_lsp_character(_line(lines, start.line), start.character, encoding)
+        ),
         end=Position(line=end.line, character=from_lsp_character(_line(lines, end.line), end.character, encoding)),
     )
 
@@ -175,10 +177,12 @@ def change_set_to_workspace_edit(
             options = lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)
             operations.append(lsp.CreateFile(uri=uri, options=options, annotation_id=note))
             identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
-            operations.append(lsp.TextDocumentEdit(text_document=identifier, edits=_annotated(_full_insert(change), note)))
+            operations.append(
+                lsp.TextDocumentEdit(text_document=identifier, edits=_annotated(_full_insert(change), note))
+            )
         elif change.kind == "delete":
-            options = lsp.DeleteFileOptions(ignore_if_not_exists=True)
-            operations.append(lsp.DeleteFile(uri=uri, options=options, annotation_id=note))
+            delete_options = lsp.DeleteFileOptions(ignore_if_not_exists=True)
+            operations.append(lsp.DeleteFile(uri=uri, options=delete_options, annotation_id=note))
         else:
             identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=versions.get(change.path))
             edits = _annotated(_text_edits(change, encoding), note)

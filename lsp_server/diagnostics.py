@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -16,6 +17,9 @@ from pygls.lsp.server import LanguageServer
 from agent_core.models import TestReport
 from lsp_server import convert
 from lsp_server.documents import DocumentStore
+
+if TYPE_CHECKING:
+    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 
 class DiagnosticsPublisher:
@@ -48,5 +52,5 @@ class DiagnosticsPublisher:
         return [d for d in self.published.get(uri, []) if convert.ranges_touch(d.range, rng)]
 
 
-def register(server: LanguageServer, deps) -> None:
+def register(server: LanguageServer, deps: Deps) -> None:
     """Publishing is driven by runs (see runs.py); no request handler is needed here."""

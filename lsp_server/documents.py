@@ -9,13 +9,19 @@ each, and line text for diagnostics (buffer first, disk otherwise).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from lsp_server import convert
+
+if TYPE_CHECKING:
+    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +40,13 @@ class DocumentStore:
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
 
-    def _open_documents(self):
+    def _open_documents(self) -> Iterable[TextDocument]:
         return self._server.workspace.text_documents.values()
 
     def is_open(self, uri: str) -> bool:
         return any(doc.uri == uri for doc in self._open_documents())
 
-    def open_document(self, uri: str):
+    def open_document(self, uri: str) -> TextDocument | None:
         for doc in self._open_documents():
             if doc.uri == uri:
                 return doc
@@ -57,7 +63,7 @@ class DocumentStore:
             versions[rel] = doc.version
         return Snapshot(overlays=overlays, versions=versions)
 
-    def current(self, root: Path, relative: str):
+    def current(self, root: Path, relative: str) -> TextDocument | None:
         """The open document for a workspace-relative path, or None."""
         return self.open_document(convert.workspace_uri(root, relative))
 
@@ -71,7 +77,7 @@ class DocumentStore:
         except (OSError, UnicodeDecodeError):
             return ""
 
-    def line_reader(self, root: Path):
+    def line_reader(self, root: Path) -> Callable[[str, int], str]:
         """A `read_line(relative, index)` for diagnostics, caching each file's lines."""
         cache: dict[str, list[str]] = {}
 
@@ -84,7 +90,7 @@ class DocumentStore:
         return read_line
 
 
-def register(server: LanguageServer, deps) -> None:
+def register(server: LanguageServer, deps: Deps) -> None:
     """Incremental sync is pygls' own (the kind is set in `build_server`); log opens for tracing."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)

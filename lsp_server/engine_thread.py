@@ -52,7 +52,7 @@ async def run_in_thread(make: Callable[[], Awaitable[Any]], name: str) -> Any:
             ready.set()
             result = loop.run_until_complete(box["task"])
             server_loop.call_soon_threadsafe(deliver, outcome.set_result, result)
-        except BaseException as exc:  # includes the forwarded CancelledError
+        except BaseException as exc:  # noqa: BLE001 - includes the forwarded CancelledError
             error = asyncio.CancelledError() if isinstance(exc, asyncio.CancelledError) else exc
             server_loop.call_soon_threadsafe(deliver, outcome.set_exception, error)
         finally:
@@ -70,7 +70,7 @@ async def run_in_thread(make: Callable[[], Awaitable[Any]], name: str) -> Any:
             box["loop"].call_soon_threadsafe(box["task"].cancel)
         try:
             await outcome  # the engine's cleanup: sandbox killed, shadow removed
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - the cancellation below is what the caller sees
             pass
         raise
 

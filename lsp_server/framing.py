@@ -163,7 +163,7 @@ def dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
         return
     try:
         protocol.handle_message(message)
-    except Exception:  # noqa: BLE001 - pygls answers a handler's errors; anything else is logged, never fatal
+    except Exception:
         log.exception("could not handle a %s message", data.get("method", "response"))
 
 

@@ -95,7 +95,7 @@ class Previewer:
         )
         try:
             answer = await self._server.window_show_message_request_async(params)
-        except Exception as exc:  # a client that fails the request has not said Apply
+        except Exception as exc:  # noqa: BLE001 - a client that fails the request has not said Apply
             log.warning("showMessageRequest failed: %s", exc)
             return None
         return answer.title if answer is not None else None
@@ -110,7 +110,7 @@ class Previewer:
                 result = await self._server.window_show_document_async(params)
                 if result.success:
                     return
-            except Exception as exc:  # the client failed the request: fall back to naming the file
+            except Exception as exc:  # noqa: BLE001 - the client failed the request: fall back to naming the file
                 log.warning("showDocument of %s failed: %s", path, exc)
         message = f"{proposal.label}: the change is in {path}"
         self._server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=message))

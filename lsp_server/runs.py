@@ -20,6 +20,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -37,6 +38,9 @@ from lsp_server.failed_runs import FAILED, BestAttemptOffer
 from lsp_server.preview import Previewer, Proposal
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
+
+if TYPE_CHECKING:
+    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 log = logging.getLogger(__name__)
 WORKSPACE_KEY = "<workspace>"
@@ -224,7 +228,7 @@ class RunManager:
             # shielded: a run cancelled meanwhile must not cancel the pending request's future
             created = asyncio.ensure_future(self.server.work_done_progress.create_async(run.token))
             await asyncio.wait_for(asyncio.shield(created), 10)
-        except Exception as exc:  # no progress UI (or a slow one) is not fatal
+        except Exception as exc:  # noqa: BLE001 - no progress UI (or a slow one) is not fatal
             log.warning("progress for %s unavailable: %s", run.run_id, exc)
             return
         run.progress = True
@@ -264,7 +268,7 @@ class RunManager:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
 
 
-def register(server: LanguageServer, deps) -> None:
+def register(server: LanguageServer, deps: Deps) -> None:
     manager: RunManager = deps.runs
 
     @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)

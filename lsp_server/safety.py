@@ -5,10 +5,15 @@ The run waits on the answer; dismissing the message counts as Reject.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from agent_core.events import SafetyViolation
+
+if TYPE_CHECKING:
+    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 APPROVE, REJECT = "Approve", "Reject"
 
@@ -35,5 +40,5 @@ class Approver:
         return answer is not None and answer.title == APPROVE
 
 
-def register(server: LanguageServer, deps) -> None:
+def register(server: LanguageServer, deps: Deps) -> None:
     """The gate is reached through run hooks (see runs.py); no handler is needed here."""

@@ -12,7 +12,7 @@ import argparse
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError
@@ -22,7 +22,7 @@ from agent_core.engine import Engine
 from agent_core.sandbox.cleanup import sweep_leftovers
 from agent_core.settings import Settings
 from lsp_server import __version__, code_actions, commands, diagnostics, documents, framing, runs, safety, settings
-from lsp_server.edits import EditApplier
+from lsp_server.deps import build_deps
 
 FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands)
 
@@ -35,6 +35,7 @@ class AgentLanguageServer(LanguageServer):
     """
 
     max_message_bytes = framing.DEFAULT_MAX_MESSAGE_BYTES
+    stop_runs: Callable[[], Any] | None = None  # set by build_server; framing.until_terminated calls it
 
     def start_io(self, stdin=None, stdout=None) -> None:  # noqa: ANN001 - pygls' signature
         framing.start_io(self, self.max_message_bytes, stdin, stdout)
@@ -42,41 +43,18 @@ class AgentLanguageServer(LanguageServer):
     def start_tcp(self, host: str, port: int) -> None:
         framing.start_tcp(self, self.max_message_bytes, host, port)
 
-    def report_server_error(self, error: Exception, source) -> None:
+    def report_server_error(self, error: Exception, source: type[Exception]) -> None:
         logging.getLogger(__name__).error("server error: %s", error, exc_info=error)
         if source is FeatureRequestError:  # the client already got it as the request's error answer
             return
         try:
             message = f"agentls: internal error: {error}"
             self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
-        except Exception:  # the connection may be gone; logging is all that is left
+        except Exception:  # noqa: BLE001 - the connection may be gone; logging is all that is left
             pass
 
 
-@dataclass
-class Deps:
-    """The services features share."""
-
-    server: LanguageServer
-    documents: documents.DocumentStore
-    settings: settings.SettingsStore
-    diagnostics: diagnostics.DiagnosticsPublisher
-    approver: safety.Approver
-    edits: EditApplier
-    runs: runs.RunManager
-
-
-def build_deps(server: LanguageServer, engine_factory: Callable[[Settings], Engine]) -> Deps:
-    docs = documents.DocumentStore(server)
-    store = settings.SettingsStore(server)
-    publisher = diagnostics.DiagnosticsPublisher(server, docs)
-    approver = safety.Approver(server)
-    applier = EditApplier(server, docs)
-    manager = runs.RunManager(server, docs, store, publisher, approver, applier, engine_factory)
-    return Deps(server, docs, store, publisher, approver, applier, manager)
-
-
-def build_server(engine_factory: Callable[[Settings], Engine] = Engine) -> LanguageServer:
+def build_server(engine_factory: Callable[[Settings], Engine] = Engine) -> AgentLanguageServer:
     server = AgentLanguageServer("agentls", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
     deps = build_deps(server, engine_factory)
     server.stop_runs = deps.runs.stop_all  # what SIGTERM does before the process exits (framing.until_terminated)
@@ -118,7 +96,7 @@ def _sweep_leftovers() -> None:
     try:
         for item in sweep_leftovers():
             log.info("removed leftover %s", item)
-    except Exception:  # noqa: BLE001 - housekeeping must never take the server down
+    except Exception:
         log.exception("sweeping leftovers failed")
 
 

@@ -15,13 +15,16 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from agent_core.settings import Settings, SettingsError, load_settings
 from lsp_server.convert import uri_to_path
+
+if TYPE_CHECKING:
+    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 SECTION = "agentls"
 log = logging.getLogger(__name__)
@@ -77,7 +80,7 @@ class SettingsStore:
         try:
             params = lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SECTION)])
             values = await asyncio.wait_for(self._server.workspace_configuration_async(params), 10)
-        except Exception as exc:  # a client that fails this request keeps the previous values
+        except Exception as exc:  # noqa: BLE001 - a client that fails this request keeps the previous values
             log.warning("workspace/configuration failed: %s", exc)
             return
         self.configuration = _section(values[0]) if values else {}
@@ -114,7 +117,7 @@ class SettingsStore:
         self._server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
 
 
-def register(server: LanguageServer, deps) -> None:
+def register(server: LanguageServer, deps: Deps) -> None:
     store: SettingsStore = deps.settings
 
     @server.feature(lsp.INITIALIZE)

@@ -5,7 +5,8 @@
 #
 # Installs the system packages the real-part tests drive (bubblewrap, Neovim,
 # Emacs + eglot, Docker's engine, debootstrap), creates the virtualenv, starts
-# a private Docker engine with a locally built sandbox image, and runs pytest.
+# a private Docker engine with a locally built sandbox image, runs the linter and
+# type checker (scripts/lint.sh), and runs pytest.
 # Every step is idempotent: a second run only runs the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,8 @@ eval "$(scripts/start-dockerd.sh)"
 export DOCKER_HOST
 scripts/make-base-image.sh >&2
 .venv/bin/agentls sandbox build-image >&2
+
+scripts/lint.sh >&2
 
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 .venv/bin/python -m pytest -p pytest_asyncio.plugin -p pytest_lsp -p pytest_timeout -q "${@:-tests}"

@@ -43,7 +43,7 @@ def _script_engine_answers() -> bool:
     return sock.exists()
 
 
-def _ping(docker_backend) -> tuple[bool, str]:  # noqa: ANN001 - the module
+def _ping(docker_backend) -> tuple[bool, str]:
     try:
         client = docker_backend.connect()
         client.ping()

@@ -340,13 +340,13 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (e.g. its timeout)
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+    def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":
             self._send(self.llm.list_models())
         else:
             self._send(_Reply(404, error_body(f"no route GET {self.path}", 404)))
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+    def do_POST(self) -> None:
         body = self._read_json()
         if body is None:
             self._send(_Reply(400, error_body("request body is not a JSON object", 400)))

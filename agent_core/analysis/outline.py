@@ -17,7 +17,7 @@ from agent_core.workspace.ignore import skip_dir
 
 def python_files(workspace: Path) -> list[Path]:
     """Workspace Python files, sorted; hidden and skipped folders (ignore.py) are not entered."""
-    out = []
+    out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(workspace):
         dirnames[:] = [d for d in dirnames if not (d.startswith(".") or skip_dir(d))]
         out.extend(Path(dirpath, name) for name in filenames if name.endswith(".py"))

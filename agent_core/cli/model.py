@@ -114,7 +114,9 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_OK
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        server = srv.start_server(srv.ServerConfig(model_path=path, alias=args.alias or name, port=args.port), directory)
+        server = srv.start_server(
+            srv.ServerConfig(model_path=path, alias=args.alias or name, port=args.port), directory
+        )
     except srv.ServerError as exc:
         _err(str(exc))
         return EXIT_BAD_INPUT
@@ -123,7 +125,8 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"serving {name} at {server.base_url} (pid {server.state.pid}); Ctrl-C to stop", flush=True)
     try:
         code = server.process.wait() if server.process else 0
-        _err(f"the model server exited (code {code}); last lines of its log:\n{srv.log_tail(Path(server.state.log_path))}")
+        log_tail = srv.log_tail(Path(server.state.log_path))
+        _err(f"the model server exited (code {code}); last lines of its log:\n{log_tail}")
         return EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_OK

@@ -19,6 +19,7 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from agent_core.sandbox.base import SandboxError
 from agent_core.settings import SettingsError, load_settings
@@ -47,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     doctor.add_argument("--workspace", type=Path, default=Path.cwd(), help="Workspace whose settings apply.")
     doctor.add_argument("--project", type=Path, default=None,
                         help="Run this project's suite on the host and in the sandbox; list tests that differ.")
-    doctor.add_argument("--json", action="store_true", help="Print one JSON object on stdout (the text goes to stderr).")
+    doctor.add_argument(
+        "--json", action="store_true", help="Print one JSON object on stdout (the text goes to stderr)."
+    )
     doctor.set_defaults(func=doctor_command)
 
 
@@ -63,8 +66,12 @@ def build_image_command(args: argparse.Namespace) -> int:
     if args.project is not None:
         return _build_project_image(args, tag)
     try:
-        image_id = image.build_image(base=args.base or image.DEFAULT_BASE, tag=tag, requirements=args.requirements,
-                                     log=lambda line: print(line, file=sys.stderr))
+        image_id = image.build_image(
+            base=args.base or image.DEFAULT_BASE,
+            tag=tag,
+            requirements=args.requirements,
+            log=lambda line: print(line, file=sys.stderr),
+        )
     except SandboxError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -80,8 +87,12 @@ def _build_project_image(args: argparse.Namespace, image_tag: str) -> int:
         print(f"agentls: {args.project} is not a directory", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        tag, image_id = build_project_image(args.project.resolve(), args.base or image.DEFAULT_BASE, image_tag,
-                                            log=lambda line: print(line, file=sys.stderr))
+        tag, image_id = build_project_image(
+            args.project.resolve(),
+            args.base or image.DEFAULT_BASE,
+            image_tag,
+            log=lambda line: print(line, file=sys.stderr),
+        )
     except SandboxError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -121,13 +132,20 @@ def doctor_command(args: argparse.Namespace) -> int:
 
         comparison = compare_project(sandbox, args.project.resolve(), settings.sandbox.timeout_s)
         print(format_comparison(comparison), file=out)
-        _print_json(args, report, differences=[list(d) for d in comparison.differences],
-                    all_hold=not comparison.differences and bool(comparison.host))
+        _print_json(
+            args,
+            report,
+            differences=[list(d) for d in comparison.differences],
+            all_hold=not comparison.differences and bool(comparison.host),
+        )
         return EXIT_FAILED if comparison.differences or not comparison.host else EXIT_OK
     limits = settings.sandbox
     report["limits"] = {key: getattr(limits, key) for key in ("cpus", "memory_mb", "pids", "file_size_mb", "timeout_s")}
-    print(f"limits: {limits.cpus:g} CPU, {limits.memory_mb} MiB, {limits.pids} processes, "
-          f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n", file=out)
+    print(
+        f"limits: {limits.cpus:g} CPU, {limits.memory_mb} MiB, {limits.pids} processes, "
+        f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n",
+        file=out,
+    )
     results = asyncio.run(probes.run_probes(sandbox, limits))
     print(probes.format_table(results), file=out)
     held = all(r.held for r in results)
@@ -136,7 +154,7 @@ def doctor_command(args: argparse.Namespace) -> int:
     return EXIT_OK if held else EXIT_FAILED
 
 
-def describe_environment(sandbox: object, workspace: Path) -> str:
+def describe_environment(sandbox: Any, workspace: Path) -> str:
     """The interpreter the sandbox runs the project's tests with, and why (SandboxError when none)."""
     if hasattr(sandbox, "environment"):
         return sandbox.environment(workspace.resolve()).describe()
@@ -152,7 +170,9 @@ def describe_environment(sandbox: object, workspace: Path) -> str:
 
     tag = project_image_tag(settings.docker_image, workspace.resolve())
     if tag and image_exists(tag):
-        return f"{sandbox.python} in {tag}: the project's dependencies, built by `agentls sandbox build-image --project`"
+        return (
+            f"{sandbox.python} in {tag}: the project's dependencies, built by `agentls sandbox build-image --project`"
+        )
     missing = f"; {tag} is not built (agentls sandbox build-image --project)" if tag else ""
     return f"{sandbox.python} in {settings.docker_image}{missing}"
 

@@ -113,8 +113,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         with ShadowWorkspace(path) as shadow:
             report = asyncio.run(
-                run_tests(sandbox, shadow.root, settings.test_command, timeout_s=settings.sandbox.timeout_s,
-                          test_timeout_s=per_test_bound(None, settings.sandbox.test_timeout_s, settings.sandbox.timeout_s))
+                run_tests(
+                    sandbox,
+                    shadow.root,
+                    settings.test_command,
+                    timeout_s=settings.sandbox.timeout_s,
+                    test_timeout_s=per_test_bound(None, settings.sandbox.test_timeout_s, settings.sandbox.timeout_s),
+                )
             )
     except SandboxError as exc:
         return _finish(args, None, run_id, started, f"the sandbox failed: {exc}")

@@ -66,10 +66,17 @@ async def run_driver(
     shutil.copyfile(_SCRIPT, folder / "driver.py")
     out = folder / "result.json"
     out.unlink(missing_ok=True)
-    config = {"args": args, "repeat": repeat, "coverage": coverage, "target": target, "out": f"{DRIVER_DIR}/result.json"}
+    config = {
+        "args": args,
+        "repeat": repeat,
+        "coverage": coverage,
+        "target": target,
+        "out": f"{DRIVER_DIR}/result.json",
+    }
     (folder / "config.json").write_text(json.dumps(config))
-    result = await sandbox.run([sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root,
-                               timeout_s=timeout_s)
+    result = await sandbox.run(
+        [sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root, timeout_s=timeout_s
+    )
     output = (result.stdout + result.stderr)[-4000:]
     if not out.is_file():
         return DriverResult(runs=[], ok=False, output=output or f"driver exited with {result.exit_code}")
@@ -78,9 +85,14 @@ async def run_driver(
     for raw in data["runs"]:
         failures = parse_junit(raw["junit"], root).failures if raw.get("junit") else []
         cov = raw.get("coverage")
-        runs.append(PytestRun(
-            exit_code=raw["exit_code"], outcomes=raw["outcomes"], collect_errors=raw["collect_errors"],
-            last_lines={k: int(v) for k, v in raw["last_lines"].items()}, failures=failures,
-            coverage=CoverageData(cov["statements"], cov["contexts"]) if cov else None,
-        ))
+        runs.append(
+            PytestRun(
+                exit_code=raw["exit_code"],
+                outcomes=raw["outcomes"],
+                collect_errors=raw["collect_errors"],
+                last_lines={k: int(v) for k, v in raw["last_lines"].items()},
+                failures=failures,
+                coverage=CoverageData(cov["statements"], cov["contexts"]) if cov else None,
+            )
+        )
     return DriverResult(runs=runs, ok=True, output=output)

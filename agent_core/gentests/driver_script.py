@@ -69,7 +69,7 @@ def main():
     out_dir = os.path.dirname(config["out"]) or "."
     result = {"runs": []}
     for index in range(config.get("repeat", 1)):
-        junit = os.path.join(out_dir, "junit-%d.xml" % index)
+        junit = os.path.join(out_dir, f"junit-{index}.xml")
         recorder = _Recorder(config.get("target"))
         cov = None
         if index == 0 and config.get("coverage"):

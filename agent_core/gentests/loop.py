@@ -75,6 +75,8 @@ class LoopContext:
 
 def _write(ctx: LoopContext, cands: list[Candidate]) -> None:
     for cand in cands:
+        if cand.split is None:  # never: only runnable candidates (split) are written
+            continue
         path = ctx.root / cand.file
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(candidate_text(cand.split), encoding="utf-8")

@@ -14,14 +14,22 @@ def bug_report(bugs: list[Candidate], dest: str, final_text: str) -> TestReport:
         failure = cand.failure
         if failure is None:
             continue
+        first_line = failure.message.splitlines()[0] if failure.message else cand.reason
         cand_def = function_line(candidate_source(cand), cand.test.name)
         final_def = function_line(final_text, cand.test.name)
         line = final_def + max(0, failure.line - cand_def) if failure.file == cand.file else final_def
-        failures.append(TestFailure(
-            nodeid=f"{dest}::{cand.test.name}", file=dest, line=line,
-            message=f"suspected bug in {cand.target.symbol.qualname}: {failure.message.splitlines()[0] if failure.message else cand.reason}",
-            traceback=failure.traceback, kind="failure", source_file=cand.bug_file, source_line=cand.bug_line,
-        ))
+        failures.append(
+            TestFailure(
+                nodeid=f"{dest}::{cand.test.name}",
+                file=dest,
+                line=line,
+                message=f"suspected bug in {cand.target.symbol.qualname}: {first_line}",
+                traceback=failure.traceback,
+                kind="failure",
+                source_file=cand.bug_file,
+                source_line=cand.bug_line,
+            )
+        )
     return TestReport(failed=len(failures), failures=failures)
 
 

@@ -37,11 +37,12 @@ def split_code(code: str, name: str) -> SplitTest:
     if name not in tests:
         raise BadTestCode(f"the code defines no top-level test function named {name!r}")
     lines = code.splitlines()
-    imports, skip = [], set()
+    imports: list[str] = []
+    skip: set[int] = set()
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append("\n".join(lines[node.lineno - 1 : node.end_lineno]).strip())
-            skip.update(range(node.lineno - 1, node.end_lineno))
+            skip.update(range(node.lineno - 1, node.end_lineno or node.lineno))  # end_lineno: always set by parse
     body = "\n".join(line for i, line in enumerate(lines) if i not in skip).strip("\n")
     return SplitTest(imports=_implied_imports(body, imports), body=body)
 
@@ -91,10 +92,10 @@ def _insert_imports(existing: str, imports: list[str]) -> str:
     nodes = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     lines = existing.splitlines(keepends=True)
     if nodes:
-        at = max(n.end_lineno for n in nodes)
+        at = max(n.end_lineno or n.lineno for n in nodes)  # end_lineno: always set by parse
     elif tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(getattr(tree.body[0], "value", None),
                                                                           ast.Constant):
-        at = tree.body[0].end_lineno  # after the module docstring
+        at = tree.body[0].end_lineno or 0  # after the module docstring
     else:
         at = 0
     head = "".join(lines[:at])

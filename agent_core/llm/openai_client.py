@@ -214,7 +214,9 @@ class OpenAIChatClient:
                 on_wait=(lambda elapsed: waiting(profile.role, elapsed)) if waiting is not None else None,
             )
         except LLMUnavailable:
-            self._ledger.record(account or profile.role, Usage(llm_calls=1))  # sent, never answered: a call without tokens
+            self._ledger.record(
+                account or profile.role, Usage(llm_calls=1)
+            )  # sent, never answered: a call without tokens
             raise
         self._ledger.record(account or profile.role, done.usage)
         if self._observer is not None:

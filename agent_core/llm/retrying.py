@@ -5,10 +5,10 @@ own retries are off) and retries transient failures with exponential backoff
 plus jitter, all within the policy's total deadline (`llm_deadline_s`): each
 attempt gets at most the time left, and no retry starts that could not get
 `MIN_ATTEMPT_S` of it. While it waits, `on_wait(elapsed_s)` is called every
-`WAIT_REPORT_S` seconds so a front end can show the run is alive. Failures come out as the LLM seam's exceptions with a one-line
-cause naming the endpoint, never the API key. A 4xx/5xx that complains about
-`response_format` raises `FormatRejected` at once so the caller can step down
-the mode ladder.
+`WAIT_REPORT_S` seconds so a front end can show the run is alive. Failures
+come out as the LLM seam's exceptions with a one-line cause naming the
+endpoint, never the API key. A 4xx/5xx that complains about `response_format`
+raises `FormatRejected` at once so the caller can step down the mode ladder.
 """
 
 from __future__ import annotations
@@ -187,7 +187,11 @@ async def _report_waiting(on_wait: Callable[[float], None], started: float) -> N
 
 
 async def _complete(
-    client: openai.AsyncOpenAI, request: dict[str, Any], endpoint: str, timeout: float, policy: RetryPolicy,
+    client: openai.AsyncOpenAI,
+    request: dict[str, Any],
+    endpoint: str,
+    timeout: float,
+    policy: RetryPolicy,
     started: float,
 ) -> Completion:
     sent_format = "response_format" in request
@@ -198,7 +202,7 @@ async def _complete(
         budget = timeout if deadline is None else min(timeout, deadline - time.monotonic())
         try:
             done = await _send(client, request, budget)
-        except Exception as exc:  # noqa: BLE001 - classified right below
+        except Exception as exc:
             failure = _classify(exc, endpoint, budget, sent_format)
             if not isinstance(failure, _Retryable):
                 if failure is exc:

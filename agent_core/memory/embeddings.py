@@ -30,7 +30,7 @@ def _features(text: str) -> list[str]:
     feats = [f"c:{lowered[i:i + n]}" for n in (3, 4, 5) for i in range(max(0, len(lowered) - n + 1))]
     words = _WORD.findall(lowered)
     feats += [f"w:{w}" for w in words]
-    feats += [f"b:{a} {b}" for a, b in zip(words, words[1:])]
+    feats += [f"b:{a} {b}" for a, b in zip(words, words[1:], strict=False)]
     return feats
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_core.memory.base import MemoryStore, NullMemory
-from agent_core.memory.embeddings import EndpointEmbedder, HashedNgramEmbedder
+from agent_core.memory.embeddings import Embedder, EndpointEmbedder, HashedNgramEmbedder
 from agent_core.settings import Settings
 
 
@@ -34,7 +34,7 @@ def open_memory(
         return NullMemory()
     from agent_core.memory.sqlite_store import SQLiteMemory
 
-    embedder = HashedNgramEmbedder()
+    embedder: Embedder = HashedNgramEmbedder()
     if settings.memory.embeddings == "endpoint" and settings.base_url:
         key = settings.api_key.get_secret_value() if settings.api_key else None
         embedder = EndpointEmbedder(settings.base_url, key, settings.model, settings.request_timeout_s)

@@ -10,6 +10,7 @@ the next coder prompt as a short note so it is not tried again.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from agent_core.models import TestReport
@@ -39,7 +40,7 @@ def outcome(report: TestReport) -> str:
     return f"{report.failed} failed, {report.errors} errors{detail}"
 
 
-def keep_or_rewind(shadow: ShadowWorkspace, state: dict[str, Any], report: TestReport, diff: str) -> dict[str, Any]:
+def keep_or_rewind(shadow: ShadowWorkspace, state: Mapping[str, Any], report: TestReport, diff: str) -> dict[str, Any]:
     """The state keys after a failing test run: a new best, or the attempt undone and noted."""
     best = state.get("best")
     if best is None or score(report) < best["score"]:

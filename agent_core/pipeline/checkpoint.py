@@ -22,7 +22,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,9 @@ class RunCheckpoint:
         if self.lease is not None:
             self.lease.note_shadow(shadow.root)
 
-    async def invoke(self, graph: Any, config: dict, initial: dict | None, shadow: ShadowWorkspace) -> dict:
+    async def invoke(
+        self, graph: Any, config: dict, initial: Mapping[str, Any] | None, shadow: ShadowWorkspace
+    ) -> dict:
         """Run the graph from `initial`, or (None) resume it from its last checkpoint."""
         run_id = config["configurable"]["thread_id"]
         durability = "sync" if self.saver is not None else None

@@ -29,8 +29,8 @@ from agent_core.pipeline.edits import apply_edits
 from agent_core.pipeline.focus import Target, render_suspects, retarget_to_focus
 from agent_core.pipeline.sampling import Candidate, Sampler, temperatures
 from agent_core.pipeline.state import RunState
-from agent_core.pipeline.verification import tests_protected
 from agent_core.pipeline.suspects import suspects_from_report
+from agent_core.pipeline.verification import tests_protected
 from agent_core.reflection import failure_text
 from agent_core.workspace.testfiles import is_test_file
 
@@ -45,7 +45,9 @@ def _hypothesis(state: RunState) -> str:
     r = state.get("reflection")
     if r:
         where = f" in {r['file']}" if r.get("file") else ""
-        suggested = f"\nSuggested change{where}: {r['change']} (confidence: {r['confidence']})" if r.get("change") else ""
+        suggested = (
+            f"\nSuggested change{where}: {r['change']} (confidence: {r['confidence']})" if r.get("change") else ""
+        )
         parts.append(f"Analysis of the last attempt: {r['hypothesis']}{suggested}")
     return "\n" + "\n\n".join(parts) + "\n" if parts else ""  # its own paragraph in the prompt, or nothing
 
@@ -101,8 +103,12 @@ def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport |
     suspects = state.get("suspects") or suspects_from_report(deps.shadow, report)
     focused, focused_files, targets = render_suspects(deps.shadow, suspects)
     if suspects:
-        deps.journal.write("focus", source="state" if state.get("suspects") else "tests", suspects=suspects[:5],
-                           shown_whole=[f"{t.file}:{t.start_line}-{t.end_line} {t.function}" for t in targets])
+        deps.journal.write(
+            "focus",
+            source="state" if state.get("suspects") else "tests",
+            suspects=suspects[:5],
+            shown_whole=[f"{t.file}:{t.start_line}-{t.end_line} {t.function}" for t in targets],
+        )
     budget = max(FILES_BUDGET - len(focused), 1500)
     rest = [f for f in shown if f not in focused_files]
     if focused:  # another source shows whole only if it fits: the prompt must not grow with a big file
@@ -113,13 +119,19 @@ def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport |
     return _Step(step, files, list(dict.fromkeys(sources)), targets)
 
 
-async def _ask(state: RunState, deps: RunDeps, ctx: _Step, messages: list, n: int, temperature: float,
-               first: int) -> list[Candidate]:
+async def _ask(
+    state: RunState, deps: RunDeps, ctx: _Step, messages: list, n: int, temperature: float, first: int
+) -> list[Candidate]:
     """Up to n answers from one request, each with its share of the tokens the request cost."""
     before = deps.llm.total_usage()
     outputs = await write_candidates(
-        deps.llm, messages, n=n, temperature=temperature, max_tokens=answer_budget(ctx.files),
-        default_path=ctx.sources[0] if ctx.sources else "", fallback=bool(state.get("escalated")),
+        deps.llm,
+        messages,
+        n=n,
+        temperature=temperature,
+        max_tokens=answer_budget(ctx.files),
+        default_path=ctx.sources[0] if ctx.sources else "",
+        fallback=bool(state.get("escalated")),
     )
     after = deps.llm.total_usage()
     spent = after.prompt_tokens + after.completion_tokens - before.prompt_tokens - before.completion_tokens
@@ -134,8 +146,9 @@ def _applier(deps: RunDeps, ctx: _Step, protect: bool) -> Any:
     return apply
 
 
-async def _sampled_step(state: RunState, deps: RunDeps, ctx: _Step, failure: str, errors: str,
-                        report: TestReport | None, k: int) -> dict:
+async def _sampled_step(
+    state: RunState, deps: RunDeps, ctx: _Step, failure: str, errors: str, report: TestReport | None, k: int
+) -> dict:
     """Up to k answers, tested in order until one passes (pipeline/sampling.py).
 
     The first request asks for all k (`n`). An endpoint that honoured it gave them at once: a single
@@ -144,8 +157,14 @@ async def _sampled_step(state: RunState, deps: RunDeps, ctx: _Step, failure: str
     next temperature: the first answer that passes costs no further request.
     """
     temps = temperatures(_base_temperature(state, deps), k)
-    messages = coder_messages(deps.prompts["coder"], task=ctx.step.description, files=ctx.files, failure=failure,
-                              hypothesis=_hypothesis(state), tool_errors=errors)
+    messages = coder_messages(
+        deps.prompts["coder"],
+        task=ctx.step.description,
+        files=ctx.files,
+        failure=failure,
+        hypothesis=_hypothesis(state),
+        tool_errors=errors,
+    )
     baseline = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
     sampler = Sampler(deps, report, state.get("iteration", 0), _applier(deps, ctx, _protect(deps)), baseline)
     got = await _ask(state, deps, ctx, messages, k, temps[0], 0)

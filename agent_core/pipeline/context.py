@@ -17,7 +17,7 @@ FILES_BUDGET = 9000  # characters of file text in one prompt (small local models
 
 def python_files(shadow: ShadowWorkspace, limit: int = 200) -> list[str]:
     """Workspace-relative .py files, sources before tests, sorted."""
-    found = []
+    found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(shadow.root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         found.extend(
@@ -183,7 +183,7 @@ def focus_test_source(text: str, names: set[str]) -> str | None:
     if chunks is None or not any(c.kind == "failing" for c in chunks):
         return None
     lines = text.split("\n")
-    blocks = []
+    blocks: list[str] = []
     for chunk in _needed(chunks, lines):
         rows = [r for r in range(chunk.first, chunk.last + 1) if not any(a <= r <= b for a, b in chunk.cut)]
         body = re.sub(r"\n\s*\n(\s*\n)+", "\n\n", "\n".join(lines[r] for r in rows)).rstrip()

@@ -90,26 +90,46 @@ def templated(change_set: ChangeSet, baseline: TestReport | None, fixed: list[st
     wrong = f"{first.nodeid} failed ({_first_line(first.message, 120) or first.kind})"
     if not fixed:
         return f"{wrong}. Changed {where}; the tests pass now."
-    passes = ", ".join(fixed[:FAILURES_SHOWN]) + (f" and {len(fixed) - FAILURES_SHOWN} more" if len(fixed) > FAILURES_SHOWN else "")
+    passes = ", ".join(fixed[:FAILURES_SHOWN]) + (
+        f" and {len(fixed) - FAILURES_SHOWN} more" if len(fixed) > FAILURES_SHOWN else ""
+    )
     verb = "passes" if len(fixed) == 1 else "pass"
     return f"{wrong}. Changed {where}; {passes} now {verb}."
 
 
 async def _model_sentences(
-    llm: LLMClient, template: str, goal: str, baseline: TestReport | None, change_set: ChangeSet, tests: str,
+    llm: LLMClient,
+    template: str,
+    goal: str,
+    baseline: TestReport | None,
+    change_set: ChangeSet,
+    tests: str,
 ) -> tuple[str, str]:
     """(the explainer's sentences, "") or ("", why they are not usable)."""
     try:
-        call = explain(llm, template, goal=goal, failure=failure_text(baseline),
-                       diff=change_set.unified_diff()[:DIFF_CHARS], tests=tests)
+        call = explain(
+            llm,
+            template,
+            goal=goal,
+            failure=failure_text(baseline),
+            diff=change_set.unified_diff()[:DIFF_CHARS],
+            tests=tests,
+        )
         return clean_answer(await asyncio.wait_for(call, TIMEOUT_S))
     except Exception as exc:  # noqa: BLE001 - an explanation must never fail a verified run
         return "", f"the model call failed: {_first_line(str(exc), 200) or type(exc).__name__}"
 
 
 async def explain_change(
-    llm: LLMClient, template: str, journal: Journal, *, goal: str, change_set: ChangeSet,
-    baseline: TestReport | None, report: TestReport | None, use_model: bool = True,
+    llm: LLMClient,
+    template: str,
+    journal: Journal,
+    *,
+    goal: str,
+    change_set: ChangeSet,
+    baseline: TestReport | None,
+    report: TestReport | None,
+    use_model: bool = True,
 ) -> str:
     """The run's explanation ("" when nothing changed); never raises for a failed model call."""
     if not change_set.changes:

@@ -165,15 +165,21 @@ def _unwrapped(pieces: list[tuple[ast.stmt, str]], targets: list[Target]) -> lis
 
     Spliced as a class it would drop every member the model was not shown.
     """
-    out = []
+    out: list[tuple[ast.stmt, str]] = []
     for node, source in pieces:
         methods = {t.name for t in targets if t.function == f"{getattr(node, 'name', '')}.{t.name}"}
-        body = [n for n in getattr(node, "body", []) if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
-        if isinstance(node, ast.ClassDef) and methods and body and all(
-                isinstance(n, _DEFS) and n.name in methods for n in body):
+        body = [
+            n for n in getattr(node, "body", []) if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+        ]
+        if (
+            isinstance(node, ast.ClassDef)
+            and methods
+            and body
+            and all(isinstance(n, _DEFS) and n.name in methods for n in body)
+        ):
             lines = source.splitlines()
             header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("class "))
-            inner = _pieces(textwrap.dedent("\n".join(lines[header + 1:]))) or []
+            inner = _pieces(textwrap.dedent("\n".join(lines[header + 1 :]))) or []
             out.extend((n, src) for n, src in inner if isinstance(n, _DEFS))
         else:
             out.append((node, source))

@@ -9,7 +9,7 @@ from agent_core.changeset import compute_change_set
 from agent_core.events import MessageEvent, RunHooks
 from agent_core.journal import Journal
 from agent_core.memory.base import MemoryStore, NullMemory
-from agent_core.models import ChangeSet, RunRequest, RunResult, TestReport
+from agent_core.models import ChangeSet, RunRequest, RunResult, RunStatus, TestReport
 from agent_core.pipeline.checkpoint import run_checkpointer
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.explain import explain_change
@@ -98,7 +98,7 @@ async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, fina
 
 
 def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, llm: Any, journal: Journal) -> RunResult:
-    status = final.get("status") or "error"
+    status: RunStatus = final.get("status") or "error"
     verified = status in ("fixed", "ok")
     journal.write("change_set", files=attempt.files, diff=attempt.unified_diff(), verified=verified)
     report = TestReport.model_validate(final["report"]) if final.get("report") else None

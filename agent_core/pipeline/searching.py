@@ -103,15 +103,23 @@ async def _verify(deps: RunDeps, mutant: Mutant) -> TestReport | None:
                 shadow.originals.pop(mutant.path, None)
 
 
-async def _find(deps: RunDeps, failing: list[str], mutants: list[Mutant]) -> tuple[Mutant | None, TestReport | None, dict]:
+async def _find(
+    deps: RunDeps, failing: list[str], mutants: list[Mutant]
+) -> tuple[Mutant | None, TestReport | None, dict]:
     s = deps.settings.search
     deadline = time.monotonic() + s.budget_s
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
-        results, stopped = await try_mutants(deps.sandbox, deps.shadow.root, failing, mutants[index:],
-                                             mutant_timeout_s=s.mutant_timeout_s, budget_s=deadline - time.monotonic(),
-                                             max_passing=PASSING_PER_DRIVER_RUN)
+        results, stopped = await try_mutants(
+            deps.sandbox,
+            deps.shadow.root,
+            failing,
+            mutants[index:],
+            mutant_timeout_s=s.mutant_timeout_s,
+            budget_s=deadline - time.monotonic(),
+            max_passing=PASSING_PER_DRIVER_RUN,
+        )
         stats["stopped"] = stopped
         index += len(results)
         stats["tried"] += len(results)
@@ -128,8 +136,13 @@ async def _find(deps: RunDeps, failing: list[str], mutants: list[Mutant]) -> tup
 
 
 def _found(mutant: Mutant, before: str) -> dict:
-    return {"file": mutant.path, "line": mutant.line, "description": mutant.description,
-            "before": before, "after": mutant.text}
+    return {
+        "file": mutant.path,
+        "line": mutant.line,
+        "description": mutant.description,
+        "before": before,
+        "after": mutant.text,
+    }
 
 
 async def search(state: RunState, deps: RunDeps) -> dict:

@@ -42,9 +42,9 @@ def _key(node: ast.AST) -> tuple[str, str] | None:
     return ("assign", name) if name else None
 
 
-def _targets(tree: ast.Module) -> dict[tuple[str, str], list[ast.AST]]:
+def _targets(tree: ast.Module) -> dict[tuple[str, str], list[ast.stmt]]:
     """Definitions (top level and methods) and module-level assignments, by key."""
-    found: dict[tuple[str, str], list[ast.AST]] = {}
+    found: dict[tuple[str, str], list[ast.stmt]] = {}
     for node in tree.body:
         key = _key(node)
         if key:
@@ -56,12 +56,12 @@ def _targets(tree: ast.Module) -> dict[tuple[str, str], list[ast.AST]]:
     return found
 
 
-def _start(node: ast.AST) -> int:
+def _start(node: ast.stmt) -> int:
     """First line (0-based) of a node, decorators included."""
     return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
 
 
-def _replace_lines(text: str, first: int, end: int, source: str) -> str:
+def _replace_lines(text: str, first: int, end: int | None, source: str) -> str:
     lines = text.splitlines(keepends=True)
     indent = _indent(lines[first])
     body = [indent + line if line.strip() else line for line in source.splitlines()]
@@ -79,7 +79,7 @@ def _add_import(text: str, tree: ast.Module, source: str) -> str:
     return "".join(lines[:after]) + source.strip() + "\n" + "".join(lines[after:])
 
 
-def _splice_piece(text: str, piece: ast.AST, source: str) -> str | None:
+def _splice_piece(text: str, piece: ast.stmt, source: str) -> str | None:
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -108,7 +108,7 @@ def splice_definition(text: str, replacement: str) -> str | None:
     except SyntaxError:
         return None
     pieces = [n for n in new.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
-    if not pieces or not any(_key(n) and _key(n)[0] == "def" or _assigned_name(n) for n in pieces):
+    if not pieces or not any((key := _key(n)) and key[0] == "def" or _assigned_name(n) for n in pieces):
         return None
     lines = source.splitlines()
     for piece in pieces:

@@ -23,18 +23,26 @@ from agent_core.workspace.testfiles import restore_protected
 
 _TEST_OBJECT = (r"(?:tests?\b|test (?:file|code|case|suite)s?|test_\w+\.py|\w+_test\.py|asserts?\b|assertions?"
                 r"|conftest|pytest\.ini|test config\w*|expected (?:value|output|result)s?)")
-_FILLER = r"(?:\s+(?:the|a|an|this|that|these|those|its|their|my|our|existing|old|new|wrong|broken|outdated|unit|expected))"
-_EDIT_VERB = (r"(?:\b(?:updat|chang|modif|edit|rewrit|adjust|correct|amend|renam|delet|remov|writ|replac)\w*"
-              r"|\badd(?:s|ed|ing)?\b)")
+_FILLER = (
+    r"(?:\s+(?:the|a|an|this|that|these|those|its|their|my|our|existing|old|new|wrong|broken|outdated|unit|expected))"
+)
+_EDIT_VERB = (
+    r"(?:\b(?:updat|chang|modif|edit|rewrit|adjust|correct|amend|renam|delet|remov|writ|replac)\w*"
+    r"|\badd(?:s|ed|ing)?\b)"
+)
 _ASKS = [
     re.compile(rf"{_EDIT_VERB}{_FILLER}{{0,3}}\s+{_TEST_OBJECT}", re.IGNORECASE),
     # "fix the test in test_x.py", "fix the assertion"; not "fix the failing tests" (make them pass)
-    re.compile(rf"\bfix\w*{_FILLER}{{0,2}}\s+(?:tests? (?:in|of|file)\b|test_\w+\.py|\w+_test\.py|assert)",
-               re.IGNORECASE),
+    re.compile(
+        rf"\bfix\w*{_FILLER}{{0,2}}\s+(?:tests? (?:in|of|file)\b|test_\w+\.py|\w+_test\.py|assert)", re.IGNORECASE
+    ),
 ]
 _FORBIDS = [
-    re.compile(r"\b(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't|without|no|not)\b"
-               r"[^.;!?\n]{0,40}?\b(?:tests?|test files?|assert\w*|conftest)\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?:do not|don't|dont|never|must not|mustn't|should not|shouldn't|without|no|not)\b"
+        r"[^.;!?\n]{0,40}?\b(?:tests?|test files?|assert\w*|conftest)\b",
+        re.IGNORECASE,
+    ),
     re.compile(r"\b(?:leave|keep)\b[^.;!?\n]{0,20}?\btests?\b", re.IGNORECASE),
     re.compile(r"\btests? (?:are|is) (?:right|correct|the spec\w*)", re.IGNORECASE),
 ]

@@ -13,7 +13,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 PREFIX = "agentls-"
 MARKER = ".agentls-owner"
@@ -46,7 +48,7 @@ def origin_of(copy: Path) -> Path | None:
 
 def remove_temp_dir(path: Path) -> None:
     """Delete a dir made by `make_temp_dir`, even when a sandbox left read-only files in it."""
-    def _retry(func, target, _exc):  # noqa: ANN001 - shutil's onerror signature
+    def _retry(func: Callable[[str], Any], target: str, _exc: Any) -> None:  # shutil's onerror signature
         try:
             os.chmod(os.path.dirname(target), 0o700)
             func(target)

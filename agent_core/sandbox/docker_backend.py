@@ -23,11 +23,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import docker
 import requests
 from docker.errors import DockerException, ImageNotFound, NotFound
 from docker.types import Ulimit
 
+import docker
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
 
 LABEL_RUN = "agentls.run"

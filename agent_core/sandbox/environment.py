@@ -147,12 +147,12 @@ def _tool_environment(project: Path) -> tuple[str, str, Path] | None:
     tools = _pyproject(project).get("tool", {})
     if "poetry" in tools or (project / "poetry.lock").is_file():
         found = _tool_output(["poetry", "env", "info", "-p"], project)
-        if found and _venv_python(Path(found)):
-            return "poetry", f"`poetry env info -p` names {found}", _venv_python(Path(found))
+        if found and (python := _venv_python(Path(found))):
+            return "poetry", f"`poetry env info -p` names {found}", python
     if "hatch" in tools or (project / "hatch.toml").is_file():
         found = _tool_output(["hatch", "env", "find", "default"], project)
-        if found and _venv_python(Path(found)):
-            return "hatch", f"`hatch env find default` names {found}", _venv_python(Path(found))
+        if found and (python := _venv_python(Path(found))):
+            return "hatch", f"`hatch env find default` names {found}", python
     if "pdm" in tools or (project / "pdm.lock").is_file():
         found = _tool_output(["pdm", "info", "--python"], project)
         if found and Path(found).exists():
@@ -174,14 +174,15 @@ def _setting_python(setting: str) -> Path:
 
 def _candidates(project: Path | None, setting: str | None) -> list[tuple[str, str, Path]]:
     if setting:
-        return [("setting", "sandbox.python is set (the editor's chosen interpreter or yours)", _setting_python(setting))]
+        reason = "sandbox.python is set (the editor's chosen interpreter or yours)"
+        return [("setting", reason, _setting_python(setting))]
     found: list[tuple[str, str, Path]] = []
     if project is not None:
         uv_env = os.environ.get("UV_PROJECT_ENVIRONMENT")
         if uv_env:
             uv_dir = Path(uv_env) if os.path.isabs(uv_env) else project / uv_env
-            if _venv_python(uv_dir):
-                found.append(("uv", f"UV_PROJECT_ENVIRONMENT names {uv_dir}", _venv_python(uv_dir)))
+            if uv_python := _venv_python(uv_dir):
+                found.append(("uv", f"UV_PROJECT_ENVIRONMENT names {uv_dir}", uv_python))
         for name in (".venv", "venv"):
             python = _venv_python(project / name)
             if python:

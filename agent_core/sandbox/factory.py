@@ -47,7 +47,9 @@ def describe_backend_choice(settings: Settings | SandboxSettings) -> tuple[str, 
     wanted = _sandbox_settings(settings).backend
     if wanted != "auto":
         ok, reason = _availability(wanted, settings)
-        return wanted, ("explicitly configured; " + reason) if ok else f"explicitly configured but unavailable: {reason}"
+        return wanted, (
+            "explicitly configured; " + reason
+        ) if ok else f"explicitly configured but unavailable: {reason}"
     docker_ok, docker_reason = docker_status(settings)
     if docker_ok:
         return "docker", docker_reason

@@ -21,7 +21,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
 
@@ -125,7 +125,7 @@ def kill_everything(pgid: int, run_id: str | None) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     for _ in range(3 if run_id else 0):
-        pids = _marked_pids(run_id)
+        pids = _marked_pids(run_id or "")  # never "": the loop runs only given a run id
         if not pids:
             return
         for pid in pids:
@@ -181,7 +181,7 @@ class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self._exited.set_result(None)
 
 
-async def _start(argv: list[str], **kwds: object) -> tuple[asyncio.subprocess.Process, asyncio.Future]:
+async def _start(argv: list[str], **kwds: Any) -> tuple[asyncio.subprocess.Process, asyncio.Future]:
     loop = asyncio.get_running_loop()
     exited: asyncio.Future = loop.create_future()
     transport, protocol = await loop.subprocess_exec(

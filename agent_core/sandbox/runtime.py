@@ -104,7 +104,9 @@ def resolve_runtime(python_setting: str | None = None) -> SandboxRuntime:
     uid = sandbox_uid()
     if python_setting:
         path = Path(python_setting)
-        return SandboxRuntime(python=python_setting, ro_paths=_prefix_paths(path) if path.is_absolute() else (), uid=uid)
+        return SandboxRuntime(
+            python=python_setting, ro_paths=_prefix_paths(path) if path.is_absolute() else (), uid=uid
+        )
     if uid is None or _own_python_usable():
         return SandboxRuntime(python=sys.executable, ro_paths=_prefix_paths(Path(sys.executable), own=True), uid=uid)
     return _system_runtime(uid)
@@ -169,12 +171,15 @@ def _precompile(site: Path) -> None:
     """Byte-compile the site with the sandbox interpreter: sandboxed runs never write bytecode."""
     subprocess.run(
         [SYSTEM_PYTHON, "-m", "compileall", "-q", "-j", "0", str(site)],
-        capture_output=True, timeout=600, check=False, env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        timeout=600,
+        check=False,
+        env={"PATH": "/usr/bin:/bin"},
     )
 
 
 def _make_world_readable(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         os.chmod(dirpath, 0o755)
         for name in filenames:
             os.chmod(os.path.join(dirpath, name), 0o644 if not name.endswith(".so") else 0o755)

@@ -89,18 +89,23 @@ def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple
             tiers[0] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _BOUNDARY[word]]
         if tok.type == tokenize.NUMBER and word.isdigit():
             value = int(word)
-            tiers[1] += [(_replace(text, s, e, str(new)), f"`{word}` -> `{new}`") for new in (value + 1, value - 1) if new >= 0]
+            tiers[1] += [
+                (_replace(text, s, e, str(new)), f"`{word}` -> `{new}`") for new in (value + 1, value - 1) if new >= 0
+            ]
         if tok.type == tokenize.OP and word in _ARITH:
             tiers[3] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _ARITH[word]]
         if tok.type == tokenize.NAME and word in _WORDS:
             tier = 2 if word in ("and", "or") else 3
             tiers[tier] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _WORDS[word]]
         if tok.type == tokenize.NAME and word == "not":
-            gap = e + 1 if text[e:e + 1] == " " else e
+            gap = e + 1 if text[e : e + 1] == " " else e
             tiers[4].append((_replace(text, s, gap, ""), "`not` dropped"))
         if tok.type == tokenize.OP and word in _FLIPS:
-            tiers[5] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _FLIPS[word]
-                         if new not in _BOUNDARY.get(word, [])]
+            tiers[5] += [
+                (_replace(text, s, e, new), f"`{word}` -> `{new}`")
+                for new in _FLIPS[word]
+                if new not in _BOUNDARY.get(word, [])
+            ]
     pair = [t for t in tokens if t.type == tokenize.NAME and t.string in ("min", "max")]
     if {t.string for t in pair} == {"min", "max"}:  # min and max confused with each other: both swap
         swapped = text
@@ -146,8 +151,10 @@ def _off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
         for operand in (node.left, node.right):  # `page * size` -> `(page - 1) * size`
             if isinstance(operand, ast.Name) and _on_line(operand, line):
                 s, e = _span(text, operand)
-                out += [(_replace(text, s, e, f"({operand.id} {op} 1)"), f"`{operand.id}` -> `({operand.id} {op} 1)`")
-                        for op in "-+"]
+                out += [
+                    (_replace(text, s, e, f"({operand.id} {op} 1)"), f"`{operand.id}` -> `({operand.id} {op} 1)`")
+                    for op in "-+"
+                ]
     return out
 
 
@@ -165,14 +172,17 @@ def _dropped_term(text: str, node: ast.AST, line: int) -> tuple[list[Edit], list
 def _turned(text: str, node: ast.AST, line: int) -> list[Edit]:
     """A condition negated, a sort reversed, a discarded value returned or assigned back."""
     out: list[Edit] = []
-    if isinstance(node, (ast.If, ast.While)) and _on_line(node.test, line) and not (
-            isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
+    if (
+        isinstance(node, (ast.If, ast.While))
+        and _on_line(node.test, line)
+        and not (isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not))
+    ):
         s, e = _span(text, node.test)
         out.append((_replace(text, s, e, f"not ({text[s:e]})"), "condition negated"))
     if isinstance(node, ast.Call) and _is_sort(node) and _on_line(node, line):
         e = _span(text, node)[1]
         sep = ", " if node.args or node.keywords else ""
-        out.append((text[:e - 1] + f"{sep}reverse=True" + text[e - 1:], "`reverse=True` added"))
+        out.append((text[: e - 1] + f"{sep}reverse=True" + text[e - 1 :], "`reverse=True` added"))
     if isinstance(node, ast.Expr) and _on_line(node, line) and not isinstance(node.value, ast.Constant):
         out += _discarded(text, node)
     return out
@@ -209,7 +219,8 @@ def _is_sort(node: ast.Call) -> bool:
         return False
     func = node.func
     return (isinstance(func, ast.Name) and func.id == "sorted") or (
-        isinstance(func, ast.Attribute) and func.attr == "sort")
+        isinstance(func, ast.Attribute) and func.attr == "sort"
+    )
 
 
 def _discarded(text: str, node: ast.Expr) -> list[Edit]:
@@ -242,7 +253,9 @@ def scope_names(tree: ast.Module, line: int) -> list[str]:
     """Parameters and assigned names of the innermost function containing `line`, in order of appearance."""
     best: ast.AST | None = None
     for node in ast.walk(tree):
-        inside = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0)
+        inside = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (
+            node.end_lineno or 0
+        )
         if inside and (best is None or node.lineno >= best.lineno):  # type: ignore[attr-defined]
             best = node
     if best is None:
@@ -259,7 +272,9 @@ def _name_edits(text: str, tokens: list[tokenize.TokenInfo], names: list[str]) -
     for tok in tokens:
         if tok.type == tokenize.NAME and tok.string in names:
             s, e = tok.start[1], tok.end[1]
-            out += [(_replace(text, s, e, other), f"`{tok.string}` -> `{other}`") for other in names if other != tok.string]
+            out += [
+                (_replace(text, s, e, other), f"`{tok.string}` -> `{other}`") for other in names if other != tok.string
+            ]
     return out[:MAX_NAME_SWAPS]
 
 
@@ -272,8 +287,9 @@ def _recursive_function(tree: ast.Module, line: int) -> ast.FunctionDef | None:
         if not isinstance(node, ast.FunctionDef) or not node.args.args:
             continue
         body = node.body[1:] if ast.get_docstring(node) is not None and len(node.body) > 1 else node.body
-        calls_itself = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == node.name
-                           for c in ast.walk(node))
+        calls_itself = any(
+            isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == node.name for c in ast.walk(node)
+        )
         if body and body[0].lineno == line and calls_itself:
             return node
     return None
@@ -289,7 +305,7 @@ def _base_cases(tree: ast.Module, text: str, line: int) -> list[Edit]:
     param = function.args.args[0].arg
     used = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) is int]
     constants = list(dict.fromkeys([0, 1, 2, *sorted(set(used), key=used.index)]))[:BASE_CASE_CONSTANTS]
-    indent = text[:len(text) - len(text.lstrip())]
+    indent = text[: len(text) - len(text.lstrip())]
     out: list[Edit] = []
     for c in constants:
         for test, value in ((f"{param} < {c}", param), (f"{param} <= {c}", param), (f"{param} == {c}", str(c))):
@@ -320,14 +336,26 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
     tiers = _token_edits(text, tokens)
     dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
-    groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
-              _name_edits(text, tokens, scope_names(tree, line)), _base_cases(tree, text, line)]
+    groups = [
+        tiers[0],
+        dropped,
+        tiers[1],
+        bounds,
+        tiers[2],
+        tiers[3],
+        tiers[4],
+        turned,
+        tiers[5],
+        swaps,
+        _name_edits(text, tokens, scope_names(tree, line)),
+        _base_cases(tree, text, line),
+    ]
     out: list[Mutant] = []
     seen = {text}
     for tier, new, description in [(tier, *edit) for tier, group in enumerate(groups) for edit in group]:
         if new in seen:
             continue
         seen.add(new)
-        if _parses("\n".join([*lines[:line - 1], new, *lines[line:]])):
+        if _parses("\n".join([*lines[: line - 1], new, *lines[line:]])):
             out.append(Mutant(path, line, new, description, tier))
     return out

@@ -94,7 +94,7 @@ def _project_not_importable(report: TestReport, workspace: Path, test_command: s
         missing = {m.group("name") for m in _MISSING.finditer(report.output)}
     if not missing or None in missing or not missing <= own:  # `mypkg.sub` missing is a bug in mypkg, not this
         return None
-    name = min(missing)
+    name = min(m for m in missing if m is not None)  # None was ruled out above
     where = " (a src/ layout: the project must be installed to import)" if (workspace / "src" / name).exists() else ""
     files = f"every test file ({len(collection)}) fails to collect" if collection else "pytest cannot start"
     return f"the sandbox's Python cannot import `{name}`{where}: {files} on `No module named '{name}'`; {_FIX_IMPORT}"

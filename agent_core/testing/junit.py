@@ -69,7 +69,7 @@ def _case_file(case: ET.Element, workspace: Path) -> str:
     file = case.get("file")
     if file:
         return _frame(file, 0, workspace).path
-    classname = case.get("classname") or case.get("name", "")
+    classname = case.get("classname") or case.get("name") or ""
     parts = classname.split(".")
     for cut in range(len(parts), 0, -1):
         candidate = "/".join(parts[:cut]) + ".py"

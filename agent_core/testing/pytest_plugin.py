@@ -34,7 +34,8 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from collections.abc import Generator
+from typing import Any, TextIO
 
 import pytest
 
@@ -73,7 +74,7 @@ class Reporter:
         self.path = path
         params = getattr(config, "invocation_params", None)  # older pytest versions lack these names
         self.base = str(params.dir) if params is not None else os.getcwd()
-        self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)
+        self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)  # type: ignore[attr-defined]  # older pytest
         self.reports: dict[str, list] = {}
 
     # -- output ---------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ class Controls:
         self.bound = bound
         self.select = select
         self.hang_path = hang_path
-        self.hang_file = None
+        self.hang_file: TextIO | None = None
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         faulthandler.cancel_dump_traceback_later()
@@ -146,7 +147,8 @@ class Controls:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         if not self.select:
             return
-        keep, drop = [], []
+        keep: list[pytest.Item] = []
+        drop: list[pytest.Item] = []
         for item in items:
             (keep if self._selected(item) else drop).append(item)
         if drop:
@@ -161,18 +163,18 @@ class Controls:
 
     # -- the per-test time bound ----------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_setup(self, item: pytest.Item):
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         yield from self._bounded(item)
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item):
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         yield from self._bounded(item)
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item):
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
         yield from self._bounded(item)
 
-    def _bounded(self, item: pytest.Item):
+    def _bounded(self, item: pytest.Item) -> Generator[None, None, None]:
         if not self.bound:
             yield
             return
@@ -200,7 +202,7 @@ class Controls:
         raise Hung(f"Timeout: the test ran longer than the {self.bound:g} s per-test bound and was stopped here")
 
 
-class Hung(pytest.fail.Exception):  # a BaseException: an `except Exception` in the code under test does not eat it
+class Hung(pytest.fail.Exception):  # type: ignore[name-defined]  # a BaseException: an `except Exception` in the code under test does not eat it
     """A test phase outlived the per-test bound."""
 
 

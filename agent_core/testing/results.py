@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Literal
 
 from agent_core.models import TestFailure, TestReport
 from agent_core.testing.junit import (
@@ -105,7 +106,7 @@ def _frames(record: dict, workspace: Path) -> list[Frame]:
     return _located(frames)
 
 
-def _failure(record: dict, workspace: Path, frames: list[Frame], message: str, kind: str,
+def _failure(record: dict, workspace: Path, frames: list[Frame], message: str, kind: Literal["failure", "error"],
              fallback_line: int) -> TestFailure:
     file = _rel(record["path"], workspace)
     in_test = [f for f in frames if f.path == file]
@@ -122,7 +123,7 @@ def _test_failure(record: dict, workspace: Path) -> TestFailure:
     text = record.get("longrepr") or ""
     lines = text.strip().splitlines()
     message = crash.get("message") or (lines[-1] if lines else record.get("outcome", ""))
-    kind = "failure" if record.get("outcome") == "failed" else "error"
+    kind: Literal["failure", "error"] = "failure" if record.get("outcome") == "failed" else "error"
     return _failure(record, workspace, _frames(record, workspace), message, kind, record.get("line") or 1)
 
 

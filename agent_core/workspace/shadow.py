@@ -18,8 +18,9 @@ import shutil
 import stat
 import tokenize
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from agent_core.sandbox.cleanup import make_temp_dir
 from agent_core.workspace.ignore import SKIP_DIRS, IgnoreRules
@@ -33,7 +34,7 @@ __all__ = ["SKIP_DIRS", "ShadowWorkspace", "read_exact", "write_exact"]  # SKIP_
 class UndecodableFile(ValueError):
     """A file whose bytes are not text in the encoding Python would read it with."""
 
-    def __init__(self, path: Path, encoding: str, error: UnicodeError) -> None:
+    def __init__(self, path: Path, encoding: str, error: UnicodeEncodeError | UnicodeDecodeError) -> None:
         if isinstance(error, UnicodeEncodeError):
             message = f"{path.name} declares {encoding}, which cannot hold {error.object[error.start]!r}"
         else:
@@ -81,7 +82,8 @@ def write_exact(path: Path, text: str) -> None:
 
 
 def _force_remove(path: str) -> None:
-    def retry(func, target, _exc):  # a test may have left read-only directories behind
+    # A test may have left read-only directories behind.
+    def retry(func: Callable[[str], Any], target: str, _exc: Any) -> None:
         try:
             os.chmod(os.path.dirname(target), stat.S_IRWXU)
             os.chmod(target, stat.S_IRWXU)

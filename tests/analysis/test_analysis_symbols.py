@@ -153,7 +153,9 @@ def test_syntax_errors_still_yield_what_can_be_recovered():
 
 
 def _at(line: int, char: int, end_line: int | None = None, end_char: int | None = None) -> Span:
-    end = Position(line=end_line if end_line is not None else line, character=end_char if end_char is not None else char)
+    end = Position(
+        line=end_line if end_line is not None else line, character=end_char if end_char is not None else char
+    )
     return Span(start=Position(line=line, character=char), end=end)
 
 

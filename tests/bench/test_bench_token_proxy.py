@@ -10,7 +10,7 @@ import openai
 from scripted_llm import ScriptedLLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from token_proxy import TokenProxy, _usage_of  # noqa: E402
+from token_proxy import TokenProxy, _usage_of
 
 
 def test_proxy_forwards_and_counts_usage():

@@ -148,7 +148,9 @@ def test_build_image_refuses_a_base_that_is_not_local(docker_engine, capsys):
 
 
 def test_doctor_on_docker_reports_every_limit_held(docker_engine, capsys, tmp_path):
-    (tmp_path / ".agentls.toml").write_text(f'[sandbox]\ndocker_image = "{docker_engine}"\nmemory_mb = 256\npids = 64\n')
+    (tmp_path / ".agentls.toml").write_text(
+        f'[sandbox]\ndocker_image = "{docker_engine}"\nmemory_mb = 256\npids = 64\n'
+    )
     assert cli_main(["sandbox", "doctor", "--backend", "docker", "--workspace", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "backend: docker" in out and "all limits hold" in out
@@ -198,8 +200,9 @@ DEPS_PROJECT = {
 }
 
 
-def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(docker_engine, tmp_path, capsys, scripted_llm,
-                                                                    monkeypatch):
+def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(
+    docker_engine, tmp_path, capsys, scripted_llm, monkeypatch
+):
     """build-image --project: six (from PyPI, on the host) in a layer tagged by the dependency files' hash;
     `agentls fix` on Docker then imports the src/ layout's copy and six from that layer, and fixes the test."""
     import contextlib
@@ -211,16 +214,25 @@ def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(docker_engin
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("AGENTLS_API_KEY", "sk-test-SECRET-0123456789")
-    project = make_project(tmp_path / "greet", {
-        **DEPS_PROJECT,
-        ".agentls.toml": f'[sandbox]\nbackend = "docker"\ndocker_image = "{docker_engine}"\ntimeout_s = 120\n'})
+    project = make_project(
+        tmp_path / "greet",
+        {
+            **DEPS_PROJECT,
+            ".agentls.toml": f'[sandbox]\nbackend = "docker"\ndocker_image = "{docker_engine}"\ntimeout_s = 120\n',
+        },
+    )
     assert cli_main(["sandbox", "build-image", "--project", str(project), "--tag", docker_engine]) == 0
     tag = project_image_tag(docker_engine, project)
     assert tag.startswith(docker_engine + "-deps-") and f"built {tag}" in capsys.readouterr().out
     assert docker_backend.image_exists(tag)
 
-    scripted_llm.add("coder", {"edits": [{"path": "src/greetpkg/__init__.py", "search": "+ name + '?'",
-                                          "replace": "+ name + '!'"}], "explanation": "an exclamation mark"})
+    scripted_llm.add(
+        "coder",
+        {
+            "edits": [{"path": "src/greetpkg/__init__.py", "search": "+ name + '?'", "replace": "+ name + '!'"}],
+            "explanation": "an exclamation mark",
+        },
+    )
     scripted_llm.add("reflector", "greet ended with '?'; it now ends with '!'.")  # the run's explanation
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from pathlib import Path
 
 import pytest
 import requests

@@ -33,9 +33,14 @@ CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n
 FIXED_CALC = CALC.replace("a - b", "a + b")
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 
-PLAN = {"approach": "Fix add.", "subtasks": [{"id": "t1", "description": "make add add in calc.py", "files": ["calc.py"]}]}
-FIX = {"edits": [{"path": "calc.py", "search": "    return a - b\n", "replace": "    return a + b\n"}],
-       "explanation": "add must add"}
+PLAN = {
+    "approach": "Fix add.",
+    "subtasks": [{"id": "t1", "description": "make add add in calc.py", "files": ["calc.py"]}],
+}
+FIX = {
+    "edits": [{"path": "calc.py", "search": "    return a - b\n", "replace": "    return a + b\n"}],
+    "explanation": "add must add",
+}
 REFLECTION = {"hypothesis": "add subtracts", "file": "calc.py", "change": "use +", "confidence": "high"}
 MODEL = "scripted-editor-model"
 
@@ -54,7 +59,9 @@ class EditorRun:
     stderr: str
 
     def describe(self) -> str:
-        return f"exit code {self.returncode}\n--- stdout ---\n{self.stdout[-4000:]}\n--- stderr ---\n{self.stderr[-4000:]}"
+        return (
+            f"exit code {self.returncode}\n--- stdout ---\n{self.stdout[-4000:]}\n--- stderr ---\n{self.stderr[-4000:]}"
+        )
 
 
 def editor_env(tmp_path: Path, server_tmp: Path, **extra: str) -> dict[str, str]:
@@ -76,8 +83,16 @@ def require_editor(name: str, install: str) -> str:
 
 def run_editor(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 240) -> EditorRun:
     """Run a headless editor to completion (killed with its process group on timeout)."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -87,16 +102,23 @@ def run_editor(argv: list[str], cwd: Path, env: dict[str, str], timeout: float =
     return EditorRun(proc.returncode, stdout, stderr)
 
 
-def drive_fix(argv: list[str], workspace: Path, scripted_llm, tmp_path: Path, server_tmp: Path,
-              **snippet_env: str) -> tuple[dict, EditorRun]:
+def drive_fix(
+    argv: list[str], workspace: Path, scripted_llm, tmp_path: Path, server_tmp: Path, **snippet_env: str
+) -> tuple[dict, EditorRun]:
     """Run an editor driver through "Plan and fix" against the scripted model; what it saw, and its run.
 
     The driver writes what it saw as JSON to $AGENTLS_E2E_OUT; an `error` key there is its own failure.
     """
     script_fix(scripted_llm)
     out = tmp_path / "editor-result.json"
-    env = editor_env(tmp_path, server_tmp, AGENTLS_E2E_OUT=str(out), AGENTLS_E2E_BASE_URL=scripted_llm.base_url,
-                     AGENTLS_E2E_MODEL=MODEL, **snippet_env)
+    env = editor_env(
+        tmp_path,
+        server_tmp,
+        AGENTLS_E2E_OUT=str(out),
+        AGENTLS_E2E_BASE_URL=scripted_llm.base_url,
+        AGENTLS_E2E_MODEL=MODEL,
+        **snippet_env,
+    )
     run = run_editor(argv, cwd=workspace, env=env)
     assert out.is_file(), f"the driver wrote no result\n{run.describe()}"
     seen = json.loads(out.read_text())
@@ -104,8 +126,9 @@ def drive_fix(argv: list[str], workspace: Path, scripted_llm, tmp_path: Path, se
     return seen, run
 
 
-def check_fixed_in_buffer_only(seen: dict, buffer: str, run: EditorRun, workspace: Path, scripted_llm,
-                               server_tmp: Path) -> None:
+def check_fixed_in_buffer_only(
+    seen: dict, buffer: str, run: EditorRun, workspace: Path, scripted_llm, server_tmp: Path
+) -> None:
     """What both editors must show after "Plan and fix": actions offered, the fix in the unsaved buffer
     (not on disk), the editor's settings used, the trace, one "fixed" message, nothing left running."""
     assert "Plan and fix" in seen["titles"] and "Generate tests" in seen["titles"]
@@ -116,12 +139,15 @@ def check_fixed_in_buffer_only(seen: dict, buffer: str, run: EditorRun, workspac
     assert seen["modified"] is True
     assert (workspace / "calc.py").read_text() == CALC, "the server wrote the file behind the editor's back"
     models = {r.get("model") for r in scripted_llm.requests}
-    assert "coder" in {r["role"] for r in scripted_llm.requests} and models == {MODEL}, "settings did not reach the engine"
+    assert "coder" in {r["role"] for r in scripted_llm.requests} and models == {MODEL}, (
+        "settings did not reach the engine"
+    )
     assert seen.get("trace", "").startswith("# Run ") and "+    return a + b" in seen["trace"], seen.get("trace")
     assert len(seen["messages"]) == 1 and "): fixed" in seen["messages"][0], seen["messages"]
     assert run.returncode == 0, run.describe()
     assert leftovers(workspace, server_tmp) == ([], []), (
-        "the language server outlived the editor, or the run left temporary files behind")
+        "the language server outlived the editor, or the run left temporary files behind"
+    )
 
 
 def leftovers(root: Path, server_tmp: Path, grace_s: float = 5.0) -> tuple[list[int], list[str]]:

@@ -13,16 +13,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from editors_support import HERE, SNIPPETS, check_fixed_in_buffer_only, drive_fix, require_editor
 
 pytestmark = pytest.mark.editor
 
 
-def test_emacs_snippet_attaches_lists_actions_and_applies_plan_and_fix(editor_workspace: Path, scripted_llm, tmp_path, server_tmp):
+def test_emacs_snippet_attaches_lists_actions_and_applies_plan_and_fix(
+    editor_workspace: Path, scripted_llm, tmp_path, server_tmp
+):
     emacs = require_editor("emacs", "apt-get install -y --no-install-recommends emacs-nox elpa-eglot")
-    seen, run = drive_fix([emacs, "--batch", "-l", str(HERE / "emacs_driver.el")], editor_workspace, scripted_llm,
-                          tmp_path, server_tmp, AGENTLS_EMACS_SNIPPET=str(SNIPPETS / "emacs" / "agentls.el"))
+    seen, run = drive_fix(
+        [emacs, "--batch", "-l", str(HERE / "emacs_driver.el")],
+        editor_workspace,
+        scripted_llm,
+        tmp_path,
+        server_tmp,
+        AGENTLS_EMACS_SNIPPET=str(SNIPPETS / "emacs" / "agentls.el"),
+    )
     assert seen["major_mode"] == "python-mode"
     assert seen["server_command"][-2:] == ["-m", "lsp_server"] and seen["server_command"][0] == "python3"
     check_fixed_in_buffer_only(seen, seen["buffer"], run, editor_workspace, scripted_llm, server_tmp)

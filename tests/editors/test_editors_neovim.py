@@ -13,16 +13,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from editors_support import HERE, SNIPPETS, check_fixed_in_buffer_only, drive_fix, require_editor
 
 pytestmark = pytest.mark.editor
 
 
-def test_neovim_snippet_attaches_lists_actions_and_applies_plan_and_fix(editor_workspace: Path, scripted_llm, tmp_path, server_tmp):
+def test_neovim_snippet_attaches_lists_actions_and_applies_plan_and_fix(
+    editor_workspace: Path, scripted_llm, tmp_path, server_tmp
+):
     nvim = require_editor("nvim", "apt-get install -y neovim")
-    seen, run = drive_fix([nvim, "--headless", "--clean", "-c", f"luafile {HERE / 'nvim_driver.lua'}", "calc.py"],
-                          editor_workspace, scripted_llm, tmp_path, server_tmp,
-                          AGENTLS_NVIM_SNIPPET=str(SNIPPETS / "nvim" / "agentls.lua"))
+    seen, run = drive_fix(
+        [nvim, "--headless", "--clean", "-c", f"luafile {HERE / 'nvim_driver.lua'}", "calc.py"],
+        editor_workspace,
+        scripted_llm,
+        tmp_path,
+        server_tmp,
+        AGENTLS_NVIM_SNIPPET=str(SNIPPETS / "nvim" / "agentls.lua"),
+    )
     assert Path(seen["root_dir"]) == editor_workspace
     check_fixed_in_buffer_only(seen, "\n".join(seen["buffer"]) + "\n", run, editor_workspace, scripted_llm, server_tmp)

@@ -18,7 +18,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from editors_support import HERE, SNIPPETS, check_fixed_in_buffer_only, drive_fix, require_editor
 
 pytestmark = pytest.mark.editor

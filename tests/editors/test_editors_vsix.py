@@ -146,15 +146,27 @@ def test_the_server_command_is_chosen_in_order(built: Path, tmp_path: Path) -> N
     extension = {"command": "/venv/bin/python", "args": [], "source": "python extension"}
     chosen_python = {"command": "/opt/py/bin/python3", "args": [], "source": "setting"}
     cases = [
-        {"serverCommand": [" /x/agentls ", "serve", "--stdio"], "pythonIsSet": True, "searchPath": search,
-         "interpreter": chosen_python},
+        {
+            "serverCommand": [" /x/agentls ", "serve", "--stdio"],
+            "pythonIsSet": True,
+            "searchPath": search,
+            "interpreter": chosen_python,
+        },
         {"pythonIsSet": True, "searchPath": search, "interpreter": chosen_python},
         {"serverCommand": ["", " "], "pythonIsSet": False, "searchPath": search, "interpreter": extension},
         {"pythonIsSet": False, "searchPath": search.rsplit(":", 1)[0], "interpreter": extension},
-        {"pythonIsSet": False, "searchPath": "", "interpreter": {"command": "python3", "args": [], "source": "default"}},
+        {
+            "pythonIsSet": False,
+            "searchPath": "",
+            "interpreter": {"command": "python3", "args": [], "source": "default"},
+        },
     ]
-    proc = subprocess.run([node, "-e", CHOOSE, str(built / "out" / "serverCommand.js"), json.dumps(cases)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [node, "-e", CHOOSE, str(built / "out" / "serverCommand.js"), json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     module = ["-m", "agent_core", "serve", "--stdio"]
     assert json.loads(proc.stdout) == [
@@ -171,10 +183,19 @@ def test_the_agentls_found_on_path_is_the_real_server(built: Path) -> None:
     node = shutil.which("node")
     assert node, "node is not installed"
     bin_dir = Path(sys.executable).parent
-    cases = [{"pythonIsSet": False, "searchPath": str(bin_dir),
-              "interpreter": {"command": "python3", "args": [], "source": "default"}}]
-    proc = subprocess.run([node, "-e", CHOOSE, str(built / "out" / "serverCommand.js"), json.dumps(cases)],
-                          capture_output=True, text=True, timeout=60)
+    cases = [
+        {
+            "pythonIsSet": False,
+            "searchPath": str(bin_dir),
+            "interpreter": {"command": "python3", "args": [], "source": "default"},
+        }
+    ]
+    proc = subprocess.run(
+        [node, "-e", CHOOSE, str(built / "out" / "serverCommand.js"), json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     (chosen,) = json.loads(proc.stdout)
     assert chosen["source"] == "agentls on PATH", chosen
     version = subprocess.run([chosen["command"], "--version"], capture_output=True, text=True, timeout=60)

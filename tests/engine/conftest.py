@@ -7,10 +7,9 @@ import io
 from pathlib import Path
 
 import pytest
+from engine_support import BUGGY_CALC, CliRun, make_project
 
 from agent_core.cli import main
-
-from engine_support import BUGGY_CALC, CliRun, make_project
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ DESELECT = "--deselect test_calc.py::test_add"  # drop the failing test; the oth
 
 MARK_PASSED = (
     "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
-    "    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n    report.longrepr = None\n"
+    "    outcome = yield\n    report = outcome.get_result()\n"
+    "    report.outcome = 'passed'\n    report.longrepr = None\n"
 )
 DESELECT_HOOK = (
     "def pytest_collection_modifyitems(config, items):\n"

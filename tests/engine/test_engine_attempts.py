@@ -5,19 +5,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine_support import BUGGY_CALC, FIX_EDIT, WRONG_EDIT
+
 from agent_core.agents.explainer.prompt import SYSTEM as EXPLAINER_SYSTEM
 from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.attempts import first_state, keep_or_rewind
 from agent_core.workspace.shadow import ShadowWorkspace
-
-from engine_support import BUGGY_CALC, FIX_EDIT, WRONG_EDIT
 
 SYNTAX_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a - b +"}]}
 MISSING_EDIT = {"edits": [{"path": "calc.py", "search": "    return a / b", "replace": "    return a + b"}]}
 
 
 def _report(failed: int, errors: int = 0, message: str = "AssertionError: got 1, want 5") -> TestReport:
-    failures = [TestFailure(nodeid=f"test_calc.py::test_{i}", file="test_calc.py", line=5, message=message) for i in range(failed + errors)]
+    failures = [
+        TestFailure(nodeid=f"test_calc.py::test_{i}", file="test_calc.py", line=5, message=message)
+        for i in range(failed + errors)
+    ]
     return TestReport(passed=1, failed=failed, errors=errors, exit_code=1, failures=failures)
 
 
@@ -52,8 +55,21 @@ def test_retries_run_warmer_and_see_what_was_undone(project: Path, scripted_llm,
     scripted_llm.add("reflector", {"hypothesis": "h", "file": "calc.py", "change": "c", "confidence": "low"})
     scripted_llm.add("coder", WRONG_EDIT)
     scripted_llm.add("reflector", {"hypothesis": "h", "file": "calc.py", "change": "c", "confidence": "low"})
-    scripted_llm.add("planner", {"approach": "again", "subtasks": [
-        {"id": "t1", "description": "fix add in calc.py", "priority": 5, "dependencies": [], "files": ["calc.py"]}]})
+    scripted_llm.add(
+        "planner",
+        {
+            "approach": "again",
+            "subtasks": [
+                {
+                    "id": "t1",
+                    "description": "fix add in calc.py",
+                    "priority": 5,
+                    "dependencies": [],
+                    "files": ["calc.py"],
+                }
+            ],
+        },
+    )
     scripted_llm.add("coder", FIX_EDIT)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from engine_support import CALC, journal_records, make_project
 
 BUBBLEWRAP = '[sandbox]\nbackend = "bubblewrap"\n'

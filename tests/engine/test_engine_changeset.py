@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.changeset import ChangeSetConflict, apply_change_set, apply_text_edits, file_change, is_excluded, text_edits
+from agent_core.changeset import (
+    ChangeSetConflict,
+    apply_change_set,
+    apply_text_edits,
+    file_change,
+    is_excluded,
+    text_edits,
+)
 from agent_core.models import ChangeSet
 
 CASES = [

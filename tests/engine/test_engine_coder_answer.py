@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine_support import BUGGY_CALC
+
 from agent_core.agents.coder.answer import parse_coder_answer
 from agent_core.agents.coder.schema import CoderOutput, Edit
-
-from engine_support import BUGGY_CALC
 
 FENCED = ("The bug is in add.\n\n### calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n"
           "This makes the test pass.")

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from engine_support import make_project
 
 from agent_core.models import TestReport
 from agent_core.pipeline.context import focus_from_report, focus_test_source, relevant_files, render_files
@@ -19,9 +20,10 @@ from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
 
-from engine_support import make_project
-
-SHOP = "def total(prices, discount=0):\n    return sum(prices) - discount + 1\n\n\ndef count(items):\n    return len(items)\n"
+SHOP = (
+    "def total(prices, discount=0):\n    return sum(prices) - discount + 1\n\n\n"
+    "def count(items):\n    return len(items)\n"
+)
 TESTS = '''"""Tests of the shop."""
 import pytest
 
@@ -81,7 +83,7 @@ class TestCart:
 def test_last():
     assert count([0, 0, 0]) == 3
 '''
-FOCUSED = '''import pytest
+FOCUSED = """import pytest
 
 from shop import count, total
 
@@ -111,7 +113,7 @@ class TestCart:
         assert total(basket, discount=1) == 4
 
 # (5 other tests not shown)
-'''
+"""
 
 
 @pytest.fixture(scope="module")

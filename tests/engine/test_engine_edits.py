@@ -62,7 +62,10 @@ def test_relative_indentation_of_the_replacement_is_kept():
     assert new == "        if x:\n            return x + 1\n        return -1\n"
 
 
-LEAP = '"""Calendar."""\n\n\ndef is_leap(year):\n    return year % 4 == 0 and (year % 100 == 0 or year % 400 == 0)\n\n\ndef other():\n    return 1\n'
+LEAP = (
+    '"""Calendar."""\n\n\ndef is_leap(year):\n    return year % 4 == 0 and (year % 100 == 0 or year % 400 == 0)\n\n\n'
+    "def other():\n    return 1\n"
+)
 
 
 def _apply_one(tmp_path: Path, text: str, edit: Edit) -> tuple[int, list[str], str]:
@@ -84,20 +87,21 @@ def test_whole_function_in_replace_is_spliced_whatever_the_search(tmp_path: Path
 
 
 def test_two_functions_in_replace_are_both_spliced(tmp_path: Path):
-    replace = ("def other():\n    return 2\n\n\n"
-               "def is_leap(year):\n    return year % 400 == 0\n")
+    replace = "def other():\n    return 2\n\n\ndef is_leap(year):\n    return year % 400 == 0\n"
     applied, errors, text = _apply_one(tmp_path, LEAP, Edit(path="m.py", search="", replace=replace))
     assert (applied, errors) == (1, [])
-    assert text == ('"""Calendar."""\n\n\ndef is_leap(year):\n    return year % 400 == 0\n\n\n'
-                    "def other():\n    return 2\n")
+    assert text == (
+        '"""Calendar."""\n\n\ndef is_leap(year):\n    return year % 400 == 0\n\n\ndef other():\n    return 2\n'
+    )
 
 
 def test_an_edit_that_would_break_the_syntax_changes_nothing(tmp_path: Path):
     edit = Edit(path="m.py", search="return 1", replace="return (1")
     applied, errors, text = _apply_one(tmp_path, LEAP, edit)
     assert applied == 0 and text == LEAP
-    assert errors == ["- m.py: the edit would leave m.py with a syntax error (line 9: '(' was never closed); "
-                      "nothing was changed"]
+    assert errors == [
+        "- m.py: the edit would leave m.py with a syntax error (line 9: '(' was never closed); nothing was changed"
+    ]
 
 
 def test_a_midline_match_is_reindented_when_the_exact_one_breaks_the_syntax(tmp_path: Path):
@@ -123,16 +127,23 @@ def test_a_local_assignment_is_not_mistaken_for_the_module_constant(tmp_path: Pa
     assert (applied, errors, new) == (1, [], text.replace("total = 1", "total = 2"))
 
 
-@pytest.mark.parametrize("answer, expected", [
-    # a module constant, alone
-    ("ABSOLUTE_ZERO = -273.15", '"""Physics."""\nimport math\n\nABSOLUTE_ZERO = -273.15\n\n\ndef ok(c):\n'
-                                "    return c >= ABSOLUTE_ZERO\n"),
-    # a new import goes after the last import; a new helper at the end; a test written along is dropped
-    ("import sys\n\ndef ok(c):\n    return _above(c)\n\ndef _above(c):\n    return c >= ABSOLUTE_ZERO\n\n"
-     "def test_ok():\n    assert ok(1)\n",
-     '"""Physics."""\nimport math\nimport sys\n\nABSOLUTE_ZERO = -237.15\n\n\ndef ok(c):\n    return _above(c)\n'
-     "\n\ndef _above(c):\n    return c >= ABSOLUTE_ZERO\n"),
-])
+@pytest.mark.parametrize(
+    "answer, expected",
+    [
+        # a module constant, alone
+        (
+            "ABSOLUTE_ZERO = -273.15",
+            '"""Physics."""\nimport math\n\nABSOLUTE_ZERO = -273.15\n\n\ndef ok(c):\n    return c >= ABSOLUTE_ZERO\n',
+        ),
+        # a new import goes after the last import; a new helper at the end; a test written along is dropped
+        (
+            "import sys\n\ndef ok(c):\n    return _above(c)\n\ndef _above(c):\n    return c >= ABSOLUTE_ZERO\n\n"
+            "def test_ok():\n    assert ok(1)\n",
+            '"""Physics."""\nimport math\nimport sys\n\nABSOLUTE_ZERO = -237.15\n\n\ndef ok(c):\n    return _above(c)\n'
+            "\n\ndef _above(c):\n    return c >= ABSOLUTE_ZERO\n",
+        ),
+    ],
+)
 def test_whole_pieces_are_spliced_in_place(tmp_path: Path, answer: str, expected: str):
     text = '"""Physics."""\nimport math\n\nABSOLUTE_ZERO = -237.15\n\n\ndef ok(c):\n    return c >= ABSOLUTE_ZERO\n'
     applied, errors, new = _apply_one(tmp_path, text, Edit(path="m.py", search="", replace=answer))
@@ -141,7 +152,14 @@ def test_whole_pieces_are_spliced_in_place(tmp_path: Path, answer: str, expected
 
 
 def test_code_handed_back_unchanged_is_no_edit(tmp_path: Path):
-    edit = Edit(path="m.py", search="", replace="def is_leap(year):\n    return year % 4 == 0 and (year % 100 == 0 or year % 400 == 0)\n")
+    edit = Edit(
+        path="m.py",
+        search="",
+        replace="def is_leap(year):\n    return year % 4 == 0 and (year % 100 == 0 or year % 400 == 0)\n",
+    )
     applied, errors, text = _apply_one(tmp_path, LEAP, edit)
-    assert (applied, errors, text) == (0, ["- the answer gave the code back unchanged; change the lines that are wrong"],
-                                       LEAP)
+    assert (applied, errors, text) == (
+        0,
+        ["- the answer gave the code back unchanged; change the lines that are wrong"],
+        LEAP,
+    )

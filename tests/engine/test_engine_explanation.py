@@ -6,13 +6,13 @@ import json
 import subprocess
 from pathlib import Path
 
+from engine_support import FIX_EDIT, journal_records
+
 from agent_core.changeset import text_edits
 from agent_core.journal_view import render_markdown
 from agent_core.models import ChangeSet, FileChange, TestFailure, TestReport
 from agent_core.pipeline.explain import clean_answer, fixed_tests, templated
 from scripted_llm import Fault
-
-from engine_support import FIX_EDIT, journal_records
 
 MODEL_SAYS = "add subtracted b from a. It now returns a + b, so test_calc.py::test_add passes."
 
@@ -46,7 +46,9 @@ def test_the_model_explains_the_verified_diff_above_the_diff_and_in_the_trace(pr
     assert patched.returncode == 0, patched.stderr  # the sentences above the diff do not break applying it
 
 
-def test_a_failing_model_call_falls_back_to_a_sentence_from_the_diff_and_the_tests(project: Path, scripted_llm, run_fix):
+def test_a_failing_model_call_falls_back_to_a_sentence_from_the_diff_and_the_tests(
+    project: Path, scripted_llm, run_fix
+):
     scripted_llm.add("coder", FIX_EDIT)
     scripted_llm.add("explainer", Fault.status(400))
 
@@ -54,8 +56,9 @@ def test_a_failing_model_call_falls_back_to_a_sentence_from_the_diff_and_the_tes
 
     out = run.json
     assert run.code == 0 and out["status"] == "fixed", run.stderr
-    assert out["explanation"] == ("test_calc.py::test_add failed (assert -1 == 5). "
-                                  "Changed add in calc.py; test_calc.py::test_add now passes.")
+    assert out["explanation"] == (
+        "test_calc.py::test_add failed (assert -1 == 5). Changed add in calc.py; test_calc.py::test_add now passes."
+    )
     record = _explanation_record(project, out["run_id"])
     assert record["source"] == "template" and "the model call failed" in record["problem"]
 
@@ -97,16 +100,19 @@ def _change(path: str, original: str | None, new: str | None, kind: str = "modif
 
 def test_the_template_names_the_failure_the_changed_functions_and_files_and_the_tests_that_pass():
     calc = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
-    change_set = ChangeSet(changes=[
-        _change("calc.py", calc, calc.replace("a - b", "a + b").replace("a * b", "b * a")),
-        _change("notes.txt", None, "x\n", kind="create"),
-    ])
+    change_set = ChangeSet(
+        changes=[
+            _change("calc.py", calc, calc.replace("a - b", "a + b").replace("a * b", "b * a")),
+            _change("notes.txt", None, "x\n", kind="create"),
+        ]
+    )
     baseline = _report("test_calc.py::test_add", "test_calc.py::test_mul")
     fixed = fixed_tests(baseline, TestReport(passed=3))
     assert fixed == ["test_calc.py::test_add", "test_calc.py::test_mul"]
     assert templated(change_set, baseline, fixed, "fix it") == (
         "test_calc.py::test_add failed (assert -1 == 5). Changed add, mul in calc.py; created notes.txt; "
-        "test_calc.py::test_add, test_calc.py::test_mul now pass.")
+        "test_calc.py::test_add, test_calc.py::test_mul now pass."
+    )
     task = templated(change_set, TestReport(passed=2), [], "add a --verbose flag\nand more")
     assert task == "Changed add, mul in calc.py; created notes.txt for the goal: add a --verbose flag; the tests pass."
 

@@ -6,6 +6,7 @@ import asyncio
 import sys
 
 import pytest
+from engine_support import make_project
 
 from agent_core.models import TestReport
 from agent_core.reflection import failure_text, is_internal_path
@@ -13,8 +14,6 @@ from agent_core.sandbox.bubblewrap import BubblewrapSandbox
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
-
-from engine_support import make_project
 
 BROKEN = {
     "calendar_rules.py": "def is_leap(y):\n    return y % 4 == 0 and (y % 100 == 0\n",

@@ -30,7 +30,9 @@ def test_one_line_bug_fixed_in_one_iteration(project: Path, scripted_llm, run_fi
     records = journal_records(project, out["run_id"])
     types = [r["type"] for r in records]
     assert types[0] == "run_start" and types[-1] == "run_end"
-    assert {"node_enter", "node_exit", "llm_call", "tool_call", "gate", "test_report", "plan", "change_set"} <= set(types)
+    assert {"node_enter", "node_exit", "llm_call", "tool_call", "gate", "test_report", "plan", "change_set"} <= set(
+        types
+    )
     raw = (project / ".agentls" / "runs" / out["run_id"] / "journal.jsonl").read_text()
     assert "sk-test-SECRET-0123456789" not in raw
     summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
@@ -39,8 +41,15 @@ def test_one_line_bug_fixed_in_one_iteration(project: Path, scripted_llm, run_fi
 
 def test_fixed_after_a_failed_attempt_and_a_reflection(project: Path, scripted_llm, run_fix):
     scripted_llm.add("coder", WRONG_EDIT)
-    scripted_llm.add("reflector", {"hypothesis": "add multiplies instead of adding", "file": "calc.py",
-                                   "change": "return a + b", "confidence": "high"})
+    scripted_llm.add(
+        "reflector",
+        {
+            "hypothesis": "add multiplies instead of adding",
+            "file": "calc.py",
+            "change": "return a + b",
+            "confidence": "high",
+        },
+    )
     scripted_llm.add("coder", FIX_EDIT)  # the wrong attempt did no better, so it was undone: same search again
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
@@ -59,8 +68,21 @@ def test_fixed_after_a_failed_attempt_and_a_reflection(project: Path, scripted_l
 def test_budget_exhausted_is_unfixed_and_touches_nothing(project: Path, scripted_llm, run_fix):
     scripted_llm.default("coder", WRONG_EDIT)
     scripted_llm.default("reflector", {"hypothesis": "unsure", "file": "calc.py", "change": "?", "confidence": "low"})
-    scripted_llm.default("planner", {"approach": "retry", "subtasks": [
-        {"id": "t1", "description": "fix add in calc.py", "priority": 5, "dependencies": [], "files": ["calc.py"]}]})
+    scripted_llm.default(
+        "planner",
+        {
+            "approach": "retry",
+            "subtasks": [
+                {
+                    "id": "t1",
+                    "description": "fix add in calc.py",
+                    "priority": 5,
+                    "dependencies": [],
+                    "files": ["calc.py"],
+                }
+            ],
+        },
+    )
     before = snapshot(project)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "2", "--apply")
@@ -69,15 +91,25 @@ def test_budget_exhausted_is_unfixed_and_touches_nothing(project: Path, scripted
     out = run.json
     assert out["status"] == "unfixed" and out["iterations"] == 2 and out["files_changed"] == []
     assert snapshot(project) == before, "an unfixed run writes nothing, even with --apply"
-    assert out["failures"] == [{"nodeid": "test_calc.py::test_add", "file": "test_calc.py", "line": 5,
-                                "message": out["failures"][0]["message"]}]
+    assert out["failures"] == [
+        {
+            "nodeid": "test_calc.py::test_add",
+            "file": "test_calc.py",
+            "line": 5,
+            "message": out["failures"][0]["message"],
+        }
+    ]
     assert len(scripted_llm.requests_for("coder")) == 2
 
 
 def test_plan_with_a_dependency_cycle_is_rejected(project: Path, scripted_llm, run_fix):
-    cyclic = {"approach": "x", "subtasks": [
-        {"id": "t1", "description": "a", "priority": 3, "dependencies": ["t2"], "files": []},
-        {"id": "t2", "description": "b", "priority": 3, "dependencies": ["t1"], "files": []}]}
+    cyclic = {
+        "approach": "x",
+        "subtasks": [
+            {"id": "t1", "description": "a", "priority": 3, "dependencies": ["t2"], "files": []},
+            {"id": "t2", "description": "b", "priority": 3, "dependencies": ["t1"], "files": []},
+        ],
+    }
     scripted_llm.default("planner", cyclic)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--goal", "Support adding strings")
@@ -118,8 +150,18 @@ def test_apply_writes_exactly_the_reported_files(project: Path, scripted_llm, ru
 
 
 def test_unsafe_change_fails_the_run_without_allow_unsafe(project: Path, scripted_llm, run_fix):
-    scripted_llm.add("coder", {"edits": [{"path": "calc.py", "search": "    return a - b",
-                                          "replace": "    import os\n    os.system('true')\n    return a + b"}]})
+    scripted_llm.add(
+        "coder",
+        {
+            "edits": [
+                {
+                    "path": "calc.py",
+                    "search": "    return a - b",
+                    "replace": "    import os\n    os.system('true')\n    return a + b",
+                }
+            ]
+        },
+    )
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
 
@@ -141,6 +183,9 @@ def test_code_handed_back_unchanged_is_named_as_such_in_the_next_prompt(project:
     roles = [r["role"] for r in scripted_llm.requests]
     assert roles == ["coder", "coder", "explainer"], "nothing changed: no reflector call, only the explanation"
     second = scripted_llm.requests_for("coder")[1]["messages"][-1]["content"]
-    assert "Analysis of the last attempt: The last answer repeated the code unchanged, so the bug is still in it.\n" in second
+    assert (
+        "Analysis of the last attempt: The last answer repeated the code unchanged, so the bug is still in it.\n"
+        in second
+    )
     assert "Your previous answer was not used:\n- the answer gave the code back unchanged" in second
     assert "Tried before" not in second and "Suggested change" not in second, "no empty attempt, no empty suggestion"

@@ -64,8 +64,10 @@ def test_the_prompt_stays_small_and_the_method_goes_back_in_place(tmp_path: Path
     # the spectrum marks the lines only the failing test runs, the traceback puts Stats.mean first
     assert "count = len(self.xs) - len(self.xs)  # <- suspicious\n" in prompt
     assert f"lines {MEAN_START}-{MEAN_END}: Stats.mean" in prompt
-    assert "class Stats:\n    def __init__(self, xs):  # shown whole below\n    def mean(self):  # shown whole below\n" \
-        in prompt, "the outline names both suspects (test_mean alone runs __init__ too)"
+    assert (
+        "class Stats:\n    def __init__(self, xs):  # shown whole below\n    def mean(self):  # shown whole below\n"
+        in prompt
+    ), "the outline names both suspects (test_mean alone runs __init__ too)"
     assert "def helper_3(x):" in prompt and "more definitions not shown" in prompt, "the outline: signatures"
     assert "helper 3 line 3" not in prompt, "no other function's body"
     assert "def test_mean" in prompt and "ZeroDivisionError" in prompt, "the failing test and its output"
@@ -85,24 +87,45 @@ def test_a_small_file_is_shown_whole_with_the_suspicious_line_marked(project: Pa
     prompt = json.dumps(scripted_llm.requests_for("coder")[0]["messages"])
     # `assert add(2, 3) == 5` fails in the test: add is the suspect, and its line is the one only the failing test runs
     assert "def add(a, b):\\n    return a - b  # <- suspicious\\n\\n\\ndef mul(a, b):\\n    return a * b\\n" in prompt
-    assert (project / "calc.py").read_text() == "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
-    assert not any(r["type"] == "candidate" and r["verdict"] == "passed"
-                   for r in journal_records(project, run.json["run_id"]))
+    assert (
+        project / "calc.py"
+    ).read_text() == "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+    assert not any(
+        r["type"] == "candidate" and r["verdict"] == "passed" for r in journal_records(project, run.json["run_id"])
+    )
 
 
 def test_suspects_from_a_traceback_frame_and_from_the_failing_line(tmp_path: Path):
     project = make_project(tmp_path / "p", {"big.py": BIG, "test_big.py": TESTS})
-    frame = TestFailure(nodeid="test_big.py::test_mean", file="test_big.py", line=5, message="ZeroDivisionError",
-                        source_file="big.py", source_line=MEAN_END)
+    frame = TestFailure(
+        nodeid="test_big.py::test_mean",
+        file="test_big.py",
+        line=5,
+        message="ZeroDivisionError",
+        source_file="big.py",
+        source_line=MEAN_END,
+    )
     called = TestFailure(nodeid="test_big.py::test_other", file="test_big.py", line=9, message="assert 1 == 0")
     with ShadowWorkspace(project) as shadow:
         found = suspects_from_report(shadow, TestReport(failed=2, failures=[frame, called]))
     # the frame (weight 1) and the failing line's call `.mean()` (0.5 to each method of that name)
     assert found == [
-        {"file": "big.py", "function": "Stats.mean", "start_line": MEAN_START, "end_line": MEAN_END,
-         "lines": [MEAN_END], "score": 1.5},
-        {"file": "big.py", "function": "Other.mean", "start_line": OTHER_START, "end_line": OTHER_START + 1,
-         "lines": [], "score": 0.5},
+        {
+            "file": "big.py",
+            "function": "Stats.mean",
+            "start_line": MEAN_START,
+            "end_line": MEAN_END,
+            "lines": [MEAN_END],
+            "score": 1.5,
+        },
+        {
+            "file": "big.py",
+            "function": "Other.mean",
+            "start_line": OTHER_START,
+            "end_line": OTHER_START + 1,
+            "lines": [],
+            "score": 0.5,
+        },
     ]
     assert WHOLE_FILE_LINES < BIG.count("\n")
 
@@ -111,8 +134,14 @@ def test_given_suspects_are_found_again_after_their_function_moved(tmp_path: Pat
     """The `suspects` another node put in the state may be a round old: the function is looked up by name."""
     moved = "# one more line at the top\n" + BIG
     project = make_project(tmp_path / "p", {"big.py": moved})
-    stale = {"file": "big.py", "function": "Stats.mean", "start_line": MEAN_START, "end_line": MEAN_END,
-             "lines": [MEAN_START + 1], "score": 0.9}
+    stale = {
+        "file": "big.py",
+        "function": "Stats.mean",
+        "start_line": MEAN_START,
+        "end_line": MEAN_END,
+        "lines": [MEAN_START + 1],
+        "score": 0.9,
+    }
     with ShadowWorkspace(project) as shadow:
         text, files, targets = render_suspects(shadow, [stale])
     assert files == ["big.py"]
@@ -124,11 +153,31 @@ def test_given_suspects_are_found_again_after_their_function_moved(tmp_path: Pat
 def test_a_method_answered_inside_its_class_goes_back_alone(tmp_path: Path):
     """`class Stats:` written around the rewritten method only: spliced as a class it would drop __init__."""
     project = make_project(tmp_path / "p", {"big.py": BIG})
-    answer = CoderOutput(edits=[Edit(path="big.py", replace=(
-        'class Stats:\n    """Stats."""\n\n    def mean(self):\n        return sum(self.xs) / len(self.xs)\n'))])
+    answer = CoderOutput(
+        edits=[
+            Edit(
+                path="big.py",
+                replace=(
+                    'class Stats:\n    """Stats."""\n\n'
+                    "    def mean(self):\n        return sum(self.xs) / len(self.xs)\n"
+                ),
+            )
+        ]
+    )
     with ShadowWorkspace(project) as shadow:
-        _, _, targets = render_suspects(shadow, [{"file": "big.py", "function": "Stats.mean", "start_line": MEAN_START,
-                                                  "end_line": MEAN_END, "lines": [], "score": 1.0}])
+        _, _, targets = render_suspects(
+            shadow,
+            [
+                {
+                    "file": "big.py",
+                    "function": "Stats.mean",
+                    "start_line": MEAN_START,
+                    "end_line": MEAN_END,
+                    "lines": [],
+                    "score": 1.0,
+                }
+            ],
+        )
         (edit,) = retarget_to_focus(shadow, answer, targets).edits
-    assert edit.search == "\n".join(BIG.splitlines()[MEAN_START - 1:MEAN_END])
+    assert edit.search == "\n".join(BIG.splitlines()[MEAN_START - 1 : MEAN_END])
     assert edit.replace == "    def mean(self):\n        return sum(self.xs) / len(self.xs)"

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-
 from engine_support import FIX_EDIT
+from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_core.engine import Engine
 from agent_core.events import NullHooks

@@ -1,13 +1,14 @@
-"""`agentls fix` against an endpoint that hangs: it stops at the model call's deadline, says why, counts what it sent."""
+"""`agentls fix` against an endpoint that hangs: it stops at the model call's deadline,
+says why, counts what it sent."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from engine_support import snapshot
-from scripted_llm import Fault
 
 from agent_core.llm import retrying
+from scripted_llm import Fault
 
 SETTINGS = "request_timeout_s = 1.0\nmax_retries = 5\nretry_backoff_s = 0.01\nllm_deadline_s = 2.5\n"
 
@@ -34,8 +35,12 @@ def test_a_hung_endpoint_ends_the_run_at_the_deadline(project: Path, scripted_ll
 
 def test_an_errored_run_reports_the_calls_it_made_before_the_error(project: Path, scripted_llm, run_fix):
     (project / ".agentls.toml").write_text(SETTINGS)
-    plan = {"approach": "x", "subtasks": [{"id": "t1", "description": "make add add", "priority": 3,
-                                           "dependencies": [], "files": ["calc.py"]}]}
+    plan = {
+        "approach": "x",
+        "subtasks": [
+            {"id": "t1", "description": "make add add", "priority": 3, "dependencies": [], "files": ["calc.py"]}
+        ],
+    }
     scripted_llm.add("planner", plan)
     scripted_llm.default("coder", Fault.status(503))
 

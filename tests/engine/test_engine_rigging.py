@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from engine_support import FIX_EDIT, journal_records, snapshot
 from rigging_support import MARK_PASSED, RIGS, write_file
 

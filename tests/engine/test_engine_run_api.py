@@ -8,16 +8,15 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
-
 from engine_support import WRONG_EDIT, journal_records, snapshot
-from scripted_llm import Fault
+from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_core.engine import Engine
 from agent_core.events import NullHooks, PhaseEvent
 from agent_core.events import TestReportEvent as ReportEvent
 from agent_core.models import RunRequest
 from agent_core.settings import load_settings
+from scripted_llm import Fault
 
 STEP = {"approach": "again", "subtasks": [
     {"id": "t1", "description": "fix add in calc.py", "priority": 5, "dependencies": [], "files": ["calc.py"]}]}
@@ -93,7 +92,9 @@ async def test_bad_requests_are_errors_not_exceptions(tmp_path: Path, scripted_l
     assert task.status == "error" and task.error == "a task needs a goal"
 
 
-async def test_cancel_stops_the_run_and_removes_the_shadow(project: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch):
+async def test_cancel_stops_the_run_and_removes_the_shadow(
+    project: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch
+):
     made: list[Path] = []
     real_mkdtemp = tempfile.mkdtemp
 
@@ -112,8 +113,9 @@ async def test_cancel_stops_the_run_and_removes_the_shadow(project: Path, script
                 coding.set()
 
     before = snapshot(project)
-    task = asyncio.create_task(_engine(project, scripted_llm.base_url).run(RunRequest(kind="fix", workspace=project),
-                                                                          Hooks()))
+    task = asyncio.create_task(
+        _engine(project, scripted_llm.base_url).run(RunRequest(kind="fix", workspace=project), Hooks())
+    )
     waiter = asyncio.create_task(coding.wait())
     await asyncio.wait({task, waiter}, timeout=120, return_when=asyncio.FIRST_COMPLETED)
     assert coding.is_set() and not task.done()
@@ -130,23 +132,56 @@ async def test_cancel_stops_the_run_and_removes_the_shadow(project: Path, script
 
 
 async def test_task_runs_plan_steps_in_dependency_order(project: Path, scripted_llm):
-    scripted_llm.add("planner", {"approach": "two steps", "subtasks": [
-        {"id": "t2", "description": "STEP-B: make add add", "priority": 5, "dependencies": ["t1"], "files": ["calc.py"]},
-        {"id": "t1", "description": "STEP-A: document add", "priority": 1, "dependencies": [], "files": ["calc.py"]},
-    ]})
-    scripted_llm.add("coder", {"edits": [{"path": "calc.py", "search": "def add(a, b):\n",
-                                          "replace": "def add(a, b):\n    \"\"\"Sum of a and b.\"\"\"\n"}]})
-    scripted_llm.add("coder", {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a + b"}]})
+    scripted_llm.add(
+        "planner",
+        {
+            "approach": "two steps",
+            "subtasks": [
+                {
+                    "id": "t2",
+                    "description": "STEP-B: make add add",
+                    "priority": 5,
+                    "dependencies": ["t1"],
+                    "files": ["calc.py"],
+                },
+                {
+                    "id": "t1",
+                    "description": "STEP-A: document add",
+                    "priority": 1,
+                    "dependencies": [],
+                    "files": ["calc.py"],
+                },
+            ],
+        },
+    )
+    scripted_llm.add(
+        "coder",
+        {
+            "edits": [
+                {
+                    "path": "calc.py",
+                    "search": "def add(a, b):\n",
+                    "replace": 'def add(a, b):\n    """Sum of a and b."""\n',
+                }
+            ]
+        },
+    )
+    scripted_llm.add(
+        "coder", {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a + b"}]}
+    )
     hooks = NullHooks()
 
     result = await _engine(project, scripted_llm.base_url).run(
-        RunRequest(kind="task", workspace=project, goal="Make add correct and documented"), hooks)
+        RunRequest(kind="task", workspace=project, goal="Make add correct and documented"), hooks
+    )
 
     assert result.status == "ok" and result.iterations == 1, result.error
     prompts = [json.dumps(r["messages"]) for r in scripted_llm.requests_for("coder")]
     assert "STEP-A" in prompts[0] and "STEP-B" in prompts[1]
     assert "Sum of a and b" in prompts[1], "the second step sees the first step's edit"
     assert [e.message for e in hooks.events if isinstance(e, PhaseEvent) and e.phase == "coding"] == [
-        "coding step 1/2", "coding step 2/2"]
+        "coding step 1/2",
+        "coding step 2/2",
+    ]
     [change] = result.change_set.changes
     assert change.path == "calc.py" and '"""Sum of a and b."""' in change.new and "a + b" in change.new

@@ -21,19 +21,27 @@ from agent_core.settings import load_settings
 FAST = "[search]\nmutant_timeout_s = 2\n"
 
 GRADES = {
-    "grades.py": ('def passed(scores, mark):\n    """How many scores reach the pass mark."""\n'
-                  "    return len([s for s in scores if s > mark])\n\n\ndef best(scores):\n    return max(scores)\n"),
-    "test_grades.py": ("from grades import best, passed\n\n\ndef test_on_the_mark_passes():\n"
-                       "    assert passed([50, 60, 70], 60) == 2\n\n\ndef test_below():\n    assert passed([10], 60) == 0\n\n\n"
-                       "def test_exactly():\n    assert passed([60, 60], 60) == 2\n\n\ndef test_best():\n"
-                       "    assert best([1, 3, 2]) == 3\n"),
+    "grades.py": (
+        'def passed(scores, mark):\n    """How many scores reach the pass mark."""\n'
+        "    return len([s for s in scores if s > mark])\n\n\ndef best(scores):\n    return max(scores)\n"
+    ),
+    "test_grades.py": (
+        "from grades import best, passed\n\n\ndef test_on_the_mark_passes():\n"
+        "    assert passed([50, 60, 70], 60) == 2\n\n\ndef test_below():\n    assert passed([10], 60) == 0\n\n\n"
+        "def test_exactly():\n    assert passed([60, 60], 60) == 2\n\n\ndef test_best():\n"
+        "    assert best([1, 3, 2]) == 3\n"
+    ),
     ".agentls.toml": FAST,
 }
 TRIANGLE = {
-    "shapes.py": ('def triangle(n):\n    """1 + 2 + ... + n."""\n    total = 0\n    for i in range(1, n):\n'
-                  "        total += i\n    return total\n"),
-    "test_shapes.py": ("from shapes import triangle\n\n\ndef test_one():\n    assert triangle(1) == 1\n\n\n"
-                       "def test_four():\n    assert triangle(4) == 10\n\n\ndef test_zero():\n    assert triangle(0) == 0\n"),
+    "shapes.py": (
+        'def triangle(n):\n    """1 + 2 + ... + n."""\n    total = 0\n    for i in range(1, n):\n'
+        "        total += i\n    return total\n"
+    ),
+    "test_shapes.py": (
+        "from shapes import triangle\n\n\ndef test_one():\n    assert triangle(1) == 1\n\n\n"
+        "def test_four():\n    assert triangle(4) == 10\n\n\ndef test_zero():\n    assert triangle(0) == 0\n"
+    ),
     ".agentls.toml": FAST,
 }
 GREETING = {
@@ -41,13 +49,21 @@ GREETING = {
     "test_hello.py": 'from hello import greet\n\n\ndef test_greet():\n    assert greet("Ann") == "Hello, Ann!"\n',
     ".agentls.toml": FAST,
 }
-GREETING_FIX = {"edits": [{"path": "hello.py", "search": '    return "Hello " + name',
-                           "replace": '    return "Hello, " + name + "!"'}], "explanation": "comma and bang"}
+GREETING_FIX = {
+    "edits": [
+        {"path": "hello.py", "search": '    return "Hello " + name', "replace": '    return "Hello, " + name + "!"'}
+    ],
+    "explanation": "comma and bang",
+}
 HALVINGS = {  # `n //= 2` -> `n //= 1` (tried before the fix) never ends
-    "halve.py": ('def steps(n):\n    """How many halvings take n down to 1."""\n    count = 0\n    while n > 1:\n'
-                 "        n //= 2\n        count += 1\n    return count + 1\n"),
-    "test_halve.py": ("from halve import steps\n\n\ndef test_eight():\n    assert steps(8) == 3\n\n\n"
-                      "def test_one():\n    assert steps(1) == 0\n\n\ndef test_seven():\n    assert steps(7) == 2\n"),
+    "halve.py": (
+        'def steps(n):\n    """How many halvings take n down to 1."""\n    count = 0\n    while n > 1:\n'
+        "        n //= 2\n        count += 1\n    return count + 1\n"
+    ),
+    "test_halve.py": (
+        "from halve import steps\n\n\ndef test_eight():\n    assert steps(8) == 3\n\n\n"
+        "def test_one():\n    assert steps(1) == 0\n\n\ndef test_seven():\n    assert steps(7) == 2\n"
+    ),
     ".agentls.toml": FAST,
 }
 
@@ -73,13 +89,21 @@ def _trace(root: Path) -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("files, path, before, after", [
-    (GRADES, "grades.py", "    return len([s for s in scores if s > mark])",
-     "    return len([s for s in scores if s >= mark])"),
-    (TRIANGLE, "shapes.py", "    for i in range(1, n):", "    for i in range(1, n + 1):"),
-])
-def test_a_one_token_bug_is_fixed_by_the_search_with_no_model_call(tmp_path: Path, scripted_llm, run_fix, files,
-                                                                      path, before, after):
+@pytest.mark.parametrize(
+    "files, path, before, after",
+    [
+        (
+            GRADES,
+            "grades.py",
+            "    return len([s for s in scores if s > mark])",
+            "    return len([s for s in scores if s >= mark])",
+        ),
+        (TRIANGLE, "shapes.py", "    for i in range(1, n):", "    for i in range(1, n + 1):"),
+    ],
+)
+def test_a_one_token_bug_is_fixed_by_the_search_with_no_model_call(
+    tmp_path: Path, scripted_llm, run_fix, files, path, before, after
+):
     project = make_project(tmp_path / "proj", files)
     before_files = snapshot(project)
 
@@ -111,8 +135,7 @@ def test_the_applied_search_fix_reaches_the_project(tmp_path: Path, scripted_llm
     assert (project / "test_grades.py").read_text() == GRADES["test_grades.py"]
 
 
-def test_a_bug_no_single_edit_fixes_goes_to_the_model_with_the_shadow_untouched(tmp_path: Path, scripted_llm,
-                                                                                run_fix):
+def test_a_bug_no_single_edit_fixes_goes_to_the_model_with_the_shadow_untouched(tmp_path: Path, scripted_llm, run_fix):
     project = make_project(tmp_path / "proj", GREETING)
     scripted_llm.add("coder", GREETING_FIX)
 
@@ -122,15 +145,17 @@ def test_a_bug_no_single_edit_fixes_goes_to_the_model_with_the_shadow_untouched(
     out = run.json
     assert out["status"] == "fixed" and out["iterations"] == 1
     assert [r["role"] for r in scripted_llm.requests if r["role"] != "explainer"] == ["coder"]
-    assert '"Hello " + name' in scripted_llm.requests_for("coder")[0]["messages"][-1]["content"], \
+    assert '"Hello " + name' in scripted_llm.requests_for("coder")[0]["messages"][-1]["content"], (
         "the coder sees the original line, not a mutant"
+    )
     search = _search_record(project, out["run_id"])
     assert search["found"] is None and search["tried"] == search["mutants"] > 0
     summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
     assert "found_by" not in summary["extra"]
-    assert _changed_lines(project, out["run_id"]) == ['-    return "Hello " + name',
-                                                      '+    return "Hello, " + name + "!"'], \
-        "only the model's edit: the search left nothing behind"
+    assert _changed_lines(project, out["run_id"]) == [
+        '-    return "Hello " + name',
+        '+    return "Hello, " + name + "!"',
+    ], "only the model's edit: the search left nothing behind"
 
 
 def test_a_mutant_that_never_ends_is_cut_by_the_per_mutant_bound(tmp_path: Path, scripted_llm, run_fix):
@@ -147,12 +172,18 @@ def test_a_mutant_that_never_ends_is_cut_by_the_per_mutant_bound(tmp_path: Path,
     assert not any(r["report"]["timed_out"] for r in reports), "no sandbox run hit the run's timeout"
 
 
-def test_the_search_can_be_turned_off_and_localization_still_reaches_the_state(tmp_path: Path, scripted_llm,
-                                                                                 run_fix, monkeypatch):
+def test_the_search_can_be_turned_off_and_localization_still_reaches_the_state(
+    tmp_path: Path, scripted_llm, run_fix, monkeypatch
+):
     monkeypatch.delenv("AGENTLS_SEARCH")  # the environment wins over files: let the file speak
     project = make_project(tmp_path / "proj", {**GRADES, ".agentls.toml": "[search]\nenabled = false\n"})
-    scripted_llm.add("coder", {"edits": [{"path": "grades.py", "search": "if s > mark", "replace": "if s >= mark"}],
-                               "explanation": "reach the mark"})
+    scripted_llm.add(
+        "coder",
+        {
+            "edits": [{"path": "grades.py", "search": "if s > mark", "replace": "if s >= mark"}],
+            "explanation": "reach the mark",
+        },
+    )
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
 
@@ -162,12 +193,24 @@ def test_the_search_can_be_turned_off_and_localization_still_reaches_the_state(t
     assert "localize" in types and "search" not in types
 
 
-def test_without_pytest_there_is_no_coverage_and_the_run_goes_on_to_the_model(tmp_path: Path, scripted_llm,
-                                                                               run_fix):
+def test_without_pytest_there_is_no_coverage_and_the_run_goes_on_to_the_model(tmp_path: Path, scripted_llm, run_fix):
     check = 'from hello import greet\n\nassert greet("Ann") == "Hello, Ann!", greet("Ann")\n'
     project = make_project(tmp_path / "proj", {**GREETING, "check.py": check})
-    scripted_llm.add("planner", {"approach": "fix greet", "subtasks": [
-        {"id": "t1", "description": "fix greet in hello.py", "priority": 5, "dependencies": [], "files": ["hello.py"]}]})
+    scripted_llm.add(
+        "planner",
+        {
+            "approach": "fix greet",
+            "subtasks": [
+                {
+                    "id": "t1",
+                    "description": "fix greet in hello.py",
+                    "priority": 5,
+                    "dependencies": [],
+                    "files": ["hello.py"],
+                }
+            ],
+        },
+    )
     scripted_llm.add("coder", GREETING_FIX)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--test-cmd", "python check.py")
@@ -180,14 +223,37 @@ def test_without_pytest_there_is_no_coverage_and_the_run_goes_on_to_the_model(tm
 
 def test_a_typed_goal_is_left_to_the_model(tmp_path: Path, scripted_llm, run_fix):
     project = make_project(tmp_path / "proj", GRADES)
-    scripted_llm.default("planner", {"approach": "fix passed", "subtasks": [
-        {"id": "t1", "description": "count scores on the mark", "priority": 5, "dependencies": [],
-         "files": ["grades.py"]}]})
-    scripted_llm.add("coder", {"edits": [{"path": "grades.py", "search": "if s > mark", "replace": "if s >= mark"}],
-                               "explanation": "reach the mark"})
+    scripted_llm.default(
+        "planner",
+        {
+            "approach": "fix passed",
+            "subtasks": [
+                {
+                    "id": "t1",
+                    "description": "count scores on the mark",
+                    "priority": 5,
+                    "dependencies": [],
+                    "files": ["grades.py"],
+                }
+            ],
+        },
+    )
+    scripted_llm.add(
+        "coder",
+        {
+            "edits": [{"path": "grades.py", "search": "if s > mark", "replace": "if s >= mark"}],
+            "explanation": "reach the mark",
+        },
+    )
 
-    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--goal",
-                  "a score equal to the mark passes; keep the list comprehension")
+    run = run_fix(
+        str(project),
+        "--base-url",
+        scripted_llm.base_url,
+        "--json",
+        "--goal",
+        "a score equal to the mark passes; keep the list comprehension",
+    )
 
     assert run.code == 0 and run.json["status"] == "fixed", run.stderr
     assert len(scripted_llm.requests_for("coder")) == 1
@@ -198,8 +264,9 @@ def test_a_typed_goal_is_left_to_the_model(tmp_path: Path, scripted_llm, run_fix
 def test_an_editors_plan_and_fix_on_a_diagnostic_is_searched(tmp_path: Path, scripted_llm):
     """The language server's request: no typed goal, a diagnostic pointing at the failing test."""
     project = make_project(tmp_path / "proj", GRADES)
-    request = RunRequest(kind="fix", workspace=project, target_file="test_grades.py",
-                         diagnostics=["test_exactly failed: assert 0 == 2"])
+    request = RunRequest(
+        kind="fix", workspace=project, target_file="test_grades.py", diagnostics=["test_exactly failed: assert 0 == 2"]
+    )
 
     result = asyncio.run(Engine(load_settings(project, {"base_url": scripted_llm.base_url})).run(request, NullHooks()))
 

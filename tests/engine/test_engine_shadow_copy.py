@@ -74,10 +74,23 @@ def test_gitignored_paths_are_not_copied(workspace: Path):
 
 @pytest.mark.parametrize(
     "rel, ignored",
-    [("artifacts/new.py", True), ("artifacts", True), ("x/y.log", True), ("keep.log", False), ("pkg/generated.py", True),
-     ("pkg/debug.log", False), ("cache/wanted.txt", True), ("out/a.py", True), ("pkg/out/a.py", False),
-     ("local-notes.txt", True), (".venv/x.py", True), ("build/lib/a.py", True), ("pkg/core.py", False),
-     ("tests/test_new.py", False), ("sub/.git", True)],
+    [
+        ("artifacts/new.py", True),
+        ("artifacts", True),
+        ("x/y.log", True),
+        ("keep.log", False),
+        ("pkg/generated.py", True),
+        ("pkg/debug.log", False),
+        ("cache/wanted.txt", True),
+        ("out/a.py", True),
+        ("pkg/out/a.py", False),
+        ("local-notes.txt", True),
+        (".venv/x.py", True),
+        ("build/lib/a.py", True),
+        ("pkg/core.py", False),
+        ("tests/test_new.py", False),
+        ("sub/.git", True),
+    ],
 )
 def test_rules_read_as_git_reads_them(workspace: Path, rel: str, ignored: bool):
     assert IgnoreRules(workspace).ignored(rel) is ignored
@@ -139,17 +152,27 @@ def test_an_unreadable_gitignore_is_no_rule(tmp_path: Path):
 
 
 def _git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_file_git_tracks_is_copied_though_a_rule_matches_it(tmp_path: Path):
     ws = tmp_path / "ws"
-    for rel, text in {".gitignore": "*.json\nfixtures/\n", "a.py": "x = 1\n", "config.json": "{}\n",
-                      "fixtures/case.txt": "tracked\n", "fixtures/scratch.txt": "not tracked\n",
-                      "other.json": "{}\n"}.items():
+    for rel, text in {
+        ".gitignore": "*.json\nfixtures/\n",
+        "a.py": "x = 1\n",
+        "config.json": "{}\n",
+        "fixtures/case.txt": "tracked\n",
+        "fixtures/scratch.txt": "not tracked\n",
+        "other.json": "{}\n",
+    }.items():
         _write(ws, rel, text)
     _git(ws, "init", "-q")
     _git(ws, "add", ".gitignore", "a.py")

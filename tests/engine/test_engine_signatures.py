@@ -42,7 +42,10 @@ def test_collection_errors_timeouts_and_limits():
     "a, b",
     [
         ("assert 3 == 4", "assert 17 == 2"),
-        ("AttributeError: <Foo object at 0x7f3a2b> has no attribute 'bar'", "AttributeError: <Foo object at 0x55aa01> has no attribute 'baz'"),
+        (
+            "AttributeError: <Foo object at 0x7f3a2b> has no attribute 'bar'",
+            "AttributeError: <Foo object at 0x55aa01> has no attribute 'baz'",
+        ),
         ('File "/tmp/agentls-x1/proj/a.py", line 12, in f', 'File "/home/u/proj/a.py", line 99, in f'),
         ("KeyError: 'alpha'", 'KeyError: "beta"'),
         ("ValueError: bad value 1.5e3 at /srv/x/y.py:44", "ValueError: bad value 2 at /var/q/z.py:7"),

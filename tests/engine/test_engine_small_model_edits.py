@@ -80,18 +80,37 @@ def test_whole_file_write_that_does_not_parse_is_refused(tools):
     applied, errors = apply_edits(ft, bad)
     assert applied == 0 and "not valid Python" in errors[0]
     assert shadow.current("calc.py") == SOURCE
-    good = CoderOutput(edits=[Edit(path="calc.py", search="", replace="```python\ndef add(a, b):\n    return a + b\n```")])
+    good = CoderOutput(
+        edits=[Edit(path="calc.py", search="", replace="```python\ndef add(a, b):\n    return a + b\n```")]
+    )
     assert apply_edits(ft, good) == (1, [])
     assert shadow.current("calc.py") == "def add(a, b):\n    return a + b\n"
 
 
 def test_failure_text_folds_parametrized_cases_and_keeps_the_essentials():
-    tb = ("    def test_conv(c, f):\n        x = 1\n>       assert to_c(f) == c\nE       assert 35.5 == 0\n\n"
-          "tests/test_conv.py:9: AssertionError")
-    failures = [TestFailure(nodeid=f"tests/test_conv.py::test_conv[{i}]", file="tests/test_conv.py", line=9,
-                            message="assert 35.5 == 0", traceback=tb) for i in range(4)]
-    failures.append(TestFailure(nodeid="tests/test_conv.py::test_k", file="tests/test_conv.py", line=14,
-                                message="ValueError", traceback="E   ValueError: below zero"))
+    tb = (
+        "    def test_conv(c, f):\n        x = 1\n>       assert to_c(f) == c\nE       assert 35.5 == 0\n\n"
+        "tests/test_conv.py:9: AssertionError"
+    )
+    failures = [
+        TestFailure(
+            nodeid=f"tests/test_conv.py::test_conv[{i}]",
+            file="tests/test_conv.py",
+            line=9,
+            message="assert 35.5 == 0",
+            traceback=tb,
+        )
+        for i in range(4)
+    ]
+    failures.append(
+        TestFailure(
+            nodeid="tests/test_conv.py::test_k",
+            file="tests/test_conv.py",
+            line=14,
+            message="ValueError",
+            traceback="E   ValueError: below zero",
+        )
+    )
     text = failure_text(TestReport(failed=5, failures=failures))
     assert text.count("FAILED") == 2
     assert "(and 3 more case(s) of this test)" in text
@@ -116,19 +135,27 @@ class Conv:
 '''
 
 
-@pytest.mark.parametrize("replacement, expected_piece", [
-    ("def to_f(c):\n    return c * 1.8 + 32\n", "def to_f(c):\n    return c * 1.8 + 32\n\n\nclass Conv:"),
-    ("    @staticmethod\n    def to_c(f):\n        return (f - 32) * 5 / 9\n",
-     "class Conv:\n    @staticmethod\n    def to_c(f):\n        return (f - 32) * 5 / 9\n"),
-    ("@staticmethod\ndef to_c(f):\n    return (f - 32) * 5 / 9", "    def to_c(f):\n        return (f - 32) * 5 / 9\n"),
-])
+@pytest.mark.parametrize(
+    "replacement, expected_piece",
+    [
+        ("def to_f(c):\n    return c * 1.8 + 32\n", "def to_f(c):\n    return c * 1.8 + 32\n\n\nclass Conv:"),
+        (
+            "    @staticmethod\n    def to_c(f):\n        return (f - 32) * 5 / 9\n",
+            "class Conv:\n    @staticmethod\n    def to_c(f):\n        return (f - 32) * 5 / 9\n",
+        ),
+        (
+            "@staticmethod\ndef to_c(f):\n    return (f - 32) * 5 / 9",
+            "    def to_c(f):\n        return (f - 32) * 5 / 9\n",
+        ),
+    ],
+)
 def test_a_whole_function_without_search_replaces_that_function(tmp_path: Path, replacement, expected_piece):
     (tmp_path / "conv.py").write_text(MODULE)
     with ShadowWorkspace(tmp_path) as shadow:
         applied, errors = apply_edits(FileTools(shadow), CoderOutput(edits=[Edit(path="conv.py", replace=replacement)]))
         text = shadow.current("conv.py")
     assert (applied, errors) == (1, [])
-    assert expected_piece in text and 'LIMIT = -273.15' in text
+    assert expected_piece in text and "LIMIT = -273.15" in text
     assert text.count("def to_c") == 1 and text.count("def to_f") == 1
 
 

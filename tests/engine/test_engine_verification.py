@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from engine_support import journal_records, snapshot
 
 from agent_core.models import RunRequest
@@ -15,7 +14,11 @@ from agent_core.pipeline import verification
 from agent_core.pipeline.verification import goal_asks_to_change_tests
 from agent_core.workspace.shadow import SKIP_DIRS
 from agent_core.workspace.testfiles import (
-    is_protected, is_test_config, is_test_file, protected_files, restore_protected,
+    is_protected,
+    is_test_config,
+    is_test_file,
+    protected_files,
+    restore_protected,
 )
 
 

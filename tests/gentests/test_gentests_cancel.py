@@ -28,10 +28,25 @@ def _processes_in(root: Path) -> list[int]:
 
 
 async def test_cancel_cleans_up(scripted_llm, shop_workspace: Path):
-    scripted_llm.add("tester", json.dumps({"tests": [{
-        "name": "test_slow", "kind": "pytest", "target": "clamp", "rationale": "r",
-        "code": "import time\nfrom shop import clamp\n\n\ndef test_slow():\n    time.sleep(60)\n    assert clamp(1, 0, 2) == 1\n",
-    }]}))
+    scripted_llm.add(
+        "tester",
+        json.dumps(
+            {
+                "tests": [
+                    {
+                        "name": "test_slow",
+                        "kind": "pytest",
+                        "target": "clamp",
+                        "rationale": "r",
+                        "code": (
+                            "import time\nfrom shop import clamp\n\n\n"
+                            "def test_slow():\n    time.sleep(60)\n    assert clamp(1, 0, 2) == 1\n"
+                        ),
+                    }
+                ]
+            }
+        ),
+    )
     settings = Settings(base_url=scripted_llm.base_url, max_iterations=1)
     hooks = NullHooks()
     shadows: list[ShadowWorkspace] = []

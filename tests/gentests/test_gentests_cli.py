@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from gentests_support import PLANTED_LINE
+
 from scripted_llm import Fault
 
 

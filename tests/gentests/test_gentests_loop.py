@@ -8,8 +8,8 @@ from pathlib import Path
 
 from gentests_support import PLANTED_LINE, measure_coverage
 
-from agent_core.changeset import apply_change_set
 from agent_core import events
+from agent_core.changeset import apply_change_set
 from agent_core.events import NullHooks, PhaseEvent
 from agent_core.gentests.run import run_gen_tests
 from agent_core.models import RunRequest
@@ -117,9 +117,15 @@ async def test_existing_test_file_is_extended_and_coverage_is_reported(scripted_
     (shop_workspace / "tests" / "test_shop.py").write_text(EXISTING)
     pristine = tmp_path / "pristine"
     shutil.copytree(shop_workspace, pristine)
-    scripted_llm.add("tester", _tests(
-        ("test_clamp_inside", "from shop import clamp\n\n\ndef test_clamp_inside():\n    assert clamp(15, 0, 10) == 10\n"),
-    ))
+    scripted_llm.add(
+        "tester",
+        _tests(
+            (
+                "test_clamp_inside",
+                "from shop import clamp\n\n\ndef test_clamp_inside():\n    assert clamp(15, 0, 10) == 10\n",
+            ),
+        ),
+    )
     settings = Settings(base_url=scripted_llm.base_url, max_iterations=1)
     request = RunRequest(kind="gen_tests", workspace=shop_workspace, target_file="shop.py", target_symbol="clamp")
     result = await run_gen_tests(request, settings, NullHooks())

@@ -7,9 +7,9 @@ import io
 from pathlib import Path
 
 import pytest
+from learning_support import BUGGY_CALC, SECRET, CliRun, make_project
 
 from agent_core.cli import main
-from learning_support import BUGGY_CALC, SECRET, CliRun, make_project
 
 
 @pytest.fixture(autouse=True)

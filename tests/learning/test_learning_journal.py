@@ -22,7 +22,7 @@ def test_journal_records_every_call_and_no_secret(project: Path, scripted_llm, c
     calls = [r for r in records if r["type"] == "llm_call"]
     assert len(calls) == len(scripted_llm.requests) == 5
     assert [c["role"] for c in calls] == [r["role"] for r in scripted_llm.requests]
-    for call, request in zip(calls, scripted_llm.requests):
+    for call, request in zip(calls, scripted_llm.requests, strict=True):
         assert call["messages"][-1]["content"] == request["messages"][-1]["content"]
         assert call["usage"]["prompt_tokens"] > 0
     assert sum(c["usage"]["prompt_tokens"] for c in calls) == run.json["usage"]["prompt_tokens"]

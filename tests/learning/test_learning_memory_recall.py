@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_core.agents.explainer.prompt import SYSTEM as EXPLAINER_SYSTEM
 from learning_support import FIX_AFTER_WRONG, REFLECTION, WRONG_EDIT, prompt_of
+
+from agent_core.agents.explainer.prompt import SYSTEM as EXPLAINER_SYSTEM
 
 
 def _script_failed_attempt_then_fix(scripted_llm) -> None:

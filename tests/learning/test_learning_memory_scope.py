@@ -48,7 +48,9 @@ def test_a_projects_memory_never_reaches_another_project(tmp_path: Path, scripte
     prompts = [prompt_of(r) for r in scripted_llm.requests_for("planner")]
     assert "MARKER-7f3a" not in prompts[1].split("Goal:", 1)[1].split("Break the goal")[0]
     assert LABEL not in prompts[1], "the other project's planner got nothing of the first one's memory"
-    assert LABEL in prompts[2] and "its plan: replace the subtraction in add with an addition (MARKER-7f3a)" in prompts[2]
+    assert (
+        LABEL in prompts[2] and "its plan: replace the subtraction in add with an addition (MARKER-7f3a)" in prompts[2]
+    )
     assert "+    return a + b" in prompts[2], "the first project's own memory is recalled, as a hint"
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("memory.sqlite"))
 
@@ -68,8 +70,9 @@ def test_an_unfixed_run_stores_no_pattern_only_failures(project: Path, scripted_
     scripted_llm.default("coder", WRONG_EDIT)
     scripted_llm.default("reflector", {"hypothesis": "unsure", "file": "calc.py", "change": "?", "confidence": "low"})
 
-    run = cli("fix", str(project), "--base-url", scripted_llm.base_url, "--json", "--goal", GOAL,
-              "--max-iterations", "1")
+    run = cli(
+        "fix", str(project), "--base-url", scripted_llm.base_url, "--json", "--goal", GOAL, "--max-iterations", "1"
+    )
 
     assert run.code == 1 and run.json["status"] == "unfixed", run.stderr
     assert _patterns(project) == []

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 from learning_support import FIX_AFTER_WRONG, PLAN, REFLECTION, WRONG_EDIT, journal_records, run_dir
-from scripted_llm import Fault
 
 from agent_core.pipeline.checkpoint import run_is_active
+from scripted_llm import Fault
 
 
 def _wait_for(predicate, proc: subprocess.Popen, timeout_s: float = 180.0) -> None:

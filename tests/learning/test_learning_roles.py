@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from learning_support import FIX_EDIT, PLAN, run_dir
+
 from scripted_llm import ScriptedLLM
 
 PLANNER_KEY = "pk-planner-4c1d9e-ONLY-IN-ENV"

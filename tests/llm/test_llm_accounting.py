@@ -8,12 +8,12 @@ import types
 
 import pytest
 from llm_support import API_KEY, GOOD, Verdict
-from scripted_llm import ScriptedLLM, estimate_tokens
 
 from agent_core.llm.base import LLMUnavailable
 from agent_core.llm.factory import make_llm_client
 from agent_core.llm.openai_client import NO_ENDPOINT, OpenAIChatClient
 from agent_core.settings import Settings
+from scripted_llm import ScriptedLLM, estimate_tokens
 
 
 def _ask(text: str) -> list[dict[str, str]]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from llm_support import API_KEY, Verdict
 from pydantic import SecretStr
-from scripted_llm import Fault
 
 from agent_core.llm import retrying
 from agent_core.llm.base import LLMUnavailable
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.settings import Settings
+from scripted_llm import Fault
 
 ASK = [{"role": "user", "content": "Fix it."}]
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 from llm_support import GOOD, Verdict, closed_port
-from scripted_llm import Fault
 
 from agent_core.llm.base import LLMUnavailable
+from scripted_llm import Fault
 
 ASK = [{"role": "user", "content": "Plan the fix."}]
 

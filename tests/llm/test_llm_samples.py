@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from scripted_llm import Samples, ScriptedLLM
 
 from agent_core.llm.base import LLMError
+from scripted_llm import Samples, ScriptedLLM
 
 ASK = [{"role": "user", "content": "fix add"}]
 

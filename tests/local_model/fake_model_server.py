@@ -2,7 +2,8 @@
 
 Answers GET /v1/models with the alias, and POST /v1/chat/completions with a
 fixed message; while a file `<model>.busy` exists /v1/models takes 5 s,
-as llama.cpp's does while it is generating; GET /crash kills it. `--die` imitates a model that fails to load (a log line, exit 1).
+as llama.cpp's does while it is generating; GET /crash kills it. `--die`
+imitates a model that fails to load (a log line, exit 1).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def make_handler(alias: str, model: str) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(raw)
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_GET(self) -> None:
             if self.path == "/v1/models":
                 if os.path.exists(model + ".busy"):  # like llama.cpp while it generates
                     time.sleep(5)
@@ -36,13 +37,20 @@ def make_handler(alias: str, model: str) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, {"error": "not found"})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             self.rfile.read(length)
             message = {"role": "assistant", "content": "stand-in answer"}
-            self._send(200, {"id": "x", "object": "chat.completion", "model": alias,
-                             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                             "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}})
+            self._send(
+                200,
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "model": alias,
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+                },
+            )
 
         def log_message(self, fmt: str, *args: object) -> None:
             sys.stderr.write("fake-server: " + fmt % args + "\n")

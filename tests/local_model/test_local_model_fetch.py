@@ -15,8 +15,7 @@ import pytest
 from local_model_support import PYTHON, FakeModel, subprocess_env
 
 from agent_core.cli import main as cli_main
-from agent_core.local_model import registry
-from agent_core.local_model import fetch
+from agent_core.local_model import fetch, registry
 from agent_core.local_model.fetch import (
     FetchError,
     ModelMissing,

@@ -48,7 +48,8 @@ def _fix_code_action_structure(client: LanguageClient) -> None:
             return converter.structure(obj, lsp.Command)
         return converter.structure(obj, lsp.CodeAction)
 
-    converter.register_structure_hook(Union[lsp.Command, lsp.CodeAction], structure)
+    # typing.Union, not `X | Y`: cattrs keys the hook on this exact type object.
+    converter.register_structure_hook(Union[lsp.Command, lsp.CodeAction], structure)  # noqa: UP007
 
 
 class EditorState:
@@ -208,9 +209,14 @@ def apply_text_edits(text: str, edits: list[lsp.TextEdit]) -> str:
     return text
 
 
-PLAN = {"approach": "Fix add.", "subtasks": [{"id": "t1", "description": "make add add in calc.py", "files": ["calc.py"]}]}
-FIX = {"edits": [{"path": "calc.py", "search": "    return a + c\n", "replace": "    return a + b\n"}],
-       "explanation": "add must add"}
+PLAN = {
+    "approach": "Fix add.",
+    "subtasks": [{"id": "t1", "description": "make add add in calc.py", "files": ["calc.py"]}],
+}
+FIX = {
+    "edits": [{"path": "calc.py", "search": "    return a + c\n", "replace": "    return a + b\n"}],
+    "explanation": "add must add",
+}
 
 
 def script_fix(llm, coder_answer: Any = None) -> None:
@@ -218,4 +224,6 @@ def script_fix(llm, coder_answer: Any = None) -> None:
     llm.default("planner", PLAN)
     llm.add("coder", FIX if coder_answer is None else coder_answer)
     llm.default("coder", FIX)
-    llm.default("reflector", {"hypothesis": "c is undefined", "file": "calc.py", "change": "use +", "confidence": "high"})
+    llm.default(
+        "reflector", {"hypothesis": "c is undefined", "file": "calc.py", "change": "use +", "confidence": "high"}
+    )

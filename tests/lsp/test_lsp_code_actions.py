@@ -19,7 +19,10 @@ async def test_plain_range_offers_refactor_rewrite_and_generate_tests(lsp_sessio
         uri = s.open("calc.py")
         actions = await s.client.text_document_code_action_async(_params(uri, 1))
         kinds = {a.title: a.kind for a in actions}
-        assert kinds == {"Plan and fix": lsp.CodeActionKind.RefactorRewrite, "Generate tests": "source.agentls.generateTests"}
+        assert kinds == {
+            "Plan and fix": lsp.CodeActionKind.RefactorRewrite,
+            "Generate tests": "source.agentls.generateTests",
+        }
         fix = next(a for a in actions if a.title == "Plan and fix")
         assert fix.command.command == "agentls.planAndFix"
         assert fix.command.arguments[0]["uri"] == uri
@@ -33,7 +36,8 @@ async def test_range_on_a_diagnostic_makes_plan_and_fix_a_quickfix_with_the_mess
         uri = s.open("calc.py")
         other = lsp.Diagnostic(
             range=lsp.Range(start=lsp.Position(1, 0), end=lsp.Position(1, 16)),
-            message="Operator '-' looks wrong", source="pyright",
+            message="Operator '-' looks wrong",
+            source="pyright",
         )
         actions = await s.client.text_document_code_action_async(_params(uri, 1, [other]))
         fix = next(a for a in actions if a.title == "Plan and fix")
@@ -58,11 +62,17 @@ async def test_capabilities_list_the_commands_kinds_and_incremental_sync(lsp_ses
     async with lsp_session() as s:
         caps = s.capabilities
         assert set(caps.execute_command_provider.commands) == {
-            "agentls.planAndFix", "agentls.generateTests", "agentls.runTask",
-            "agentls.runTests", "agentls.cancel", "agentls.showTrace",
+            "agentls.planAndFix",
+            "agentls.generateTests",
+            "agentls.runTask",
+            "agentls.runTests",
+            "agentls.cancel",
+            "agentls.showTrace",
         }
         assert set(caps.code_action_provider.code_action_kinds) == {
-            "quickfix", "refactor.rewrite", "source.agentls.generateTests",
+            "quickfix",
+            "refactor.rewrite",
+            "source.agentls.generateTests",
         }
         sync = caps.text_document_sync
         assert (sync.change if hasattr(sync, "change") else sync) == lsp.TextDocumentSyncKind.Incremental

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from jsonrpc_raw import RawClient, request
 from lsp_support import make_workspace
 

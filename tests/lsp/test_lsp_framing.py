@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from jsonrpc_raw import REPO, RawClient, frame, request
 
 

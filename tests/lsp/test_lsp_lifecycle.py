@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from lsp_support import script_fix
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
 from scripted_llm import Fault
-from lsp_support import script_fix
 
 
 def _run_start_settings(s, run_id: str) -> dict:

@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from lsp_support import CALC, FIXED_CALC, REPO, make_workspace, script_fix
 
 SCRIPT = Path(__file__).parent / "editor" / "plan_and_fix.lua"

@@ -8,10 +8,9 @@ Discard with `window/showMessageRequest` first.
 from __future__ import annotations
 
 import attrs
+from lsp_support import CALC, FIXED_CALC, apply_text_edits, script_fix
 from lsprotocol import types as lsp
 from pytest_lsp import client_capabilities
-
-from lsp_support import CALC, FIXED_CALC, apply_text_edits, script_fix
 
 EXPLAINED = "add returned a + c, an undefined name. It now returns a + b, so tests/test_calc.py::test_add passes."
 QUESTION_BUTTONS = ["Apply", "Show diff", "Discard"]
@@ -57,7 +56,10 @@ async def test_a_client_with_annotation_support_previews_the_versioned_edit_with
         assert end.startswith(f"agentls: Plan and fix ({run_id}): fixed:") and end.endswith(EXPLAINED)
         assert s.client.progress_reports[f"agentls/{run_id}"][-1].message.endswith(EXPLAINED)
         trace = await s.command("agentls.showTrace", {"runId": run_id})
-        assert f"explanation (model): {EXPLAINED}" in trace["markdown"] and f"explanation: {EXPLAINED}" in trace["markdown"]
+        assert (
+            f"explanation (model): {EXPLAINED}" in trace["markdown"]
+            and f"explanation: {EXPLAINED}" in trace["markdown"]
+        )
 
 
 async def test_preview_edits_off_sends_the_annotation_without_needs_confirmation(lsp_session, scripted_llm):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from lsp_support import CALC, FIX, apply_text_edits, script_fix, server_descendants
 from lsprotocol import types as lsp
 
-from lsp_support import CALC, FIX, apply_text_edits, script_fix, server_descendants
 from scripted_llm import Fault
 
 SLOW_TEST = "import time\n\n\ndef test_slow():\n    time.sleep(60)\n"

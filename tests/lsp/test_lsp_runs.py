@@ -3,9 +3,8 @@ plan-and-fix, test runs and their diagnostics."""
 
 from __future__ import annotations
 
-from lsprotocol import types as lsp
-
 from lsp_support import CALC, FIXED_CALC, apply_text_edits, script_fix
+from lsprotocol import types as lsp
 
 
 def _finished(s, run_id: str) -> bool:
@@ -33,7 +32,9 @@ async def test_run_tests_publishes_linked_diagnostics_at_the_failing_lines(lsp_s
         assert not s.scripted_requests()
 
 
-async def test_plan_and_fix_applies_a_versioned_minimal_edit_reports_progress_and_clears_diagnostics(lsp_session, scripted_llm):
+async def test_plan_and_fix_applies_a_versioned_minimal_edit_reports_progress_and_clears_diagnostics(
+    lsp_session, scripted_llm
+):
     script_fix(scripted_llm)
     async with lsp_session() as s:
         calc_uri, test_uri = s.open("calc.py", CALC, version=3), s.uri("tests/test_calc.py")
@@ -59,8 +60,13 @@ async def test_plan_and_fix_applies_a_versioned_minimal_edit_reports_progress_an
 
 
 async def test_generate_tests_creates_the_test_file_through_one_edit(lsp_session, scripted_llm):
-    test = {"name": "test_mul", "code": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
-            "kind": "pytest", "target": "mul", "rationale": "multiplies"}
+    test = {
+        "name": "test_mul",
+        "code": "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+        "kind": "pytest",
+        "target": "mul",
+        "rationale": "multiplies",
+    }
     scripted_llm.default("tester", {"tests": [test]})
     async with lsp_session() as s:
         (s.root / "tests" / "test_calc.py").unlink()  # no test file yet: the run must create one
@@ -88,6 +94,8 @@ async def test_plan_and_fix_shows_the_model_the_selection_as_it_stands_in_the_un
         run_id = (await s.command("agentls.planAndFix", {"uri": calc_uri, "range": rng}))["runId"]
         await s.until(lambda: scripted_llm.requests_for("coder"), timeout=120)
         prompt = scripted_llm.requests_for("coder")[0]["messages"][-1]["content"]
-        assert ("Where the user is looking: (file: calc.py, symbol: add)\n"
-                "Selected there:\n    return a + c  # typed, not saved\n") in prompt
+        assert (
+            "Where the user is looking: (file: calc.py, symbol: add)\n"
+            "Selected there:\n    return a + c  # typed, not saved\n"
+        ) in prompt
         await s.until(lambda: _finished(s, run_id), timeout=120)

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from jsonrpc_raw import RawClient, request
 from lsp_support import make_workspace
+
+from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from scripted_llm import Fault, ScriptedLLM
 
 

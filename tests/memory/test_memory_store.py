@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agent_core.memory.base import NullMemory
 from agent_core.memory.embeddings import HashedNgramEmbedder
 from agent_core.memory.factory import open_memory
-from agent_core.memory.base import NullMemory
 from agent_core.memory.sqlite_store import SQLiteMemory
 from agent_core.settings import load_settings
 

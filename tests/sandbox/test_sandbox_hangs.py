@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from sandbox_support import make_backend
 from wrapper_tools import install_xdist
+
 from agent_core.models import TestReport as Report
 from agent_core.testing.runner import per_test_bound, run_tests
 

@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from sandbox_support import make_backend
+
 from agent_core.testing.runner import run_tests
 
 

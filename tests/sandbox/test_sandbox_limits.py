@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from sandbox_support import make_backend, processes_with
 
 from agent_core.sandbox.uids import UID_BASE, UID_COUNT
-from sandbox_support import make_backend, processes_with
 
 BACKENDS = ["bubblewrap", "process"]
 
@@ -84,7 +84,11 @@ async def test_file_size_limit_is_reported(workspace: Path, backend: str) -> Non
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_cancel_kills_every_process(workspace: Path, backend: str, token: str) -> None:
     sandbox = make_backend(backend)
-    code = "import subprocess, sys, time\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', sys.argv[1]])\nprint('started', flush=True)\ntime.sleep(60)\n"
+    code = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', sys.argv[1]])\n"
+        "print('started', flush=True)\ntime.sleep(60)\n"
+    )
     task = asyncio.create_task(sandbox.run([sandbox.python, "-c", code, token], workspace, timeout_s=60))
     deadline = time.monotonic() + 20
     while len(processes_with(token)) < 2 and time.monotonic() < deadline:
@@ -127,7 +131,12 @@ async def test_the_payload_runs_with_its_limits_and_uid(workspace: Path, backend
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     mib = 1024 * 1024
     assert {n: seen[n] for n in ("CPU", "FSIZE", "NPROC", "CORE", "AS")} == {
-        "CPU": [12, 12], "FSIZE": [2 * mib] * 2, "NPROC": [40, 40], "CORE": [0, 0], "AS": [300 * mib] * 2}
+        "CPU": [12, 12],
+        "FSIZE": [2 * mib] * 2,
+        "NPROC": [40, 40],
+        "CORE": [0, 0],
+        "AS": [300 * mib] * 2,
+    }
     if os.geteuid() == 0:  # root: the run drops to a uid of its own from the range, with no extra groups
         assert UID_BASE <= seen["uid"] < UID_BASE + UID_COUNT
         assert (seen["gid"], seen["groups"]) == (seen["uid"], [])
@@ -147,7 +156,11 @@ def test_a_limit_above_the_inherited_hard_one_is_clamped_to_it(workspace: Path) 
         "result = asyncio.run(box.run([box.python, '-c', show], Path(sys.argv[1])))\n"
         "print(result.exit_code, result.stdout.strip(), result.stderr.strip()[-300:])\n"
     )
-    done = subprocess.run(["prlimit", "--nproc=30:30", "--", sys.executable, "-c", code, str(workspace)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["prlimit", "--nproc=30:30", "--", sys.executable, "-c", code, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0].startswith("0 (30, 30)"), done.stdout

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from sandbox_support import make_backend
+
 from agent_core.models import TestReport as Report
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.testing.runner import pytest_argv, run_tests
@@ -25,27 +25,29 @@ PROJECT = {
         "    return a / b\n"
     ),
     "pkg/broken.py": "def ok():\n    return 1\ndef bad(:\n    pass\n",
-    "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError('fixture exploded')\n",
+    "tests/conftest.py": (
+        "import pytest\n\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError('fixture exploded')\n"
+    ),
     "tests/test_calc.py": (
-        "from pkg.calc import divide, helper\n"        # 1
-        "\n\n"                                          # 2-3
-        "def test_helper():\n"                          # 4
-        "    x = 1\n"                                   # 5
-        "    helper(x)\n"                               # 6
-        "\n\n"                                          # 7-8
-        "def test_body():\n"                            # 9
-        "    total = 1 + 1\n"                           # 10
-        "    assert total == 3\n"                       # 11
-        "\n\n"                                          # 12-13
-        "def test_fixture(broken):\n"                   # 14
-        "    assert broken\n"                           # 15
-        "\n\n"                                          # 16-17
-        "class TestMath:\n"                             # 18
-        "    def test_divide(self):\n"                  # 19
-        "        assert divide(1, 0) == 0\n"            # 20
-        "\n\n"                                          # 21-22
-        "def test_ok():\n"                              # 23
-        "    assert divide(4, 2) == 2\n"                # 24
+        "from pkg.calc import divide, helper\n"  # 1
+        "\n\n"  # 2-3
+        "def test_helper():\n"  # 4
+        "    x = 1\n"  # 5
+        "    helper(x)\n"  # 6
+        "\n\n"  # 7-8
+        "def test_body():\n"  # 9
+        "    total = 1 + 1\n"  # 10
+        "    assert total == 3\n"  # 11
+        "\n\n"  # 12-13
+        "def test_fixture(broken):\n"  # 14
+        "    assert broken\n"  # 15
+        "\n\n"  # 16-17
+        "class TestMath:\n"  # 18
+        "    def test_divide(self):\n"  # 19
+        "        assert divide(1, 0) == 0\n"  # 20
+        "\n\n"  # 21-22
+        "def test_ok():\n"  # 23
+        "    assert divide(4, 2) == 2\n"  # 24
     ),
     "tests/test_syntax.py": "import pkg.broken\n",
     "tests/test_missing.py": "\nimport pkg.missing\n",
@@ -104,7 +106,9 @@ def test_failure_located(report: Report, nodeid, kind, line, source, message_par
 
 
 async def test_passing_run_on_the_process_backend(workspace: Path) -> None:
-    _write(workspace, {"test_fine.py": "def test_a():\n    assert [1] == [1]\n\n\ndef test_b():\n    assert 2 * 2 == 4\n"})
+    _write(
+        workspace, {"test_fine.py": "def test_a():\n    assert [1] == [1]\n\n\ndef test_b():\n    assert 2 * 2 == 4\n"}
+    )
     report = await run_tests(make_backend("process"), workspace, "python -m pytest", timeout_s=120)
     assert (report.passed, report.failed, report.errors) == (2, 0, 0)
     assert report.ok and report.failures == [] and report.backend == "process"
@@ -141,7 +145,9 @@ def test_command_mapping(command: str, expected: tuple[bool, list[str]]) -> None
 
 
 async def test_junit_is_the_fallback_when_the_plugin_does_not_load(workspace: Path) -> None:
-    _write(workspace, {"test_one.py": "def test_good():\n    pass\n\n\ndef test_bad():\n    x = 2\n    assert x == 3\n"})
+    _write(
+        workspace, {"test_one.py": "def test_good():\n    pass\n\n\ndef test_bad():\n    x = 2\n    assert x == 3\n"}
+    )
     report = await run_tests(make_backend("bubblewrap"), workspace, "pytest -p no:agentls_report_plugin", timeout_s=60)
     assert (report.passed, report.failed) == (1, 1), report.output
     assert [(f.nodeid, f.line) for f in report.failures] == [("test_one.py::test_bad", 7)]

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from sandbox_support import make_backend
+
 from agent_core.sandbox.runtime import (
     TEST_DISTRIBUTIONS,
     readable_by_others,

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from sandbox_support import make_backend
 from wrapper_tools import install_tox, install_uv, install_xdist
+
 from agent_core.testing.runner import run_tests
 
 PROJECT = {

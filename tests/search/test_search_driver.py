@@ -15,8 +15,10 @@ from agent_core.workspace.shadow import ShadowWorkspace
 
 LOOP = {
     "spin.py": "def settle(n):\n    while n != 0:\n        n -= 2\n    return n\n\n\ndef twice(n):\n    return 2 * n\n",
-    "test_spin.py": ("from spin import settle, twice\n\n\ndef test_odd_settles():\n    assert settle(3) == 0\n\n\n"
-                     "def test_even_settles():\n    assert settle(4) == 0\n\n\ndef test_twice():\n    assert twice(2) == 4\n"),
+    "test_spin.py": (
+        "from spin import settle, twice\n\n\ndef test_odd_settles():\n    assert settle(3) == 0\n\n\n"
+        "def test_even_settles():\n    assert settle(4) == 0\n\n\ndef test_twice():\n    assert twice(2) == 4\n"
+    ),
 }
 
 
@@ -39,8 +41,11 @@ def test_localize_run_bounds_a_looping_test_and_reports_per_test_lines(root: Pat
     data = asyncio.run(collect_coverage(sandbox, root, [], timeout_s=60, test_timeout_s=2))
 
     assert data is not None and data["coverage"] is True
-    assert data["outcomes"] == {"test_spin.py::test_odd_settles": "failed", "test_spin.py::test_even_settles": "passed",
-                                "test_spin.py::test_twice": "passed"}, "the loop was stopped by the per-test bound"
+    assert data["outcomes"] == {
+        "test_spin.py::test_odd_settles": "failed",
+        "test_spin.py::test_even_settles": "passed",
+        "test_spin.py::test_twice": "passed",
+    }, "the loop was stopped by the per-test bound"
     assert data["files"]["spin.py"]["test_spin.py::test_odd_settles"] == [2, 3]
     assert data["files"]["spin.py"]["test_spin.py::test_twice"] == [8]
     assert not (root / DRIVER_DIR).exists(), "the driver leaves nothing in the workspace"
@@ -55,12 +60,16 @@ def test_mutants_run_in_forks_with_a_time_bound_and_leave_the_files_alone(root: 
         Mutant("spin.py", 2, "    while n >= 2", "does not parse"),
     ]
 
-    results, stopped = asyncio.run(try_mutants(sandbox, root, ["test_spin.py::test_odd_settles"], mutants,
-                                               mutant_timeout_s=1.5, budget_s=60, max_passing=3))
+    results, stopped = asyncio.run(
+        try_mutants(
+            sandbox, root, ["test_spin.py::test_odd_settles"], mutants, mutant_timeout_s=1.5, budget_s=60, max_passing=3
+        )
+    )
 
     outcomes = [outcome for _, outcome in results]
-    assert outcomes == ["timeout", "failed", "timeout", "failed", "failed"], \
+    assert outcomes == ["timeout", "failed", "timeout", "failed", "failed"], (
         "settle(3) with `n >= 2` is 1: still failing; a mutant that does not parse fails"
+    )
     assert stopped is None
     assert (root / "spin.py").read_text() == LOOP["spin.py"], "mutants are served to the import system, not written"
     assert not (root / DRIVER_DIR).exists()
@@ -70,10 +79,28 @@ def test_the_driver_stops_after_enough_passing_mutants_or_its_budget(root: Path,
     fix = Mutant("spin.py", 2, "    while n > 1:", "`!=` -> `>`")
     spin = Mutant("spin.py", 3, "        n -= 0", "`2` -> `0`")
 
-    enough = asyncio.run(try_mutants(sandbox, root, ["test_spin.py::test_even_settles"], [fix, fix, fix],
-                                     mutant_timeout_s=5, budget_s=60, max_passing=2))
-    budget = asyncio.run(try_mutants(sandbox, root, ["test_spin.py::test_even_settles"], [spin, spin, spin],
-                                     mutant_timeout_s=1, budget_s=0.5, max_passing=2))
+    enough = asyncio.run(
+        try_mutants(
+            sandbox,
+            root,
+            ["test_spin.py::test_even_settles"],
+            [fix, fix, fix],
+            mutant_timeout_s=5,
+            budget_s=60,
+            max_passing=2,
+        )
+    )
+    budget = asyncio.run(
+        try_mutants(
+            sandbox,
+            root,
+            ["test_spin.py::test_even_settles"],
+            [spin, spin, spin],
+            mutant_timeout_s=1,
+            budget_s=0.5,
+            max_passing=2,
+        )
+    )
 
     assert [o for _, o in enough[0]] == ["passed", "passed"] and enough[1] == "enough"
     assert [o for _, o in budget[0]] == ["timeout"] and budget[1] == "budget"

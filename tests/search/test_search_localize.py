@@ -57,9 +57,15 @@ def test_coverage_scores_rank_the_line_only_failing_tests_run(tmp_path: Path):
 def test_tracebacks_boost_the_innermost_frame_and_stand_alone_without_coverage(tmp_path: Path):
     (tmp_path / "m.py").write_text(SOURCE)
     (tmp_path / "test_m.py").write_text("from m import bad\n\ndef test_bad():\n    assert bad(1) == 5\n")
-    failure = TestFailure(nodeid="test_m.py::test_bad", file="test_m.py", line=4, message="boom",
-                          traceback="test_m.py:4: in test_bad\n    assert bad(1) == 5\nm.py:2: in good\nm.py:7: ZeroDivisionError",
-                          source_file="m.py", source_line=7)
+    failure = TestFailure(
+        nodeid="test_m.py::test_bad",
+        file="test_m.py",
+        line=4,
+        message="boom",
+        traceback="test_m.py:4: in test_bad\n    assert bad(1) == 5\nm.py:2: in good\nm.py:7: ZeroDivisionError",
+        source_file="m.py",
+        source_line=7,
+    )
     boosts = traceback_scores(TestReport(failed=1, failures=[failure]), tmp_path)
     assert boosts == {("m.py", 2): 0.25, ("m.py", 7): 0.5}
     assert [(s.function, s.lines, s.score) for s in rank(boosts, tmp_path)] == [("bad", [7], 0.5), ("good", [2], 0.25)]
@@ -71,7 +77,8 @@ def test_module_level_lines_form_their_own_suspect_and_missing_files_are_skipped
     (tmp_path / "cfg.py").write_text("A = 1\nB = A / 0\n")
     suspects = rank({("cfg.py", 2): 0.9, ("cfg.py", 1): 0.3, ("gone.py", 4): 1.0}, tmp_path)
     assert [s.as_dict() for s in suspects] == [
-        {"file": "cfg.py", "function": "", "start_line": 1, "end_line": 2, "lines": [2, 1], "score": 0.9}]
+        {"file": "cfg.py", "function": "", "start_line": 1, "end_line": 2, "lines": [2, 1], "score": 0.9}
+    ]
 
 
 def test_only_fix_runs_with_failing_tests_are_searched():
@@ -92,6 +99,8 @@ def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Pat
     (tmp_path / "m.py").write_text("def f(xs, k):\n    n = len(xs) * 2\n    return n < k\n")
     suspects = rank({("m.py", 2): 1.0, ("m.py", 3): 1.0}, tmp_path)
     mutants = candidates(tmp_path, suspects, 100)
-    assert (mutants[0].line, mutants[0].text) == (3, "    return n <= k"), "a boundary on line 3 before line 2's constants"
+    assert (mutants[0].line, mutants[0].text) == (3, "    return n <= k"), (
+        "a boundary on line 3 before line 2's constants"
+    )
     assert [m.tier for m in mutants] == sorted(m.tier for m in mutants)
     assert len(candidates(tmp_path, suspects, 3)) == 3

@@ -104,12 +104,18 @@ def test_min_and_max_confused_with_each_other_are_exchanged_together():
     assert "    return max(lo, min(x, hi))" in texts
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("    return {key: value for key, value in mapping.items()}", "    return {value: key for key, value in mapping.items()}"),
-    ("    return a - b", "    return b - a"),
-    ("    return a, b", "    return b, a"),
-    ("    return f(a, g(b))", "    return f(g(b), a)"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (
+            "    return {key: value for key, value in mapping.items()}",
+            "    return {value: key for key, value in mapping.items()}",
+        ),
+        ("    return a - b", "    return b - a"),
+        ("    return a, b", "    return b, a"),
+        ("    return f(a, g(b))", "    return f(g(b), a)"),
+    ],
+)
 def test_two_things_in_the_wrong_order_are_swapped(line: str, expected: str):
     source = f"def f(a, b, mapping):\n{line}\n"
     assert expected in [m.text for m in line_mutants("s.py", source, 2)]
@@ -131,19 +137,25 @@ def test_twin_names_are_exchanged():
     assert '    return name.endswith(".py")' in texts
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("    return sorted(scores)[:n]", "    return sorted(scores, reverse=True)[:n]"),
-    ("    scores.sort()", "    scores.sort(reverse=True)"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("    return sorted(scores)[:n]", "    return sorted(scores, reverse=True)[:n]"),
+        ("    scores.sort()", "    scores.sort(reverse=True)"),
+    ],
+)
 def test_a_sort_is_turned_round(line: str, expected: str):
     assert expected in [m.text for m in line_mutants("s.py", f"def f(scores, n):\n{line}\n", 2)]
 
 
 def test_a_missing_base_case_is_inserted_into_a_recursive_function_only():
-    source = ('def root(n):\n    """Digital root."""\n    return root(total(n))\n\n\n'
-              "def total(n):\n    return n % 10 + n // 10\n")
+    source = (
+        'def root(n):\n    """Digital root."""\n    return root(total(n))\n\n\n'
+        "def total(n):\n    return n % 10 + n // 10\n"
+    )
     mutants = line_mutants("r.py", source, 3)
     assert ("    if n < 10:\n        return n\n    return root(total(n))", "base case `if n < 10: return n` added") in [
-        (m.text, m.description) for m in mutants]
+        (m.text, m.description) for m in mutants
+    ]
     assert mutants[-1].tier == max(m.tier for m in mutants), "the largest edit comes last"
     assert not any("base case" in m.description for m in line_mutants("r.py", source, 7)), "total is not recursive"

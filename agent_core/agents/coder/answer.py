@@ -37,8 +37,12 @@ _MARK = re.compile(rf"[ \t]*{re.escape(SUSPICIOUS_MARK)}[ \t]*$", re.MULTILINE)
 
 def _unmarked(output: CoderOutput) -> CoderOutput:
     """The edits without the suspicious-line marks the prompt added (a model copies them back)."""
-    return CoderOutput(edits=[e.model_copy(update={"search": _MARK.sub("", e.search), "replace": _MARK.sub("", e.replace)})
-                              for e in output.edits])
+    return CoderOutput(
+        edits=[
+            e.model_copy(update={"search": _MARK.sub("", e.search), "replace": _MARK.sub("", e.replace)})
+            for e in output.edits
+        ]
+    )
 
 
 def _single_fences(text: str) -> str:
@@ -61,9 +65,9 @@ def _sections(code: str, path: str) -> list[tuple[str, str]]:
     each under its own `### file` line, with stray ```python lines between them."""
     inner = _INNER_HEADER.match(code)
     if inner:
-        code, path = code[inner.end():], inner.group(1)
+        code, path = code[inner.end() :], inner.group(1)
     parts = _SECTION_HEADER.split(code)
-    pairs = [(path, parts[0]), *zip(parts[1::2], parts[2::2])]
+    pairs = [(path, parts[0]), *zip(parts[1::2], parts[2::2], strict=False)]
     return [(p, _OPENER_LINE.sub("", c)) for p, c in pairs]
 
 

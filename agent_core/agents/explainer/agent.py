@@ -5,9 +5,10 @@ from __future__ import annotations
 from agent_core.agents.explainer.prompt import SYSTEM
 from agent_core.agents.render import render
 from agent_core.llm.base import LLMClient
+from agent_core.models import Role
 
 EXPLAIN_MAX_TOKENS = 120  # two sentences; a small model that rambles is cut short, not waited for
-ROLE = "reflector"  # the explainer borrows the reflector's model profile...
+ROLE: Role = "reflector"  # the explainer borrows the reflector's model profile...
 ACCOUNT = "explainer"  # ...and is accounted, journalled and headed under its own name
 
 
