@@ -12,17 +12,22 @@ front end applies `RunResult.change_set`).
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import time
 from pathlib import Path
 from typing import Any
 
+from agent_core.errors import BadRequest
 from agent_core.events import MessageEvent, PhaseEvent, RunHooks, TestReportEvent
-from agent_core.journal import Journal
+from agent_core.gentests.run import run_gen_tests
+from agent_core.journal.writer import Journal
 from agent_core.llm.base import LLMError, LLMUnavailable
 from agent_core.models import RunRequest, RunResult, RunStatus, TestReport, Usage
 from agent_core.sandbox.base import SandboxError
+from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings, SettingsError
+from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.paths import PathRefused
 from agent_core.workspace.shadow import ShadowWorkspace
 
@@ -30,10 +35,6 @@ from agent_core.workspace.shadow import ShadowWorkspace
 def new_run_id() -> str:
     """Short and sortable: 20261121-203512-ab12."""
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
-
-
-class BadRequest(ValueError):
-    """A request the engine cannot act on (the message says why)."""
 
 
 class Engine:
@@ -77,19 +78,16 @@ class Engine:
 
     async def _dispatch(self, request: RunRequest, hooks: RunHooks, journal: Journal, resume: bool) -> RunResult:
         if request.kind == "gen_tests":
-            from agent_core.gentests.run import run_gen_tests  # optional feature module
-
             return await run_gen_tests(request, self.settings, hooks, _GenTestsDeps(self.settings, journal, hooks))
         if request.kind == "test":
             return await self._test_only(request, hooks, journal)
-        from agent_core.pipeline.run import run_pipeline  # the graph and its dependencies load on demand
+        # Lazy on purpose: the graph (langgraph, the agents, the openai client) takes seconds to import,
+        # and the language server and `agentls trace` import this module without running a fix.
+        from agent_core.pipeline.run import run_pipeline
 
         return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer, resume=resume)
 
     async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
-        from agent_core.sandbox.factory import make_sandbox
-        from agent_core.testing.runner import per_test_bound, run_tests
-
         run_id = journal.run_id
         sandbox = make_sandbox(self.settings, lambda text: hooks.emit(
             MessageEvent(run_id=run_id, level="warning", text=text)))
@@ -158,8 +156,6 @@ def _check_request(request: RunRequest) -> Path:
 
 
 def _secrets(settings: Settings) -> list[str]:
-    import os
-
     keys = [settings.api_key.get_secret_value()] if settings.api_key else []
     names = {settings.api_key_env, "AGENTLS_API_KEY", "OPENAI_API_KEY"}
     names |= {

@@ -15,8 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationErr
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from agent_core import journal_view
 from agent_core.analysis.symbols import analyse, enclosing_symbol
+from agent_core.errors import UnknownRun
+from agent_core.journal.render import render_markdown
+from agent_core.journal.trace import list_runs
 from agent_core.models import RunKind, RunRequest, Span
 from lsp_server import convert
 
@@ -146,8 +148,8 @@ def register(server: LanguageServer, deps: Deps) -> None:
         run_id = _argument(SHOW_TRACE, args, RunIdArguments).run_id
         root = deps.settings.root()
         try:
-            summaries = await asyncio.to_thread(journal_view.list_runs, root, 1)
-            markdown = await asyncio.to_thread(journal_view.render_markdown, root, run_id)
-        except journal_view.UnknownRun as exc:
+            summaries = await asyncio.to_thread(list_runs, root, 1)
+            markdown = await asyncio.to_thread(render_markdown, root, run_id)
+        except UnknownRun as exc:
             raise JsonRpcInvalidParams(message=str(exc)) from exc
         return {"runId": run_id or (summaries[0].run_id if summaries else None), "markdown": markdown}

@@ -19,7 +19,7 @@ from pygls.exceptions import FeatureRequestError
 from pygls.lsp.server import LanguageServer
 
 from agent_core.engine import Engine
-from agent_core.sandbox.cleanup import sweep_leftovers
+from agent_core.sandbox.factory import sweep_leftovers
 from agent_core.settings import Settings
 from lsp_server import __version__, code_actions, commands, diagnostics, documents, framing, runs, safety, settings
 from lsp_server.deps import build_deps

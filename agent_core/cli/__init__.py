@@ -14,6 +14,7 @@ import importlib
 import sys
 
 from agent_core import __version__
+from agent_core.cli import interrupt
 
 # Subcommand modules, in the order they appear in --help. A module that is
 # missing (a feature not installed) is skipped rather than breaking the CLI.
@@ -49,8 +50,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from agent_core.cli import interrupt
-
     parser = build_parser()
     args = parser.parse_args(argv)
     interrupt.sweep_dead_owners()  # what a killed agentls left in the temp dir

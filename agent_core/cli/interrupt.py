@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from agent_core.engine import Engine, new_run_id
 from agent_core.models import RunRequest, RunResult
 from agent_core.sandbox.cleanup import remove_leftovers
 
@@ -81,8 +82,6 @@ def run_engine(settings: Settings, request: RunRequest, hooks: RunHooks, resume:
     The run was cancelled inside the event loop, so its shadow copy, sandboxed
     processes and lock are gone by the time this returns.
     """
-    from agent_core.engine import Engine, new_run_id
-
     if request.run_id is None:  # known before the run starts, so an interrupted run can still be named
         request = request.model_copy(update={"run_id": new_run_id()})
     engine = Engine(settings)

@@ -16,16 +16,9 @@ import sys
 from pathlib import Path
 
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
-from agent_core.journal_view import (
-    RunSummary,
-    UnknownRun,
-    list_runs,
-    load_trace,
-    render_markdown,
-    render_text,
-    summary_json,
-    trace_json,
-)
+from agent_core.errors import UnknownRun
+from agent_core.journal.render import render_markdown, render_text
+from agent_core.journal.trace import RunSummary, list_runs, load_trace, summary_json, trace_json
 
 GOAL_WIDTH = 50
 

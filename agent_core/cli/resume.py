@@ -13,8 +13,9 @@ import argparse
 from pathlib import Path
 
 from agent_core.cli.fix import _fail, add_run_options, execute
+from agent_core.errors import ResumeError
 from agent_core.models import RunRequest
-from agent_core.pipeline.checkpoint import ResumeError, resumable_run
+from agent_core.pipeline.checkpoint import resumable_run
 from agent_core.settings import SettingsError, load_settings
 
 

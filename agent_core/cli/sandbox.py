@@ -21,7 +21,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from agent_core.sandbox import factory, probes
 from agent_core.sandbox.base import SandboxError
+from agent_core.sandbox.compare import compare_project, format_comparison
+from agent_core.sandbox.project_image import project_image_tag
 from agent_core.settings import SettingsError, load_settings
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -81,13 +84,12 @@ def build_image_command(args: argparse.Namespace) -> int:
 
 def _build_project_image(args: argparse.Namespace, image_tag: str) -> int:
     from agent_core.sandbox import image
-    from agent_core.sandbox.project_image import build_project_image
 
     if not args.project.is_dir():
         print(f"agentls: {args.project} is not a directory", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        tag, image_id = build_project_image(
+        tag, image_id = image.build_project_image(
             args.project.resolve(),
             args.base or image.DEFAULT_BASE,
             image_tag,
@@ -101,8 +103,6 @@ def _build_project_image(args: argparse.Namespace, image_tag: str) -> int:
 
 
 def doctor_command(args: argparse.Namespace) -> int:
-    from agent_core.sandbox import factory, probes
-
     out = sys.stderr if args.json else sys.stdout
     report: dict = {"backend": None, "why": None, "limits": None, "probes": [], "all_hold": False, "error": None}
     overrides = {"sandbox": {"backend": args.backend}} if args.backend else None
@@ -128,8 +128,6 @@ def doctor_command(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     print(f"environment: {report['environment']}", file=out)
     if args.project is not None:
-        from agent_core.sandbox.compare import compare_project, format_comparison
-
         comparison = compare_project(sandbox, args.project.resolve(), settings.sandbox.timeout_s)
         print(format_comparison(comparison), file=out)
         _print_json(
@@ -166,8 +164,6 @@ def describe_environment(sandbox: Any, workspace: Path) -> str:
     if settings is None:
         return str(sandbox.python)
     from agent_core.sandbox.docker_backend import image_exists
-    from agent_core.sandbox.project_image import project_image_tag
-
     tag = project_image_tag(settings.docker_image, workspace.resolve())
     if tag and image_exists(tag):
         return (

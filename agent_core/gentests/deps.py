@@ -9,7 +9,9 @@ from typing import Any
 
 from agent_core.events import MessageEvent, RunHooks
 from agent_core.llm.base import LLMClient
+from agent_core.llm.factory import make_llm_client
 from agent_core.sandbox.base import Sandbox
+from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace
 
@@ -28,9 +30,6 @@ class GenTestsDeps:
     def build(cls, settings: Settings, hooks: RunHooks, journal: Any | None = None, run_id: str | None = None
               ) -> GenTestsDeps:
         """Defaults from settings: the configured LLM client (journal as observer) and sandbox."""
-        from agent_core.llm.factory import make_llm_client
-        from agent_core.sandbox.factory import make_sandbox
-
         run_id = run_id or getattr(journal, "run_id", None) or "gen-tests"
         sandbox = make_sandbox(settings, lambda text: hooks.emit(
             MessageEvent(run_id=run_id, level="warning", text=text)))

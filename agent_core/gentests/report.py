@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_core.gentests.loop import Candidate
-from agent_core.gentests.testfile import function_line
+from agent_core.gentests.testfile import candidate_text, function_line
 from agent_core.models import TestFailure, TestReport
 
 
@@ -34,8 +34,6 @@ def bug_report(bugs: list[Candidate], dest: str, final_text: str) -> TestReport:
 
 
 def candidate_source(cand: Candidate) -> str:
-    from agent_core.gentests.testfile import candidate_text
-
     return candidate_text(cand.split) if cand.split else cand.test.code
 
 

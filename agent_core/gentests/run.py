@@ -24,6 +24,7 @@ from agent_core.gentests.report import bug_report, summary_text
 from agent_core.gentests.targets import Target, TargetError, select_targets
 from agent_core.gentests.testfile import compose, destination
 from agent_core.models import ChangeSet, RunRequest, RunResult
+from agent_core.prompts import effective_prompts
 from agent_core.settings import Settings
 
 
@@ -34,8 +35,6 @@ def _emit(hooks: RunHooks, run_id: str, phase: Phase, message: str, pct: int) ->
 def _template(settings: Settings, workspace: Path) -> str:
     if "tester" not in settings.prompts:
         return TEMPLATE
-    from agent_core.prompts import effective_prompts
-
     return effective_prompts(settings, workspace)["tester"]
 
 

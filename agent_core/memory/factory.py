@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agent_core.memory.base import MemoryStore, NullMemory
 from agent_core.memory.embeddings import Embedder, EndpointEmbedder, HashedNgramEmbedder
+from agent_core.memory.sqlite_store import SQLiteMemory
 from agent_core.settings import Settings
 
 
@@ -32,8 +33,6 @@ def open_memory(
         path = default_memory_path(workspace)
     else:
         return NullMemory()
-    from agent_core.memory.sqlite_store import SQLiteMemory
-
     embedder: Embedder = HashedNgramEmbedder()
     if settings.memory.embeddings == "endpoint" and settings.base_url:
         key = settings.api_key.get_secret_value() if settings.api_key else None

@@ -3,10 +3,10 @@
 Checkpoints live in `<workspace>/.agentls/checkpoints.sqlite`, one LangGraph
 thread per run (thread_id = run_id), written after every node
 (durability "sync"), and deleted when the run completes. While a run works
-it holds an exclusive `flock` on `<run dir>/run.lock` (released by the
-kernel however the process ends), so `agentls resume` can tell a live run
-from an interrupted one; the lock file also names the run's shadow copy so
-a resume can remove the copy a crash left behind.
+it holds the run's lease (journal/lease.py: an exclusive `flock` on
+`<run dir>/run.lock`), so `agentls resume` can tell a live run from an
+interrupted one; the lock file also names the run's shadow copy so a resume
+can remove the copy a crash left behind.
 
 The shadow workspace is not in the checkpoint; the files the run changed
 are (`shadow_files` in the graph state, refreshed after every node). A
@@ -17,26 +17,21 @@ continues the graph from its last checkpoint.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
-import os
 import sqlite3
-import tempfile
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agent_core.engine import BadRequest
-from agent_core.journal import Journal
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from agent_core.errors import ResumeError, UnknownRun
+from agent_core.journal.lease import RunLease
+from agent_core.journal.trace import load_trace
+from agent_core.journal.writer import Journal
 from agent_core.workspace.shadow import ShadowWorkspace, write_exact
 
 CHECKPOINTS = "checkpoints.sqlite"
-LOCK = "run.lock"
 RESUMABLE_KINDS = ("fix", "task")
-
-
-class ResumeError(BadRequest):
-    """A run that cannot be resumed (the message says why)."""
 
 
 def checkpoint_path(workspace: Path) -> Path:
@@ -63,67 +58,6 @@ def restore_shadow(shadow: ShadowWorkspace, files: dict[str, str | None]) -> Non
 def rewind_shadow(shadow: ShadowWorkspace, files: dict[str, str | None]) -> None:
     """Put every file the run touched back to its text in `files`, or to its original text if absent."""
     restore_shadow(shadow, {rel: files.get(rel, original) for rel, original in shadow.originals.items()})
-
-
-def run_is_active(run_dir: Path) -> bool:
-    """True while some process holds the run's lock."""
-    path = Path(run_dir) / LOCK
-    if not path.is_file():
-        return False
-    with open(path, "a+", encoding="utf-8") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
-
-
-class RunLease:
-    """The exclusive lock of one run directory; remembers the run's shadow path in the lock file."""
-
-    def __init__(self, run_dir: Path) -> None:
-        self.path = run_dir / LOCK
-        self._handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the run's lifetime
-        try:
-            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._handle.close()
-            raise ResumeError(f"run {run_dir.name} is running in another process") from None
-        self._handle.seek(0)
-        try:
-            self.previous: dict[str, Any] = json.loads(self._handle.read() or "{}")
-        except json.JSONDecodeError:
-            self.previous = {}
-        self._write({"pid": os.getpid()})
-
-    def _write(self, data: dict[str, Any]) -> None:
-        self._handle.seek(0)
-        self._handle.truncate()
-        self._handle.write(json.dumps(data))
-        self._handle.flush()
-
-    def note_shadow(self, root: Path) -> None:
-        self._write({"pid": os.getpid(), "shadow": str(root)})
-
-    def remove_stale_shadow(self) -> None:
-        """Delete the shadow copy a killed process left behind (only an agentls temp dir)."""
-        old = self.previous.get("shadow")
-        if not old:
-            return
-        base = Path(old).parent
-        temp = Path(tempfile.gettempdir()).resolve()
-        if base.name.startswith("agentls-") and base.resolve().parent == temp and base.is_dir():
-            from agent_core.sandbox.cleanup import remove_temp_dir
-
-            remove_temp_dir(base)
-
-    def release(self) -> None:
-        """Unlock; the lock file goes too (only a killed run leaves one, naming its shadow copy)."""
-        with contextlib.suppress(OSError):
-            self.path.unlink()
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
-        self._handle.close()
 
 
 class RunCheckpoint:
@@ -168,8 +102,6 @@ async def run_checkpointer(journal: Journal, given: Any = None) -> AsyncIterator
         if given is not None:
             yield RunCheckpoint(given, lease)
             return
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
         path = journal.dir.parent.parent / CHECKPOINTS
         async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
             yield RunCheckpoint(saver, lease)
@@ -192,8 +124,6 @@ def has_checkpoint(workspace: Path, run_id: str) -> bool:
 
 def resumable_run(workspace: Path, run_id: str) -> dict[str, Any]:
     """The run_start record of an interrupted, resumable run; ResumeError says why not."""
-    from agent_core.journal_view import UnknownRun, load_trace
-
     try:
         trace = load_trace(workspace, run_id)
     except UnknownRun as exc:

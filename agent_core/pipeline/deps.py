@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core.events import MessageEvent, Phase, PhaseEvent, RunHooks
-from agent_core.journal import Journal
+from agent_core.journal.writer import Journal
 from agent_core.llm.base import LLMClient
 from agent_core.memory.base import MemoryStore
 from agent_core.models import RunRequest

@@ -16,7 +16,7 @@ import re
 
 from agent_core.agents.explainer.agent import explain
 from agent_core.analysis.symbols import analyse, enclosing_symbol
-from agent_core.journal import Journal
+from agent_core.journal.writer import Journal
 from agent_core.llm.base import LLMClient
 from agent_core.models import ChangeSet, FileChange, Span, TestReport
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from agent_core.changeset import compute_change_set
 from agent_core.events import MessageEvent, RunHooks
-from agent_core.journal import Journal
+from agent_core.journal.writer import Journal
+from agent_core.llm.factory import make_llm_client
 from agent_core.memory.base import MemoryStore, NullMemory
 from agent_core.models import ChangeSet, RunRequest, RunResult, RunStatus, TestReport
 from agent_core.pipeline.checkpoint import run_checkpointer
@@ -18,7 +19,9 @@ from agent_core.pipeline.graph import build_graph
 from agent_core.pipeline.memory_guard import GuardedMemory
 from agent_core.pipeline.state import initial_state
 from agent_core.prompts import effective_prompts
+from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings
+from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.tools import FileTools, ToolResult
 
@@ -27,7 +30,7 @@ RECURSION_LIMIT = 200
 
 def open_run_memory(settings: Settings, notice: Any, workspace: Path | None = None) -> MemoryStore:
     """The project's memory store (memory/factory.py), or NullMemory when the store is not available."""
-    try:
+    try:  # the memory package is a removable feature (like the CLI's subcommands): lazy on purpose
         from agent_core.memory.factory import open_memory
     except ImportError:
         return NullMemory()
@@ -43,10 +46,6 @@ async def run_pipeline(
     Checkpointed in the workspace's SQLite checkpointer (or `checkpointer`) after every node; with
     `resume` the run continues from its last checkpoint (pipeline/checkpoint.py).
     """
-    from agent_core.llm.factory import make_llm_client
-    from agent_core.sandbox.factory import make_sandbox
-    from agent_core.testing.runner import run_tests
-
     run_id = journal.run_id
 
     def notice(text: str) -> None:

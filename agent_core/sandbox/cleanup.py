@@ -2,7 +2,7 @@
 
 Every temp dir agentls makes goes through `make_temp_dir`, which names it
 `agentls-<kind>-*` and writes a marker file recording the owning pid. At
-server start `remove_leftovers` deletes the dirs whose owner is dead (or,
+server start `remove_leftovers` (called by factory.sweep_leftovers) deletes the dirs whose owner is dead (or,
 for dirs without a marker, that are older than `max_age_s`). Cached
 sandbox sites (`agentls-site-*`) are never touched.
 """
@@ -104,17 +104,3 @@ def remove_leftovers(max_age_s: float = 24 * 3600, roots: list[Path] | None = No
             removed.append(path)
     return removed
 
-
-def sweep_leftovers() -> list[str]:
-    """What a previous crash left: stale agentls-* temp dirs and labelled containers of dead owners.
-
-    Called once when the language server starts (in a background thread: a
-    slow or absent Docker engine must not delay the editor). Returns what was
-    removed, for the log.
-    """
-    removed = [str(p) for p in remove_leftovers()]
-    try:
-        from agent_core.sandbox.docker_backend import remove_leftover_containers
-    except ImportError:  # the docker SDK is optional at run time
-        return removed
-    return removed + [f"container {name}" for name in remove_leftover_containers()]

@@ -20,6 +20,7 @@ from typing import Any
 
 from agent_core.sandbox.base import sandbox_env
 from agent_core.sandbox.environment import detect_environment
+from agent_core.sandbox.envview import plan_view
 from agent_core.workspace.shadow import ShadowWorkspace
 
 PYTEST_ARGS = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1"]
@@ -72,8 +73,6 @@ def _host_run(python: str, root: Path, report: Path, pythonpath: str | None, tim
 
 def compare_project(sandbox: Any, project: Path, timeout_s: float) -> Comparison:
     """Run the suite of `project` on the host and in `sandbox`; see the module docstring."""
-    from agent_core.sandbox.envview import plan_view
-
     with ShadowWorkspace(project) as host_copy:
         # the user's own interpreter for the project on the host, whichever backend is compared
         env = sandbox.environment(project) if hasattr(sandbox, "environment") else detect_environment(project)

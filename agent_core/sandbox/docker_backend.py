@@ -23,12 +23,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import docker
 import requests
 from docker.errors import DockerException, ImageNotFound, NotFound
 from docker.types import Ulimit
 
-import docker
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
+from agent_core.sandbox.cleanup import origin_of
+from agent_core.sandbox.project_image import project_image_tag, src_pythonpath
 
 LABEL_RUN = "agentls.run"
 LABEL_OWNER = "agentls.owner_pid"
@@ -136,9 +138,6 @@ class DockerSandbox:
 
     def _image_and_env(self, workspace: Path, env: dict[str, str] | None) -> tuple[str, dict[str, str]]:
         """The project's dependency image when built (project_image.py), and a src/ layout on PYTHONPATH."""
-        from agent_core.sandbox.cleanup import origin_of
-        from agent_core.sandbox.project_image import project_image_tag, src_pythonpath
-
         inner_env = sandbox_env(env)
         src = src_pythonpath(workspace)
         if src:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from agent_core.sandbox.base import Sandbox, SandboxError
 from agent_core.sandbox.bubblewrap import BubblewrapSandbox, probe_bwrap
+from agent_core.sandbox.cleanup import remove_leftovers
 from agent_core.sandbox.process import NOT_ISOLATED_WARNING, ProcessSandbox
 from agent_core.settings import SandboxSettings, Settings
 
@@ -91,3 +92,17 @@ def make_sandbox(settings: Settings | SandboxSettings, announce: Announce | None
         _warned.add("process")
         announce(f"{NOT_ISOLATED_WARNING} ({reason})")
     return _build(name, settings)
+
+
+def sweep_leftovers() -> list[str]:
+    """What a previous crash left: stale agentls-* temp dirs and labelled containers of dead owners.
+
+    Called once when the language server starts (in a background thread: a
+    slow or absent Docker engine must not delay the editor). Returns what was
+    removed, for the log.
+    """
+    removed = [str(p) for p in remove_leftovers()]
+    module = _docker_module()
+    if module is None:  # the docker SDK is optional at run time
+        return removed
+    return removed + [f"container {name}" for name in module.remove_leftover_containers()]

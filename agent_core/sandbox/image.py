@@ -19,6 +19,7 @@ from pathlib import Path
 from agent_core.sandbox import docker_backend
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
+from agent_core.sandbox.project_image import project_image_tag, project_requirements
 
 DEFAULT_BASE = "agentls/base:local"
 DEFAULT_TAG = "agentls/sandbox:local"
@@ -123,3 +124,17 @@ def build_image(
         return docker_backend.build_from_context(context, tag, on_line=log)
     finally:
         remove_temp_dir(context)
+
+
+def build_project_image(project: Path, base: str, image: str, log: Callable[[str], None]) -> tuple[str, str]:
+    """Build the dependency layer of `project` on top of `base`; returns (tag, image id)."""
+    tag = project_image_tag(image, project)
+    if tag is None:
+        raise SandboxError(f"{project} declares no dependencies (pyproject.toml [project], requirements*.txt)")
+    scratch = make_temp_dir("deps")
+    try:
+        requirements = scratch / "requirements.txt"
+        requirements.write_text("\n".join(project_requirements(project)) + "\n", encoding="utf-8")
+        return tag, build_image(base=base, tag=tag, requirements=requirements, log=log)
+    finally:
+        remove_temp_dir(scratch)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
+from agent_core.sandbox.uids import nproc_for
 
 if TYPE_CHECKING:
     from agent_core.settings import SandboxSettings
@@ -277,8 +278,6 @@ def prepare_local_run(
 
     `pythonpath` goes after any PYTHONPATH the caller passes in `env`.
     """
-    from agent_core.sandbox.uids import nproc_for
-
     workspace = workspace.resolve()
     if not workspace.is_dir():
         raise SandboxError(f"workspace {workspace} is not a directory")

@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
-
-from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 
 DEPENDENCY_FILES = (
     "pyproject.toml", "setup.cfg", "requirements.txt", "requirements-dev.txt", "requirements-test.txt",
@@ -75,20 +72,3 @@ def src_pythonpath(workspace: Path) -> str | None:
     if src.is_dir() and any((child / "__init__.py").is_file() for child in src.iterdir() if child.is_dir()):
         return str(src)
     return None
-
-
-def build_project_image(project: Path, base: str, image: str, log: Callable[[str], None]) -> tuple[str, str]:
-    """Build the dependency layer of `project` on top of `base`; returns (tag, image id)."""
-    from agent_core.sandbox import image as image_build
-    from agent_core.sandbox.base import SandboxError
-
-    tag = project_image_tag(image, project)
-    if tag is None:
-        raise SandboxError(f"{project} declares no dependencies (pyproject.toml [project], requirements*.txt)")
-    scratch = make_temp_dir("deps")
-    try:
-        requirements = scratch / "requirements.txt"
-        requirements.write_text("\n".join(project_requirements(project)) + "\n", encoding="utf-8")
-        return tag, image_build.build_image(base=base, tag=tag, requirements=requirements, log=log)
-    finally:
-        remove_temp_dir(scratch)

@@ -33,6 +33,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
 from agent_core.sandbox.base import SandboxError
 
 SANDBOX_UID = 65534
@@ -125,8 +127,6 @@ def _system_runtime(uid: int) -> SandboxRuntime:
 
 
 def _requirement_names(dist: metadata.Distribution) -> list[str]:
-    from packaging.requirements import Requirement
-
     names = []
     for spec in dist.requires or []:
         req = Requirement(spec)

@@ -9,7 +9,7 @@ from pathlib import Path
 from engine_support import FIX_EDIT, journal_records
 
 from agent_core.changeset import text_edits
-from agent_core.journal_view import render_markdown
+from agent_core.journal.render import render_markdown
 from agent_core.models import ChangeSet, FileChange, TestFailure, TestReport
 from agent_core.pipeline.explain import clean_answer, fixed_tests, templated
 from scripted_llm import Fault

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agent_core.changeset import file_change
-from agent_core.journal import REDACTED, Journal
+from agent_core.journal.writer import REDACTED, Journal
 from agent_core.llm.base import LLMCall
 from agent_core.models import ChangeSet, RunResult, Usage
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from learning_support import FIX_AFTER_WRONG, PLAN, REFLECTION, WRONG_EDIT, journal_records, run_dir
 
-from agent_core.pipeline.checkpoint import run_is_active
+from agent_core.journal.lease import run_is_active
 from scripted_llm import Fault
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.journal_view import UnknownRun, list_runs, render_markdown, render_text
+from agent_core.errors import UnknownRun
+from agent_core.journal.render import render_markdown, render_text
+from agent_core.journal.trace import list_runs
 
 
 def _write(root: Path, run_id: str, records: list[dict], tail: str = "") -> None:

@@ -1,15 +1,12 @@
-"""Reading run journals back: the list of runs, and a run's trace as text or Markdown.
+"""Reading run journals back: the list of runs, and one run's `Trace`.
 
 A journal is `<workspace>/.agentls/runs/<run_id>/journal.jsonl` (format in
-journal.py). `list_runs` summarises every run, newest first; `render_text`
-(the `agentls trace` command) and `render_markdown` (the LSP command
-`agentls.showTrace`) show one run: the header, a node-by-node timeline with
-durations, each model call (role, tokens, trimmed prompt and answer), tool
-calls, test reports, gate decisions, reflections, and the final change set.
-Both renderers walk the same `Trace`; the text/Markdown specifics live in
-journal_format.py. `summary_json` and `trace_json` give the same data as plain
-JSON values (`agentls runs --json`, `agentls trace --json`). A line cut short
-by a crash is skipped, not fatal.
+writer.py). `list_runs` summarises every run, newest first; `load_trace`
+groups one run's records into a node-by-node timeline, which render.py shows
+as text (`agentls trace`) or Markdown (the LSP command `agentls.showTrace`).
+`summary_json` and `trace_json` give the same data as plain JSON values
+(`agentls runs --json`, `agentls trace --json`). A line cut short by a crash
+is skipped, not fatal.
 """
 
 from __future__ import annotations
@@ -20,11 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_core.journal import runs_dir
-
-
-class UnknownRun(FileNotFoundError, LookupError):
-    """No journal for the requested run (the message lists recent runs)."""
+from agent_core.errors import UnknownRun
+from agent_core.journal.lease import run_is_active
+from agent_core.journal.writer import runs_dir
 
 
 @dataclass
@@ -112,8 +107,6 @@ def summarise(run_dir: Path, records: list[dict[str, Any]]) -> RunSummary:
 
 
 def _unfinished_status(run_dir: Path) -> str:
-    from agent_core.pipeline.checkpoint import run_is_active
-
     return "running" if run_is_active(run_dir) else "interrupted"
 
 
@@ -168,20 +161,6 @@ def load_trace(workspace: Path, run_id: str | None = None) -> Trace:
     end: dict[str, Any] = next((r for r in reversed(records) if r["type"] == "run_end"), {})
     resumes = [r for r in records if r["type"] == "run_resume"]
     return Trace(summarise(run_dir, records), start, end, items, resumes)
-
-
-def render_text(workspace: Path, run_id: str | None = None) -> str:
-    """The run's trace for a terminal (latest run when `run_id` is None)."""
-    from agent_core.journal_format import TextFormat, render
-
-    return render(load_trace(workspace, run_id), TextFormat())
-
-
-def render_markdown(workspace: Path, run_id: str | None = None) -> str:
-    """The run's trace as Markdown (what `agentls.showTrace` returns)."""
-    from agent_core.journal_format import MarkdownFormat, render
-
-    return render(load_trace(workspace, run_id), MarkdownFormat())
 
 
 def summary_json(summary: RunSummary) -> dict[str, Any]:

@@ -1,6 +1,10 @@
-"""Rendering a run's Trace (journal_view.py) as terminal text or as Markdown.
+"""Rendering a run's Trace (trace.py) as terminal text or as Markdown.
 
-`render(trace, fmt)` walks the trace once; a format only knows how to write
+`render_text` (the `agentls trace` command) and `render_markdown` (the LSP
+command `agentls.showTrace`) show one run: the header, a node-by-node timeline
+with durations, each model call (role, tokens, trimmed prompt and answer),
+tool calls, test reports, gate decisions, reflections, and the final change
+set. `render(trace, fmt)` walks the trace once; a format only knows how to write
 a heading, a line and a block of verbatim text. Prompts, answers and test
 output are trimmed so a trace stays readable; the journal keeps everything.
 """
@@ -10,9 +14,10 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 from typing import Any, Protocol
 
-from agent_core.journal_view import NodeBlock, Trace
+from agent_core.journal.trace import NodeBlock, Trace, load_trace
 
 PROMPT_CHARS = 400
 ANSWER_CHARS = 400
@@ -72,6 +77,16 @@ class MarkdownFormat:
 
     def result(self) -> str:
         return "\n".join(self.lines).strip() + "\n"
+
+
+def render_text(workspace: Path, run_id: str | None = None) -> str:
+    """The run's trace for a terminal (latest run when `run_id` is None)."""
+    return render(load_trace(workspace, run_id), TextFormat())
+
+
+def render_markdown(workspace: Path, run_id: str | None = None) -> str:
+    """The run's trace as Markdown (what `agentls.showTrace` returns)."""
+    return render(load_trace(workspace, run_id), MarkdownFormat())
 
 
 def trim(text: Any, limit: int) -> str:
