@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -23,18 +22,13 @@ from agent_core.events import MessageEvent, PhaseEvent, RunHooks, TestReportEven
 from agent_core.gentests.run import run_gen_tests
 from agent_core.journal.writer import Journal
 from agent_core.llm.base import LLMError, LLMUnavailable
-from agent_core.models import RunRequest, RunResult, RunStatus, TestReport, Usage
+from agent_core.models import RunRequest, RunResult, RunStatus, TestReport, Usage, new_run_id
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings, SettingsError
 from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.paths import PathRefused
 from agent_core.workspace.shadow import ShadowWorkspace
-
-
-def new_run_id() -> str:
-    """Short and sortable: 20261121-203512-ab12."""
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
 class Engine:

@@ -8,6 +8,8 @@ these to their own shapes.
 from __future__ import annotations
 
 import difflib
+import secrets
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -19,6 +21,11 @@ ROLES: tuple[Role, ...] = ("planner", "coder", "tester", "reflector")
 RunKind = Literal["fix", "gen_tests", "task", "test"]
 RunStatus = Literal["fixed", "unfixed", "passed", "failed", "ok", "error", "cancelled"]
 
+
+
+def new_run_id() -> str:
+    """A run's id, short and sortable: 20261121-203512-ab12cd (it names the run's journal folder)."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 class SubTask(BaseModel):
     """One validated step of a plan."""

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -27,7 +25,7 @@ from pygls.lsp.server import LanguageServer
 
 from agent_core.engine import Engine
 from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
-from agent_core.models import RunRequest, RunResult, TestReport
+from agent_core.models import RunRequest, RunResult, TestReport, new_run_id
 from agent_core.settings import Settings
 from lsp_server import convert
 from lsp_server.diagnostics import DiagnosticsPublisher
@@ -45,10 +43,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 WORKSPACE_KEY = "<workspace>"
 SHUTDOWN_GRACE_S = 15.0
-
-
-def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
 @dataclass

@@ -12,14 +12,14 @@ import os
 from pathlib import Path
 
 from agent_core.analysis.symbols import Symbol, analyse
-from agent_core.workspace.ignore import skip_dir
+from agent_core.workspace.ignore import hidden_or_skipped
 
 
 def python_files(workspace: Path) -> list[Path]:
     """Workspace Python files, sorted; hidden and skipped folders (ignore.py) are not entered."""
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(workspace):
-        dirnames[:] = [d for d in dirnames if not (d.startswith(".") or skip_dir(d))]
+        dirnames[:] = [d for d in dirnames if not hidden_or_skipped(d)]
         out.extend(Path(dirpath, name) for name in filenames if name.endswith(".py"))
     return sorted(out)
 

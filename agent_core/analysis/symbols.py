@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agent_core.analysis.parser import Node, Tree, byte_to_char_column, node_text, parse_python
 from agent_core.models import Position, Span
+from agent_core.workspace.ignore import hidden_or_skipped
 from agent_core.workspace.testfiles import is_test_file
 
 
@@ -231,11 +232,11 @@ def find_symbol(symbols: list[Symbol], name: str) -> Symbol | None:
 
 
 def test_files(workspace: Path) -> list[Path]:
-    """Test files of the workspace: tests/**, and test_*.py / *_test.py anywhere (hidden dirs skipped)."""
+    """Test files of the workspace: tests/**, and test_*.py / *_test.py anywhere (hidden, skipped folders left out)."""
     found: set[Path] = set()
     for path in workspace.rglob("*.py"):
         rel = path.relative_to(workspace)
-        if any(part.startswith(".") or part in ("node_modules", "__pycache__") for part in rel.parts):
+        if any(hidden_or_skipped(part) for part in rel.parts):  # what the shadow copy leaves out too
             continue
         if is_test_file(rel) and path.name != "conftest.py":
             found.add(path)

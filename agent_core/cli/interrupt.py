@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from agent_core.engine import Engine, new_run_id
-from agent_core.models import RunRequest, RunResult
+from agent_core.engine import Engine
+from agent_core.models import RunRequest, RunResult, new_run_id
 from agent_core.sandbox.cleanup import remove_leftovers
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from agent_core.analysis.parser import node_text, parse_python
 from agent_core.analysis.symbols import Symbol, analyse
 from agent_core.models import TestReport
-from agent_core.workspace.shadow import SKIP_DIRS, ShadowWorkspace
+from agent_core.workspace.ignore import hidden_or_skipped
+from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.testfiles import is_test_file
 
 FILES_BUDGET = 9000  # characters of file text in one prompt (small local models have small contexts)
@@ -19,7 +20,7 @@ def python_files(shadow: ShadowWorkspace, limit: int = 200) -> list[str]:
     """Workspace-relative .py files, sources before tests, sorted."""
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(shadow.root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if not hidden_or_skipped(d))
         found.extend(
             os.path.relpath(os.path.join(dirpath, n), shadow.root) for n in sorted(filenames) if n.endswith(".py")
         )

@@ -19,7 +19,7 @@ from agent_core.changeset import apply_text_edits, file_change
 from agent_core.models import ChangeSet, FileChange, TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
-from agent_core.workspace.shadow import SKIP_DIRS, write_exact
+from agent_core.workspace.shadow import write_exact
 from agent_core.workspace.testfiles import restore_protected
 
 HINT_DIFF_CHARS = 800
@@ -95,7 +95,7 @@ async def minimal_verified_diff(deps: RunDeps, change_set: ChangeSet, verified: 
                 kept = trial
     finally:
         _write(deps, change_set, set(parts))  # the shadow holds the whole verified change again
-        restore_protected(deps.shadow.root, deps.shadow.verification, SKIP_DIRS)
+        restore_protected(deps.shadow.root, deps.shadow.verification)
     deps.journal.write("memory_minimize", parts=len(parts), kept=len(kept))
     return _diff(change_set, kept)
 

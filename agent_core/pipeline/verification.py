@@ -18,7 +18,6 @@ import re
 from agent_core.models import RunRequest
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import protected_refusal
-from agent_core.workspace.shadow import SKIP_DIRS
 from agent_core.workspace.testfiles import restore_protected
 
 _TEST_OBJECT = (r"(?:tests?\b|test (?:file|code|case|suite)s?|test_\w+\.py|\w+_test\.py|asserts?\b|assertions?"
@@ -79,7 +78,7 @@ def guard_verification(deps: RunDeps, moment: str) -> list[str]:
     if not tests_protected(deps.request):
         return []
     notes = []
-    for rel in restore_protected(deps.shadow.root, deps.shadow.verification, SKIP_DIRS):
+    for rel in restore_protected(deps.shadow.root, deps.shadow.verification):
         why = f"changed {moment}; undone, the tests run with the project's own files: {protected_refusal(rel)}"
         deps.journal.write("tool_call", tool="guard_verification", args={"path": rel}, result=why, ok=False)
         notes.append(f"- {rel}: {why}")

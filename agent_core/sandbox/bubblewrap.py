@@ -36,7 +36,7 @@ from agent_core.sandbox.launcher import (
     Limits,
     launch,
     limited_command,
-    new_run_id,
+    new_marker,
     prepare_local_run,
 )
 from agent_core.sandbox.uids import claim_run_uid
@@ -227,7 +227,7 @@ class BubblewrapSandbox:
             for attempt in range(SETUP_RETRIES):
                 result = await launch(
                     self.command(argv, workspace, inner_env, view, origin, uid), cwd=workspace, env={},
-                    timeout_s=limits.timeout_s, uid=None, limits=limits, run_id=new_run_id(), sweep=False,
+                    timeout_s=limits.timeout_s, uid=None, limits=limits, run_id=new_marker(), sweep=False,
                 )
                 if not transient_setup_failure(result.exit_code, result.stderr):
                     break

@@ -100,7 +100,8 @@ def as_user(uid: int | None) -> dict[str, object]:
     return {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
 
 
-def new_run_id() -> str:
+def new_marker() -> str:
+    """A marker for one sandboxed process tree (not a run id): unique, so a sweep kills only its own."""
     return uuid.uuid4().hex
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from agent_core.sandbox.base import CommandResult
 from agent_core.sandbox.launcher import (
     launch,
-    new_run_id,
+    new_marker,
     prepare_local_run,
     prepare_workspace,
 )
@@ -57,5 +57,5 @@ class ProcessSandbox:
             prepare_workspace(workspace / ".agentls", uid)
             return await launch(
                 argv, cwd=workspace, env=inner_env, timeout_s=limits.timeout_s,
-                uid=uid, limits=limits, run_id=new_run_id(),
+                uid=uid, limits=limits, run_id=new_marker(),
             )

@@ -39,6 +39,11 @@ def skip_dir(name: str) -> bool:
     return name in SKIP_DIRS or name.endswith(".egg-info")
 
 
+def hidden_or_skipped(name: str) -> bool:
+    """A folder the source walks (analysis, context, test discovery) do not enter: hidden, or `skip_dir`."""
+    return name.startswith(".") or skip_dir(name)
+
+
 def _read_lines(path: Path) -> list[str]:
     try:
         return path.read_text(encoding="utf-8", errors="replace").splitlines()

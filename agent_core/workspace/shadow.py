@@ -23,12 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.sandbox.cleanup import make_temp_dir
-from agent_core.workspace.ignore import SKIP_DIRS, IgnoreRules
+from agent_core.workspace.ignore import IgnoreRules
 from agent_core.workspace.paths import relative_inside, resolve_inside
 from agent_core.workspace.testfiles import protected_files
 from agent_core.workspace.treecopy import CopyStats, copy_workspace
-
-__all__ = ["SKIP_DIRS", "ShadowWorkspace", "read_exact", "write_exact"]  # SKIP_DIRS lives in ignore.py
 
 
 class UndecodableFile(ValueError):
@@ -132,7 +130,7 @@ class ShadowWorkspace:
             target.parent.mkdir(parents=True, exist_ok=True)
             self.originals[relative_inside(root, rel)] = text
             write_exact(target, text)
-        self.verification = protected_files(root, SKIP_DIRS)
+        self.verification = protected_files(root)
         return self
 
     def close(self) -> None:

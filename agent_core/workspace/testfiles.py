@@ -27,6 +27,8 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path, PurePath, PurePosixPath
 
+from agent_core.workspace.ignore import skip_dir
+
 TEST_DIRS = frozenset({"tests", "test"})
 CONFIG_NAMES = frozenset({
     "conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml", "setup.cfg",
@@ -79,14 +81,14 @@ def runs_in_verification(rel: str | PurePath) -> bool:
     return is_test_config(rel) or (is_test_file(rel) and str(rel).endswith(".py"))
 
 
-def protected_files(root: Path, skip_dirs: frozenset[str]) -> dict[str, bytes]:
+def protected_files(root: Path) -> dict[str, bytes]:
     """Every file under `root` that `runs_in_verification` (relative POSIX path -> bytes, or SYMLINK + target).
 
-    `skip_dirs` (and *.egg-info) are left out, as the shadow copy leaves them out.
+    Folders `skip_dir` names are left out, as the shadow copy leaves them out.
     """
     found: dict[str, bytes] = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs and not d.endswith(".egg-info"))
+        dirnames[:] = sorted(d for d in dirnames if not skip_dir(d))
         linked = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]  # listed, not walked
         for name in [*filenames, *linked]:
             path = Path(dirpath, name)
@@ -118,14 +120,14 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
 
 
-def restore_protected(root: Path, original: Mapping[str, bytes], skip_dirs: frozenset[str]) -> list[str]:
+def restore_protected(root: Path, original: Mapping[str, bytes]) -> list[str]:
     """Put the protected files under `root` back as `original` lists them; return the paths that differed.
 
     A protected file `original` does not list is removed, a changed one gets
     its original bytes (or link) back, a removed one is recreated. Nothing is
     written through a symbolic link: a link in the way is removed first.
     """
-    current = protected_files(root, skip_dirs)
+    current = protected_files(root)
     changed = sorted(rel for rel in original.keys() | current.keys() if original.get(rel) != current.get(rel))
     for rel in changed:
         target = _real_parent(root, rel) / PurePosixPath(rel).name

@@ -12,7 +12,6 @@ from engine_support import journal_records, snapshot
 from agent_core.models import RunRequest
 from agent_core.pipeline import verification
 from agent_core.pipeline.verification import goal_asks_to_change_tests
-from agent_core.workspace.shadow import SKIP_DIRS
 from agent_core.workspace.testfiles import (
     is_protected,
     is_test_config,
@@ -95,7 +94,7 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
 def test_restore_puts_back_changed_removes_new_and_recreates_deleted(tmp_path: Path):
     root = _tree(tmp_path / "ws", {"calc.py": "x = 1\n", "test_calc.py": "def test(): pass\n",
                                    "pytest.ini": "[pytest]\n", "tests/data.txt": "1\n"})
-    original = protected_files(root, SKIP_DIRS)
+    original = protected_files(root)
     assert sorted(original) == ["pytest.ini", "test_calc.py"], "test data is not run by the tests: not guarded"
 
     (root / "pytest.ini").write_text("[pytest]\naddopts = -k nothing\n")
@@ -103,25 +102,25 @@ def test_restore_puts_back_changed_removes_new_and_recreates_deleted(tmp_path: P
     _tree(root, {"pkg/deep/conftest.py": "rig\n", "sitecustomize.py": "rig\n", "x.pth": "rig\n",
                  "calc.py": "x = 2\n", "tests/data.txt": "2\n", ".venv/lib/evil.pth": "skipped dir\n"})
 
-    changed = restore_protected(root, original, SKIP_DIRS)
+    changed = restore_protected(root, original)
 
     assert changed == ["pkg/deep/conftest.py", "pytest.ini", "sitecustomize.py", "test_calc.py", "x.pth"]
-    assert protected_files(root, SKIP_DIRS) == original
+    assert protected_files(root) == original
     assert (root / "test_calc.py").read_text() == "def test(): pass\n"
     assert (root / "calc.py").read_text() == "x = 2\n", "the code under test is the candidate's"
-    assert restore_protected(root, original, SKIP_DIRS) == []
+    assert restore_protected(root, original) == []
 
 
 def test_restore_never_writes_through_a_symlink(tmp_path: Path):
     outside = _tree(tmp_path / "outside", {"test_calc.py": "outside\n"})
     root = _tree(tmp_path / "ws", {"tests/test_calc.py": "def test(): pass\n"})
-    original = protected_files(root, SKIP_DIRS)
+    original = protected_files(root)
     (root / "tests" / "test_calc.py").unlink()
     (root / "tests").rmdir()
     (root / "tests").symlink_to(outside, target_is_directory=True)
     (root / "conftest.py").symlink_to(outside / "test_calc.py")
 
-    changed = restore_protected(root, original, SKIP_DIRS)
+    changed = restore_protected(root, original)
 
     assert changed == ["conftest.py", "tests/test_calc.py"]
     assert (outside / "test_calc.py").read_text() == "outside\n", "nothing outside the tree was touched"
