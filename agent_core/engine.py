@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.errors import BadRequest
-from agent_core.events import MessageEvent, PhaseEvent, RunHooks, TestReportEvent
+from agent_core.events import PhaseEvent, RunHooks, TestReportEvent
 from agent_core.gentests.run import run_gen_tests
 from agent_core.journal.writer import Journal
 from agent_core.llm.base import LLMError, LLMUnavailable
 from agent_core.models import RunRequest, RunResult, RunStatus, TestReport, Usage, new_run_id
 from agent_core.sandbox.base import SandboxError
-from agent_core.sandbox.factory import make_sandbox
+from agent_core.sandbox.factory import sandbox_for_run
 from agent_core.settings import Settings, SettingsError
 from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.paths import PathRefused
@@ -83,8 +83,7 @@ class Engine:
 
     async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
         run_id = journal.run_id
-        sandbox = make_sandbox(self.settings, lambda text: hooks.emit(
-            MessageEvent(run_id=run_id, level="warning", text=text)))
+        sandbox = sandbox_for_run(self.settings, hooks, run_id)
         hooks.emit(PhaseEvent(run_id=run_id, phase="testing", message="running the tests", percentage=10))
         with ShadowWorkspace(request.workspace, request.overlays) as shadow:
             report: TestReport = await run_tests(

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_core.events import MessageEvent, RunHooks
+from agent_core.events import RunHooks
 from agent_core.llm.base import LLMClient
 from agent_core.llm.factory import make_llm_client
 from agent_core.sandbox.base import Sandbox
-from agent_core.sandbox.factory import make_sandbox
+from agent_core.sandbox.factory import sandbox_for_run
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace
 
@@ -31,8 +31,7 @@ class GenTestsDeps:
               ) -> GenTestsDeps:
         """Defaults from settings: the configured LLM client (journal as observer) and sandbox."""
         run_id = run_id or getattr(journal, "run_id", None) or "gen-tests"
-        sandbox = make_sandbox(settings, lambda text: hooks.emit(
-            MessageEvent(run_id=run_id, level="warning", text=text)))
+        sandbox = sandbox_for_run(settings, hooks, run_id)
         llm = make_llm_client(settings, journal, on_wait=getattr(hooks, "llm_waiting", None))
         return cls(llm=llm, sandbox=sandbox, journal=journal, run_id=run_id)
 

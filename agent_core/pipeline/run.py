@@ -19,7 +19,7 @@ from agent_core.pipeline.graph import build_graph
 from agent_core.pipeline.memory_guard import GuardedMemory
 from agent_core.pipeline.state import initial_state
 from agent_core.prompts import effective_prompts
-from agent_core.sandbox.factory import make_sandbox
+from agent_core.sandbox.factory import sandbox_for_run
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
@@ -52,7 +52,7 @@ async def run_pipeline(
         hooks.emit(MessageEvent(run_id=run_id, level="warning", text=text))
 
     prompts = effective_prompts(settings, request.workspace)
-    sandbox = make_sandbox(settings, notice)
+    sandbox = sandbox_for_run(settings, hooks, run_id)
     memory = open_run_memory(settings, notice, request.workspace)
     llm = make_llm_client(settings, journal, on_wait=getattr(hooks, "llm_waiting", None))
     try:

@@ -30,14 +30,12 @@ from docker.types import Ulimit
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
 from agent_core.sandbox.cleanup import origin_of
+from agent_core.sandbox.constants import OUTPUT_CAP, SANDBOX_PYTHON, SANDBOX_UID
 from agent_core.sandbox.project_image import project_image_tag, src_pythonpath
 
 LABEL_RUN = "agentls.run"
 LABEL_OWNER = "agentls.owner_pid"
 LABEL_HOST = "agentls.host"
-CONTAINER_UID = 65534
-IMAGE_PYTHON = "/usr/bin/python3"
-OUTPUT_CAP = 200_000
 PING_TIMEOUT_S = 3.0
 
 
@@ -111,7 +109,7 @@ def container_options(sandbox: Any, workspace: Path, timeout_s: float) -> dict[s
 def container_user() -> str:
     """uid:gid inside the container: 65534 when we are root (the workspace is handed to it), else our own."""
     if os.geteuid() == 0:
-        return f"{CONTAINER_UID}:{CONTAINER_UID}"
+        return f"{SANDBOX_UID}:{SANDBOX_UID}"
     return f"{os.getuid()}:{os.getgid()}"
 
 
@@ -120,7 +118,7 @@ class DockerSandbox:
 
     name = "docker"
     isolated = True
-    python = IMAGE_PYTHON
+    python = SANDBOX_PYTHON
 
     def __init__(self, settings: Any, client: Any | None = None) -> None:
         self._sandbox = _sandbox_settings(settings)
@@ -198,7 +196,7 @@ class _Run:
         env: dict[str, str], image: str,
     ) -> CommandResult:
         owner = workspace.stat()
-        _chown_tree(workspace, CONTAINER_UID, CONTAINER_UID)
+        _chown_tree(workspace, SANDBOX_UID, SANDBOX_UID)
         try:
             return self._create_and_wait(argv, options, timeout_s, env, image)
         finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from agent_core.events import MessageEvent, RunHooks
 from agent_core.sandbox.base import Sandbox, SandboxError
 from agent_core.sandbox.bubblewrap import BubblewrapSandbox, probe_bwrap
 from agent_core.sandbox.cleanup import remove_leftovers
@@ -93,6 +94,11 @@ def make_sandbox(settings: Settings | SandboxSettings, announce: Announce | None
         announce(f"{NOT_ISOLATED_WARNING} ({reason})")
     return _build(name, settings)
 
+
+
+def sandbox_for_run(settings: Settings, hooks: RunHooks, run_id: str) -> Sandbox:
+    """The configured sandbox for one run; a warning about it (not isolated, say) goes to the run's hooks."""
+    return make_sandbox(settings, lambda text: hooks.emit(MessageEvent(run_id=run_id, level="warning", text=text)))
 
 def sweep_leftovers() -> list[str]:
     """What a previous crash left: stale agentls-* temp dirs and labelled containers of dead owners.

@@ -19,11 +19,11 @@ from pathlib import Path
 from agent_core.sandbox import docker_backend
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
+from agent_core.sandbox.constants import TEST_TOOLS
 from agent_core.sandbox.project_image import project_image_tag, project_requirements
 
 DEFAULT_BASE = "agentls/base:local"
 DEFAULT_TAG = "agentls/sandbox:local"
-TEST_TOOLS = ("pytest", "hypothesis", "coverage")
 _PROBE = (
     "import platform, sys; "
     "print(f'{sys.version_info[0]}.{sys.version_info[1]} {platform.machine()} {platform.libc_ver()[1] or \"0\"}')"

@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
+from agent_core.sandbox.constants import OUTPUT_CAP
 from agent_core.sandbox.uids import nproc_for
 
 if TYPE_CHECKING:
     from agent_core.settings import SandboxSettings
 
-OUTPUT_CAP = 200_000
 RUN_MARKER = "SANDBOX_RUN_ID"
 # Soft stack limit of a run. glibc sizes every thread's stack from it, and each stack counts
 # against the address-space limit: at the usual 8 MiB, 300 threads need 2.4 GiB of address

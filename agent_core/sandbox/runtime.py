@@ -36,10 +36,8 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 from agent_core.sandbox.base import SandboxError
+from agent_core.sandbox.constants import SANDBOX_PYTHON, SANDBOX_UID, TEST_TOOLS
 
-SANDBOX_UID = 65534
-SYSTEM_PYTHON = "/usr/bin/python3"
-TEST_DISTRIBUTIONS = ("pytest", "hypothesis", "coverage")
 SITE_ROOT = Path("/var/tmp")
 
 
@@ -116,14 +114,14 @@ def resolve_runtime(python_setting: str | None = None) -> SandboxRuntime:
 
 @functools.lru_cache(maxsize=1)
 def _system_runtime(uid: int) -> SandboxRuntime:
-    version = python_version_of(SYSTEM_PYTHON)
+    version = python_version_of(SANDBOX_PYTHON)
     if version != sys.version_info[:2]:
         raise SandboxError(
             f"no interpreter usable inside the sandbox: {sys.executable} is not readable by uid {uid} "
-            f"and {SYSTEM_PYTHON} is {version or 'missing'} (need {sys.version_info[0]}.{sys.version_info[1]}); "
+            f"and {SANDBOX_PYTHON} is {version or 'missing'} (need {sys.version_info[0]}.{sys.version_info[1]}); "
             "set sandbox.python to an interpreter outside /root"
         )
-    return SandboxRuntime(python=SYSTEM_PYTHON, site_dir=ensure_sandbox_site(), uid=uid)
+    return SandboxRuntime(python=SANDBOX_PYTHON, site_dir=ensure_sandbox_site(), uid=uid)
 
 
 def _requirement_names(dist: metadata.Distribution) -> list[str]:
@@ -136,7 +134,7 @@ def _requirement_names(dist: metadata.Distribution) -> list[str]:
     return names
 
 
-def sandbox_distributions(roots: tuple[str, ...] = TEST_DISTRIBUTIONS) -> list[metadata.Distribution]:
+def sandbox_distributions(roots: tuple[str, ...] = TEST_TOOLS) -> list[metadata.Distribution]:
     """`roots` and everything they require (no extras), installed in our environment."""
     seen: dict[str, metadata.Distribution] = {}
     todo = list(roots)
@@ -170,7 +168,7 @@ def _copy_distribution(dist: metadata.Distribution, dest: Path) -> None:
 def _precompile(site: Path) -> None:
     """Byte-compile the site with the sandbox interpreter: sandboxed runs never write bytecode."""
     subprocess.run(
-        [SYSTEM_PYTHON, "-m", "compileall", "-q", "-j", "0", str(site)],
+        [SANDBOX_PYTHON, "-m", "compileall", "-q", "-j", "0", str(site)],
         capture_output=True,
         timeout=600,
         check=False,
@@ -185,7 +183,7 @@ def _make_world_readable(root: Path) -> None:
             os.chmod(os.path.join(dirpath, name), 0o644 if not name.endswith(".so") else 0o755)
 
 
-def ensure_sandbox_site(root: Path = SITE_ROOT, roots: tuple[str, ...] = TEST_DISTRIBUTIONS) -> Path:
+def ensure_sandbox_site(root: Path = SITE_ROOT, roots: tuple[str, ...] = TEST_TOOLS) -> Path:
     """The cached, world-readable site dir with the test distributions `roots`; built on first use."""
     dists = sandbox_distributions(tuple(roots))
     key = ";".join(f"{d.metadata['Name']}=={d.version}" for d in dists) + f";py{sys.version_info[:2]};pyc"

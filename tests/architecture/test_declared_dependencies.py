@@ -22,7 +22,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from agent_core.sandbox.runtime import TEST_DISTRIBUTIONS
+from agent_core.sandbox.constants import TEST_TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN = {"agent_core", "lsp_server"}
@@ -110,7 +110,7 @@ def test_every_third_party_import_is_declared():
 
 def test_every_declared_dependency_is_used():
     used = {canonicalize_name(d) for m in third_party_imports(_code_files()) if (d := distribution_of(m))}
-    sandbox_tools = {canonicalize_name(name) for name in TEST_DISTRIBUTIONS}
+    sandbox_tools = {canonicalize_name(name) for name in TEST_TOOLS}
     assert set(declared()) - used - sandbox_tools == set()
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from sandbox_support import make_backend
 
+from agent_core.sandbox.constants import TEST_TOOLS
 from agent_core.sandbox.runtime import (
-    TEST_DISTRIBUTIONS,
     readable_by_others,
     resolve_runtime,
     sandbox_distributions,
@@ -39,7 +39,7 @@ def test_explicit_python_setting_wins() -> None:
 
 def test_test_distributions_follow_requirements() -> None:
     names = {d.metadata["Name"].lower() for d in sandbox_distributions()}
-    assert set(TEST_DISTRIBUTIONS) <= names
+    assert set(TEST_TOOLS) <= names
     assert {"pluggy", "iniconfig", "packaging", "sortedcontainers"} <= names
     assert "numpy" not in names  # extras are not followed
 
