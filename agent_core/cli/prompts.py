@@ -12,8 +12,8 @@ import importlib
 import sys
 from pathlib import Path
 
+from agent_core.agents.prompts import PROMPT_MODULES, effective_prompts
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
-from agent_core.prompts import PROMPT_MODULES, effective_prompts
 from agent_core.settings import SettingsError, load_settings
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_core.agents.prompts import effective_prompts
 from agent_core.agents.tester.agent import write_tests
 from agent_core.agents.tester.prompt import TEMPLATE
 from agent_core.analysis.symbols import analyse, test_files
@@ -24,7 +25,6 @@ from agent_core.gentests.report import bug_report, summary_text
 from agent_core.gentests.targets import Target, TargetError, select_targets
 from agent_core.gentests.testfile import compose, destination
 from agent_core.models import ChangeSet, RunRequest, RunResult
-from agent_core.prompts import effective_prompts
 from agent_core.settings import Settings
 
 

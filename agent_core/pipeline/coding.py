@@ -16,6 +16,7 @@ from agent_core.agents.coder.agent import (
     write_candidates,
 )
 from agent_core.agents.coder.schema import CoderOutput
+from agent_core.agents.reflector.signatures import failure_text
 from agent_core.models import Plan, SubTask, TestReport
 from agent_core.pipeline.attempts import with_tried
 from agent_core.pipeline.context import (
@@ -31,7 +32,6 @@ from agent_core.pipeline.sampling import Candidate, Sampler, temperatures
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.suspects import suspects_from_report
 from agent_core.pipeline.verification import tests_protected
-from agent_core.reflection import failure_text
 from agent_core.workspace.testfiles import is_test_file
 
 

@@ -8,21 +8,21 @@ sandboxed test run and finalisation.
 from __future__ import annotations
 
 from agent_core.agents.planner.agent import propose_plan
+from agent_core.agents.planner.validation import PlanError, textual_preplan, validate_plan
+from agent_core.agents.reflector.signatures import failure_text, report_signature
 from agent_core.changeset import compute_change_set
 from agent_core.events import TestReportEvent
-from agent_core.gate import scan_change_set
 from agent_core.models import Plan, TestReport
 from agent_core.pipeline.attempts import first_state, keep_or_rewind
 from agent_core.pipeline.context import layout
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.gate import scan_change_set
 from agent_core.pipeline.goal import editor_pointer, target_text
 from agent_core.pipeline.recall import planner_hints, remember_outcome
 from agent_core.pipeline.reflecting import record_failures
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.testrun import run_checked
 from agent_core.pipeline.verification import guard_verification
-from agent_core.planning import PlanError, textual_preplan, validate_plan
-from agent_core.reflection import failure_text, report_signature
 from agent_core.testing.baseline_check import broken_baseline
 
 

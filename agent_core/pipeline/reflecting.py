@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from agent_core.agents.reflector.agent import diagnose
 from agent_core.agents.reflector.schema import Reflection
+from agent_core.agents.reflector.signatures import classify, exception_type, failure_text, signature
 from agent_core.llm.base import StructuredOutputError
 from agent_core.models import TestReport
 from agent_core.pipeline.context import focus_from_report, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import UNCHANGED
 from agent_core.pipeline.state import RunState
-from agent_core.reflection import classify, exception_type, failure_text, signature
 
 
 def _past(deps: RunDeps, report: TestReport) -> str:

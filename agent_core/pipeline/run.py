@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agent_core.agents.prompts import effective_prompts
 from agent_core.changeset import compute_change_set
 from agent_core.events import MessageEvent, RunHooks
 from agent_core.journal.writer import Journal
@@ -18,7 +19,6 @@ from agent_core.pipeline.goal import run_goal
 from agent_core.pipeline.graph import build_graph
 from agent_core.pipeline.memory_guard import GuardedMemory
 from agent_core.pipeline.state import initial_state
-from agent_core.prompts import effective_prompts
 from agent_core.sandbox.factory import sandbox_for_run
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests

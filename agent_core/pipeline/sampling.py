@@ -25,11 +25,11 @@ from typing import Any
 
 from agent_core.agents.coder.schema import CoderOutput
 from agent_core.changeset import compute_change_set
-from agent_core.gate import scan_change_set
 from agent_core.models import TestReport
 from agent_core.pipeline.attempts import outcome, score, tried_note
 from agent_core.pipeline.checkpoint import rewind_shadow, shadow_files
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.gate import scan_change_set
 from agent_core.pipeline.testrun import run_checked
 
 MAX_TEMPERATURE = 0.9  # the warmest sample of a round

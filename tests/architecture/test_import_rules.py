@@ -75,7 +75,7 @@ PACKAGE = ROOT / "agent_core"
 LAYERS: list[set[str]] = [
     {"errors", "models", "events", "settings", "settings_doc"},  # shared by every layer; import nothing above
     {"workspace", "sandbox", "llm", "local_model", "memory", "journal", "analysis"},  # seams and stores
-    {"agents", "prompts", "planning", "reflection", "gate", "testing", "changeset", "search"},  # roles, tests, edits
+    {"agents", "testing", "changeset", "search"},  # roles, test runs, edits, localization
     {"pipeline", "gentests"},  # the workflows
     {"engine"},  # the front door
     {"cli", "__main__"},  # the front end in this package (lsp_server is the other)

@@ -8,8 +8,8 @@ import sys
 import pytest
 from engine_support import make_project
 
+from agent_core.agents.reflector.signatures import failure_text, is_internal_path
 from agent_core.models import TestReport
-from agent_core.reflection import failure_text, is_internal_path
 from agent_core.sandbox.bubblewrap import BubblewrapSandbox
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests

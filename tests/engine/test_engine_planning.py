@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent_core.agents.planner.schema import PlannedStep, PlannerOutput
+from agent_core.agents.planner.validation import PlanError, textual_preplan, validate_plan
 from agent_core.models import TestFailure as Failure
 from agent_core.models import TestReport as Report
-from agent_core.planning import PlanError, textual_preplan, validate_plan
 
 
 def _plan(*steps: tuple) -> PlannerOutput:

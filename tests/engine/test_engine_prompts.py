@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.agents.coder import prompt as coder_prompt
+from agent_core.agents.prompts import effective_prompts
 from agent_core.agents.render import placeholders, render
-from agent_core.prompts import effective_prompts
 from agent_core.settings import Settings, SettingsError
 
 

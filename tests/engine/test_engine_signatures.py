@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agent_core.agents.reflector.signatures import classify, normalise_message, signature
 from agent_core.models import TestFailure as Failure
 from agent_core.models import TestReport as Report
-from agent_core.reflection import classify, normalise_message, signature
 
 
 def _f(message: str, nodeid: str = "t.py::test_a", kind: str = "failure", tb: str = "") -> Failure:

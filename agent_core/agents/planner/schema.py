@@ -1,4 +1,4 @@
-"""The planner's typed answer. Lenient on purpose: `planning.py` validates it and explains errors."""
+"""The planner's typed answer. Lenient on purpose: `validation.py` validates it and explains errors."""
 
 from __future__ import annotations
 
