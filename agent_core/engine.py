@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_core.errors import BadRequest
 from agent_core.events import PhaseEvent, RunHooks, TestReportEvent
+from agent_core.gentests.deps import GenTestsDeps
 from agent_core.gentests.run import run_gen_tests
 from agent_core.journal.writer import Journal
 from agent_core.llm.base import LLMError, LLMUnavailable
@@ -72,7 +73,8 @@ class Engine:
 
     async def _dispatch(self, request: RunRequest, hooks: RunHooks, journal: Journal, resume: bool) -> RunResult:
         if request.kind == "gen_tests":
-            return await run_gen_tests(request, self.settings, hooks, _GenTestsDeps(self.settings, journal, hooks))
+            deps = GenTestsDeps.build(self.settings, hooks, journal, journal.run_id)
+            return await run_gen_tests(request, self.settings, hooks, deps)
         if request.kind == "test":
             return await self._test_only(request, hooks, journal)
         # Lazy on purpose: the graph (langgraph, the agents, the openai client) takes seconds to import,
@@ -129,14 +131,6 @@ class _JournalledHooks:
 
     async def approve(self, violations: list) -> bool:
         return await self.inner.approve(violations)
-
-
-class _GenTestsDeps:
-    """What generate-tests gets from the engine: settings, the run's journal and hooks."""
-
-    def __init__(self, settings: Settings, journal: Journal, hooks: RunHooks) -> None:
-        self.settings, self.journal, self.hooks = settings, journal, hooks
-        self.run_id = journal.run_id
 
 
 def _check_request(request: RunRequest) -> Path:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 
-from agent_core.models import ROLES, Role
+from agent_core.models import Role
 
 
 class SettingsError(ValueError):
@@ -323,6 +323,3 @@ def describe_validation_error(exc: ValidationError) -> str:
         parts.append(f"{loc}: {err['msg']}")
     return "invalid settings: " + "; ".join(parts)
 
-
-def role_names() -> tuple[Role, ...]:
-    return ROLES

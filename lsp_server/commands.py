@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK = "agentls.planAndFix", "agentls.generateTests", "agentls.runTask"
 RUN_TESTS, CANCEL, SHOW_TRACE = "agentls.runTests", "agentls.cancel", "agentls.showTrace"
-COMMANDS = (PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK, RUN_TESTS, CANCEL, SHOW_TRACE)
 ACTIONS = {"fix": "Plan and fix", "gen_tests": "Generate tests", "task": "Run task", "test": "Run tests"}
 
 

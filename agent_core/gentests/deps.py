@@ -22,7 +22,7 @@ ShadowFactory = Callable[[Path, Mapping[str, str]], ShadowWorkspace]
 class GenTestsDeps:
     llm: LLMClient
     sandbox: Sandbox
-    journal: Any | None  # agent_core.journal.Journal, or None for no journal
+    journal: Any | None  # agent_core.journal.writer.Journal, or None for no journal
     shadow_factory: ShadowFactory = ShadowWorkspace
     run_id: str = "gen-tests"
 

@@ -11,7 +11,7 @@ branch of the target module are dropped.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -193,5 +193,3 @@ def _drop_redundant(coverage: CoverageData, passing: list[Candidate]) -> None:
             cand.status, cand.reason = "dropped", "adds no line or branch coverage"
         seen |= adds
 
-
-Settler = Callable[[LoopContext, list[Candidate]], Awaitable[None]]

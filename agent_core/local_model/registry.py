@@ -65,8 +65,6 @@ MODELS: dict[str, ModelSpec] = {
     )
 }
 
-DEFAULT_MODEL = "qwen2.5-coder-1.5b"
-
 
 class UnknownModel(ValueError):
     """A model name that is not in the registry."""

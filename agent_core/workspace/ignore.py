@@ -1,7 +1,7 @@
 """What a run leaves out of a workspace: the one definition of the skip rule.
 
 Two layers, both applied to the shadow copy, the change set, the file tools'
-listing and the outline:
+listing and the source walks (`hidden_or_skipped` adds hidden folders):
 
 - `skip_dir`: folders never copied or walked whatever the project says
   (version control metadata, virtualenvs, caches, build output, `*.egg-info`).
