@@ -35,6 +35,7 @@ _MISSING_PROGRAM = (  # how bwrap, prlimit, env, timeout, make and sh name a pro
                re.MULTILINE),
 )
 _MAKE_127 = re.compile(r"Error 12[67]\b")
+_NO_PYTEST = re.compile(r"^(?P<python>\S+): No module named pytest$", re.MULTILINE)
 _FIX_IMPORT = "set sandbox.python to the interpreter that has the project installed, or create .venv"
 
 
@@ -43,7 +44,7 @@ def broken_baseline(report: TestReport, workspace: Path, test_command: str) -> s
     ran = report.passed or any("::" in f.nodeid for f in report.failures)  # a command's bare exit code is no test
     if ran or report.timed_out or report.limit_hit:
         return None
-    for check in (_cannot_start, _project_not_importable, _usage_error, _no_tests):
+    for check in (_cannot_start, _no_pytest, _project_not_importable, _usage_error, _no_tests):
         found = check(report, Path(workspace), test_command)
         if found:
             return found
@@ -67,10 +68,20 @@ def _cannot_start(report: TestReport, workspace: Path, test_command: str) -> str
     return None
 
 
+def _no_pytest(report: TestReport, workspace: Path, test_command: str) -> str | None:
+    found = _NO_PYTEST.search(report.output)
+    if found is None:
+        return None
+    python = found.group("python")
+    return (f"the project's interpreter {python} has no pytest, and agentls' own pytest does not run on it "
+            f"(pytest needs Python 3.10 or newer): install it there (`{python} -m pip install pytest`), "
+            "or set sandbox.python to an interpreter that has it")
+
+
 def project_packages(workspace: Path) -> set[str]:
-    """Top-level importable names the project itself defines (flat and src/ layouts)."""
+    """Top-level importable names the project itself defines (flat, src/ and lib/ layouts)."""
     names = set()
-    for base in (workspace, workspace / "src"):
+    for base in (workspace, workspace / "src", workspace / "lib"):
         if not base.is_dir():
             continue
         for entry in base.iterdir():
