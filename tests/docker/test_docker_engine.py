@@ -226,14 +226,9 @@ def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(
     assert tag.startswith(docker_engine + "-deps-") and f"built {tag}" in capsys.readouterr().out
     assert docker_backend.image_exists(tag)
 
-    scripted_llm.add(
-        "coder",
-        {
-            "edits": [{"path": "src/greetpkg/__init__.py", "search": "+ name + '?'", "replace": "+ name + '!'"}],
-            "explanation": "an exclamation mark",
-        },
-    )
-    scripted_llm.add("reflector", "greet ended with '?'; it now ends with '!'.")  # the run's explanation
+    scripted_llm.add("coder", {"edits": [{"path": "src/greetpkg/__init__.py", "search": "+ name + '?'",
+                                          "replace": "+ name + '!'"}], "explanation": "an exclamation mark"})
+    scripted_llm.add("explainer", "greet ended with '?'; it now ends with '!'.")
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli_main(["fix", str(project), "--base-url", scripted_llm.base_url, "--json"])
