@@ -14,11 +14,11 @@ import json
 import sys
 from pathlib import Path
 
-from agent_core.changeset import ChangeSetConflict, apply_change_set
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
 from agent_core.cli.progress import TerminalHooks
 from agent_core.models import RunRequest, RunResult
 from agent_core.settings import Settings, SettingsError, load_settings
+from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set
 
 _TWO = {"unavailable", "config", "bad_input"}
 

@@ -16,7 +16,6 @@ from agent_core.agents.prompts import effective_prompts
 from agent_core.agents.tester.agent import write_tests
 from agent_core.agents.tester.prompt import TEMPLATE
 from agent_core.analysis.symbols import analyse, test_files
-from agent_core.changeset import file_change
 from agent_core.events import Phase, PhaseEvent, RunHooks, TestReportEvent
 from agent_core.gentests.deps import GenTestsDeps, resolve_deps
 from agent_core.gentests.driver import run_driver
@@ -26,6 +25,7 @@ from agent_core.gentests.targets import Target, TargetError, select_targets
 from agent_core.gentests.testfile import compose, destination
 from agent_core.models import ChangeSet, RunRequest, RunResult
 from agent_core.settings import Settings
+from agent_core.workspace.changeset import file_change
 
 
 def _emit(hooks: RunHooks, run_id: str, phase: Phase, message: str, pct: int) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from agent_core.agents.planner.agent import propose_plan
 from agent_core.agents.planner.validation import PlanError, textual_preplan, validate_plan
 from agent_core.agents.reflector.signatures import failure_text, report_signature
-from agent_core.changeset import compute_change_set
 from agent_core.events import TestReportEvent
 from agent_core.models import Plan, TestReport
 from agent_core.pipeline.attempts import first_state, keep_or_rewind
@@ -24,6 +23,7 @@ from agent_core.pipeline.state import RunState
 from agent_core.pipeline.testrun import run_checked
 from agent_core.pipeline.verification import guard_verification
 from agent_core.testing.baseline_check import broken_baseline
+from agent_core.workspace.changeset import compute_change_set
 
 
 async def _run_tests(deps: RunDeps, baseline: TestReport | None) -> tuple[TestReport, list[str]]:

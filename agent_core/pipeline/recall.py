@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_core.changeset import apply_text_edits, file_change
 from agent_core.models import ChangeSet, FileChange, TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
+from agent_core.workspace.changeset import apply_text_edits, file_change
 from agent_core.workspace.shadow import write_exact
 from agent_core.workspace.testfiles import restore_protected
 

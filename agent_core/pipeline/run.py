@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.agents.prompts import effective_prompts
-from agent_core.changeset import compute_change_set
 from agent_core.events import MessageEvent, RunHooks
 from agent_core.journal.writer import Journal
 from agent_core.llm.factory import make_llm_client
@@ -22,6 +21,7 @@ from agent_core.pipeline.state import initial_state
 from agent_core.sandbox.factory import sandbox_for_run
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
+from agent_core.workspace.changeset import compute_change_set
 from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.tools import FileTools, ToolResult
 

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core.agents.coder.schema import CoderOutput
-from agent_core.changeset import compute_change_set
 from agent_core.models import TestReport
 from agent_core.pipeline.attempts import outcome, score, tried_note
 from agent_core.pipeline.checkpoint import rewind_shadow, shadow_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.gate import scan_change_set
 from agent_core.pipeline.testrun import run_checked
+from agent_core.workspace.changeset import compute_change_set
 
 MAX_TEMPERATURE = 0.9  # the warmest sample of a round
 MAX_NODE_IDS = 50  # more failing tests than this: the candidates run the whole suite at once

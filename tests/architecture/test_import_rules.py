@@ -73,9 +73,9 @@ PACKAGE = ROOT / "agent_core"
 
 # Bottom to top: each top-level module or package of agent_core, by layer.
 LAYERS: list[set[str]] = [
-    {"errors", "models", "events", "settings", "settings_doc"},  # shared by every layer; import nothing above
+    {"errors", "models", "events", "settings"},  # shared by every layer; import nothing above
     {"workspace", "sandbox", "llm", "local_model", "memory", "journal", "analysis"},  # seams and stores
-    {"agents", "testing", "changeset", "search"},  # roles, test runs, edits, localization
+    {"agents", "testing", "search"},  # roles, test runs, localization
     {"pipeline", "gentests"},  # the workflows
     {"engine"},  # the front door
     {"cli", "__main__"},  # the front end in this package (lsp_server is the other)

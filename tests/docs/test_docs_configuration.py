@@ -2,14 +2,14 @@
 
 from pathlib import Path
 
-from agent_core.settings_doc import render, rows
+from agent_core.settings.doc import render, rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_configuration_doc_matches_the_model():
     doc = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    assert doc == render(), "regenerate with: python -m agent_core.settings_doc > docs/configuration.md"
+    assert doc == render(), "regenerate with: python -m agent_core.settings.doc > docs/configuration.md"
 
 
 def test_every_setting_has_a_description():

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.changeset import (
+from agent_core.models import ChangeSet
+from agent_core.workspace.changeset import (
     ChangeSetConflict,
     apply_change_set,
     apply_text_edits,
@@ -14,7 +15,6 @@ from agent_core.changeset import (
     is_excluded,
     text_edits,
 )
-from agent_core.models import ChangeSet
 
 CASES = [
     ("a\nb\nc\n", "a\nB\nc\n"),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core.changeset import file_change
 from agent_core.models import ChangeSet
 from agent_core.pipeline.gate import scan_change_set, scan_source
+from agent_core.workspace.changeset import file_change
 
 WS = "/work/project"
 

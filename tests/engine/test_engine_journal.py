@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_core.changeset import file_change
 from agent_core.journal.writer import REDACTED, Journal
 from agent_core.llm.base import LLMCall
 from agent_core.models import ChangeSet, RunResult, Usage
+from agent_core.workspace.changeset import file_change
 
 
 def test_records_are_redacted_and_shaped(tmp_path: Path):

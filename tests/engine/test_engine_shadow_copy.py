@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.changeset import compute_change_set
+from agent_core.workspace.changeset import compute_change_set
 from agent_core.workspace.ignore import IgnoreRules
 from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.tools import MAX_SEARCHED_BYTES, FileTools

@@ -9,11 +9,11 @@ from pathlib import Path
 from gentests_support import PLANTED_LINE, measure_coverage
 
 from agent_core import events
-from agent_core.changeset import apply_change_set
 from agent_core.events import NullHooks, PhaseEvent
 from agent_core.gentests.run import run_gen_tests
 from agent_core.models import RunRequest
 from agent_core.settings import Settings
+from agent_core.workspace.changeset import apply_change_set
 
 
 def _user_text(body: dict) -> str:

@@ -1,6 +1,6 @@
 """Render the settings model as the Markdown reference in docs/configuration.md.
 
-`python -m agent_core.settings_doc > docs/configuration.md` regenerates it; a
+`python -m agent_core.settings.doc > docs/configuration.md` regenerates it; a
 test fails when the file and the model drift apart.
 """
 
@@ -16,7 +16,7 @@ from agent_core.settings import Settings
 
 HEADER = """# Configuration
 
-Generated from `agent_core/settings.py` by `python -m agent_core.settings_doc`.
+Generated from `agent_core/settings/__init__.py` by `python -m agent_core.settings.doc`.
 
 Sources, later winning: defaults, `[tool.agentls]` in the workspace's
 `pyproject.toml`, `.agentls.toml`, the environment (`AGENTLS_BASE_URL`,
