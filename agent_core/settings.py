@@ -87,6 +87,11 @@ class SandboxSettings(BaseModel):
     pids: int = Field(default=1024, ge=8, description="Maximum number of processes and threads in a test run.")
     file_size_mb: int = Field(default=512, ge=1, description="Largest file a test run may write, in MiB.")
     docker_image: str = Field(default="agentls/sandbox:local", description="Image for the Docker backend.")
+    docker_workspace: Literal["auto", "bind", "copy"] = Field(
+        default="auto",
+        description="How a Docker run sees the workspace: bind-mount it, or copy it in and back (an engine on "
+        "another machine); auto binds for a local socket or loopback TCP and copies otherwise.",
+    )
     python: str | None = Field(
         default=None,
         description="Interpreter of the project's tests (the editor's chosen one); default: detected from "

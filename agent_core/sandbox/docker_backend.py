@@ -31,11 +31,12 @@ from docker.context import ContextAPI
 from docker.context.config import get_current_context_name
 from docker.errors import DockerException, ImageNotFound, NotFound
 from docker.tls import TLSConfig
-from docker.types import Ulimit
+from docker.types import Mount, Ulimit
 from docker.utils import kwargs_from_env
 from docker.utils.config import find_config_file
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
+from agent_core.sandbox.docker_copy import copies_workspace, extract_back, workspace_tar
 
 LABEL_RUN = "agentls.run"
 LABEL_OWNER = "agentls.owner_pid"
@@ -260,9 +261,15 @@ class DockerSandbox:
         run = _Run(self.client(), f"agentls-run-{uuid.uuid4().hex[:12]}")
         limit = timeout_s or self._sandbox.timeout_s
         image, inner_env = self._image_and_env(workspace, env)
+        options = container_options(self._sandbox, workspace, limit)
+        run.copy = copies_workspace(self._sandbox.docker_workspace, self.client().api.base_url)
+        if run.copy:  # the engine cannot see our files: an anonymous volume, filled and emptied by archive
+            options.pop("volumes")
+            if workspace.parent == workspace:
+                raise SandboxError("copy mode needs a workspace below /, not / itself")
+            options["mounts"] = [Mount(target=str(workspace.parent), source=None, type="volume")]
         job = asyncio.ensure_future(
-            asyncio.to_thread(run.execute, argv, workspace, container_options(self._sandbox, workspace, limit),
-                              limit, inner_env, image)
+            asyncio.to_thread(run.execute, argv, workspace, options, limit, inner_env, image)
         )
         try:
             return await asyncio.shield(job)
@@ -289,12 +296,15 @@ class _Run:
         self.client = client
         self.name = name
         self.cancelled = threading.Event()
+        self.copy = False
+        self.workspace = Path("/")
 
     def execute(
         self, argv: list[str], workspace: Path, options: dict[str, Any], timeout_s: float,
         env: dict[str, str], image: str,
     ) -> CommandResult:
         owner = workspace.stat()
+        self.workspace = workspace
         _chown_tree(workspace, CONTAINER_UID, CONTAINER_UID)
         try:
             return self._create_and_wait(argv, options, timeout_s, env, image)
@@ -316,6 +326,9 @@ class _Run:
             return CommandResult(exit_code=None, stderr="cancelled")
         started = time.monotonic()
         try:
+            if self.copy:
+                uid, gid = (int(part) for part in container_user().split(":"))
+                container.put_archive(str(self.workspace.parent), workspace_tar(self.workspace, uid, gid))
             container.start()
             exit_code, timed_out = self._wait(container, timeout_s)
             duration = time.monotonic() - started
@@ -323,6 +336,8 @@ class _Run:
             state = container.attrs.get("State", {})
             stdout = _tail(container.logs(stdout=True, stderr=False))
             stderr = _tail(container.logs(stdout=False, stderr=True))
+            if self.copy:
+                extract_back(container.get_archive(str(self.workspace))[0], self.workspace)
         except (DockerException, requests.RequestException) as exc:
             if self.cancelled.is_set():
                 return CommandResult(exit_code=None, stderr="cancelled")

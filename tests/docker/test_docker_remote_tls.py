@@ -65,9 +65,12 @@ def _containers_created(engine: RemoteEngine, since: float) -> list[str]:
         client.close()
 
 
-def test_a_sandboxed_test_run_goes_to_the_tls_engine(remote: RemoteEngine, project: Path, docker_engine: str):
+@pytest.mark.parametrize("mode", ["auto", "copy"])
+def test_a_sandboxed_test_run_goes_to_the_tls_engine(remote: RemoteEngine, project: Path, docker_engine: str, mode: str):
+    """auto binds the workspace (the engine is on the loopback); copy sends it by archive, as for another host."""
     started = time.time()
-    done = _agentls(["test", str(project), "--json"], remote.env(), project.parent)
+    env = {**remote.env(), "AGENTLS_SANDBOX__DOCKER_WORKSPACE": mode}
+    done = _agentls(["test", str(project), "--json"], env, project.parent)
     assert done.returncode == 1, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["tests"]["passed"] == 1 and summary["tests"]["failed"] == 1
@@ -117,3 +120,32 @@ def test_the_current_docker_context_reaches_the_tls_engine(remote: RemoteEngine,
     ran = _agentls(["test", str(project), "--json"], {"DOCKER_CONFIG": str(config)}, project.parent)
     assert ran.returncode == 1, ran.stderr[-3000:]
     assert json.loads(ran.stdout.strip().splitlines()[-1])["tests"] == {"passed": 1, "failed": 1, "errors": 0}
+
+
+async def test_copy_mode_puts_the_workspace_in_a_volume_and_brings_results_back(
+    remote: RemoteEngine, docker_engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """For an engine on another machine: no bind mount; the files go in by archive and what the run wrote comes back."""
+    from agent_core.sandbox.docker_backend import DockerSandbox
+    from agent_core.settings import SandboxSettings
+
+    for key, value in remote.env().items():
+        monkeypatch.setenv(key, value)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "given.txt").write_text("from the host")
+    script = (
+        "import os\n"
+        "ws = os.getcwd()\n"
+        "mount = [l.split() for l in open('/proc/self/mountinfo') if l.split()[4] == os.path.dirname(ws)][0]\n"
+        "print('ROOT', mount[3])\n"
+        "print('GIVEN', open('given.txt').read())\n"
+        "open('made_inside.txt', 'w').write('from the container')\n"
+    )
+    sandbox = DockerSandbox(SandboxSettings(docker_image=docker_engine, docker_workspace="copy"))
+    result = await sandbox.run(["python3", "-c", script], workspace, timeout_s=120)
+    assert result.exit_code == 0, result.stderr
+    assert "GIVEN from the host" in result.stdout
+    assert "/volumes/" in result.stdout.split("ROOT", 1)[1].split()[0], result.stdout  # a volume, not our path
+    assert (workspace / "made_inside.txt").read_text() == "from the container"
+    assert (workspace / "made_inside.txt").stat().st_uid == os.getuid()
