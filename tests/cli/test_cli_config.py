@@ -57,3 +57,16 @@ def test_config_schema_is_the_committed_file(tmp_path: Path):
     done = _agentls(["config", "schema"], tmp_path, {})
     committed = Path(__file__).resolve().parents[2] / "agent_core" / "settings.schema.json"
     assert done.returncode == 0 and done.stdout == committed.read_text(encoding="utf-8")
+
+
+def test_the_user_file_lives_in_the_platform_config_dir(tmp_path: Path):
+    """Without AGENTLS_CONFIG the user file is platformdirs' user config dir (XDG_CONFIG_HOME on Linux)."""
+    xdg = tmp_path / "xdg"
+    (xdg / "agentls").mkdir(parents=True)
+    (xdg / "agentls" / "config.toml").write_text("max_revisions = 5\n")
+    env = {"XDG_CONFIG_HOME": str(xdg)}
+    where = _agentls(["config", "path"], tmp_path, env)
+    assert where.stdout.strip() == str(xdg / "agentls" / "config.toml")
+    rows = {row["key"]: row for row in json.loads(_agentls(["config", "show", "--json"], tmp_path, env).stdout)["settings"]}
+    assert (rows["max_revisions"]["value"], rows["max_revisions"]["source"]) == (5, "user file")
+    assert rows["max_revisions"]["origin"] == str(xdg / "agentls" / "config.toml")
