@@ -96,10 +96,10 @@ def normalise_keys(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """`extra` over `base`, merging nested tables key by key."""
+    """`extra` over `base`, merging nested tables key by key (prompts too: role by role)."""
     out = dict(base)
     for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) and key not in LEAF_DICTS:
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = deep_merge(dict(out[key]), value)
         else:
             out[key] = value

@@ -121,3 +121,11 @@ def test_variables_with_other_meanings_and_old_spellings(tmp_path: Path):
 def test_leaf_paths_keep_prompt_tables_whole():
     values = {"prompts": {"coder": "x"}, "sandbox": {"pids": 8}}
     assert dict(leaf_paths(values)) == {"prompts": {"coder": "x"}, "sandbox.pids": 8}
+
+
+def test_prompt_overrides_merge_role_by_role_across_layers(tmp_path: Path):
+    user = tmp_path / "user.toml"
+    user.write_text('[prompts]\nplanner = "user planner {goal}"\ncoder = "user coder {goal}"\n')
+    (tmp_path / ".agentls.toml").write_text('[prompts]\ncoder = "project coder {goal}"\n')
+    settings = load_settings(tmp_path, env={"AGENTLS_CONFIG": str(user)})
+    assert settings.prompts == {"planner": "user planner {goal}", "coder": "project coder {goal}"}
