@@ -113,6 +113,7 @@ class _EngineClient(docker.DockerClient):
 
     def __init__(self, **kwargs: Any) -> None:
         self.api = _EngineAPI(**kwargs)
+        self.endpoint_url = str(kwargs["base_url"])  # the SDK rewrites a socket's base_url to http+docker://
 
 
 def connect(timeout_s: float = PING_TIMEOUT_S) -> docker.DockerClient:
@@ -262,7 +263,8 @@ class DockerSandbox:
         limit = timeout_s or self._sandbox.timeout_s
         image, inner_env = self._image_and_env(workspace, env)
         options = container_options(self._sandbox, workspace, limit)
-        run.copy = copies_workspace(self._sandbox.docker_workspace, self.client().api.base_url)
+        url = getattr(self.client(), "endpoint_url", None) or engine_endpoint().url
+        run.copy = copies_workspace(self._sandbox.docker_workspace, url)
         if run.copy:  # the engine cannot see our files: an anonymous volume, filled and emptied by archive
             options.pop("volumes")
             if workspace.parent == workspace:

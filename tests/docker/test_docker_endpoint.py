@@ -75,3 +75,19 @@ def test_a_missing_context_is_a_clear_error_in_doctor(docker_config: Path, monke
     report = json.loads(out.out)
     assert code == 2 and "docker context 'gone'" in report["engine"]["describe"]
     assert "docker context 'gone'" in report["why"] and "Traceback" not in out.err
+
+
+@pytest.mark.docker
+def test_auto_binds_the_workspace_for_the_local_engine(docker_engine, tmp_path: Path):
+    """The local socket engine gets the workspace bind-mounted in auto mode (the mount's root is our own path)."""
+    import asyncio
+
+    from agent_core.sandbox.docker_backend import DockerSandbox
+    from agent_core.settings import SandboxSettings
+
+    sandbox = DockerSandbox(SandboxSettings(docker_image=docker_engine))
+    script = ("import os\nws = os.getcwd()\n"
+              "print([l.split()[3] for l in open('/proc/self/mountinfo') if l.split()[4] == ws][0])\n")
+    result = asyncio.run(sandbox.run(["python3", "-c", script], tmp_path, timeout_s=60))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip().endswith(str(tmp_path)), result.stdout
