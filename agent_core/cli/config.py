@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     schema = commands.add_parser("schema", help="Print the JSON schema of the settings files.")
     schema.set_defaults(func=schema_command)
     path = commands.add_parser("path", help="Print the user config file's path.")
-    path.set_defaults(func=lambda _args: print(user_config_file(os.environ)) or EXIT_OK)
+    path.set_defaults(func=path_command)
 
 
 def _parse_flags(pairs: list[str]) -> dict[str, Any]:
@@ -89,6 +89,11 @@ def show_command(args: argparse.Namespace) -> int:
     for row in rows:
         where = row["source"] + (f" ({row['origin']})" if row["origin"] and row["source"] != "flag" else "")
         print(f"{row['key']:<{width}}  {json.dumps(row['value'])}  [{where}]")
+    return EXIT_OK
+
+
+def path_command(_args: argparse.Namespace) -> int:
+    print(user_config_file(os.environ))
     return EXIT_OK
 
 
