@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agent_core.events import TestReportEvent
 from agent_core.models import TestReport
@@ -32,14 +32,25 @@ from agent_core.search.localize import (
     traceback_scores,
 )
 from agent_core.search.mutants import Mutant, line_mutants
+from agent_core.sandbox.base import Sandbox
 from agent_core.search.sandboxed import collect_coverage, try_mutants
+from agent_core.settings import Settings
 from agent_core.testing.runner import pytest_argv
-from agent_core.workspace.shadow import read_exact, write_exact
+from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 PASSING_PER_DRIVER_RUN = 3  # mutants passing the failing tests that are then checked against the whole suite
 
 
-async def _localize(deps: RunDeps, report: TestReport) -> tuple[list[Suspect], str, list[str]]:
+class SearchDeps(Protocol):
+    """What localizing and searching need of a run: RunDeps has it, and so does the editor's background search."""
+
+    settings: Settings
+    sandbox: Sandbox
+    shadow: ShadowWorkspace
+    run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
+
+
+async def localize_failure(deps: SearchDeps, report: TestReport) -> tuple[list[Suspect], str, list[str]]:
     """Suspects, the evidence used ("coverage" or "traceback"), and the failing test ids."""
     root = deps.shadow.root
     failing = [f.nodeid for f in report.failures]
@@ -85,7 +96,7 @@ def _apply(root: Path, mutant: Mutant) -> str:
     return before
 
 
-async def _verify(deps: RunDeps, mutant: Mutant) -> TestReport | None:
+async def _verify(deps: SearchDeps, mutant: Mutant) -> TestReport | None:
     """The whole suite's report with `mutant` in the shadow, kept there when it passes; else None, shadow restored."""
     shadow = deps.shadow
     known = mutant.path in shadow.originals
@@ -103,7 +114,7 @@ async def _verify(deps: RunDeps, mutant: Mutant) -> TestReport | None:
                 shadow.originals.pop(mutant.path, None)
 
 
-async def _find(deps: RunDeps, failing: list[str], mutants: list[Mutant]) -> tuple[Mutant | None, TestReport | None, dict]:
+async def find_single_edit(deps: SearchDeps, failing: list[str], mutants: list[Mutant]) -> tuple[Mutant | None, TestReport | None, dict]:
     s = deps.settings.search
     deadline = time.monotonic() + s.budget_s
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
@@ -139,7 +150,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         return {}
     deps.phase("testing", "localizing the failure", 5)
     try:
-        suspects, evidence, failing = await _localize(deps, report)
+        suspects, evidence, failing = await localize_failure(deps, report)
     except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return {"suspects": []}
@@ -153,7 +164,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
-        winner, passed, stats = await _find(deps, failing, mutants)
+        winner, passed, stats = await find_single_edit(deps, failing, mutants)
     except Exception as exc:  # noqa: BLE001 - the search is an aid too
         deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
         winner, passed, stats = None, None, {}
