@@ -123,6 +123,10 @@ class SearchSettings(BaseModel):
     mutant_timeout_s: float = Field(
         default=5.0, gt=0, description="Seconds one mutant may run the failing tests before it is stopped."
     )
+    background: bool = Field(
+        default=True,
+        description="Editor: after a test run leaves failing tests, look for a verified single-edit fix in the background.",
+    )
 
 
 class Settings(BaseModel):
@@ -168,6 +172,9 @@ class Settings(BaseModel):
     )
     preview_edits: bool = Field(
         default=True, description="Editor: show each change with its reason and ask before it is applied."
+    )
+    run_tests_on_save: bool = Field(
+        default=False, description="Editor: run the tests when a Python file of the workspace is saved."
     )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")

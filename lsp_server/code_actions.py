@@ -1,7 +1,8 @@
 """`textDocument/codeAction`: Plan and fix, Generate tests — answered at once.
 
 Nothing is computed here beyond the kinds: each action carries the command
-that starts its run. Plan and fix is a `quickfix` when the range touches a
+that starts its run. A verified fix the background search found
+(quickfixes.py) comes first, as the preferred `quickfix`. Plan and fix is a `quickfix` when the range touches a
 diagnostic (the client's, of any source, or an agentls test failure; their
 messages become part of the goal), else `refactor.rewrite`.
 """
@@ -70,4 +71,7 @@ def register(server: LanguageServer, deps) -> None:
         doc = deps.documents.open_document(uri)
         if not is_python(uri, doc.language_id if doc else None):
             return None
-        return build_actions(params, deps.diagnostics.touching(uri, params.range))
+        ours = deps.diagnostics.touching(uri, params.range)
+        verified = deps.quickfixes.actions(uri, params.range, _touching(params, ours))
+        wanted = verified if _wanted(lsp.CodeActionKind.QuickFix.value, params.context.only) else []
+        return wanted + build_actions(params, ours)

@@ -20,6 +20,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -62,6 +63,7 @@ class ActiveRun:
     background: set[asyncio.Task] = field(default_factory=set)
     preview: bool = True  # settings.preview_edits, read when the run starts
     baseline: TestReport | None = None  # the first test report: the code as the run found it
+    applied: bool = False  # its change reached the editor
 
     @property
     def label(self) -> str:
@@ -106,6 +108,7 @@ class RunManager:
         self.active: dict[str, ActiveRun] = {}
         self.previewer = Previewer(server, edits)
         self.offers = BestAttemptOffer(self.previewer, edits, self.show)
+        self.observers: list[Any] = []  # run_started(run) / run_ended(run, result or None): quickfixes.py
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -123,6 +126,8 @@ class RunManager:
         self.active[run_id] = run
         run.task = asyncio.create_task(self._run(run), name=f"agentls-run-{run_id}")
         run.task.add_done_callback(lambda _t: self.active.pop(run_id, None))
+        for observer in self.observers:
+            observer.run_started(run)
         return {"runId": run_id}
 
     def refuse(self, why: str) -> dict:
@@ -131,6 +136,7 @@ class RunManager:
 
     async def _run(self, run: ActiveRun) -> None:
         end_message = "cancelled"
+        result: RunResult | None = None
         try:
             await self._begin_progress(run)
             settings = await self.settings.load()
@@ -151,6 +157,8 @@ class RunManager:
             self._end_progress(run, end_message)
             for task in run.background:
                 task.cancel()
+            for observer in self.observers:
+                observer.run_ended(run, result)
 
     # -- results -------------------------------------------------------------------------------
 
@@ -174,6 +182,7 @@ class RunManager:
             outcome = await self.previewer.propose(proposal, run.preview)
             if not outcome.applied:
                 return self._tell(run, f"not applied: {outcome.reason}", lsp.MessageType.Warning)
+            run.applied = True
         if result.report is not None:
             await self.diagnostics.publish(result.report, root)
         return self._tell(run, self._summary(result))
@@ -260,6 +269,8 @@ class RunManager:
         tasks = [r.task for r in self.active.values() if r.task is not None]
         self.cancel()
         self.offers.withdraw()
+        for observer in self.observers:
+            await observer.stop()
         if tasks:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
 
@@ -279,3 +290,5 @@ def register(server: LanguageServer, deps) -> None:
     def exit_(ls: LanguageServer, params: None) -> None:
         manager.cancel()
         manager.offers.withdraw()
+        for observer in manager.observers:
+            observer.drop()

@@ -21,10 +21,12 @@ from pygls.lsp.server import LanguageServer
 from agent_core.engine import Engine
 from agent_core.sandbox.cleanup import sweep_leftovers
 from agent_core.settings import Settings
-from lsp_server import __version__, code_actions, commands, diagnostics, documents, framing, runs, safety, settings
+from lsp_server import (
+    __version__, code_actions, commands, diagnostics, documents, framing, quickfixes, runs, safety, settings,
+)
 from lsp_server.edits import EditApplier
 
-FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands)
+FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands, quickfixes)
 
 
 class AgentLanguageServer(LanguageServer):
@@ -64,6 +66,7 @@ class Deps:
     approver: safety.Approver
     edits: EditApplier
     runs: runs.RunManager
+    quickfixes: quickfixes.QuickFixes | None = None
 
 
 def build_deps(server: LanguageServer, engine_factory: Callable[[Settings], Engine]) -> Deps:
@@ -73,7 +76,9 @@ def build_deps(server: LanguageServer, engine_factory: Callable[[Settings], Engi
     approver = safety.Approver(server)
     applier = EditApplier(server, docs)
     manager = runs.RunManager(server, docs, store, publisher, approver, applier, engine_factory)
-    return Deps(server, docs, store, publisher, approver, applier, manager)
+    deps = Deps(server, docs, store, publisher, approver, applier, manager)
+    deps.quickfixes = quickfixes.QuickFixes(deps)
+    return deps
 
 
 def build_server(engine_factory: Callable[[Settings], Engine] = Engine) -> LanguageServer:
