@@ -109,13 +109,14 @@ async def find_quick_fix(
     with ShadowWorkspace(Path(workspace), overlays) as shadow:
         deps = _Deps(settings, sandbox, shadow, run_tests)
         suspects, evidence, failing = await localize_failure(deps, report)
-        stats: dict[str, Any] = {"evidence": evidence, "suspects": len(suspects)}
+        stats: dict[str, Any] = {"evidence": evidence, "suspects": len(suspects),
+                                 "localize_s": round(time.monotonic() - started, 3)}
         if not suspects or not failing:
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
         mutants = candidates(shadow.root, suspects, settings.search.max_mutants)
         sources = {m.path: read_exact(shadow.root / m.path) for m in mutants}
         winner, passed, found = await find_single_edit(deps, failing, mutants)
-        stats.update(found)
+        stats.update(found, search_s=round(time.monotonic() - started - stats["localize_s"], 3))
         if winner is None or passed is None:
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
         change = describe_change(sources[winner.path], winner.line, winner.text, winner.description)
