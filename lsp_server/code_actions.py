@@ -1,10 +1,11 @@
 """`textDocument/codeAction`: Plan and fix, Generate tests — answered at once.
 
 Nothing is computed here beyond the kinds: each action carries the command
-that starts its run. A verified fix the background search found
-(quickfixes.py) comes first, as the preferred `quickfix`. Plan and fix is a `quickfix` when the range touches a
+that starts its run. Plan and fix is a `quickfix` when the range touches a
 diagnostic (the client's, of any source, or an agentls test failure; their
-messages become part of the goal), else `refactor.rewrite`.
+messages become part of the goal), else `refactor.rewrite`. A verified fix
+that the background search already found (quickfixes.py) comes first, as the
+preferred `quickfix`.
 """
 
 from __future__ import annotations

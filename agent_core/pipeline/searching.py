@@ -24,6 +24,7 @@ from agent_core.events import TestReportEvent
 from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
+from agent_core.sandbox.base import Sandbox
 from agent_core.search.localize import (
     Suspect,
     combine,
@@ -32,7 +33,6 @@ from agent_core.search.localize import (
     traceback_scores,
 )
 from agent_core.search.mutants import Mutant, line_mutants
-from agent_core.sandbox.base import Sandbox
 from agent_core.search.sandboxed import collect_coverage, try_mutants
 from agent_core.settings import Settings
 from agent_core.testing.runner import pytest_argv

@@ -10,6 +10,7 @@ import time
 from lsprotocol import types as lsp
 
 from lsp_support import FIXED_CALC, apply_text_edits, server_descendants
+from scripted_llm import Fault
 
 COUNT = "def count_up(n):\n    \"\"\"1, 2, ..., n.\"\"\"\n    return list(range(1, n))\n\n\ndef double(x):\n    return 2 * x\n"
 TEST_COUNT = ("from count import count_up, double\n\n\ndef test_count_up():\n    assert count_up(3) == [1, 2, 3]\n\n\n"
@@ -128,3 +129,27 @@ async def test_an_edit_withdraws_a_ready_fix_and_its_command_then_refuses(lsp_se
         assert answer["applied"] is False and "no longer current" in answer["reason"]
         assert s.state.applied_edits == []
         assert not s.scripted_requests()
+
+
+async def test_the_search_yields_to_a_run_the_user_starts_and_resumes_after_it(lsp_session, scripted_llm):
+    for role in ("planner", "coder"):
+        scripted_llm.add(role, Fault.hang(120))
+    async with lsp_session(options=SEARCH_ON) as s:
+        _project(s)
+        count_uri, test_uri = s.open("count.py", COUNT, version=1), s.uri("tests/test_count.py")
+        await s.command("agentls.runTests", {})
+        await s.until(lambda: test_uri in s.client.diagnostics)
+        pid = s.client._server.pid
+        await s.until(lambda: server_descendants(pid), timeout=30)  # the search is running
+
+        goal = {"uri": count_uri, "goal": "count_up(n) should include n"}  # a typed goal: the model is asked
+        run_id = (await s.command("agentls.planAndFix", goal))["runId"]
+        await s.until(lambda: s.scripted_requests(), timeout=90)  # the user's run waits for its model
+        await s.until(lambda: not server_descendants(pid), timeout=30)  # and the search gave way
+        assert await _verified(s, count_uri, _at(2)) == []
+
+        asked = len(s.scripted_requests())
+        await s.command("agentls.cancel", {"runId": run_id})
+        (offer,) = await _wait_for_offer(s, count_uri, _at(2))  # resumed once no run was going
+        assert offer.title == TITLE
+        assert len(s.scripted_requests()) == asked, "only the user's run asked the model"
