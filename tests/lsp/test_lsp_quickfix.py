@@ -153,3 +153,16 @@ async def test_the_search_yields_to_a_run_the_user_starts_and_resumes_after_it(l
         (offer,) = await _wait_for_offer(s, count_uri, _at(2))  # resumed once no run was going
         assert offer.title == TITLE
         assert len(s.scripted_requests()) == asked, "only the user's run asked the model"
+
+
+async def test_a_save_with_run_tests_on_save_runs_the_tests_and_the_search_follows(lsp_session):
+    async with lsp_session(options={**SEARCH_ON, "runTestsOnSave": True}) as s:
+        _project(s)
+        sync = s.capabilities.text_document_sync
+        assert sync.save, "didSave is asked for"
+        count_uri, test_uri = s.open("count.py", COUNT, version=1), s.uri("tests/test_count.py")
+        s.client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(count_uri)))
+        await s.until(lambda: test_uri in s.client.diagnostics, timeout=90)
+        assert any("Run tests" in m and "1 failed" in m for m in s.messages())
+        (offer,) = await _wait_for_offer(s, count_uri, _at(2))
+        assert offer.title == TITLE and not s.scripted_requests()
