@@ -127,6 +127,10 @@ class SearchSettings(BaseModel):
         default=True,
         description="Editor: after a test run leaves failing tests, look for a verified single-edit fix in the background.",
     )
+    background_model_round: bool = Field(
+        default=False,
+        description="Editor: when the background search finds no fix, allow one model round (one attempt) to look for one.",
+    )
 
 
 class Settings(BaseModel):

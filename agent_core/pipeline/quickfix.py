@@ -13,6 +13,11 @@ and removes the shadow copy, like any run.
 It runs at low priority: the calling thread is reniced, and the sandboxed
 processes it starts inherit that (a Docker container is the engine's child,
 not ours, and keeps its normal priority).
+
+With `search.background_model_round` on (default off), a search that finds
+nothing is followed by one round of the fix pipeline (one coding attempt, no
+replan, the safety gate refusing anything risky): a fix it verifies is
+offered the same way. That is the only way this module reaches a model.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.changeset import compute_change_set
-from agent_core.models import ChangeSet, TestReport
+from agent_core.events import NullHooks
+from agent_core.models import ChangeSet, RunRequest, TestReport
 from agent_core.pipeline.searching import candidates, find_single_edit, localize_failure
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.describe import describe_change
@@ -99,12 +105,23 @@ async def find_quick_fix(
     notice: Callable[[str], None] | None = None, nice: bool = True,
 ) -> SearchOutcome:
     """Search the code (`workspace` overlaid with `overlays`) whose tests failed as in `report`."""
-    from agent_core.sandbox.factory import make_sandbox
-    from agent_core.testing.runner import run_tests
-
     started = time.monotonic()
     if nice:
         lower_priority()
+    outcome = await _search(settings, workspace, overlays, report, notice, started)
+    if outcome.fix is None and settings.search.background_model_round:
+        outcome.fix, outcome.stats["model_round"] = await model_round(settings, workspace, overlays, report)
+        outcome.duration_s = round(time.monotonic() - started, 3)
+    return outcome
+
+
+async def _search(
+    settings: Settings, workspace: Path, overlays: Mapping[str, str], report: TestReport,
+    notice: Callable[[str], None] | None, started: float,
+) -> SearchOutcome:
+    from agent_core.sandbox.factory import make_sandbox
+    from agent_core.testing.runner import run_tests
+
     sandbox = make_sandbox(settings, notice)
     with ShadowWorkspace(Path(workspace), overlays) as shadow:
         deps = _Deps(settings, sandbox, shadow, run_tests)
@@ -124,3 +141,45 @@ async def find_quick_fix(
                        change=change, tests_passed=passed.passed, failing=failing,
                        change_set=compute_change_set(shadow), report=passed)
         return SearchOutcome(fix, stats, round(time.monotonic() - started, 3))
+
+
+async def model_round(
+    settings: Settings, workspace: Path, overlays: Mapping[str, str], report: TestReport,
+) -> tuple[QuickFix | None, str]:
+    """One round of the fix pipeline (one attempt, no replan, no search); its verified fix, and its status."""
+    from agent_core.engine import Engine
+
+    once = settings.model_copy(update={
+        "max_iterations": 1, "max_revisions": 0, "safety": "block",
+        "search": settings.search.model_copy(update={"enabled": False}),
+    })
+    request = RunRequest(kind="fix", workspace=Path(workspace), overlays=dict(overlays))
+    result = await Engine(once).run(request, NullHooks())
+    if result.status != "fixed" or result.report is None or not result.report.ok or not result.change_set.changes:
+        return None, result.status
+    first = result.change_set.changes[0]
+    line, change = changed_line(first.original or "", first.new or "")
+    if change is None or len(result.change_set.changes) > 1:
+        line, change = 1, f"{len(result.change_set.unified_diff().splitlines())}-line diff of {', '.join(result.change_set.files)}"
+    fix = QuickFix(file=first.path, line=line, function=enclosing_function(first.original or "", line),
+                   change=change, tests_passed=result.report.passed, failing=[f.nodeid for f in report.failures],
+                   change_set=result.change_set, report=result.report)
+    return fix, result.status
+
+
+def changed_line(original: str, new: str) -> tuple[int, str | None]:
+    """(line, "`before` -> `after`") when `new` differs from `original` in exactly one line, else (1, None)."""
+    old_lines, new_lines = original.split("\n"), new.split("\n")
+    differing = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    if len(old_lines) != len(new_lines) or len(differing) != 1:
+        return 1, None
+    index = differing[0]
+    return index + 1, describe_change(original, index + 1, new_lines[index], "") or None
+
+
+def enclosing_function(source: str, line: int) -> str:
+    """Qualified name of the innermost function or method around `line` ("" at module level)."""
+    from agent_core.analysis.symbols import analyse
+
+    inside = [s for s in analyse(source).symbols if s.kind in ("function", "method") and s.start_line <= line <= s.end_line]
+    return max(inside, key=lambda s: s.start_line).qualname if inside else ""

@@ -166,3 +166,30 @@ async def test_a_save_with_run_tests_on_save_runs_the_tests_and_the_search_follo
         assert any("Run tests" in m and "1 failed" in m for m in s.messages())
         (offer,) = await _wait_for_offer(s, count_uri, _at(2))
         assert offer.title == TITLE and not s.scripted_requests()
+
+
+SHOUT = "def shout(s):\n    return s.title()\n"
+TEST_SHOUT = "from shout import shout\n\n\ndef test_shout():\n    assert shout(\"ab c\") == \"AB C\"\n"
+SHOUT_PLAN = {"approach": "Upper-case all.", "subtasks": [{"id": "t1", "description": "shout upper-cases", "files": ["shout.py"]}]}
+SHOUT_FIX = {"edits": [{"path": "shout.py", "search": "    return s.title()\n", "replace": "    return s.upper()\n"}],
+             "explanation": "upper, not title"}
+
+
+async def test_with_the_model_round_allowed_a_bug_no_mutant_fixes_gets_a_model_fix_verified(lsp_session, scripted_llm):
+    scripted_llm.default("planner", SHOUT_PLAN)
+    scripted_llm.default("coder", SHOUT_FIX)
+    scripted_llm.default("explainer", "shout title-cased; it now upper-cases, so test_shout passes.")
+    options = {"search": {"enabled": True, "backgroundModelRound": True}}
+    async with lsp_session(options=options) as s:
+        (s.root / "calc.py").write_text(FIXED_CALC)
+        (s.root / "shout.py").write_text(SHOUT)
+        (s.root / "tests" / "test_shout.py").write_text(TEST_SHOUT)
+        shout_uri = s.open("shout.py", SHOUT, version=1)
+        await s.command("agentls.runTests", {})
+        (offer,) = await _wait_for_offer(s, shout_uri, _at(1))
+        assert offer.title == "Apply verified fix: `s.title()` -> `s.upper()` in shout (2 tests pass)"
+        assert len(scripted_llm.requests_for("coder")) == 1, "one model round, one attempt"
+        await s.command(offer.command.command, *offer.command.arguments)
+        (applied,) = s.state.applied_edits
+        (doc_edit,) = applied.edit.document_changes
+        assert apply_text_edits(SHOUT, doc_edit.edits) == SHOUT.replace("title", "upper")
