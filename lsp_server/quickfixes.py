@@ -85,11 +85,16 @@ class QuickFixes:
     def start(self, given: SearchInput, ending: str | None = None) -> None:
         """Drop what an earlier report left; search this one now, or when the runs going on (but `ending`) end."""
         self.drop()
-        if given.report.ok or not given.report.failures:
+        if given.report.ok or not given.report.failures or self._edited_since(given):
             return
         self.current = given
         if not self._others(ending):
             self._launch(given)
+
+    def _edited_since(self, given: SearchInput) -> bool:
+        """A buffer the run read was edited while it ran (those changes came before there was a search to drop)."""
+        now = self._deps.documents.snapshot(given.root).overlays
+        return any(now.get(rel, text) != text for rel, text in given.read.overlays.items())
 
     def _others(self, ending: str | None) -> bool:
         return any(r.run_id != ending for r in self._deps.runs.active.values())

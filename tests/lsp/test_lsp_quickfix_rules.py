@@ -50,3 +50,16 @@ def test_a_document_change_drops_the_search_unless_the_text_is_what_it_read(uri,
     fixes.current = SearchInput(FAILING, ROOT, Snapshot({"a.py": "A"}, {"a.py": 1}), {"a.py": "A"})
     fixes.changed(ROOT, uri, text)
     assert (fixes.current is None) == stale
+
+
+@pytest.mark.parametrize("buffers, searched", [
+    ({"a.py": "A"}, True),
+    ({}, True),  # closed since (its text is on disk now, which the edit check compares)
+    ({"a.py": "A edited while the tests ran"}, False),
+])
+def test_a_report_on_buffers_edited_while_the_tests_ran_starts_no_search(buffers, searched):
+    documents = SimpleNamespace(snapshot=lambda root: Snapshot(dict(buffers), {}))
+    runs = SimpleNamespace(active={"r": SimpleNamespace(run_id="r")})  # a run going on: the search would wait
+    fixes = QuickFixes(SimpleNamespace(documents=documents, runs=runs))
+    fixes.start(SearchInput(FAILING, ROOT, Snapshot({"a.py": "A"}, {"a.py": 1}), {"a.py": "A"}))
+    assert (fixes.current is not None) == searched
