@@ -83,8 +83,9 @@ def entry(record: dict[str, Any]) -> Entry | None:
         return Entry("llm", record, {"messages": messages, "answer": _text(record.get("answer")),
                                      "prompt_tokens": usage.get("prompt_tokens", 0),
                                      "completion_tokens": usage.get("completion_tokens", 0)})
-    if kind == "change_set":
-        return Entry("diff", record, {"lines": diff_lines(str(record.get("diff") or ""))})
+    if kind in ("change_set", "candidate"):  # the run's change set; one sampled coder candidate's diff
+        return Entry("diff" if kind == "change_set" else "candidate", record,
+                     {"lines": diff_lines(str(record.get("diff") or ""))})
     if kind == "test_report":
         return Entry("tests", record, {"report": record.get("report") or {}})
     if kind == "event":
