@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 MAIN_ROW = ("baseline", "search", "plan", "code", "gate", "test", "finalize")
-LOOP_ROW = {"replan": 2, "reflect": 4, "escalate": 5}  # node -> column under the main row
+LOOP_ROW = {"replan": 3, "reflect": 4.5, "escalate": 6}  # node -> column under the main row (START is 0)
 START, END = "START", "END"
 BOX_W, BOX_H, COL_W, ROW_Y, LOOP_Y, MARGIN = 96, 40, 124, 70, 190, 20
 
