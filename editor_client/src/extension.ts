@@ -1,8 +1,11 @@
 /**
  * agentls for VS Code: the composition root. Builds the output channel, the
- * status bar item, the language client and the palette commands, and
- * restarts the server when an `agentls` setting or the Python extension's
- * selected interpreter changes.
+ * status bar item, the language client and the palette commands. A settings
+ * change reaches the running server (`workspace/didChangeConfiguration`, then it
+ * pulls `workspace/configuration`), so runs in flight go on; only the settings
+ * that choose the server process (SERVER_PROCESS_KEYS) or a new Python
+ * interpreter restart it. The output channel opens itself only when the
+ * server fails to start.
  */
 import * as vscode from "vscode";
 import { Commands } from "./commands";
@@ -13,6 +16,9 @@ import { RunStatus } from "./status";
 
 let server: AgentlsServer | undefined;
 
+/** Settings that pick the process that runs the server: a change needs a restart. */
+const SERVER_PROCESS_KEYS = ["serverCommand", "python"];
+
 function restartWithMessage(output: vscode.LogOutputChannel, reason: string): void {
   output.info(`agentls: ${reason}; restarting the server`);
   server?.restart().catch((error: unknown) => {
@@ -22,14 +28,15 @@ function restartWithMessage(output: vscode.LogOutputChannel, reason: string): vo
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("agentls", { log: true });
-  output.show(true);
   const status = new RunStatus("agentls.cancel");
   server = new AgentlsServer(output, contributedKeys(context.extension), status);
   context.subscriptions.push(output, status, server, ...new Commands(server, status).register());
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration(SECTION)) {
-        restartWithMessage(output, "settings changed");
+      if (SERVER_PROCESS_KEYS.some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {
+        restartWithMessage(output, "the server command changed");
+      } else if (event.affectsConfiguration(SECTION)) {
+        server?.configurationChanged();
       }
     }),
     await onInterpreterChange(() => {

@@ -179,3 +179,17 @@ def test_the_agentls_found_on_path_is_the_real_server(built: Path) -> None:
     assert chosen["source"] == "agentls on PATH", chosen
     version = subprocess.run([chosen["command"], "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout.startswith("agentls "), version.stdout + version.stderr
+
+
+def test_manifest_follows_current_conventions(built: Path) -> None:
+    """Off in untrusted workspaces, no onCommand events VS Code derives itself, LICENSE and CHANGELOG packed."""
+    with zipfile.ZipFile(_vsix(built)) as vsix:
+        names = {n.lower() for n in vsix.namelist()}
+        manifest = json.loads(vsix.read("extension/package.json"))
+    assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] is False
+    assert manifest["capabilities"]["untrustedWorkspaces"]["description"]
+    assert not [e for e in manifest["activationEvents"] if e.startswith("onCommand:")]
+    contributed = {c["command"] for c in manifest["contributes"]["commands"]}
+    assert {"agentls.showTrace", "agentls.showReport"} <= contributed
+    assert {"extension/license.txt", "extension/changelog.md"} <= names or \
+        {"extension/license", "extension/changelog.md"} <= names, sorted(names)[:20]
