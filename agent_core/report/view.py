@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core.journal_view import NodeBlock, Trace
+from agent_core.report.coverage import CoverageView, coverage_view
 from agent_core.report.diagram import Diagram, build_diagram
 
 
@@ -52,6 +53,7 @@ class ReportView:
     final_tests: dict[str, Any] | None
     outcome: dict[str, Any]  # summary.json, {} when missing
     coverage_links: list[tuple[str, str]]  # (label, relative href)
+    coverage: CoverageView | None  # gen-tests: the target's lines before and after
     generated: str
 
 
@@ -97,6 +99,8 @@ def entry(record: dict[str, Any]) -> Entry | None:
         found = record["found"]
         after = "\n".join(f"+ {line}" for line in str(found.get("after", "")).split("\n"))
         return Entry("search", record, {"lines": diff_lines(f"- {found.get('before', '')}\n{after}")})
+    if kind == "coverage":
+        return Entry("coverage", record)
     if kind in ("tool_call", "gate", "reflection", "plan", "explanation", "localize", "search"):
         return Entry(kind, record)
     return Entry("other", record, {"json": _text({k: v for k, v in record.items() if k not in ("ts", "run_id")})})
@@ -139,6 +143,8 @@ def build_view(trace: Trace, coverage_links: list[tuple[str, str]] | None = None
         trace=trace, diagram=build_diagram([(b.node, float(b.duration_s or 0)) for b in blocks]), rows=rows,
         loose=loose, final_diff=final_diff, final_tests=(reports[-1].get("report") if reports else None),
         outcome=_outcome(trace), coverage_links=coverage_links or [],
+        coverage=coverage_view([*(r for b in blocks for r in b.records),
+                                *(r for r in trace.items if isinstance(r, dict))]),
         generated=time.strftime("%Y-%m-%d %H:%M:%S"),
     )
 

@@ -18,7 +18,7 @@ from playwright.sync_api import sync_playwright
 
 from agent_core.report import write_report
 
-from conftest import HOSTILE, ReportedRun
+from report_support import HOSTILE, ReportedRun
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]

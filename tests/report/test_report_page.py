@@ -14,7 +14,7 @@ from pathlib import Path
 from agent_core.cli import main
 from agent_core.report import render_report
 
-from conftest import HOSTILE, ReportedRun
+from report_support import HOSTILE, ReportedRun
 
 
 def cli(*args: str) -> tuple[int, str, str]:
