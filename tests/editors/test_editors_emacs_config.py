@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from editors_support import HERE, MODEL, SNIPPETS, editor_env, require_editor, run_editor
 
 pytestmark = pytest.mark.editor

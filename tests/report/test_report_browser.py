@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
+from report_support import HOSTILE, ReportedRun
 
 from agent_core.report import write_report
-
-from report_support import HOSTILE, ReportedRun
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]

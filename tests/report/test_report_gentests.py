@@ -14,9 +14,10 @@ import json
 import re
 from pathlib import Path
 
+from project_support import make_project
+
 from agent_core.cli import main
 from agent_core.report import write_report
-from project_support import make_project
 
 SHOP = '''def clamp(x, lo, hi):
     """Clamp x into [lo, hi]."""

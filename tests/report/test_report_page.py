@@ -11,10 +11,10 @@ import json
 import re
 from pathlib import Path
 
+from report_support import HOSTILE, ReportedRun
+
 from agent_core.cli import main
 from agent_core.report import render_report
-
-from report_support import HOSTILE, ReportedRun
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -60,8 +60,8 @@ def test_hostile_journal_text_is_escaped(reported_run: ReportedRun):
 def test_csp_admits_exactly_the_inline_style_and_script(reported_run: ReportedRun):
     _, page = render_report(reported_run.workspace, reported_run.run_id)
     csp = html.unescape(re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1))
-    style = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
-    script = re.search(r"<script>(.*?)</script>", page, re.S).group(1)
+    style = re.search(r"<style>(.*?)</style>", page, re.DOTALL).group(1)
+    script = re.search(r"<script>(.*?)</script>", page, re.DOTALL).group(1)
 
     def digest(text: str) -> str:
         return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
@@ -72,7 +72,7 @@ def test_csp_admits_exactly_the_inline_style_and_script(reported_run: ReportedRu
 
 def test_page_holds_path_timeline_prompts_diffs_tests_and_verdict(reported_run: ReportedRun):
     _, page = render_report(reported_run.workspace, reported_run.run_id)
-    path = re.search(r'<ol class="path">(.*?)</ol>', page, re.S).group(1)
+    path = re.search(r'<ol class="path">(.*?)</ol>', page, re.DOTALL).group(1)
     assert re.findall(r"<li>(\w+)</li>", path) == ["baseline", "search", "plan", "code", "gate", "test", "reflect",
                                                    "code", "gate", "test", "finalize"]
     assert page.count('<details class="step"') == 11
