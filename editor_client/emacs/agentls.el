@@ -176,5 +176,16 @@ Returns non-nil when agentls was registered."
         (goto-char (point-min)))
       (display-buffer (current-buffer)))))
 
+(defun agentls-show-report ()
+  "Write the last run's HTML report (graph path, timeline, prompts, diffs, tests) and open it in the browser."
+  (interactive)
+  (let* ((answer (agentls--execute "agentls.showReport"
+                                   (if agentls--last-run (list :runId agentls--last-run) eglot--{})))
+         (path (plist-get answer :path)))
+    (if (not (stringp path))
+        (message "agentls: the server wrote no report")
+      (message "agentls: report of run %s: %s" (plist-get answer :runId) path)
+      (browse-url-of-file path))))
+
 (provide 'agentls)
 ;;; agentls.el ends here
