@@ -155,7 +155,7 @@ def register(server: LanguageServer, deps) -> None:
         """Write the run's HTML report into its run folder; the client opens `uri` (webview or browser)."""
         run_id = _argument(SHOW_REPORT, args, RunIdArguments).run_id
         try:
-            path = await asyncio.to_thread(report.write_report, deps.settings.root(), run_id)
+            found, path = await asyncio.to_thread(report.write_report, deps.settings.root(), run_id)
         except journal_view.UnknownRun as exc:
             raise JsonRpcInvalidParams(message=str(exc)) from exc
-        return {"runId": path.parent.name, "path": str(path), "uri": path.resolve().as_uri()}
+        return {"runId": found, "path": str(path), "uri": path.resolve().as_uri()}

@@ -28,24 +28,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def report(args: argparse.Namespace) -> int:
     try:
-        path = write_report(Path(args.workspace).expanduser(), args.run_id,
-                            Path(args.html).expanduser() if args.html else None)
+        run_id, path = write_report(Path(args.workspace).expanduser(), args.run_id,
+                                    Path(args.html).expanduser() if args.html else None)
     except UnknownRun as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         if args.json:
             print(json.dumps({"error": str(exc)}))
         return EXIT_BAD_INPUT
     if args.json:
-        print(json.dumps({"runId": path.parent.name if not args.html else _run_id(args), "path": str(path)}))
+        print(json.dumps({"runId": run_id, "path": str(path)}))
     else:
         print(path)
     return EXIT_OK
 
-
-def _run_id(args: argparse.Namespace) -> str | None:
-    from agent_core.journal_view import list_runs
-
-    if args.run_id:
-        return args.run_id
-    latest = list_runs(Path(args.workspace).expanduser(), 1)
-    return latest[0].run_id if latest else None

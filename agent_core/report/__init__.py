@@ -18,7 +18,7 @@ from pathlib import Path
 
 import jinja2
 
-from agent_core.journal_view import load_trace
+from agent_core.journal_view import Trace, load_trace
 from agent_core.report.coverage import coverage_links
 from agent_core.report.view import build_view
 
@@ -47,21 +47,22 @@ def render_report(workspace: Path, run_id: str | None = None, out_dir: Path | No
     (coverage reports) are made relative to it.
     """
     trace = load_trace(Path(workspace), run_id)
-    view = build_view(trace, coverage_links(trace.summary.path, out_dir or trace.summary.path))
+    return trace.summary.run_id, _render(trace, out_dir or trace.summary.path)
+
+
+def _render(trace: Trace, out_dir: Path) -> str:
+    view = build_view(trace, coverage_links(trace.summary.path, out_dir))
     css, script = _asset("report.css"), _asset("report.js")
     csp = (f"default-src 'none'; style-src '{_hash(css)}'; script-src '{_hash(script)}'; "
            "img-src data:; base-uri 'none'; form-action 'none'")
-    page = _environment().get_template("report.html.j2").render(v=view, css=css, script=script, csp=csp)
-    return trace.summary.run_id, page
+    return _environment().get_template("report.html.j2").render(v=view, css=css, script=script, csp=csp)
 
 
-def write_report(workspace: Path, run_id: str | None = None, html: Path | None = None) -> Path:
-    """Write the report (to `html`, or report.html in the run's directory) and return its path."""
-    if html is None:
-        trace_dir = load_trace(Path(workspace), run_id).summary.path
-        html = trace_dir / REPORT_NAME
-    html = Path(html)
-    _, page = render_report(workspace, run_id, html.resolve().parent)
+def write_report(workspace: Path, run_id: str | None = None, html: Path | None = None) -> tuple[str, Path]:
+    """Write the report (to `html`, or report.html in the run's directory); returns (run id, path written)."""
+    trace = load_trace(Path(workspace), run_id)
+    html = Path(html) if html is not None else trace.summary.path / REPORT_NAME
+    page = _render(trace, html.resolve().parent)
     html.parent.mkdir(parents=True, exist_ok=True)
     html.write_text(page, encoding="utf-8")
-    return html
+    return trace.summary.run_id, html

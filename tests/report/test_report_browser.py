@@ -31,7 +31,7 @@ def chromium() -> str:
 
 @pytest.fixture
 def page_in_browser(reported_run: ReportedRun, tmp_path: Path):
-    html = write_report(reported_run.workspace, reported_run.run_id, tmp_path / "report.html")
+    _, html = write_report(reported_run.workspace, reported_run.run_id, tmp_path / "report.html")
     problems: list[str] = []
     requests: list[str] = []
     with sync_playwright() as pw:

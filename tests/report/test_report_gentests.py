@@ -52,7 +52,7 @@ def test_gen_tests_report_shows_coverage_before_and_after(scripted_llm, tmp_path
         assert index.is_file() and "coverage" in index.read_text(encoding="utf-8").lower()
         assert list((run_dir / f"coverage-{phase}").glob("*shop_py.html")), "coverage.py's per-file, per-line page"
 
-    page_path = write_report(workspace, run_dir.name, tmp_path / "elsewhere" / "report.html")
+    _, page_path = write_report(workspace, run_dir.name, tmp_path / "elsewhere" / "report.html")
     page = page_path.read_text(encoding="utf-8")
     hrefs = re.findall(r'<li><a href="([^"]+)">coverage (before|after)</a>', page)
     assert [phase for _, phase in hrefs] == ["before", "after"]
