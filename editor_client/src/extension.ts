@@ -3,7 +3,7 @@
  * status bar item, the language client and the palette commands. A settings
  * change reaches the running server (`workspace/didChangeConfiguration`, then it
  * pulls `workspace/configuration`), so runs in flight go on; only the settings
- * that choose the server process (SERVER_PROCESS_KEYS) or a new Python
+ * that choose the server process (settingsChange.ts) or a new Python
  * interpreter restart it. The output channel opens itself only when the
  * server fails to start.
  */
@@ -12,12 +12,10 @@ import { Commands } from "./commands";
 import { onInterpreterChange } from "./interpreter";
 import { AgentlsServer } from "./server";
 import { SECTION, configuredPython, contributedKeys } from "./settings";
+import { reactionTo } from "./settingsChange";
 import { RunStatus } from "./status";
 
 let server: AgentlsServer | undefined;
-
-/** Settings that pick the process that runs the server: a change needs a restart. */
-const SERVER_PROCESS_KEYS = ["serverCommand", "python"];
 
 function restartWithMessage(output: vscode.LogOutputChannel, reason: string): void {
   output.info(`agentls: ${reason}; restarting the server`);
@@ -33,9 +31,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(output, status, server, ...new Commands(server, status).register());
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (SERVER_PROCESS_KEYS.some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {
+      const reaction = reactionTo((section) => event.affectsConfiguration(section), SECTION);
+      if (reaction === "restart") {
         restartWithMessage(output, "the server command changed");
-      } else if (event.affectsConfiguration(SECTION)) {
+      } else if (reaction === "notify") {
         server?.configurationChanged();
       }
     }),

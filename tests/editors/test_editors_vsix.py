@@ -193,3 +193,24 @@ def test_manifest_follows_current_conventions(built: Path) -> None:
     assert {"agentls.showTrace", "agentls.showReport"} <= contributed
     assert {"extension/license.txt", "extension/changelog.md"} <= names or \
         {"extension/license", "extension/changelog.md"} <= names, sorted(names)[:20]
+
+
+REACT = """
+const { reactionTo } = require(process.argv[1]);
+const cases = JSON.parse(process.argv[2]);
+// VS Code's event.affectsConfiguration(section): a changed key is that section or below it.
+console.log(JSON.stringify(cases.map((changed) =>
+  reactionTo((section) => changed.some((key) => key === section || key.startsWith(section + "."))))));
+"""
+
+
+def test_a_settings_change_restarts_only_for_the_server_process(built: Path) -> None:
+    """The compiled settingsChange.js: engine settings notify the running server; serverCommand/python restart it."""
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    cases = [["agentls.model"], ["agentls.sandbox.timeoutS", "agentls.roles.coder.model"], ["agentls.serverCommand"],
+             ["agentls.python"], ["agentls.model", "agentls.python"], ["agentls.pythonPath"], ["editor.fontSize"], []]
+    proc = subprocess.run([node, "-e", REACT, str(built / "out" / "settingsChange.js"), json.dumps(cases)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == ["notify", "notify", "restart", "restart", "restart", "notify", "none", "none"]
