@@ -6,7 +6,8 @@
                          replan <---- reflect           same signature twice
                                   escalate <--- test            rounds spent, a fallback model set
                                   (escalate -> reflect: the fallback model's rounds)
-    (search -> finalize when a single-edit mutant passes every test; tasks go baseline -> plan)
+    (search -> finalize when a single-edit mutant passes every test; tasks go baseline -> plan;
+     a goal with no failing test goes baseline -> specify -> plan: the tester's tests of the goal first)
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from agent_core.pipeline import nodes, routers
 from agent_core.pipeline.checkpoint import shadow_files
 from agent_core.pipeline.coding import code
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.goal_tests import specify
 from agent_core.pipeline.reflecting import reflect
 from agent_core.pipeline.searching import search
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.toolcheck import checked_tools
 
 
 def _bound(name: str, node: Any, deps: RunDeps) -> Any:
@@ -47,10 +50,14 @@ def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
     g = StateGraph(RunState)
     for name, node in [("baseline", nodes.baseline), ("plan", nodes.plan), ("code", code), ("gate", nodes.gate),
                        ("test", nodes.test), ("reflect", reflect), ("replan", nodes.replan),
-                       ("finalize", nodes.finalize), ("escalate", nodes.escalate), ("search", search)]:
+                       ("finalize", nodes.finalize), ("escalate", nodes.escalate), ("search", search),
+                       ("specify", specify)]:
         g.add_node(name, _bound(name, node, deps))
     g.add_edge(START, "baseline")
-    g.add_conditional_edges("baseline", routers.after_baseline, ["search", "plan", "finalize"])
+    g.add_conditional_edges("baseline", functools.partial(routers.after_baseline, goal_tests=s.verify.goal_tests,
+                                                          tool_checked=bool(checked_tools(deps))),
+                            ["search", "specify", "plan", "finalize"])
+    g.add_conditional_edges("specify", routers.after_specify, ["plan", "finalize"])
     g.add_conditional_edges("search", routers.after_search, ["plan", "finalize"])
     g.add_conditional_edges("plan", routers.after_plan, ["code", "finalize"])
     g.add_conditional_edges("replan", routers.after_plan, ["code", "finalize"])

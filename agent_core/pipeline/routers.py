@@ -6,20 +6,34 @@ from typing import Literal
 
 from agent_core.models import TestReport
 from agent_core.pipeline.state import RunState
+from agent_core.testing.linters import is_tool_nodeid
 
 
 def _ended(state: RunState) -> bool:
     return bool(state.get("status"))
 
 
-def after_baseline(state: RunState) -> Literal["search", "plan", "finalize"]:
+def after_baseline(
+    state: RunState, goal_tests: bool = False, tool_checked: bool = False,
+) -> Literal["search", "specify", "plan", "finalize"]:
+    """`goal_tests`: the tester may write tests of the goal; `tool_checked`: another tool's findings judge too."""
     if _ended(state):
         return "finalize"
     report = state.get("baseline")
+    passing = bool(report and TestReport.model_validate(report).ok)
     nothing_asked = state.get("kind") == "fix" and not state.get("explicit_goal")
-    if nothing_asked and report and TestReport.model_validate(report).ok:
+    if nothing_asked and passing:
         return "finalize"  # "fix the failing tests" with none failing: nothing to do
+    if passing and goal_tests and not tool_checked:
+        return "specify"  # a goal and no failing test: the tester writes the tests that will judge the change
+    failing_tests = [f for f in (report or {}).get("failures", []) if not is_tool_nodeid(f.get("nodeid", ""))]
+    if tool_checked and not failing_tests:
+        return "plan"  # only the tool's findings fail: the mutant search works on failing tests
     return "search" if state.get("kind") == "fix" else "plan"
+
+
+def after_specify(state: RunState) -> Literal["plan", "finalize"]:
+    return "finalize" if _ended(state) else "plan"
 
 
 def after_search(state: RunState) -> Literal["plan", "finalize"]:
