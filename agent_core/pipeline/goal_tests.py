@@ -40,7 +40,7 @@ EXAMPLE_CHARS = 1200
 
 
 def _slug(goal: str) -> str:
-    words = re.findall(r"[a-z0-9]+", goal.lower())[:4]
+    words = [w for w in re.findall(r"[a-z0-9]+", goal.lower()) if len(w) > 1][:4]
     return "_".join(words) or "task"
 
 

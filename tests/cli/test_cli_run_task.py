@@ -55,7 +55,7 @@ def test_task_is_planned_coded_verified_and_applied(project: Path, scripted_llm)
     code, out, err = _run("add a shout helper to greet.py", str(project), "--base-url", scripted_llm.base_url,
                           "--json", "--apply")
     summary = json.loads(out.strip().splitlines()[-1])
-    goal_test = "test_goal_add_a_shout_helper.py"
+    goal_test = "test_goal_add_shout_helper_to.py"
     assert (code, summary["status"], summary["files_changed"]) == (0, "fixed", ["greet.py", goal_test]), err
     assert "def shout(name):" in (project / "greet.py").read_text()
     written = (project / goal_test).read_text()
