@@ -14,22 +14,29 @@ finding counts against the candidate when
   had, in a file the baseline checked.
 
 So a candidate that leaves the ruff finding (or trades it for another) is
-not accepted, whatever the tests say; the tests must pass as well. A tool the
-sandbox's Python cannot import is reported once and left out: the tests
-alone judge then.
+not accepted, whatever the tests say; the tests must pass as well. The tool
+runs as the sandbox's Python's module (the project's own version and
+configuration), else, for ruff (one static binary; in agentls' dev extra), as
+agentls' own copy placed in the shadow's `.agentls/tools/`; a tool neither
+has is reported once and left out: the tests alone judge then.
 """
 
 from __future__ import annotations
 
+import shutil
+import sys
 from collections import Counter
+from pathlib import Path
 
 from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.deps import RunDeps
+from agent_core.sandbox.base import CommandResult
 from agent_core.testing.linters import (
     Finding, diagnostic_tools, not_installed, parse_findings, pointed_at, tool_argv,
 )
 
 TOOL_TIMEOUT_S = 120.0
+SELF_CONTAINED = ("ruff",)  # tools that are one executable: agentls' copy runs anywhere
 
 
 def checked_tools(deps: RunDeps) -> list[str]:
@@ -43,23 +50,51 @@ def _files(deps: RunDeps) -> list[str]:
     return [rel for rel in dict.fromkeys(files) if deps.shadow.resolve(rel).is_file()]
 
 
+def _own_copy(deps: RunDeps, tool: str) -> str | None:
+    """agentls' own ruff (a single static binary, in the dev extra) copied into the shadow's .agentls/ so any
+    sandbox backend can run it; None for another tool or when agentls has none (they need their packages)."""
+    found = Path(sys.executable).parent / tool
+    if tool not in SELF_CONTAINED or not found.is_file():
+        return None
+    target = deps.shadow.root / ".agentls" / "tools" / tool
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(found, target)
+    return target.relative_to(deps.shadow.root).as_posix()
+
+
+async def _run_tool(deps: RunDeps, tool: str, files: list[str]) -> CommandResult | None:
+    """The tool's run through the sandbox's Python, else agentls' own copy; None when neither has it."""
+    memo = deps.extra["toolcheck"]
+    argv = tool_argv(tool, deps.sandbox.python, files)
+    if memo["runner"].get(tool):
+        argv = [f"./{memo['runner'][tool]}", *argv[3:]]  # [python, "-m", tool, *args] -> [tool, *args]
+    result = await deps.sandbox.run(argv, deps.shadow.root, timeout_s=TOOL_TIMEOUT_S)
+    if not not_installed(result.stdout + "\n" + result.stderr, tool) and result.exit_code not in (126, 127):
+        return result
+    if memo["runner"].get(tool):
+        return None
+    own = _own_copy(deps, tool)
+    if own is None:
+        return None
+    memo["runner"][tool] = own
+    return await _run_tool(deps, tool, files)
+
+
 async def _findings(deps: RunDeps, tool: str, files: list[str]) -> list[Finding] | None:
     """The tool's findings on `files` in the sandbox; None when it is not installed or its output unreadable."""
-    result = await deps.sandbox.run(tool_argv(tool, deps.sandbox.python, files), deps.shadow.root,
-                                    timeout_s=TOOL_TIMEOUT_S)
-    output = result.stdout + "\n" + result.stderr
-    if not_installed(output, tool):
-        deps.notice(f"{tool} is not installed for the sandbox's Python: the fix of its diagnostic is judged by "
-                    "the tests alone")
+    result = await _run_tool(deps, tool, files)
+    if result is None:
+        deps.notice(f"{tool} is not installed for the sandbox's Python nor for agentls: the fix of its diagnostic "
+                    "is judged by the tests alone", "warning")
         return None
     try:
         return parse_findings(tool, result.stdout, deps.shadow.root)
     except ValueError as exc:
-        deps.notice(f"{exc}; the tests alone judge the fix")
+        deps.notice(f"{exc}; the tests alone judge the fix", "warning")
         return None
 
 
-def _against(found: list[Finding], before: dict, diagnostics: list[str]) -> list[Finding]:
+def _against(found: list[Finding], before: dict) -> list[Finding]:
     """The findings that count against the candidate (module docstring)."""
     baseline: Counter = before["counts"]
     targeted: Counter = before["targeted"]
@@ -83,7 +118,7 @@ def _failure(f: Finding) -> TestFailure:
 async def recheck(deps: RunDeps, report: TestReport) -> TestReport:
     """`report` with the tools' remaining findings added as failures (the report itself when none is checked)."""
     tools = checked_tools(deps)
-    memo = deps.extra.setdefault("toolcheck", {"missing": set(), "baseline": {}})
+    memo = deps.extra.setdefault("toolcheck", {"missing": set(), "baseline": {}, "runner": {}})
     failures: list[TestFailure] = []
     for tool in [t for t in tools if t not in memo["missing"]]:
         files = _files(deps)
@@ -98,7 +133,7 @@ async def recheck(deps: RunDeps, report: TestReport) -> TestReport:
                                               "targeted": Counter(f.key for f in targeted)}
             counted = targeted
         else:
-            counted = _against(found, before, deps.request.diagnostics)
+            counted = _against(found, before)
         deps.journal.write("tool_check", tool=tool, files=files, findings=len(found),
                            counted=[f"{f.file}:{f.line} {f.code} {f.message}" for f in counted])
         failures += [_failure(f) for f in counted]

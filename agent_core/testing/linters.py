@@ -86,7 +86,7 @@ def _relative(path: str, root: Path) -> str:
 
 
 def _ruff(out: str, root: Path) -> list[Finding]:
-    items = json.loads(out[out.index("["):]) if "[" in out else []
+    items = json.loads(out[out.index("["):])  # "[]" when clean: no list at all is not ruff's answer
     return [Finding("ruff", _relative(i["filename"], root), int(i["location"]["row"]), str(i.get("code") or ""),
                     i["message"]) for i in items]
 
@@ -117,7 +117,7 @@ def _mypy(out: str, root: Path) -> list[Finding]:
 
 
 def _pyright(out: str, root: Path) -> list[Finding]:
-    data = json.loads(out[out.index("{"):]) if "{" in out else {}
+    data = json.loads(out[out.index("{"):])
     return [Finding("pyright", _relative(d["file"], root), int(d["range"]["start"]["line"]) + 1,
                     str(d.get("rule") or ""), d["message"])
             for d in data.get("generalDiagnostics", []) if d.get("severity") == "error"]
@@ -132,7 +132,7 @@ def parse_findings(tool: str, output: str, root: Path) -> list[Finding]:
     """The tool's findings in `output`; raise ValueError when the output is not the tool's format."""
     try:
         return PARSERS[tool](output, root)
-    except (KeyError, TypeError, json.JSONDecodeError) as exc:
+    except (KeyError, TypeError, ValueError) as exc:  # ValueError: no JSON at all, or not valid
         raise ValueError(f"{tool}'s output could not be read: {exc}") from exc
 
 
