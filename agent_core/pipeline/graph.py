@@ -7,7 +7,8 @@
                                   escalate <--- test            rounds spent, a fallback model set
                                   (escalate -> reflect: the fallback model's rounds)
     (search -> finalize when a single-edit mutant passes every test; tasks go baseline -> plan;
-     a goal with no failing test goes baseline -> specify -> plan: the tester's tests of the goal first)
+     a goal with no failing test goes baseline -> specify -> plan: the tester's tests of the goal first;
+     with the verifier on, test -> verify -> finalize, or verify -> code for one more round with its feedback)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from agent_core.pipeline.reflecting import reflect
 from agent_core.pipeline.searching import search
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.toolcheck import checked_tools
+from agent_core.pipeline.verifying import verify
 
 
 def _bound(name: str, node: Any, deps: RunDeps) -> Any:
@@ -51,7 +53,7 @@ def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
     for name, node in [("baseline", nodes.baseline), ("plan", nodes.plan), ("code", code), ("gate", nodes.gate),
                        ("test", nodes.test), ("reflect", reflect), ("replan", nodes.replan),
                        ("finalize", nodes.finalize), ("escalate", nodes.escalate), ("search", search),
-                       ("specify", specify)]:
+                       ("specify", specify), ("verify", verify)]:
         g.add_node(name, _bound(name, node, deps))
     g.add_edge(START, "baseline")
     g.add_conditional_edges("baseline", functools.partial(routers.after_baseline, goal_tests=s.verify.goal_tests,
@@ -64,8 +66,10 @@ def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
     g.add_conditional_edges("code", routers.after_code, ["gate", "finalize"])
     g.add_conditional_edges("gate", routers.after_gate, ["test", "finalize"])
     g.add_conditional_edges("test", functools.partial(routers.after_test, max_iterations=s.max_iterations,
-                                                      fallback=s.fallback_profile("coder") is not None),
-                            ["reflect", "escalate", "finalize"])
+                                                      fallback=s.fallback_profile("coder") is not None,
+                                                      verifier=s.verify.verifier),
+                            ["reflect", "escalate", "verify", "finalize"])
+    g.add_conditional_edges("verify", routers.after_verify, ["code", "finalize"])
     g.add_edge("escalate", "reflect")
     g.add_conditional_edges("reflect", functools.partial(routers.after_reflect, max_revisions=s.max_revisions),
                             ["code", "replan", "finalize"])

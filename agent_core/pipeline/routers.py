@@ -54,11 +54,18 @@ def after_gate(state: RunState) -> Literal["test", "finalize"]:
 
 
 def after_test(
-    state: RunState, max_iterations: int, fallback: bool = False
-) -> Literal["reflect", "escalate", "finalize"]:
-    """Another round while the budget lasts; with a fallback model, one more budget of rounds for it."""
+    state: RunState, max_iterations: int, fallback: bool = False, verifier: bool = False,
+) -> Literal["reflect", "escalate", "verify", "finalize"]:
+    """Another round while the budget lasts; with a fallback model, one more budget of rounds for it.
+
+    With the verifier on, a passing run is scored first; a round the verifier asked for goes back to it
+    whatever its outcome (a failing one is undone there: the verifier never costs a verified change).
+    """
     report = state.get("report")
-    if _ended(state) or (report and TestReport.model_validate(report).ok):
+    passed = bool(report and TestReport.model_validate(report).ok)
+    if not _ended(state) and verifier and (passed or (state.get("verdict") or {}).get("next") == "code"):
+        return "verify"
+    if _ended(state) or passed:
         return "finalize"
     budget = max_iterations * (2 if state.get("escalated") else 1)
     if state.get("iteration", 0) < budget:
@@ -74,3 +81,7 @@ def after_reflect(state: RunState, max_revisions: int) -> Literal["code", "repla
     # applied the plan was not tried; the coder gets its tool errors instead.)
     repeated = len(sigs) >= 2 and sigs[-1] == sigs[-2] and bool(state.get("edits_applied"))
     return "replan" if repeated and state.get("revisions", 0) < max_revisions else "code"
+
+
+def after_verify(state: RunState) -> Literal["code", "finalize"]:
+    return "code" if (state.get("verdict") or {}).get("next") == "code" and not _ended(state) else "finalize"
