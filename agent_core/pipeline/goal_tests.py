@@ -75,6 +75,12 @@ def _context(deps: RunDeps) -> tuple[str, str, str]:
     return "\n\n".join(shown) or "(no Python source yet)", "\n".join(imports) or "(none)", example
 
 
+def _asked(deps: RunDeps, state: RunState) -> str:
+    """What the user asked, in their words (names the file): the goal, else a diagnostic, else the symbol."""
+    request = deps.request
+    return (request.goal or "").strip() or next(iter(request.diagnostics), "") or request.target_symbol or state["goal"]
+
+
 def _usable(tests: list) -> list[tuple[str, SplitTest]]:
     out, seen = [], set()
     for test in tests:
@@ -129,9 +135,10 @@ async def specify(state: RunState, deps: RunDeps) -> dict:
     sources, imports, example = _context(deps)
     written = _usable(await write_goal_tests(deps.llm, goal=state["goal"], sources=sources, imports=imports,
                                              example=example))
-    rel = goal_test_path(deps.shadow.root, deps.request.goal or state["goal"])
+    asked = _asked(deps, state)
+    rel = goal_test_path(deps.shadow.root, asked)
     names = [name for name, _ in written]
-    header = f"Tests agentls wrote for the goal: {' '.join((deps.request.goal or state['goal']).split())[:120]}"
+    header = f"Tests agentls wrote for the goal: {' '.join(asked.split())[:120]}"
     kept = await _failing_before(deps, state, rel, written) if written else []
     dropped = [n for n in names if n not in kept]
     if not kept:
