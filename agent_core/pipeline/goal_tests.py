@@ -22,8 +22,8 @@ import re
 from pathlib import Path, PurePosixPath
 
 from agent_core.agents.tester.goal import write_goal_tests
-from agent_core.gentests.targets import module_import_path
 from agent_core.analysis.symbols import test_files
+from agent_core.gentests.targets import module_import_path
 from agent_core.gentests.testfile import BadTestCode, SplitTest, candidate_text, compose, split_code
 from agent_core.models import TestReport
 from agent_core.pipeline.attempts import score

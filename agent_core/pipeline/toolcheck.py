@@ -32,7 +32,12 @@ from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.sandbox.base import CommandResult
 from agent_core.testing.linters import (
-    Finding, diagnostic_tools, not_installed, parse_findings, pointed_at, tool_argv,
+    Finding,
+    diagnostic_tools,
+    not_installed,
+    parse_findings,
+    pointed_at,
+    tool_argv,
 )
 
 TOOL_TIMEOUT_S = 120.0

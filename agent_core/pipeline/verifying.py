@@ -61,7 +61,7 @@ async def verify(state: RunState, deps: RunDeps) -> dict:
         answer = await asyncio.wait_for(evaluate(
             deps.llm, deps.prompts["verifier"], goal=state.get("goal") or "", diff=diff,
             tests=_tests_line(report, state), threshold=cfg.threshold), TIMEOUT_S)
-    except (LLMError, UnreadableEvaluation, asyncio.TimeoutError) as exc:
+    except (TimeoutError, LLMError, UnreadableEvaluation) as exc:
         verdict = {"score": None, "feedback": "", "improvements": [], "accepted": True, "round": rounds,
                    "threshold": cfg.threshold, "next": "finalize",
                    "note": f"the verifier gave no usable answer ({str(exc)[:200] or type(exc).__name__}); the tests decide"}

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from engine_support import journal_records, make_project
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent_core.engine import Engine
 from agent_core.events import MessageEvent
 from agent_core.models import RunRequest
 from agent_core.settings import load_settings
-
-from engine_support import journal_records, make_project
 
 PROJECT = {"calc.py": "def add(a, b):\n    return a + b\n",
            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",

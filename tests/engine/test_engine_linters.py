@@ -39,8 +39,8 @@ PYRIGHT_OUT = json.dumps({"generalDiagnostics": [
     ("ruff", "[]", []),
     ("flake8", "calc.py:1:1: F401 'os' imported but unused\n",
      [Finding("flake8", "calc.py", 1, "F401", "'os' imported but unused")]),
-    ("mypy", "calc.py:3: error: Incompatible return value type (got \"str\", expected \"int\")  [return-value]\n"
-             "calc.py:3: note: see the docs\n",
+    ("mypy", ("calc.py:3: error: Incompatible return value type (got \"str\", expected \"int\")  [return-value]\n"
+              "calc.py:3: note: see the docs\n"),
      [Finding("mypy", "calc.py", 3, "return-value", "Incompatible return value type (got \"str\", expected \"int\")")]),
     ("pyright", PYRIGHT_OUT, [Finding("pyright", "calc.py", 5, "reportUndefinedVariable", "\"x\" is not defined")]),
 ])

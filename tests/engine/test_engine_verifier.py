@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_core.journal_view import render_markdown
-
 from engine_support import FIX_EDIT, WRONG_EDIT, journal_records
+
+from agent_core.journal_view import render_markdown
 
 VERIFIER_ON = "[verify]\nverifier = true\nthreshold = 0.7\nverifier_rounds = 1\n"
 LOW = {"score": 0.4, "feedback": "add adds now but has no docstring, which the goal asks for.",
@@ -54,7 +54,7 @@ def test_a_low_score_sends_the_run_back_with_the_feedback(project: Path, scripte
     assert (run.code, out["status"]) == (0, "fixed"), run.stderr
     calc = (project / "calc.py").read_text()
     assert "return a - b" in calc, "without --apply the workspace is untouched"
-    first, second = scripted_llm.requests_for("verifier")
+    first, _second = scripted_llm.requests_for("verifier")
     assert "+    return a + b" in first["messages"][-1]["content"], "the verifier reads the verified diff"
     assert GOAL in first["messages"][-1]["content"]
     coder_prompts = [json.dumps(r["messages"]) for r in scripted_llm.requests_for("coder")]
@@ -87,7 +87,7 @@ def test_a_round_the_verifier_asked_for_that_breaks_a_test_is_undone(project: Pa
     diff = _diff(project, out["run_id"])
     assert "+    return a + b" in diff and "a * b" not in diff
     assert len(scripted_llm.requests_for("verifier")) == 1 and scripted_llm.requests_for("reflector") == []
-    (low, failed) = _verdicts(project, out["run_id"])
+    (_low, failed) = _verdicts(project, out["run_id"])
     assert "the change verified before it stands" in failed["note"]
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 
-from lsprotocol import types as lsp
-
 from lsp_support import FIXED_CALC, apply_text_edits
+from lsprotocol import types as lsp
 
 GOAL = "add a sub(a, b) function to calc.py that returns a - b"
 GOAL_TEST_FILE = "tests/test_goal_add_sub_function_to.py"

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 
-from lsprotocol import types as lsp
-
 from lsp_support import FIXED_CALC, apply_text_edits
+from lsprotocol import types as lsp
 
 UNUSED = "import os\n\n\n" + FIXED_CALC
 RUFF = lsp.Diagnostic(
