@@ -1,5 +1,8 @@
 """The tester in the loop: tests for the goal, written and run before any change (seed 002's tester).
 
+(A project with no test at all, pytest's "no tests collected", is no broken
+baseline for a run with the user's goal: the goal's tests are its first.)
+
 A task, or a fix with the user's own goal or selection, whose baseline has no
 failing test has nothing that would tell a right change from a wrong one:
 the existing tests passed before and pass after almost any edit. The
@@ -63,7 +66,9 @@ def _context(deps: RunDeps) -> tuple[str, str, str]:
     files += [f for f in python_files(deps.shadow, limit=60) if not is_test_file(f)]
     for rel in dict.fromkeys(files):
         text = deps.shadow.readable(rel)
-        if text is None or used + len(text) > SOURCES_BUDGET:
+        if text is not None and not shown and len(text) > SOURCES_BUDGET:  # the main file, cut, beats nothing
+            text = text[:SOURCES_BUDGET] + "\n# ... (cut)"
+        if text is None or used + len(text) > SOURCES_BUDGET + 20:
             continue
         used += len(text)
         shown.append(f"### {rel}\n```python\n{text}\n```")
@@ -125,6 +130,7 @@ def merge_reports(baseline: TestReport, extra: TestReport) -> TestReport:
         "passed": baseline.passed + extra.passed, "failed": baseline.failed + extra.failed,
         "errors": baseline.errors + extra.errors, "failures": [*baseline.failures, *extra.failures],
         "duration_s": baseline.duration_s + extra.duration_s,
+        "exit_code": baseline.exit_code if baseline.passed or baseline.failures else extra.exit_code,
         "output": f"{extra.output}\n{baseline.output}".strip(),
     })
 

@@ -20,7 +20,7 @@ def after_baseline(
     if _ended(state):
         return "finalize"
     report = state.get("baseline")
-    passing = bool(report and TestReport.model_validate(report).ok)
+    passing = bool(report and (TestReport.model_validate(report).ok or no_tests_yet(report)))
     nothing_asked = state.get("kind") == "fix" and not state.get("explicit_goal")
     if nothing_asked and passing:
         return "finalize"  # "fix the failing tests" with none failing: nothing to do
@@ -34,6 +34,11 @@ def after_baseline(
 
 def after_specify(state: RunState) -> Literal["plan", "finalize"]:
     return "finalize" if _ended(state) else "plan"
+
+
+def no_tests_yet(report: dict) -> bool:
+    """pytest collected no test at all (exit 5): a new project, where only the goal's tests can judge a task."""
+    return report.get("exit_code") == 5 and not report.get("passed") and not report.get("failures")
 
 
 def after_search(state: RunState) -> Literal["plan", "finalize"]:

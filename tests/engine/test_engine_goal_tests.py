@@ -79,3 +79,16 @@ async def test_a_candidate_that_rewrites_the_goals_test_is_undone(tmp_path: Path
     assert guarded and guarded[0]["args"] == {"path": GOAL_FILE}
     second = json.dumps(scripted_llm.requests_for("coder")[1]["messages"])
     assert "the goal's tests judge this run" in second, "the coder is told its edit of the judge was undone"
+
+
+async def test_a_project_without_any_test_gets_its_first_from_the_goal(tmp_path: Path, scripted_llm):
+    project = make_project(tmp_path / "p", {k: v for k, v in PROJECT.items() if not k.startswith("tests/")})
+    scripted_llm.add("tester", {"tests": [NEG_TEST]})
+    scripted_llm.add("planner", PLAN)
+    scripted_llm.add("coder", NEG)
+
+    result = await _task(project, scripted_llm.base_url)
+
+    assert (result.status, result.change_set.files) == ("ok", ["calc.py", GOAL_FILE]), result.error
+    assert (result.report.passed, result.report.failed) == (1, 0)
+    assert [r for r in journal_records(project, result.run_id) if r["type"] == "baseline_broken"] == []
