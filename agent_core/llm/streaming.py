@@ -25,7 +25,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import openai
 
 from agent_core.models import Usage
@@ -116,7 +115,7 @@ async def send_streamed(
     Failures before the answer starts come out as the openai client raised them (the caller
     classifies them); failures after it are `StreamFailure`.
     """
-    timeout = httpx.Timeout(stall_s, connect=min(stall_s, start_s))
+    timeout = openai.Timeout(stall_s, connect=min(stall_s, start_s))  # httpx's per-phase timeouts
     loop = asyncio.get_running_loop()
     choices = _Choices()
     started = False
