@@ -29,7 +29,7 @@ choice.
 Streams: with `stream_usage = False` a stream carries no usage even when asked
 (llama-cpp-python's server sends none); `reject_stream` / `reject_stream_options`
 refuse those fields with HTTP 400 naming them. The faults `stall`, `drop`,
-`slow` and `pings` misbehave mid-stream; `hang` holds a request before its
+`slow`, `pings` and `interrupt` misbehave mid-stream; `hang` holds a request before its
 headers.
 """
 
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from scripted_stream import Event, answer_events, dropped, malformed_events, pinged, stalled
+from scripted_stream import Event, answer_events, dropped, interrupted, malformed_events, pinged, stalled
 
 ROLE_HEADER = "X-Agentls-Role"
 EMBEDDING_DIM = 64
@@ -91,6 +91,12 @@ class Fault:
     def drop(cls, after: int = 2, then: Answer = None) -> Fault:
         """Stream `after` pieces of `then`, then drop the connection."""
         return cls(kind="drop", code=after, then=then)
+
+    @classmethod
+    def interrupt(cls, after: int = 2, then: Answer = None) -> Fault:
+        """Stream `after` pieces of `then`, then end the stream with no finish reason (a non-streamed
+        request gets `then` whole)."""
+        return cls(kind="interrupt", code=after, then=then)
 
     @classmethod
     def slow(cls, every_s: float, then: Answer) -> Fault:
@@ -338,7 +344,7 @@ class ScriptedLLM:
             text = fault.content or '{"summary": "an answer that stops in the mid'
             cut = text[: max(1, len(text) // 2)] if fault.content else text
             return self._answer(body, [cut], finish_reason="length")
-        if fault.kind in ("stall", "drop", "slow", "pings"):
+        if fault.kind in ("stall", "drop", "slow", "pings", "interrupt"):
             return self._misstream(body, fault)
         raise ValueError(f"unknown fault {fault.kind}")
 
@@ -350,13 +356,15 @@ class ScriptedLLM:
         if reply.events is None:
             if fault.kind == "drop":
                 return _Reply(200, None, raw=b"", events=[Event(0.0, None)])
-            if fault.kind != "slow":
+            if fault.kind not in ("slow", "interrupt"):
                 self._stopping.wait(fault.seconds)
             return reply
         if fault.kind == "stall":
             reply.events = stalled(reply.events, fault.code, fault.seconds)
         elif fault.kind == "drop":
             reply.events = dropped(reply.events, fault.code)
+        elif fault.kind == "interrupt":
+            reply.events = interrupted(reply.events, fault.code)
         elif fault.kind == "pings":
             reply.events = pinged(reply.events, fault.seconds, float(fault.content or 15))
         return reply

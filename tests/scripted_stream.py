@@ -90,6 +90,12 @@ def pinged(events: list[Event], seconds: float, every_s: float) -> list[Event]:
     return [*(Event(every_s, b": ping\n\n") for _ in range(count)), *events]
 
 
+def interrupted(events: list[Event], after: int) -> list[Event]:
+    """`events` ended in good order (`[DONE]`) after `after` content events, with no finish reason
+    (llama-cpp-python's server does this when another request arrives)."""
+    return [*events[: min(len(events), 1 + after)], Event(0.0, b"data: [DONE]\n\n")]
+
+
 def malformed_events() -> list[Event]:
     """A stream whose chunk is not valid JSON."""
     return [Event(0.0, b'data: {"id": "chatcmpl-broken", "choices": [{"index": 0, "del\n\n'),

@@ -145,6 +145,8 @@ def _refused_stream(message: str) -> str | None:
 def _classify(exc: Exception, endpoint: str, timeout: float, sent_format: bool, sent_stream: bool = False) -> Exception:
     """Turn a client exception into _Retryable, FormatRejected, StreamRefused, LLMUnavailable or LLMError."""
     if isinstance(exc, StreamFailure):
+        if exc.interrupted:
+            return StreamRefused(exc.cause, "stream")
         return _Retryable(exc.cause) if exc.retryable else LLMUnavailable(exc.cause)
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
         return _Retryable(f"endpoint {endpoint} timed out after {timeout:g} s")

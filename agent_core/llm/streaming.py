@@ -34,12 +34,18 @@ MESSAGE_OVERHEAD_TOKENS = 4  # a chat template's role markers around each messag
 
 
 class StreamFailure(Exception):
-    """An attempt that failed after its answer had started; `cause` is one line naming the endpoint."""
+    """An attempt that failed after its answer had started; `cause` is one line naming the endpoint.
 
-    def __init__(self, cause: str, retryable: bool = True) -> None:
+    `interrupted`: the stream ended in good order but before the answer finished (no finish_reason),
+    which is what llama-cpp-python's server does to a stream when another request arrives (its
+    `interrupt_requests`, on by default); asking again streamed would be interrupted again.
+    """
+
+    def __init__(self, cause: str, retryable: bool = True, interrupted: bool = False) -> None:
         super().__init__(cause)
         self.cause = cause
         self.retryable = retryable
+        self.interrupted = interrupted
 
 
 @dataclass
@@ -147,5 +153,9 @@ async def send_streamed(
         message = " ".join(str(exc.message).split())[:200]
         raise StreamFailure(f"endpoint {endpoint} reported an error mid-answer: {message}") from None
     if not choices.finish:
-        raise StreamFailure(f"endpoint {endpoint} ended the answer stream before the answer finished")
+        raise StreamFailure(
+            f"endpoint {endpoint} ended the answer stream before the answer finished (a llama-cpp-python server "
+            "interrupts a stream when another request arrives, unless started with --interrupt_requests false)",
+            interrupted=True,
+        )
     return choices.assemble(request.get("messages") or [])

@@ -202,3 +202,16 @@ async def test_the_cap_ends_a_streaming_answer_without_a_retry(scripted_llm):
         f"endpoint {scripted_llm.base_url} was still streaming its answer after 1.5 s (llm_answer_cap_s)"
     )
     assert len(scripted_llm.requests) == 1
+
+
+async def test_an_interrupted_stream_is_asked_again_without_streaming_and_remembered(scripted_llm):
+    scripted_llm.add("coder", Fault.interrupt(after=2, then=LONG))  # llama-cpp-python's interrupt_requests
+    scripted_llm.add("coder", LONG)
+    scripted_llm.add("coder", "second")
+    client = _client(scripted_llm.base_url)
+    try:
+        assert await client.text("coder", ASK) == LONG
+        assert await client.text("coder", ASK) == "second"
+    finally:
+        await client.aclose()
+    assert [bool(r.get("stream")) for r in scripted_llm.requests] == [True, False, False]
