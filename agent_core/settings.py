@@ -130,6 +130,29 @@ class SearchSettings(BaseModel):
     )
 
 
+class VerifySettings(BaseModel):
+    """What verifies a change besides the project's existing tests (pipeline/goal_tests.py, toolcheck.py, verifying.py)."""
+
+    model_config = _CONFIG
+
+    goal_tests: bool = Field(
+        default=True, description="A task, or a goal with no failing test: the tester writes tests for the goal first; "
+        "they must fail before the change and pass after it, and are offered with the change.",
+    )
+    tool_recheck: bool = Field(
+        default=True, description="A fix asked on a ruff, flake8, mypy or pyright diagnostic is checked by running "
+        "that tool again in the sandbox on the changed files (when installed), plus the tests.",
+    )
+    verifier: bool = Field(
+        default=False, description="After the tests pass, a model scores the diff against the goal (0-1) and may "
+        "send the run back for another round with its feedback; it never overrules a failing test.",
+    )
+    threshold: float = Field(default=0.7, ge=0, le=1, description="The verifier's score a change needs to be accepted.")
+    verifier_rounds: int = Field(
+        default=1, ge=0, le=5, description="Times the verifier may send a run back for another round.",
+    )
+
+
 class Settings(BaseModel):
     """Everything a user can configure about agentls."""
 
@@ -189,6 +212,9 @@ class Settings(BaseModel):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
     search: SearchSettings = Field(default_factory=SearchSettings, description="Localization and mutant search.")
+    verify: VerifySettings = Field(
+        default_factory=VerifySettings, description="Verification beyond the existing tests: goal tests, tool re-checks, the verifier.",
+    )
     prompts: dict[str, str] = Field(
         default_factory=dict, description="Prompt overrides per role: template text or a path to a file."
     )
