@@ -173,14 +173,26 @@ class Settings(BaseModel):
     api_key_env: str = Field(default="AGENTLS_API_KEY", description="Environment variable holding the API key.")
     api_key: SecretStr | None = Field(default=None, exclude=True, description="API key (from the environment only).")
     temperature: float = Field(default=0.2, ge=0, le=2, description="Default sampling temperature.")
-    request_timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one LLM request, in seconds.")
+    request_timeout_s: float = Field(
+        default=120.0, gt=0,
+        description="Timeout of one LLM request that is not streamed, or of a streamed answer's start, in seconds.",
+    )
     max_retries: int = Field(default=3, ge=0, le=10, description="Retries of an LLM request on 429/5xx/timeout.")
     retry_backoff_s: float = Field(
         default=0.5, ge=0, le=60, description="First backoff before retrying an LLM request; doubles each retry."
     )
     llm_deadline_s: float = Field(
         default=90.0, gt=0, le=3600,
-        description="Deadline of one model call, all retries included, in seconds; then the run stops with an error.",
+        description="Deadline of one model call's retries and of its streamed answer's start, in seconds; "
+        "then the run stops with an error.",
+    )
+    llm_stall_s: float = Field(
+        default=40.0, gt=0, le=600,
+        description="Silence (no bytes; keep-alive pings count) after which a streamed answer is given up and "
+        "retried, in seconds.",
+    )
+    llm_answer_cap_s: float = Field(
+        default=600.0, gt=0, le=7200, description="Longest one model call may take, a streaming answer included, in seconds."
     )
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
