@@ -50,6 +50,29 @@ class SearchDeps(Protocol):
     run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
 
 
+BIG_SUITE_TESTS = 300  # above this many tests (or BIG_SUITE_S seconds), coverage is collected on a part of it
+BIG_SUITE_S = 20.0
+
+
+def _big_suite(report: TestReport) -> bool:
+    return report.passed + report.failed + report.errors > BIG_SUITE_TESTS or report.duration_s > BIG_SUITE_S
+
+
+def neighbourhood(failing: list[str]) -> list[str]:
+    """The failing tests and their nearest containers (a test's class, else its file): the part of a big
+    suite whose coverage tells the failing tests' lines from the lines their passing neighbours run too.
+
+    (Per-test coverage of a whole big suite costs several times its run time; its neighbours share the
+    fixtures and most of the code paths, which is what the spectrum needs to set the faulty lines apart.)
+    """
+    out: list[str] = []
+    for nodeid in failing:
+        parts = nodeid.split("[", 1)[0].split("::")
+        parent = "::".join(parts[:-1]) if len(parts) > 2 else parts[0]
+        out += [nodeid, parent]
+    return list(dict.fromkeys(out))
+
+
 async def localize_failure(deps: SearchDeps, report: TestReport) -> tuple[list[Suspect], str, list[str]]:
     """Suspects, the evidence used ("coverage" or "traceback"), and the failing test ids."""
     root = deps.shadow.root
@@ -59,7 +82,10 @@ async def localize_failure(deps: SearchDeps, report: TestReport) -> tuple[list[S
     if is_pytest and not report.timed_out and report.limit_hit is None:
         timeout = min(deps.settings.sandbox.timeout_s, max(30.0, 4 * report.duration_s + 10))
         per_test = max(10.0, 2 * deps.settings.search.mutant_timeout_s)  # a looping test fails, its loop covered
-        data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test)
+        select = neighbourhood(failing) if _big_suite(report) else None
+        if select:
+            timeout = deps.settings.sandbox.timeout_s  # a part of the suite: no longer bounded by its time
+        data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, select)
     boosts = traceback_scores(report, root)
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]

@@ -2,9 +2,11 @@
 
 Stdlib + pytest (+ coverage for localization) only. Usage:
     python driver.py CONFIG_JSON
-CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_s": s, "out": "rel.json"}
-    runs the suite once under coverage.py, one coverage context per test node id, each test's call
-    bounded by `test_timeout_s`, and writes
+CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_s": s, "select": [...],
+    "out": "rel.json"}
+    runs the suite once under coverage.py (only the tests whose node ids equal or lie under one of
+    `select`, when given), one coverage context per test node id, each test's call bounded by
+    `test_timeout_s`, and writes
     {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}}}.
 CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text"}],
     "timeout_s": s, "budget_s": s, "max_passing": n, "out": "rel.json"}
@@ -40,10 +42,21 @@ class _Contexts:
     with the loop's lines covered, which is where the fault is.
     """
 
-    def __init__(self, cov, test_timeout_s):
+    def __init__(self, cov, test_timeout_s, select=()):
         self.cov = cov
         self.test_timeout_s = test_timeout_s
+        self.select = tuple(select)
         self.outcomes = {}
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        if not self.select:
+            return
+        def chosen(nodeid):
+            return any(nodeid == s or nodeid.startswith(s + "::") or nodeid.startswith(s + "[") for s in self.select)
+        kept = [item for item in items if chosen(item.nodeid)]
+        if kept:  # a selection that matches nothing (another rootdir) keeps the whole suite
+            config.hook.pytest_deselected(items=[item for item in items if not chosen(item.nodeid)])
+            items[:] = kept
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -100,7 +113,7 @@ def localize(config):
         cov = coverage.Coverage(data_file=None, source=[root], config_file=False)
     except Exception:  # noqa: BLE001 - no usable coverage.py here: outcomes only
         cov = None
-    plugin = _Contexts(cov, config.get("test_timeout_s"))
+    plugin = _Contexts(cov, config.get("test_timeout_s"), config.get("select") or ())
     if cov is not None:
         cov.start()
     try:
