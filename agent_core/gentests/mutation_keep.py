@@ -26,6 +26,7 @@ from agent_core.gentests.mutation import (
     MutationRun, block, covered_lines, run_mutants, select_mutants, statement_lines, survivor_text,
 )
 from agent_core.gentests.targets import Target
+from agent_core.llm.base import LLMError
 from agent_core.settings import MutationSettings
 
 MAX_SHOWN = 8  # surviving mutants shown to the model in the follow-up call
@@ -138,8 +139,12 @@ async def _follow_up(mctx: MutationContext, run: MutationRun, killed: set[int], 
     shown = [run.outcomes[i].mutant for i in alive[:MAX_SHOWN]]
     owners, import_line, source = _follow_up_source(mctx, [m.line for m in shown])
     ctx.progress(f"asking for tests that notice {len(shown)} surviving mutant(s)")
-    tests = await write_killing_tests(ctx.llm, mctx.module, import_line, source,
-                                      [survivor_text(m, mctx.source) for m in shown])
+    try:
+        tests = await write_killing_tests(ctx.llm, mctx.module, import_line, source,
+                                          [survivor_text(m, mctx.source) for m in shown])
+    except LLMError as exc:  # an optional extra: the tests kept so far stand without it
+        mctx.journal("tool_call", tool="mutation_follow_up", args={"shown": len(shown)}, result=str(exc), ok=False)
+        return []
     new = [new_candidate(count + k + 1, test, next((t for t in owners if t.symbol.qualname == test.target), owners[0]),
                          mctx.folder, mctx.taken) for k, test in enumerate(tests)]
     await settle(ctx, new)
