@@ -140,7 +140,9 @@ async def main_async(args: argparse.Namespace) -> list[dict]:
     base_url = args.base_url or os.environ.get("AGENTLS_BASE_URL")
     if not args.no_model and not base_url:
         raise SystemExit("no model: pass --base-url or set AGENTLS_BASE_URL (or run with --no-model)")
-    settings = Settings(base_url=base_url, model=args.model or "qwen2.5-coder-1.5b", journal=False)
+    # a small local model on a shared machine: generous deadlines, so a slow answer is measured, not lost
+    settings = Settings(base_url=base_url, model=args.model or "qwen2.5-coder-1.5b", journal=False,
+                        request_timeout_s=600, llm_deadline_s=900)
     projects = {p.name: p for p in rp.load_projects()}
     rows = []
     for name, module, function in MODULES:
