@@ -124,7 +124,7 @@ async def run_mutants(
 
 def covered_lines(coverage: CoverageData | None) -> set[int] | None:
     """Every line any test (or the import) ran, or None when unknown."""
-    if coverage is None:
+    if coverage is None or not coverage.statements:  # not measured (imported under another path): unknown
         return None
     return {line for data in coverage.contexts.values() for line in data["lines"]}
 

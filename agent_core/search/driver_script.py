@@ -117,18 +117,26 @@ def localize(config):
 
 def _serve_mutant(path, source):
     """Make the import system compile `source` for the module file at `path` (no .pyc, no disk write)."""
-    target = os.path.realpath(path)
     original = importlib.machinery.SourceFileLoader.get_code
 
     def get_code(self, fullname):
-        if os.path.realpath(self.get_filename(fullname)) == target:
+        if _same_file(self.get_filename(fullname), path):
             return compile(source, self.get_filename(fullname), "exec", dont_inherit=True)
         return original(self, fullname)
 
     importlib.machinery.SourceFileLoader.get_code = get_code
     for name, module in list(sys.modules.items()):  # imported early (a conftest): imported again, mutated
-        if os.path.realpath(getattr(module, "__file__", None) or "") == target:
+        if _same_file(getattr(module, "__file__", None) or "", path):
             del sys.modules[name]
+
+
+def _same_file(a, b):
+    """The same file under any name: a project's editable install may import it through the path of the
+    checkout that the sandbox binds the shadow copy over (a src/ layout), not through the working directory."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _wait(pid, timeout_s):
