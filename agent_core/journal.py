@@ -20,6 +20,7 @@ from typing import Any
 
 from agent_core.llm.base import LLMCall
 from agent_core.models import RunResult, Usage
+from agent_core.workspace.statedir import ensure_state_dir
 
 REDACTED = "[redacted]"
 _KEY_SHAPES = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
@@ -40,6 +41,7 @@ class Journal:
         self._lock = threading.Lock()
         self.usage, self.usage_by_role = Usage(), {}  # the run's model usage so far (note_usage), for an errored end
         if enabled:
+            ensure_state_dir(workspace)
             self.dir.mkdir(parents=True, exist_ok=True)
 
     @property

@@ -1,34 +1,34 @@
 """The one typed settings model, and how it is filled.
 
-Order (later wins): defaults, `[tool.agentls]` in the workspace's
-`pyproject.toml`, `.agentls.toml`, the environment, then explicit overrides
-(CLI flags or the editor's `initializationOptions` / `workspace/configuration`).
-Keys may be written snake_case or camelCase. API keys are never read from
-files: a file names the environment variable that holds the key.
+Order (later wins): defaults, the user's config file, `[tool.agentls]` in the
+workspace's `pyproject.toml`, `.agentls.toml`, the environment (`AGENTLS_<KEY>`,
+nested keys joined by `__`), then explicit overrides (CLI flags or the editor's
+`initializationOptions` / `workspace/configuration`); the layers are read in
+`settings_sources`. Keys may be written snake_case or camelCase. API keys are
+never read from files: a file names the environment variable that holds the key.
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import AliasGenerator, BaseModel, Field, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_settings import SettingsConfigDict
 
 from agent_core.models import ROLES, Role
+from agent_core.settings_sources import Layer, SettingsError, merged, read_layers
 
+__all__ = ["Settings", "SettingsError", "load_settings", "load_settings_with_layers"]
 
-class SettingsError(ValueError):
-    """Settings that cannot be used; the message names the bad keys."""
-
-
-_CONFIG = ConfigDict(
+_CONFIG = SettingsConfigDict(
     alias_generator=AliasGenerator(validation_alias=to_camel, serialization_alias=to_camel),
     populate_by_name=True,
     extra="forbid",
+    pyproject_toml_table_header=("tool", "agentls"),
 )
 
 
@@ -87,6 +87,11 @@ class SandboxSettings(BaseModel):
     pids: int = Field(default=1024, ge=8, description="Maximum number of processes and threads in a test run.")
     file_size_mb: int = Field(default=512, ge=1, description="Largest file a test run may write, in MiB.")
     docker_image: str = Field(default="agentls/sandbox:local", description="Image for the Docker backend.")
+    docker_workspace: Literal["auto", "bind", "copy"] = Field(
+        default="auto",
+        description="How a Docker run sees the workspace: bind-mount it, or copy it in and back (an engine on "
+        "another machine); auto binds for a local socket or loopback TCP and copies otherwise.",
+    )
     python: str | None = Field(
         default=None,
         description="Interpreter of the project's tests (the editor's chosen one); default: detected from "
@@ -143,6 +148,29 @@ class MutationSettings(BaseModel):
     )
 
 
+class VerifySettings(BaseModel):
+    """What verifies a change besides the project's existing tests (pipeline/goal_tests.py, toolcheck.py, verifying.py)."""
+
+    model_config = _CONFIG
+
+    goal_tests: bool = Field(
+        default=True, description="A task, or a goal with no failing test: the tester writes tests for the goal first; "
+        "they must fail before the change and pass after it, and are offered with the change.",
+    )
+    tool_recheck: bool = Field(
+        default=True, description="A fix asked on a ruff, flake8, mypy or pyright diagnostic is checked by running "
+        "that tool again in the sandbox on the changed files (when installed), plus the tests.",
+    )
+    verifier: bool = Field(
+        default=False, description="After the tests pass, a model scores the diff against the goal (0-1) and may "
+        "send the run back for another round with its feedback; it never overrules a failing test.",
+    )
+    threshold: float = Field(default=0.7, ge=0, le=1, description="The verifier's score a change needs to be accepted.")
+    verifier_rounds: int = Field(
+        default=1, ge=0, le=5, description="Times the verifier may send a run back for another round.",
+    )
+
+
 class Settings(BaseModel):
     """Everything a user can configure about agentls."""
 
@@ -191,6 +219,9 @@ class Settings(BaseModel):
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
     search: SearchSettings = Field(default_factory=SearchSettings, description="Localization and mutant search.")
     mutation: MutationSettings = Field(default_factory=MutationSettings, description="Mutation testing in gen-tests.")
+    verify: VerifySettings = Field(
+        default_factory=VerifySettings, description="Verification beyond the existing tests: goal tests, tool re-checks, the verifier.",
+    )
     prompts: dict[str, str] = Field(
         default_factory=dict, description="Prompt overrides per role: template text or a path to a file."
     )
@@ -237,67 +268,30 @@ class ResolvedProfile(BaseModel):
     temperature: float
 
 
-def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _deep_merge(dict(out[key]), value)
-        else:
-            out[key] = value
-    return out
+def _api_key(settings_env: str, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(variable, key) of the first API key set: api_key_env's variable, AGENTLS_API_KEY, OPENAI_API_KEY."""
+    for name in (settings_env, "AGENTLS_API_KEY", "OPENAI_API_KEY"):
+        if env.get(name):
+            return name, env[name]
+    return None
 
 
-def _normalise_keys(data: Mapping[str, Any]) -> dict[str, Any]:
-    """camelCase and kebab-case keys to snake_case, recursively (prompt role names kept)."""
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        snake = "".join("_" + c.lower() if c.isupper() else c for c in key).replace("-", "_")
-        out[snake] = _normalise_keys(value) if isinstance(value, Mapping) and snake != "prompts" else value
-    return out
-
-
-def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any]:
+def load_settings_with_layers(
+    workspace: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[Settings, list[Layer], str | None]:
+    """The effective settings, the layers they came from, and the variable the API key came from."""
+    env = os.environ if env is None else env
+    layers = read_layers(Settings, workspace, overrides, env)
     try:
-        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(f"{path}: {exc}") from exc
-    for key in table:
-        data = data.get(key, {}) if isinstance(data, dict) else {}
-    return dict(data)
-
-
-def file_settings(workspace: Path | None) -> dict[str, Any]:
-    """`[tool.agentls]` from pyproject.toml, then `.agentls.toml`, as a raw dict."""
-    if workspace is None:
-        return {}
-    merged: dict[str, Any] = {}
-    pyproject = workspace / "pyproject.toml"
-    if pyproject.is_file():
-        merged = _deep_merge(merged, _normalise_keys(_read_toml(pyproject, ("tool", "agentls"))))
-    dotfile = workspace / ".agentls.toml"
-    if dotfile.is_file():
-        merged = _deep_merge(merged, _normalise_keys(_read_toml(dotfile)))
-    for forbidden in ("api_key",):
-        if forbidden in merged:
-            raise SettingsError(f"{forbidden} may not be set in a file; set api_key_env to a variable name instead")
-    return merged
-
-
-def env_settings(env: Mapping[str, str]) -> dict[str, Any]:
-    """AGENTLS_* first, then OPENAI_* as fallbacks."""
-    out: dict[str, Any] = {}
-    base_url = env.get("AGENTLS_BASE_URL") or env.get("OPENAI_BASE_URL")
-    if base_url:
-        out["base_url"] = base_url
-    if env.get("AGENTLS_MODEL"):
-        out["model"] = env["AGENTLS_MODEL"]
-    if env.get("AGENTLS_SEARCH"):
-        out["search"] = {"enabled": env["AGENTLS_SEARCH"].strip().lower() not in ("0", "false", "no", "off")}
-    return out
-
-
-def _api_key(settings_env: str, env: Mapping[str, str]) -> str | None:
-    return env.get(settings_env) or env.get("AGENTLS_API_KEY") or env.get("OPENAI_API_KEY") or None
+        settings = Settings.model_validate(merged(layers))
+    except ValidationError as exc:
+        raise SettingsError(describe_validation_error(exc)) from exc
+    key = _api_key(settings.api_key_env, env)
+    if key:
+        settings.api_key = SecretStr(key[1])
+    return settings, layers, key[0] if key else None
 
 
 def load_settings(
@@ -306,19 +300,7 @@ def load_settings(
     env: Mapping[str, str] | None = None,
 ) -> Settings:
     """Build the effective settings; raise SettingsError naming every bad key."""
-    env = os.environ if env is None else env
-    raw = _deep_merge(file_settings(workspace), env_settings(env))
-    if overrides:
-        raw = _deep_merge(raw, _normalise_keys({k: v for k, v in overrides.items() if v is not None}))
-    raw.pop("api_key", None)
-    try:
-        settings = Settings.model_validate(raw)
-    except ValidationError as exc:
-        raise SettingsError(describe_validation_error(exc)) from exc
-    key = _api_key(settings.api_key_env, env)
-    if key:
-        settings.api_key = SecretStr(key)
-    return settings
+    return load_settings_with_layers(workspace, overrides, env)[0]
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -26,8 +26,10 @@ SUBCOMMANDS = (
     "agent_core.cli.sandbox",
     "agent_core.cli.model",
     "agent_core.cli.journal",
+    "agent_core.cli.report",
     "agent_core.cli.prompts",
     "agent_core.cli.resume",
+    "agent_core.cli.config",
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2

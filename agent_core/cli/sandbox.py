@@ -8,7 +8,8 @@ holds, 1 otherwise, 2 when the settings or the chosen backend are unusable.
 `doctor --project PATH` instead runs the project's suite on the host and in
 the sandbox and lists the tests whose outcome differs (exit 1 when any does).
 With --json the text goes to stderr and stdout gets one JSON object: backend,
-why, limits, probes (limit, held, detail), all_hold and error.
+why, engine (url, source, tls: the Docker engine and what chose it), limits,
+probes (limit, held, detail), all_hold and error.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def doctor_command(args: argparse.Namespace) -> int:
     from agent_core.sandbox import factory, probes
 
     out = sys.stderr if args.json else sys.stdout
-    report: dict = {"backend": None, "why": None, "limits": None, "probes": [], "all_hold": False, "error": None}
+    report: dict = {"backend": None, "why": None, "engine": None, "limits": None, "probes": [], "all_hold": False, "error": None}
     overrides = {"sandbox": {"backend": args.backend}} if args.backend else None
     if args.project is not None and not args.project.is_dir():
         print(f"agentls: {args.project} is not a directory", file=sys.stderr)
@@ -102,8 +103,9 @@ def doctor_command(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(workspace, overrides=overrides)
         name, reason = factory.describe_backend_choice(settings)
-        report.update(backend=name, why=reason)
+        report.update(backend=name, why=reason, engine=docker_engine())
         print(f"backend: {name}\nwhy: {reason}", file=out)
+        print(f"docker engine: {report['engine']['describe']}", file=out)
         sandbox = factory.make_sandbox(settings, announce=lambda msg: print(msg, file=sys.stderr))
     except (SettingsError, SandboxError) as exc:
         print(f"agentls: {exc}", file=sys.stderr)
@@ -134,6 +136,17 @@ def doctor_command(args: argparse.Namespace) -> int:
     print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD", file=out)
     _print_json(args, report, probes=[asdict(r) for r in results], all_hold=held)
     return EXIT_OK if held else EXIT_FAILED
+
+
+def docker_engine() -> dict:
+    """The Docker engine's endpoint and which setting chose it (DOCKER_HOST, a docker context, the default)."""
+    from agent_core.sandbox.docker_backend import engine_endpoint
+
+    try:
+        where = engine_endpoint()
+    except SandboxError as exc:
+        return {"url": None, "source": None, "tls": False, "describe": str(exc)}
+    return {"url": where.url, "source": where.source, "tls": where.tls is not None, "describe": where.describe()}
 
 
 def describe_environment(sandbox: object, workspace: Path) -> str:

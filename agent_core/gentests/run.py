@@ -17,6 +17,7 @@ from agent_core.agents.tester.prompt import TEMPLATE
 from agent_core.analysis.symbols import analyse, test_files
 from agent_core.changeset import file_change
 from agent_core.events import PhaseEvent, RunHooks, TestReportEvent
+from agent_core.gentests import coverage_record
 from agent_core.gentests.deps import GenTestsDeps, resolve_deps
 from agent_core.gentests.driver import run_driver
 from agent_core.gentests.loop import Candidate, LoopContext, new_candidate, prune, settle
@@ -58,12 +59,14 @@ def _baseline_files(root: Path, module: str) -> list[str]:
     return out
 
 
-async def _coverage_of(deps: GenTestsDeps, root: Path, files: list[str], target: str, timeout: float) -> float:
-    if not files:
-        return 0.0
-    result = await run_driver(deps.sandbox, root, files, target, coverage=True, timeout_s=timeout)
-    cov = result.runs[0].coverage if result.runs else None
-    return cov.percent() if cov else 0.0
+async def _coverage_of(deps: GenTestsDeps, root: Path, files: list[str], target: str, timeout: float,
+                       phase: str) -> float:
+    """Line coverage of `target` by `files`, journalled with coverage.py's HTML report (coverage_record.py)."""
+    result = None
+    if files:
+        result = await run_driver(deps.sandbox, root, files, target, coverage=True, timeout_s=timeout,
+                                  html=coverage_record.html_folder(phase))
+    return coverage_record.record(deps.journal, phase, root, target, result)
 
 
 async def _generate(deps: GenTestsDeps, template: str, targets: list[Target], folder: str,
@@ -106,7 +109,7 @@ async def _run(request: RunRequest, settings: Settings, hooks: RunHooks, deps: G
     existing = existing_path.read_text(encoding="utf-8") if existing_path.is_file() else None
     baseline = _baseline_files(root, module)
     timeout = settings.sandbox.timeout_s
-    before = await _coverage_of(deps, root, baseline, target_file, timeout)
+    before = await _coverage_of(deps, root, baseline, target_file, timeout, "before")
     _emit(hooks, run_id, "coding", f"writing tests for {', '.join(t.symbol.qualname for t in targets)}", 15)
     taken = {s.name for s in analyse(existing).symbols} if existing is not None else set()
     cands = await _generate(deps, _template(settings, root), targets, Path(dest).parent.as_posix(), taken)
@@ -132,7 +135,7 @@ async def _run(request: RunRequest, settings: Settings, hooks: RunHooks, deps: G
     if kept:
         existing_path.parent.mkdir(parents=True, exist_ok=True)
         existing_path.write_text(new_text, encoding="utf-8")
-        after = await _coverage_of(deps, root, sorted(set(baseline) | {dest}), target_file, timeout)
+        after = await _coverage_of(deps, root, sorted(set(baseline) | {dest}), target_file, timeout, "after")
     change = file_change(dest, existing, new_text) if kept else None
     report = bug_report([c for c in kept if c.status == "bug"], dest, new_text or "")
     if report.failures:

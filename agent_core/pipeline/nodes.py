@@ -18,6 +18,7 @@ from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.goal import editor_pointer, target_text
 from agent_core.pipeline.recall import planner_hints, remember_outcome
 from agent_core.pipeline.reflecting import record_failures
+from agent_core.pipeline.routers import no_tests_yet
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.testrun import run_checked
 from agent_core.pipeline.verification import guard_verification
@@ -38,7 +39,8 @@ async def baseline(state: RunState, deps: RunDeps) -> dict:
     deps.phase("testing", "running the tests before any change", 3)
     report, _ = await _run_tests(deps, None)  # nothing changed yet: nothing to put back
     broken = broken_baseline(report, deps.shadow.root, deps.settings.test_command)
-    if broken:  # an environment problem, not failing tests: stop before any model call
+    goal_tests_judge = deps.settings.verify.goal_tests and bool((deps.request.goal or "").strip())
+    if broken and not (goal_tests_judge and no_tests_yet(report.model_dump(mode="json"))):  # goal_tests.py  # an environment problem, not failing tests: stop before any model call
         deps.journal.write("baseline_broken", error=broken)
         return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
                 "status": "error", "error": broken, "error_kind": "config"}

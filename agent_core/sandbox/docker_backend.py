@@ -20,15 +20,23 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import docker
 import requests
+from docker.context import ContextAPI
+from docker.context.config import get_current_context_name
 from docker.errors import DockerException, ImageNotFound, NotFound
-from docker.types import Ulimit
+from docker.tls import TLSConfig
+from docker.types import Mount, Ulimit
+from docker.utils import kwargs_from_env
+from docker.utils.config import find_config_file
 
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
+from agent_core.sandbox.docker_copy import copies_workspace, extract_back, workspace_tar
 
 LABEL_RUN = "agentls.run"
 LABEL_OWNER = "agentls.owner_pid"
@@ -37,26 +45,116 @@ CONTAINER_UID = 65534
 IMAGE_PYTHON = "/usr/bin/python3"
 OUTPUT_CAP = 200_000
 PING_TIMEOUT_S = 3.0
+DEFAULT_SOCKET = "/var/run/docker.sock"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The engine to talk to, and which setting chose it (shown by `agentls sandbox doctor`)."""
+
+    url: str
+    source: str
+    tls: TLSConfig | None = None
+
+    def describe(self) -> str:
+        return f"{self.url}{' over TLS' if self.tls else ''} (from {self.source})"
+
+
+def engine_endpoint(env: Mapping[str, str] | None = None) -> Endpoint:
+    """Resolve the engine as the docker CLI does: DOCKER_HOST (+ TLS variables), DOCKER_CONTEXT, the current
+    `docker context` in the docker config file, else the default socket. The SDK reads the variables
+    (`kwargs_from_env`) and the contexts (`ContextAPI`); this only records which one decided."""
+    env = os.environ if env is None else env
+    if env.get("DOCKER_HOST"):
+        params = kwargs_from_env(environment=dict(env))
+        tls = params.get("tls")
+        via = " with DOCKER_TLS_VERIFY/DOCKER_CERT_PATH" if tls else ""
+        return Endpoint(params["base_url"], f"DOCKER_HOST{via}", tls)
+    name, source = env.get("DOCKER_CONTEXT"), "DOCKER_CONTEXT"
+    if not name:
+        name, source = get_current_context_name(), f"currentContext in {find_config_file()}"
+    if name and name != "default":
+        context = ContextAPI.get_context(name)
+        if context is None or not context.Host:
+            raise SandboxError(f"docker context {name!r} (from {source}) does not exist or has no docker endpoint")
+        url = context.Host.replace("http+unix://", "unix://", 1)  # the SDK's own spelling of a socket
+        return Endpoint(url, f"docker context {name!r}, {source}", context.TLSConfig)
+    rootless = Path(env.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}") / "docker.sock"
+    if not Path(DEFAULT_SOCKET).exists() and rootless.exists():
+        return Endpoint(f"unix://{rootless}", "the rootless engine's socket in XDG_RUNTIME_DIR")
+    return Endpoint(f"unix://{DEFAULT_SOCKET}", "the default socket")
 
 
 def engine_address() -> str:
-    """Where the engine is looked for: DOCKER_HOST, else the default socket."""
-    return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    """The engine's endpoint and where it came from, for messages."""
+    try:
+        return engine_endpoint().describe()
+    except SandboxError as exc:
+        return str(exc)
+
+
+class _EngineAPI(docker.APIClient):
+    """The SDK's API client, but the engine's own CA file wins over REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE.
+
+    requests lets those variables replace a session's `verify` path on every request, so with
+    either set (common: many machines point them at the system bundle) a TLS engine's
+    DOCKER_CERT_PATH/ca.pem is ignored and verification fails. Measured here; no SDK option covers it.
+    """
+
+    def merge_environment_settings(self, url, proxies, stream, verify, cert):  # noqa: ANN001, ANN201 - requests'
+        merged = super().merge_environment_settings(url, proxies, stream, verify, cert)
+        if isinstance(self.verify, str) and verify in (None, True):
+            merged["verify"] = self.verify
+        return merged
+
+
+class _EngineClient(docker.DockerClient):
+    """DockerClient over `_EngineAPI` (DockerClient.__init__ only builds its `api`)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.api = _EngineAPI(**kwargs)
+        self.endpoint_url = str(kwargs["base_url"])  # the SDK rewrites a socket's base_url to http+docker://
 
 
 def connect(timeout_s: float = PING_TIMEOUT_S) -> docker.DockerClient:
-    """A client for the engine at `engine_address()`; raises DockerException when none answers."""
-    return docker.DockerClient(base_url=engine_address(), timeout=timeout_s)
+    """A client for the engine `engine_endpoint()` names; raises DockerException or SandboxError when unusable."""
+    where = engine_endpoint()
+    return _EngineClient(base_url=where.url, tls=where.tls or False, timeout=timeout_s,
+                         use_ssh_client=where.url.startswith("ssh://"))
+
+
+def why_unreachable(exc: BaseException) -> str:
+    """One line on why the engine did not answer; a certificate problem says which files to check."""
+    text = " ".join(str(e) for e in _chain(exc))
+    if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+        return ("TLS: the engine's certificate is not signed by the CA in DOCKER_CERT_PATH/ca.pem "
+                "(or the context's TLS files), or names another host")
+    rejected = ("SSLEOFError", "EOF occurred in violation of protocol", "alert bad certificate",
+                "alert unknown ca", "alert certificate required")
+    if any(sign in text for sign in rejected):
+        return ("TLS: the engine closed the connection in the handshake: it does not accept the client "
+                "certificate (DOCKER_CERT_PATH/cert.pem and key.pem, or the context's)")
+    return _first_line(exc)
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
 
 
 def docker_available(settings: Any) -> tuple[bool, str]:
     """Whether the Docker backend can run now (engine answers and the image exists), and why."""
-    where = engine_address()
     image = _sandbox_settings(settings).docker_image
     try:
+        where = engine_endpoint().describe()
         client = connect()
-    except DockerException as exc:
-        return False, f"no Docker engine answers at {where} ({_first_line(exc)})"
+    except SandboxError as exc:
+        return False, str(exc)
+    except (DockerException, requests.RequestException) as exc:
+        return False, f"no Docker engine answers at {engine_address()}: {why_unreachable(exc)}"
     try:
         client.ping()
         client.images.get(image)
@@ -66,7 +164,7 @@ def docker_available(settings: Any) -> tuple[bool, str]:
             "build it with `agentls sandbox build-image`"
         )
     except (DockerException, requests.RequestException) as exc:
-        return False, f"no Docker engine answers at {where} ({_first_line(exc)})"
+        return False, f"no Docker engine answers at {where}: {why_unreachable(exc)}"
     finally:
         client.close()
     return True, f"the Docker engine at {where} answers and has image {image!r}"
@@ -131,7 +229,7 @@ class DockerSandbox:
                 try:
                     self._client = connect(timeout_s=60.0)
                 except DockerException as exc:
-                    raise SandboxError(f"no Docker engine answers at {engine_address()}: {_first_line(exc)}") from exc
+                    raise SandboxError(f"no Docker engine answers at {engine_address()}: {why_unreachable(exc)}") from exc
             return self._client
 
     def _image_and_env(self, workspace: Path, env: dict[str, str] | None) -> tuple[str, dict[str, str]]:
@@ -164,9 +262,16 @@ class DockerSandbox:
         run = _Run(self.client(), f"agentls-run-{uuid.uuid4().hex[:12]}")
         limit = timeout_s or self._sandbox.timeout_s
         image, inner_env = self._image_and_env(workspace, env)
+        options = container_options(self._sandbox, workspace, limit)
+        url = getattr(self.client(), "endpoint_url", None) or engine_endpoint().url
+        run.copy = copies_workspace(self._sandbox.docker_workspace, url)
+        if run.copy:  # the engine cannot see our files: an anonymous volume, filled and emptied by archive
+            options.pop("volumes")
+            if workspace.parent == workspace:
+                raise SandboxError("copy mode needs a workspace below /, not / itself")
+            options["mounts"] = [Mount(target=str(workspace.parent), source=None, type="volume")]
         job = asyncio.ensure_future(
-            asyncio.to_thread(run.execute, argv, workspace, container_options(self._sandbox, workspace, limit),
-                              limit, inner_env, image)
+            asyncio.to_thread(run.execute, argv, workspace, options, limit, inner_env, image)
         )
         try:
             return await asyncio.shield(job)
@@ -193,12 +298,15 @@ class _Run:
         self.client = client
         self.name = name
         self.cancelled = threading.Event()
+        self.copy = False
+        self.workspace = Path("/")
 
     def execute(
         self, argv: list[str], workspace: Path, options: dict[str, Any], timeout_s: float,
         env: dict[str, str], image: str,
     ) -> CommandResult:
         owner = workspace.stat()
+        self.workspace = workspace
         _chown_tree(workspace, CONTAINER_UID, CONTAINER_UID)
         try:
             return self._create_and_wait(argv, options, timeout_s, env, image)
@@ -220,6 +328,9 @@ class _Run:
             return CommandResult(exit_code=None, stderr="cancelled")
         started = time.monotonic()
         try:
+            if self.copy:
+                uid, gid = (int(part) for part in container_user().split(":"))
+                container.put_archive(str(self.workspace.parent), workspace_tar(self.workspace, uid, gid))
             container.start()
             exit_code, timed_out = self._wait(container, timeout_s)
             duration = time.monotonic() - started
@@ -227,6 +338,8 @@ class _Run:
             state = container.attrs.get("State", {})
             stdout = _tail(container.logs(stdout=True, stderr=False))
             stderr = _tail(container.logs(stdout=False, stderr=True))
+            if self.copy:
+                extract_back(container.get_archive(str(self.workspace))[0], self.workspace)
         except (DockerException, requests.RequestException) as exc:
             if self.cancelled.is_set():
                 return CommandResult(exit_code=None, stderr="cancelled")
@@ -287,7 +400,7 @@ def remove_leftover_containers(all_owners: bool = False) -> list[str]:
     try:
         client = connect()
         containers = client.containers.list(all=True, filters={"label": f"{LABEL_RUN}=1"})
-    except (DockerException, requests.RequestException):
+    except (DockerException, requests.RequestException, SandboxError):
         return []
     removed = []
     host = socket.gethostname()
@@ -404,4 +517,4 @@ def _connect_or_fail(timeout_s: float = PING_TIMEOUT_S) -> Any:
         client.ping()
         return client
     except (DockerException, requests.RequestException) as exc:
-        raise SandboxError(f"no Docker engine answers at {engine_address()}: {_first_line(exc)}") from exc
+        raise SandboxError(f"no Docker engine answers at {engine_address()}: {why_unreachable(exc)}") from exc

@@ -90,12 +90,15 @@ class ProjectEnvironment:
         return f"{self.kind}: {self.python} (Python {version}, {where}, {pytest}); {self.reason}"
 
 
-def ask_interpreter(python: str | Path) -> Interpreter:
-    """Run `python` on the host and read its facts; SandboxError when it does not run."""
+def ask_interpreter(python: str | Path, cwd: Path | None = None) -> Interpreter:
+    """Run `python` on the host (in `cwd`: a pyenv shim picks the project's `.python-version` there) and read
+    its facts; SandboxError when it does not run."""
+    env = {"PATH": os.environ.get("PATH", HOST_PATH), "LC_ALL": "C.UTF-8"}
+    env.update({k: v for k, v in os.environ.items() if k in ("PYENV_ROOT", "PYENV_VERSION", "HOME")})
     try:
         done = subprocess.run(
             [str(python), "-c", _FACTS_CODE], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-            env={"PATH": os.environ.get("PATH", HOST_PATH), "LC_ALL": "C.UTF-8"}, check=False,
+            env=env, cwd=cwd if cwd is not None and cwd.is_dir() else None, check=False,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise SandboxError(f"the interpreter {python} does not run: {exc}") from exc
@@ -199,7 +202,7 @@ def detect_environment(project: Path | None, setting: str | None = None) -> Proj
     errors = []
     for kind, reason, python in _candidates(project, setting):
         try:
-            interpreter = ask_interpreter(python)
+            interpreter = ask_interpreter(python, cwd=project)
         except SandboxError as exc:
             if kind == "setting":
                 raise

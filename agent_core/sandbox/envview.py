@@ -6,7 +6,8 @@ prefixes and every `sys.path` directory outside /usr and the project), a
 PATH that starts with the environment's `bin/` and then a `bin/` of our own
 supplying what it lacks (`python`, `python3`, and a `pytest` that runs
 `python3 -m pytest` when the environment has no pytest), and
-what goes on PYTHONPATH (the caller's own directories first, then PEP 582
+what goes on PYTHONPATH (the caller's own directories first, then a src/
+layout's `src` (project_image.src_pythonpath, the Docker backend's rule), then PEP 582
 `__pypackages__`, then a dir whose `sitecustomize` appends agentls' sandbox
 site of test distributions (pytest, hypothesis, coverage) *after* the
 environment's site-packages: what the environment lacks comes from there,
@@ -27,7 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_core.sandbox.environment import ProjectEnvironment
+from agent_core.sandbox.project_image import src_pythonpath
 from agent_core.sandbox.runtime import SITE_ROOT, ensure_sandbox_site
+
+PURE_PYTEST_FROM = (3, 10)  # the oldest Python the pytest agentls carries supports (its Requires-Python)
 
 BIN_DIR = "/opt/agentls/bin"
 SYSTEM_DIRS = (Path("/usr"), Path("/bin"), Path("/lib"), Path("/lib64"), Path("/sbin"))
@@ -123,6 +127,13 @@ def plan_view(
              if not (env.bin_dir / name).exists()]
     if env.interpreter.version == tuple(sys.version_info[:2]):
         site = ensure_sandbox_site()
+    elif not env.interpreter.has_pytest and env.interpreter.version >= PURE_PYTEST_FROM:
+        # Another Python (a pyenv `.python-version`, an older or newer venv) without pytest: pytest and
+        # what it needs are pure Python, so they run there, and so does coverage (the fault localization's
+        # spectrum), whose compiled tracer another Python ignores for its pure-Python one. Not hypothesis:
+        # it needs its compiled part.
+        site = ensure_sandbox_site(roots=("pytest", "coverage"))
+    if site is not None:
         script_dir = pytest_script_dir(site)
         dirs += [site, script_dir]
         if not env.interpreter.has_pytest and not (env.bin_dir / "pytest").exists():
@@ -133,7 +144,10 @@ def plan_view(
     inside = [p for p in dirs if origin is not None and _under(p, (origin,)) and not _under(p, (workspace,))
               and _missing_or_empty(workspace / p.relative_to(origin))]
     outside = [p for p in dirs if not _under(p, project_roots)]
-    pythonpath = [*caller_entries, *(str(p) for p in env.extra_pythonpath)]
+    # A src/ layout's own tree goes on PYTHONPATH, as in the Docker backend: the tests import the copy's
+    # code even when the project is not installed, or installed as a (stale) non-editable copy.
+    src = src_pythonpath(workspace)
+    pythonpath = [*caller_entries, *([src] if src else []), *(str(p) for p in env.extra_pythonpath)]
     if site is not None:  # its sitecustomize appends the site after the environment's own site-packages
         pythonpath.append(str(script_dir))
     return EnvView(

@@ -23,7 +23,9 @@ them, in the order they are tried on a line (most frequent first):
 9. two things in the wrong order swapped: adjacent call arguments (`f(a, b)` -> `f(b, a)`), adjacent
    tuple items, a dict comprehension's key and value, the operands of `-`, `/`, `//`, `%`, `**`;
 10. another variable of the same function in place of a name (a wrong variable used);
-11. a missing base case of a recursive function (the largest edit, tried last): `if p < c: return p`,
+11. the rarer classes of rarer.py: bitwise operators, `+` operands swapped, a call too many, the
+    wrong exception caught, a format precision off by one, the wrong dict key;
+12. a missing base case of a recursive function (the largest edit, tried last): `if p < c: return p`,
     `if p <= c: return p` or `if p == c: return c` before its first statement, for its first
     parameter and the small integer constants of the module.
 
@@ -39,6 +41,8 @@ import io
 import itertools
 import tokenize
 from dataclasses import dataclass
+
+from agent_core.search.rarer import rarer_edits
 
 _BOUNDARY = {"<": ["<="], "<=": ["<"], ">": [">="], ">=": [">"]}
 _ARITH = {"+": ["-"], "-": ["+"], "*": ["/", "//"], "/": ["//", "*"], "//": ["/"], "%": ["//"],
@@ -321,7 +325,8 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     tiers = _token_edits(text, tokens)
     dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
-              _name_edits(text, tokens, scope_names(tree, line)), _base_cases(tree, text, line)]
+              _name_edits(text, tokens, scope_names(tree, line)), rarer_edits(text, tree, nodes, line),
+              _base_cases(tree, text, line)]
     out: list[Mutant] = []
     seen = {text}
     for tier, new, description in [(tier, *edit) for tier, group in enumerate(groups) for edit in group]:

@@ -7,8 +7,10 @@ baseline's report is an environment problem rather than failing tests:
   failure): a missing interpreter or tool;
 - pytest stopped before running anything (exit 4: a usage error, a conftest
   that cannot be imported);
+- the interpreter has no pytest and agentls' cannot run on it (too old);
 - every collected test file failed to import the project itself
-  (`ModuleNotFoundError` naming a package that lives in the workspace);
+  (`ModuleNotFoundError` naming a package that lives in the workspace), or a
+  dependency the project declares (pyproject, requirements files);
 - no tests were collected (pytest exit 5).
 
 Each answer names the cause and the fix; the run then ends with status
@@ -20,7 +22,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from agent_core.models import TestFailure, TestReport
+from agent_core.sandbox.project_image import project_requirements
 
 CANNOT_START = (126, 127)
 PYTEST_USAGE_ERROR = 4
@@ -35,6 +41,7 @@ _MISSING_PROGRAM = (  # how bwrap, prlimit, env, timeout, make and sh name a pro
                re.MULTILINE),
 )
 _MAKE_127 = re.compile(r"Error 12[67]\b")
+_NO_PYTEST = re.compile(r"^(?P<python>\S+): No module named pytest$", re.MULTILINE)
 _FIX_IMPORT = "set sandbox.python to the interpreter that has the project installed, or create .venv"
 
 
@@ -43,7 +50,7 @@ def broken_baseline(report: TestReport, workspace: Path, test_command: str) -> s
     ran = report.passed or any("::" in f.nodeid for f in report.failures)  # a command's bare exit code is no test
     if ran or report.timed_out or report.limit_hit:
         return None
-    for check in (_cannot_start, _project_not_importable, _usage_error, _no_tests):
+    for check in (_cannot_start, _no_pytest, _project_not_importable, _dependency_missing, _usage_error, _no_tests):
         found = check(report, Path(workspace), test_command)
         if found:
             return found
@@ -67,10 +74,20 @@ def _cannot_start(report: TestReport, workspace: Path, test_command: str) -> str
     return None
 
 
+def _no_pytest(report: TestReport, workspace: Path, test_command: str) -> str | None:
+    found = _NO_PYTEST.search(report.output)
+    if found is None:
+        return None
+    python = found.group("python")
+    return (f"the project's interpreter {python} has no pytest, and agentls' own pytest does not run on it "
+            f"(pytest needs Python 3.10 or newer): install it there (`{python} -m pip install pytest`), "
+            "or set sandbox.python to an interpreter that has it")
+
+
 def project_packages(workspace: Path) -> set[str]:
-    """Top-level importable names the project itself defines (flat and src/ layouts)."""
+    """Top-level importable names the project itself defines (flat, src/ and lib/ layouts)."""
     names = set()
-    for base in (workspace, workspace / "src"):
+    for base in (workspace, workspace / "src", workspace / "lib"):
         if not base.is_dir():
             continue
         for entry in base.iterdir():
@@ -98,6 +115,36 @@ def _project_not_importable(report: TestReport, workspace: Path, test_command: s
     where = " (a src/ layout: the project must be installed to import)" if (workspace / "src" / name).exists() else ""
     files = f"every test file ({len(collection)}) fails to collect" if collection else "pytest cannot start"
     return f"the sandbox's Python cannot import `{name}`{where}: {files} on `No module named '{name}'`; {_FIX_IMPORT}"
+
+
+def _declared_dependencies(workspace: Path) -> set[str]:
+    names = set()
+    for spec in project_requirements(workspace):
+        try:
+            names.add(canonicalize_name(Requirement(spec).name))
+        except InvalidRequirement:
+            continue
+    return names
+
+
+def _dependency_missing(report: TestReport, workspace: Path, test_command: str) -> str | None:
+    """Every test file fails on a module the project declares as a dependency: the environment lacks it.
+
+    (An undeclared missing name may be a typo in the code, a bug the run can fix: not stopped here.)
+    """
+    collection = [f for f in report.failures if "::" not in f.nodeid]
+    missing = {_missing_module(f) for f in collection}
+    if not collection or None in missing:
+        return None
+    tops = sorted({str(name).split(".")[0] for name in missing})
+    declared = _declared_dependencies(workspace)
+    if not all(canonicalize_name(name) in declared for name in tops):
+        return None
+    names = ", ".join(f"`{name}`" for name in tops)
+    return (f"the sandbox's Python lacks the project's declared dependency {names}: every test file "
+            f"({len(collection)}) fails to collect on `No module named '{tops[0]}'`; install the project's "
+            "dependencies into the environment its tests run with (e.g. `python -m venv .venv && .venv/bin/pip "
+            "install -e .`), or set sandbox.python to the interpreter that has them")
 
 
 def _usage_error(report: TestReport, workspace: Path, test_command: str) -> str | None:

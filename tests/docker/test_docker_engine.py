@@ -221,7 +221,7 @@ def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(docker_engin
 
     scripted_llm.add("coder", {"edits": [{"path": "src/greetpkg/__init__.py", "search": "+ name + '?'",
                                           "replace": "+ name + '!'"}], "explanation": "an exclamation mark"})
-    scripted_llm.add("reflector", "greet ended with '?'; it now ends with '!'.")  # the run's explanation
+    scripted_llm.add("explainer", "greet ended with '?'; it now ends with '!'.")
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli_main(["fix", str(project), "--base-url", scripted_llm.base_url, "--json"])

@@ -36,6 +36,20 @@ def test_a_missing_third_party_module_is_not_the_projects_import(tmp_path: Path)
     assert broken_baseline(report, _project(tmp_path), "pytest") is None
 
 
+def test_a_declared_dependency_the_environment_lacks_stops_the_run(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "pyproject.toml").write_text('[project]\nname = "mypkg"\ndependencies = ["Requests>=2", "attrs"]\n')
+    report = Report(errors=2, exit_code=2, failures=[
+        _collect_error("tests/test_a.py", "ModuleNotFoundError: No module named 'requests'"),
+        _collect_error("tests/test_b.py", "ModuleNotFoundError: No module named 'requests.adapters'")])
+    found = broken_baseline(report, project, "pytest")
+    assert found is not None and "lacks the project's declared dependency `requests`" in found
+    assert "every test file (2)" in found and ".venv/bin/pip install -e ." in found
+    typo = Report(errors=1, exit_code=2, failures=[
+        _collect_error("tests/test_a.py", "ModuleNotFoundError: No module named 'reqeusts'")])
+    assert broken_baseline(typo, project, "pytest") is None, "an undeclared name may be a typo the run can fix"
+
+
 def test_failing_tests_and_timeouts_are_ordinary_baselines(tmp_path: Path) -> None:
     failing = Report(failed=1, exit_code=1, failures=[
         Failure(nodeid="tests/test_a.py::test_x", file="tests/test_a.py", line=3, message="assert 1 == 2")])

@@ -13,8 +13,10 @@ import pytest
 from engine_support import CALC, journal_records, make_project
 
 BUBBLEWRAP = '[sandbox]\nbackend = "bubblewrap"\n'
-SRC_LAYOUT = {
-    "src/mypkg/__init__.py": "def double(x):\n    return x + x\n",
+# A package under lib/ (setup.py's package_dir={"": "lib"}): it imports only once the project is installed.
+# (A src/ layout is put on PYTHONPATH by the sandbox itself.)
+UNINSTALLED = {
+    "lib/mypkg/__init__.py": "def double(x):\n    return x + x\n",
     "tests/test_double.py": "from mypkg import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
     "tests/test_more.py": "import mypkg\n\n\ndef test_more():\n    assert mypkg.double(0) == 0\n",
 }
@@ -25,8 +27,8 @@ SRC_LAYOUT = {
     [
         (CALC, "nonexistent-python -m pytest",
          ["cannot start in the sandbox", "nonexistent-python", "set test_command"]),
-        (SRC_LAYOUT, "python -m pytest",
-         ["the sandbox's Python cannot import `mypkg`", "src/ layout", "every test file (2)",
+        (UNINSTALLED, "pytest tests",
+         ["the sandbox's Python cannot import `mypkg`", "every test file (2)",
           "set sandbox.python", "create .venv"]),
         ({"calc.py": CALC["calc.py"]}, "python -m pytest", ["collected no tests", "exit 5"]),
     ],

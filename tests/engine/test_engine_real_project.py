@@ -82,7 +82,7 @@ def test_agentls_test_reports_the_real_per_test_outcome(venv_project: Path) -> N
 
 def test_agentls_fix_fixes_the_failing_test_of_an_editable_src_layout(venv_project: Path, scripted_llm) -> None:
     scripted_llm.add("coder", FIX)
-    scripted_llm.add("reflector", "greet ended with '?'; it now ends with '!', so both tests pass.")  # explanation
+    scripted_llm.add("explainer", "greet ended with '?'; it now ends with '!', so both tests pass.")
     before = _sources(venv_project)
 
     run = _cli("fix", str(venv_project), "--base-url", scripted_llm.base_url, "--json")
@@ -91,5 +91,5 @@ def test_agentls_fix_fixes_the_failing_test_of_an_editable_src_layout(venv_proje
     out = run.json
     assert out["status"] == "fixed" and out["files_changed"] == ["src/greetpkg/core.py"], out
     assert out["tests"] == {"passed": 3, "failed": 0, "errors": 0}
-    assert [r["role"] for r in scripted_llm.requests] == ["coder", "reflector"]
+    assert [r["role"] for r in scripted_llm.requests] == ["coder", "explainer"]
     assert _sources(venv_project) == before, "without --apply the project is untouched"

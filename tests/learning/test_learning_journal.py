@@ -12,7 +12,7 @@ def test_journal_records_every_call_and_no_secret(project: Path, scripted_llm, c
     scripted_llm.add("coder", {**WRONG_EDIT, "explanation": f"I used the key {SECRET} to check"})  # a model echoing it
     scripted_llm.add("reflector", REFLECTION)
     scripted_llm.add("coder", FIX_AFTER_WRONG)
-    scripted_llm.add("reflector", "add multiplied; it adds now.")  # the explanation, on the reflector's model
+    scripted_llm.add("explainer", "add multiplied; it adds now.")
 
     run = cli("fix", str(project), "--base-url", scripted_llm.base_url, "--goal", "make add add", "--json")
 

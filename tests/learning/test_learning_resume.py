@@ -47,7 +47,7 @@ def test_resume_continues_a_killed_run_from_its_last_checkpoint(project: Path, s
 
     scripted_llm.add("reflector", REFLECTION)
     scripted_llm.add("coder", FIX_AFTER_WRONG)  # applies only on top of the first, checkpointed edit
-    scripted_llm.add("reflector", "add multiplied; it adds now.")  # the explanation, on the reflector's model
+    scripted_llm.add("explainer", "add multiplied; it adds now.")
     resumed = cli("resume", run_id, str(project), "--json", "--apply")
 
     assert resumed.code == 0, resumed.stderr
@@ -55,8 +55,8 @@ def test_resume_continues_a_killed_run_from_its_last_checkpoint(project: Path, s
     assert out["status"] == "fixed" and out["run_id"] == run_id and out["iterations"] == 2
     assert out["files_changed"] == ["calc.py"]
     assert "return a + b" in (project / "calc.py").read_text(), "--apply wrote the verified change"
-    counts = {role: len(scripted_llm.requests_for(role)) for role in ("planner", "coder", "reflector")}
-    assert counts == {"planner": 1, "coder": 2, "reflector": 3}, "planning and the first coding round ran once"
+    counts = {role: len(scripted_llm.requests_for(role)) for role in ("planner", "coder", "reflector", "explainer")}
+    assert counts == {"planner": 1, "coder": 2, "reflector": 2, "explainer": 1}, "planning and the first coding round ran once"
     assert out["explanation"] == "add multiplied; it adds now."
     records = journal_records(project, run_id)
     types = [r["type"] for r in records]

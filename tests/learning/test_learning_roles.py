@@ -25,13 +25,13 @@ def test_each_role_uses_its_endpoint_model_and_key(project: Path, scripted_llm, 
         )
         planner_server.add("planner", PLAN)
         scripted_llm.add("coder", FIX_EDIT)
-        scripted_llm.add("reflector", "add subtracted; it adds now.")  # the explanation: the reflector's profile
+        scripted_llm.add("explainer", "add subtracted; it adds now.")  # on the reflector's profile
 
         run = cli("fix", str(project), "--goal", "make add add", "--json")
 
         assert run.code == 0 and run.json["status"] == "fixed", run.stderr
         assert [r["role"] for r in planner_server.requests] == ["planner"]
-        assert [r["role"] for r in scripted_llm.requests] == ["coder", "reflector"]
+        assert [r["role"] for r in scripted_llm.requests] == ["coder", "explainer"]
         assert scripted_llm.requests[1]["model"] == "shared-model"
         assert planner_server.requests[0]["model"] == "planner-model"
         assert scripted_llm.requests[0]["model"] == "coder-model"

@@ -147,3 +147,37 @@ def test_a_missing_base_case_is_inserted_into_a_recursive_function_only():
         (m.text, m.description) for m in mutants]
     assert mutants[-1].tier == max(m.tier for m in mutants), "the largest edit comes last"
     assert not any("base case" in m.description for m in line_mutants("r.py", source, 7)), "total is not recursive"
+
+
+RARER = '''\
+DEFAULTS = {"timeout_s": 30}
+
+
+def f(n, text, config, cents, digit, result, items):
+    try:
+        n ^= n - 1
+        result = result + digit
+        return config.get("timeout", DEFAULTS["timeout_s"]), f"{cents / 100:.1f}", n >> 1, wrap(items)
+    except TypeError:
+        return None
+'''
+
+
+@pytest.mark.parametrize("line, expected", [
+    (6, "        n &= n - 1"),  # a bitwise operator confused
+    (7, "        result = digit + result"),  # the operands of `+` in the wrong order
+    (8, '        return config.get("timeout_s", DEFAULTS["timeout_s"]), f"{cents / 100:.1f}", n >> 1, wrap(items)'),
+    (8, '        return config.get("timeout", DEFAULTS["timeout_s"]), f"{cents / 100:.2f}", n >> 1, wrap(items)'),
+    (8, '        return config.get("timeout", DEFAULTS["timeout_s"]), f"{cents / 100:.1f}", n << 1, wrap(items)'),
+    (8, '        return config.get("timeout", DEFAULTS["timeout_s"]), f"{cents / 100:.1f}", n >> 1, items'),
+    (9, "    except ValueError:"),  # the wrong exception caught
+])
+def test_the_rarer_classes_come_after_the_catalogue(line: int, expected: str):
+    mutants = line_mutants("r.py", RARER, line)
+    found = next(m for m in mutants if m.text == expected)
+    base_case_tier = 12
+    assert found.tier == base_case_tier - 1 and found.description, "after the names, before inserted base cases"
+    common = [m for m in mutants if m.tier < found.tier]
+    assert mutants.index(found) >= len(common), "tried after every catalogue edit of the line"
+    if line in (7, 8):
+        assert common, "the line has catalogue edits, and they come first"

@@ -1,0 +1,154 @@
+"""Rarer one-line bug classes, tried after the main catalogue (mutants.py) and before inserted base cases.
+
+Each is a classic mutation operator that mirrors a bug people write, but
+less often than the catalogue's (so it costs a sandboxed test run only when
+those failed):
+
+1. bitwise operators confused: `^` / `&` / `|` and their augmented forms, `<<` <-> `>>`;
+2. the operands of `+` in the wrong order (`digit + result` for `result + digit`:
+   strings and lists do not commute);
+3. a call too many: a single-argument call replaced by its argument (`f(x)` -> `x`);
+4. the wrong exception caught: `except A` -> `except B` among the builtin exceptions a
+   conversion, lookup or arithmetic raises;
+5. a format spec's precision or width off by one (`{x:.1f}` -> `{x:.2f}`) inside an f-string or a
+   `format` string;
+6. the wrong key: a string literal used as a subscript or as the first argument of `.get`, `.pop`,
+   `.setdefault` replaced by another string literal of the same module (`"timeout"` -> `"timeout_s"`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+Edit = tuple[str, str]  # (the new line, a description)
+
+_BITWISE = {"^": ["&", "|"], "&": ["|", "^"], "|": ["&", "^"], "<<": [">>"], ">>": ["<<"],
+            "^=": ["&=", "|="], "&=": ["|=", "^="], "|=": ["&=", "^="]}
+_BITWISE_OPS = (ast.BitXor, ast.BitAnd, ast.BitOr, ast.LShift, ast.RShift)
+_EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError", "ZeroDivisionError",
+               "LookupError", "ArithmeticError", "OverflowError", "StopIteration", "Exception")
+_KEY_METHODS = ("get", "pop", "setdefault")
+MAX_KEY_SWAPS = 12
+_PRECISION = re.compile(r"(?<=[:.])(\d{1,2})(?=[fdeEgG%]?[}'\"])")
+
+
+def _col(text: str, byte_col: int) -> int:
+    """ast's UTF-8 byte column as a character column of `text`."""
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _span(text: str, node: ast.AST) -> tuple[int, int]:
+    return _col(text, node.col_offset), _col(text, node.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _on_line(node: ast.AST, line: int) -> bool:
+    return getattr(node, "lineno", None) == line and getattr(node, "end_lineno", None) == line
+
+
+def _bitwise(text: str, node: ast.AST, line: int) -> list[Edit]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _BITWISE_OPS) and _on_line(node, line):
+        (_, le), (rs, _) = _span(text, node.left), _span(text, node.right)
+        gap = text[le:rs]
+        word = gap.strip()
+    elif isinstance(node, ast.AugAssign) and isinstance(node.op, _BITWISE_OPS) and _on_line(node, line):
+        (_, le), (rs, _) = _span(text, node.target), _span(text, node.value)
+        gap = text[le:rs]
+        word = gap.strip()
+    else:
+        return []
+    if word not in _BITWISE:
+        return []
+    return [(text[:le] + gap.replace(word, new, 1) + text[rs:], f"`{word}` -> `{new}`") for new in _BITWISE[word]]
+
+
+def _plus_swapped(text: str, node: ast.AST, line: int) -> list[Edit]:
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _on_line(node, line)):
+        return []
+    if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
+        return []
+    (ls, le), (rs, re_) = _span(text, node.left), _span(text, node.right)
+    swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
+    return [(swapped, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped")]
+
+
+def _unwrapped(text: str, node: ast.AST, line: int) -> list[Edit]:
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and _on_line(node, line)):
+        return []
+    if isinstance(node.args[0], ast.Starred) or not isinstance(node.func, (ast.Name, ast.Attribute)):
+        return []
+    s, e = _span(text, node)
+    a_s, a_e = _span(text, node.args[0])
+    return [(_replace(text, s, e, text[a_s:a_e]), f"`{text[s:e]}` -> `{text[a_s:a_e]}`")]
+
+
+def _exception(text: str, node: ast.AST, line: int) -> list[Edit]:
+    if not (isinstance(node, ast.ExceptHandler) and isinstance(node.type, ast.Name)
+            and node.type.id in _EXCEPTIONS and _on_line(node.type, line)):
+        return []
+    s, e = _span(text, node.type)
+    return [(_replace(text, s, e, other), f"`except {node.type.id}` -> `except {other}`")
+            for other in _EXCEPTIONS if other != node.type.id]
+
+
+def _precision(text: str, node: ast.AST, line: int) -> list[Edit]:
+    if not (isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))):
+        return []
+    if not _on_line(node, line):
+        return []
+    s, e = _span(text, node)
+    literal = text[s:e]
+    out: list[Edit] = []
+    for match in _PRECISION.finditer(literal):
+        value = int(match.group(1))
+        for new in (value + 1, value - 1):
+            if new >= 0:
+                changed = literal[:match.start()] + str(new) + literal[match.end():]
+                out.append((_replace(text, s, e, changed), f"format `{match.group(0)}` -> `{new}`"))
+    return out
+
+
+def _key_literals(tree: ast.Module) -> list[str]:
+    """String literals of the module that look like keys (identifiers), in order of appearance."""
+    found = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+             and n.value.isidentifier()]
+    return list(dict.fromkeys(found))
+
+
+def _key_slots(node: ast.AST) -> list[ast.Constant]:
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return [node.slice]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _KEY_METHODS
+            and node.args and isinstance(node.args[0], ast.Constant)):
+        return [node.args[0]]
+    return []
+
+
+def _wrong_key(text: str, node: ast.AST, line: int, keys: list[str]) -> list[Edit]:
+    out: list[Edit] = []
+    for slot in _key_slots(node):
+        if not (isinstance(slot.value, str) and _on_line(slot, line)):
+            continue
+        s, e = _span(text, slot)
+        quote = text[s] if text[s] in "'\"" else '"'
+        out += [(_replace(text, s, e, f"{quote}{other}{quote}"), f"key `{slot.value}` -> `{other}`")
+                for other in keys if other != slot.value]
+    return out[:MAX_KEY_SWAPS]
+
+
+def _replace(text: str, start: int, end: int, new: str) -> str:
+    return text[:start] + new + text[end:]
+
+
+def rarer_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) -> list[Edit]:
+    """The rarer classes' edits of `text` (line `line` of the module `tree`), in the module docstring's order."""
+    keys = _key_literals(tree)
+    groups: list[list[Edit]] = [[] for _ in range(6)]
+    for node in nodes:
+        groups[0] += _bitwise(text, node, line)
+        groups[1] += _plus_swapped(text, node, line)
+        groups[2] += _unwrapped(text, node, line)
+        groups[3] += _exception(text, node, line)
+        groups[4] += _precision(text, node, line)
+        groups[5] += _wrong_key(text, node, line, keys)
+    return [edit for group in groups for edit in group]
