@@ -138,6 +138,24 @@ class SearchSettings(BaseModel):
     )
 
 
+class MutationSettings(BaseModel):
+    """Mutation testing of generated tests (gen-tests): the rule that decides which tests are kept."""
+
+    model_config = _CONFIG
+
+    enabled: bool = Field(
+        default=True, description="Keep a generated test only when it kills a mutant the other tests miss "
+        "(or covers lines no mutant applies to); off: keep tests that add coverage.")
+    max_mutants: int = Field(default=80, ge=1, le=2000, description="Most mutants of the targets run per gen-tests run.")
+    budget_s: float = Field(default=180.0, gt=0, description="Seconds one mutation run may spend on all its mutants.")
+    mutant_timeout_s: float = Field(
+        default=10.0, gt=0, description="Seconds one mutant may run the tests before it is stopped (counts as killed)."
+    )
+    followup: bool = Field(
+        default=True, description="Ask the tester once more for tests that kill the mutants no test notices."
+    )
+
+
 class VerifySettings(BaseModel):
     """What verifies a change besides the project's existing tests (pipeline/goal_tests.py, toolcheck.py, verifying.py)."""
 
@@ -223,6 +241,7 @@ class Settings(BaseModel):
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
     search: SearchSettings = Field(default_factory=SearchSettings, description="Localization and mutant search.")
+    mutation: MutationSettings = Field(default_factory=MutationSettings, description="Mutation testing in gen-tests.")
     verify: VerifySettings = Field(
         default_factory=VerifySettings, description="Verification beyond the existing tests: goal tests, tool re-checks, the verifier.",
     )

@@ -164,6 +164,8 @@ class RunManager:
 
     async def _finish(self, run: ActiveRun, result: RunResult) -> str:
         root = run.request.workspace
+        if run.request.kind == "gen_tests" and result.status == "ok":
+            await self.diagnostics.publish_survivors((result.extra.get("mutation") or {}).get("survivors", []), root)
         if run.request.kind == "test":
             if result.report is not None:
                 await self.diagnostics.publish(result.report, root)

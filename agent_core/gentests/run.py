@@ -20,7 +20,8 @@ from agent_core.events import PhaseEvent, RunHooks, TestReportEvent
 from agent_core.gentests import coverage_record
 from agent_core.gentests.deps import GenTestsDeps, resolve_deps
 from agent_core.gentests.driver import run_driver
-from agent_core.gentests.loop import Candidate, LoopContext, prune, settle
+from agent_core.gentests.loop import Candidate, LoopContext, new_candidate, prune, settle
+from agent_core.gentests.mutation_keep import MutationContext, apply_mutation_rule
 from agent_core.gentests.report import bug_report, summary_text
 from agent_core.gentests.targets import Target, TargetError, select_targets
 from agent_core.gentests.testfile import compose, destination
@@ -73,14 +74,7 @@ async def _generate(deps: GenTestsDeps, template: str, targets: list[Target], fo
     cands: list[Candidate] = []
     for target in targets:
         for test in await write_tests(deps.llm, template, target.context):
-            name, n = test.name, 2
-            while name in taken:
-                name, n = f"{test.name}_{n}", n + 1
-            if name != test.name:
-                test = test.model_copy(update={"name": name, "code": re.sub(
-                    rf"\bdef {re.escape(test.name)}\b", f"def {name}", test.code)})
-            taken.add(name)
-            cands.append(Candidate(index=len(cands) + 1, test=test, target=target, folder=folder))
+            cands.append(new_candidate(len(cands) + 1, test, target, folder, taken))
     return cands
 
 
@@ -132,7 +126,7 @@ async def _run(request: RunRequest, settings: Settings, hooks: RunHooks, deps: G
                       max_iterations=settings.max_iterations, timeout_s=timeout, progress=progress,
                       baseline_files=baseline)
     await settle(ctx, cands)
-    await prune(ctx, cands)
+    mutation = await _keep_rule(ctx, cands, settings, deps, module, targets, taken, Path(dest).parent.as_posix())
     kept = [c for c in cands if c.status in ("passing", "bug")]
     _emit(hooks, run_id, "finalizing", "writing the test file", 90)
     new_text = compose(existing, [(c.split, _marker(c) if c.status == "bug" else None) for c in kept],
@@ -148,9 +142,26 @@ async def _run(request: RunRequest, settings: Settings, hooks: RunHooks, deps: G
         hooks.emit(TestReportEvent(run_id=run_id, report=report))
     _journal(deps, "test_report", report=report.model_dump(mode="json"))
     extra = _extra(cands, report, before, after)
+    if mutation is not None:
+        extra["mutation"] = mutation
     return RunResult(run_id=run_id, kind="gen_tests", status="ok", iterations=ctx.rounds,
                      change_set=ChangeSet(changes=[change] if change else []), report=report,
                      summary=summary_text(extra, dest), extra=extra)
+
+
+async def _keep_rule(ctx: LoopContext, cands: list[Candidate], settings: Settings, deps: GenTestsDeps, module: str,
+                     targets: list[Target], taken: set[str], folder: str) -> dict | None:
+    """Flaky tests dropped, then the mutation rule (or, when it is off, the coverage rule); the mutation block."""
+    if not settings.mutation.enabled:
+        await prune(ctx, cands)
+        return None
+    coverage = await prune(ctx, cands, by_coverage=False)
+    source = (ctx.root / ctx.target_file).read_text(encoding="utf-8", errors="replace")
+    mctx = MutationContext(ctx, settings.mutation, source, module, targets, taken, folder,
+                           lambda type_, **fields: _journal(deps, type_, **fields))
+    block, extra = await apply_mutation_rule(mctx, cands, coverage)
+    cands.extend(extra)
+    return block
 
 
 def _marker(cand: Candidate) -> str:
@@ -168,4 +179,5 @@ def _extra(cands: list[Candidate], report: Any, before: float, after: float) -> 
                            for f in report.failures],
         "coverage": {"before": before, "after": after},
         "dropped": [{"test": c.test.name, "reason": c.reason} for c in cands if c.status == "dropped"],
+        "kept": [{"test": c.test.name, "reason": c.reason} for c in kept],
     }

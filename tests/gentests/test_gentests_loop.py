@@ -16,6 +16,9 @@ from agent_core.models import RunRequest
 from agent_core.settings import Settings
 
 
+COVERAGE_RULE = {"enabled": False}  # these tests are about the loop and the coverage rule (mutation: test_gentests_mutation)
+
+
 def _user_text(body: dict) -> str:
     return body["messages"][-1]["content"]
 
@@ -54,7 +57,7 @@ def _tester(body: dict) -> str:
 
 async def test_keep_repair_drop_and_suspected_bug(scripted_llm, shop_workspace: Path):
     scripted_llm.default("tester", _tester)
-    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1)
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation=COVERAGE_RULE)
     hooks = NullHooks()
     request = RunRequest(kind="gen_tests", workspace=shop_workspace, target_file="shop.py", run_id="t1")
     result = await run_gen_tests(request, settings, hooks)
@@ -120,7 +123,7 @@ async def test_existing_test_file_is_extended_and_coverage_is_reported(scripted_
     scripted_llm.add("tester", _tests(
         ("test_clamp_inside", "from shop import clamp\n\n\ndef test_clamp_inside():\n    assert clamp(15, 0, 10) == 10\n"),
     ))
-    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1)
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation=COVERAGE_RULE)
     request = RunRequest(kind="gen_tests", workspace=shop_workspace, target_file="shop.py", target_symbol="clamp")
     result = await run_gen_tests(request, settings, NullHooks())
 
