@@ -123,10 +123,12 @@ class _JournalledHooks:
             self.journal.write("event", event=event.model_dump(mode="json"))
         self.inner.emit(event)
 
-    def llm_waiting(self, role: str, elapsed_s: float) -> None:
-        """A model call is still waiting: repeat the current phase with how long (the editor shows it is alive)."""
+    def llm_waiting(self, role: str, elapsed_s: float, tokens: int = 0) -> None:
+        """A model call is still waiting: repeat the current phase with how long and how many tokens its answer
+        has streamed (the editor shows it is alive)."""
         phase = self.phase or PhaseEvent(run_id=self.journal.run_id, phase="starting", message="", percentage=0)
-        text = f"waiting {elapsed_s:.0f} s for the {role} model; {phase.message}".rstrip("; ")
+        so_far = f" ({tokens} tokens so far)" if tokens else ""
+        text = f"waiting {elapsed_s:.0f} s for the {role} model{so_far}; {phase.message}".rstrip("; ")
         self.inner.emit(phase.model_copy(update={"message": text}))
 
     async def approve(self, violations: list) -> bool:

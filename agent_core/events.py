@@ -13,7 +13,9 @@ from pydantic import BaseModel, Field
 
 from agent_core.models import TestReport
 
-Phase = Literal["starting", "planning", "coding", "gate", "testing", "reflecting", "replanning", "finalizing"]
+Phase = Literal[
+    "starting", "planning", "coding", "gate", "testing", "reflecting", "replanning", "verifying", "finalizing"
+]
 
 
 class PhaseEvent(BaseModel):

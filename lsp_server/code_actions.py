@@ -3,7 +3,9 @@
 Nothing is computed here beyond the kinds: each action carries the command
 that starts its run. Plan and fix is a `quickfix` when the range touches a
 diagnostic (the client's, of any source, or an agentls test failure; their
-messages become part of the goal), else `refactor.rewrite`.
+messages become part of the goal), else `refactor.rewrite`. A verified fix
+that the background search already found (quickfixes.py) comes first, as the
+preferred `quickfix`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 PLAN_AND_FIX_TITLE = "Plan and fix"
 GENERATE_TESTS_TITLE = "Generate tests"
 GENERATE_TESTS_KIND = "source.agentls.generateTests"
+KILL_MUTANT_TITLE = "Generate a test for this"
 KINDS = [lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite, GENERATE_TESTS_KIND]
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -47,13 +50,14 @@ def build_actions(params: lsp.CodeActionParams, ours: list[lsp.Diagnostic]) -> l
     uri = params.text_document.uri
     diagnostics = _touching(params, ours)
     argument = {"uri": uri, "range": convert.range_to_json(params.range)}
-    fix_argument = {**argument, "diagnostics": convert.diagnostic_messages(diagnostics)}
-    fix_kind = lsp.CodeActionKind.QuickFix if diagnostics else lsp.CodeActionKind.RefactorRewrite
+    failures = [d for d in diagnostics if d.code != convert.SURVIVOR_CODE]  # a surviving mutant is no failure
+    fix_argument = {**argument, "diagnostics": convert.diagnostic_messages(failures)}
+    fix_kind = lsp.CodeActionKind.QuickFix if failures else lsp.CodeActionKind.RefactorRewrite
     actions = [
         lsp.CodeAction(
             title=PLAN_AND_FIX_TITLE,
             kind=fix_kind,
-            diagnostics=diagnostics or None,
+            diagnostics=failures or None,
             command=lsp.Command(title=PLAN_AND_FIX_TITLE, command=commands.PLAN_AND_FIX, arguments=[fix_argument]),
         ),
         lsp.CodeAction(
@@ -62,7 +66,17 @@ def build_actions(params: lsp.CodeActionParams, ours: list[lsp.Diagnostic]) -> l
             command=lsp.Command(title=GENERATE_TESTS_TITLE, command=commands.GENERATE_TESTS, arguments=[argument]),
         ),
     ]
+    actions += [_kill_mutant(uri, diag) for diag in diagnostics if diag.code == convert.SURVIVOR_CODE][:1]
     return [a for a in actions if _wanted(str(getattr(a.kind, "value", a.kind)), params.context.only)]
+
+
+def _kill_mutant(uri: str, diag: lsp.Diagnostic) -> lsp.CodeAction:
+    """Generate tests for the function around a surviving mutant (the run's follow-up aims at the survivors)."""
+    argument = {"uri": uri, "range": convert.range_to_json(diag.range)}
+    return lsp.CodeAction(
+        title=KILL_MUTANT_TITLE, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
+        command=lsp.Command(title=KILL_MUTANT_TITLE, command=commands.GENERATE_TESTS, arguments=[argument]),
+    )
 
 
 def is_python(uri: str, language_id: str | None) -> bool:
@@ -76,4 +90,7 @@ def register(server: LanguageServer, deps: Deps) -> None:
         doc = deps.documents.open_document(uri)
         if not is_python(uri, doc.language_id if doc else None):
             return None
-        return build_actions(params, deps.diagnostics.touching(uri, params.range))
+        ours = deps.diagnostics.touching(uri, params.range)
+        verified = deps.quickfixes.actions(uri, params.range, _touching(params, ours)) if deps.quickfixes else []
+        wanted = verified if _wanted(lsp.CodeActionKind.QuickFix.value, params.context.only) else []
+        return wanted + build_actions(params, ours)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationErr
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
+from agent_core import report
 from agent_core.analysis.symbols import analyse, enclosing_symbol
 from agent_core.errors import UnknownRun
 from agent_core.journal.render import render_markdown
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK = "agentls.planAndFix", "agentls.generateTests", "agentls.runTask"
 RUN_TESTS, CANCEL, SHOW_TRACE = "agentls.runTests", "agentls.cancel", "agentls.showTrace"
+SHOW_REPORT = "agentls.showReport"
 ACTIONS = {"fix": "Plan and fix", "gen_tests": "Generate tests", "task": "Run task", "test": "Run tests"}
 
 
@@ -59,7 +61,7 @@ class TargetArguments(_Arguments):
 
 
 class RunIdArguments(_Arguments):
-    """cancel, showTrace: `{runId?}`."""
+    """cancel, showTrace, showReport: `{runId?}`."""
 
     run_id: str | None = Field(default=None, alias="runId")
 
@@ -152,3 +154,13 @@ def register(server: LanguageServer, deps: Deps) -> None:
         except UnknownRun as exc:
             raise JsonRpcInvalidParams(message=str(exc)) from exc
         return {"runId": run_id or (summaries[0].run_id if summaries else None), "markdown": markdown}
+
+    @server.command(SHOW_REPORT)
+    async def show_report(ls: LanguageServer, *args: Any) -> dict:
+        """Write the run's HTML report into its run folder; the client opens `uri` (webview or browser)."""
+        run_id = _argument(SHOW_REPORT, args, RunIdArguments).run_id
+        try:
+            found, path = await asyncio.to_thread(report.write_report, deps.settings.root(), run_id)
+        except UnknownRun as exc:
+            raise JsonRpcInvalidParams(message=str(exc)) from exc
+        return {"runId": found, "path": str(path), "uri": path.resolve().as_uri()}

@@ -9,6 +9,7 @@ other way round.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -266,6 +267,33 @@ def report_to_diagnostics(
     for failure in report.failures:
         for uri, diag in _failure_diagnostics(failure, root, read_line, encoding):
             by_uri.setdefault(uri, []).append(diag)
+    return by_uri
+
+
+SURVIVOR_CODE = "agentls.survivingMutant"
+_CHANGE = re.compile(r"^`(?P<old>[^`]+)` -> `(?P<new>[^`]+)`$")
+
+
+def survivor_message(change: str) -> str:
+    """"no test notices if `<` becomes `<=` here" for a mutant's description."""
+    found = _CHANGE.match(change)
+    if found:
+        return f"no test notices if `{found['old']}` becomes `{found['new']}` here"
+    return f"no test notices here: {change}"
+
+
+def survivor_diagnostics(
+    survivors: list[dict], root: Path, read_line: Callable[[str, int], str], encoding: str = UTF16
+) -> dict[str, list[lsp.Diagnostic]]:
+    """A gen-tests run's surviving mutants ({file, line, change}) -> Information diagnostics on their lines."""
+    by_uri: dict[str, list[lsp.Diagnostic]] = {}
+    for survivor in survivors:
+        index = max(int(survivor["line"]) - 1, 0)
+        by_uri.setdefault(workspace_uri(root, survivor["file"]), []).append(lsp.Diagnostic(
+            range=_line_range(read_line(survivor["file"], index), index, encoding),
+            message=survivor_message(survivor["change"]), severity=lsp.DiagnosticSeverity.Information,
+            code=SURVIVOR_CODE, source=SOURCE,
+        ))
     return by_uri
 
 

@@ -16,6 +16,7 @@ from agent_core.settings import Settings
 from lsp_server.diagnostics import DiagnosticsPublisher
 from lsp_server.documents import DocumentStore
 from lsp_server.edits import EditApplier
+from lsp_server.quickfixes import QuickFixes
 from lsp_server.runs import RunManager
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
@@ -32,6 +33,7 @@ class Deps:
     approver: Approver
     edits: EditApplier
     runs: RunManager
+    quickfixes: QuickFixes | None = None  # set by build_deps: QuickFixes takes the other services
 
 
 def build_deps(server: LanguageServer, engine_factory: Callable[[Settings], Engine]) -> Deps:
@@ -41,4 +43,6 @@ def build_deps(server: LanguageServer, engine_factory: Callable[[Settings], Engi
     approver = Approver(server)
     applier = EditApplier(server, docs)
     manager = RunManager(server, docs, store, publisher, approver, applier, engine_factory)
-    return Deps(server, docs, store, publisher, approver, applier, manager)
+    deps = Deps(server, docs, store, publisher, approver, applier, manager)
+    deps.quickfixes = QuickFixes(deps)
+    return deps

@@ -30,6 +30,7 @@ class DiagnosticsPublisher:
         self._documents = documents
         self._lock = asyncio.Lock()
         self.published: dict[str, list[lsp.Diagnostic]] = {}
+        self.survivors: dict[str, list[lsp.Diagnostic]] = {}  # surviving mutants of the last gen-tests run
 
     def encoding(self) -> str:
         return convert.encoding_name(self._server.workspace.position_encoding)
@@ -39,13 +40,29 @@ class DiagnosticsPublisher:
         async with self._lock:
             reader = self._documents.line_reader(root)
             by_uri = await asyncio.to_thread(convert.report_to_diagnostics, report, root, reader, self.encoding())
-            for uri in set(self.published) - set(by_uri):
-                by_uri[uri] = []
-            for uri, diagnostics in by_uri.items():
-                self._server.text_document_publish_diagnostics(
-                    lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
-                )
-            self.published = {uri: diags for uri, diags in by_uri.items() if diags}
+            self._send(by_uri)
+
+    async def publish_survivors(self, survivors: list[dict], root: Path) -> None:
+        """Replace the surviving-mutant diagnostics (Information) with those of `survivors`."""
+        async with self._lock:
+            reader = self._documents.line_reader(root)
+            found = await asyncio.to_thread(convert.survivor_diagnostics, survivors, root, reader, self.encoding())
+            failures = {uri: [d for d in diags if d.code != convert.SURVIVOR_CODE]
+                        for uri, diags in self.published.items()}
+            self.survivors = found
+            self._send({uri: diags for uri, diags in failures.items() if diags})
+
+    def _send(self, failures: dict[str, list[lsp.Diagnostic]]) -> None:
+        """Publish failures plus surviving mutants per URI; clear URIs that had some and have none now."""
+        merged = {uri: [*failures.get(uri, []), *self.survivors.get(uri, [])]
+                  for uri in set(failures) | set(self.survivors)}
+        for uri in set(self.published) - set(merged):
+            merged[uri] = []
+        for uri, diagnostics in merged.items():
+            self._server.text_document_publish_diagnostics(
+                lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+            )
+        self.published = {uri: diags for uri, diags in merged.items() if diags}
 
     def touching(self, uri: str, rng: lsp.Range) -> list[lsp.Diagnostic]:
         """agentls diagnostics of `uri` that touch `rng` (for code actions)."""

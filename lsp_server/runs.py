@@ -18,7 +18,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -60,6 +60,7 @@ class ActiveRun:
     background: set[asyncio.Task] = field(default_factory=set)
     preview: bool = True  # settings.preview_edits, read when the run starts
     baseline: TestReport | None = None  # the first test report: the code as the run found it
+    applied: bool = False  # its change reached the editor
 
     @property
     def label(self) -> str:
@@ -104,6 +105,7 @@ class RunManager:
         self.active: dict[str, ActiveRun] = {}
         self.previewer = Previewer(server, edits)
         self.offers = BestAttemptOffer(self.previewer, edits, self.show)
+        self.observers: list[Any] = []  # run_started(run) / run_ended(run, result or None): quickfixes.py
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -121,6 +123,8 @@ class RunManager:
         self.active[run_id] = run
         run.task = asyncio.create_task(self._run(run), name=f"agentls-run-{run_id}")
         run.task.add_done_callback(lambda _t: self.active.pop(run_id, None))
+        for observer in self.observers:
+            observer.run_started(run)
         return {"runId": run_id}
 
     def refuse(self, why: str) -> dict:
@@ -129,6 +133,7 @@ class RunManager:
 
     async def _run(self, run: ActiveRun) -> None:
         end_message = "cancelled"
+        result: RunResult | None = None
         try:
             await self._begin_progress(run)
             settings = await self.settings.load()
@@ -149,11 +154,15 @@ class RunManager:
             self._end_progress(run, end_message)
             for task in run.background:
                 task.cancel()
+            for observer in self.observers:
+                observer.run_ended(run, result)
 
     # -- results -------------------------------------------------------------------------------
 
     async def _finish(self, run: ActiveRun, result: RunResult) -> str:
         root = run.request.workspace
+        if run.request.kind == "gen_tests" and result.status == "ok":
+            await self.diagnostics.publish_survivors((result.extra.get("mutation") or {}).get("survivors", []), root)
         if run.request.kind == "test":
             if result.report is not None:
                 await self.diagnostics.publish(result.report, root)
@@ -172,6 +181,7 @@ class RunManager:
             outcome = await self.previewer.propose(proposal, run.preview)
             if not outcome.applied:
                 return self._tell(run, f"not applied: {outcome.reason}", lsp.MessageType.Warning)
+            run.applied = True
         if result.report is not None:
             await self.diagnostics.publish(result.report, root)
         return self._tell(run, self._summary(result))
@@ -258,6 +268,8 @@ class RunManager:
         tasks = [r.task for r in self.active.values() if r.task is not None]
         self.cancel()
         self.offers.withdraw()
+        for observer in self.observers:
+            await observer.stop()
         if tasks:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
 
@@ -277,3 +289,5 @@ def register(server: LanguageServer, deps: Deps) -> None:
     def exit_(ls: LanguageServer, params: None) -> None:
         manager.cancel()
         manager.offers.withdraw()
+        for observer in manager.observers:
+            observer.drop()

@@ -21,10 +21,21 @@ from pygls.lsp.server import LanguageServer
 from agent_core.engine import Engine
 from agent_core.sandbox.factory import sweep_leftovers
 from agent_core.settings import Settings
-from lsp_server import __version__, code_actions, commands, diagnostics, documents, framing, runs, safety, settings
+from lsp_server import (
+    __version__,
+    code_actions,
+    commands,
+    diagnostics,
+    documents,
+    framing,
+    quickfixes,
+    runs,
+    safety,
+    settings,
+)
 from lsp_server.deps import build_deps
 
-FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands)
+FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands, quickfixes)
 
 
 class AgentLanguageServer(LanguageServer):

@@ -4,7 +4,7 @@
 #   scripts/test.sh [pytest args...]      (what `make test` and .ci/run call)
 #
 # Installs the system packages the real-part tests drive (bubblewrap, Neovim,
-# Emacs + eglot, Docker's engine, debootstrap), creates the virtualenv, starts
+# Emacs + eglot, Docker's engine, debootstrap, Chromium for the report), creates the virtualenv, starts
 # a private Docker engine with a locally built sandbox image, runs the linter and
 # type checker (scripts/lint.sh), and runs pytest.
 # Every step is idempotent: a second run only runs the tests.
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 log() { echo "test.sh: $*" >&2; }
 
-APT_PACKAGES=(bubblewrap neovim emacs-nox elpa-eglot docker.io debootstrap)
+APT_PACKAGES=(bubblewrap neovim emacs-nox elpa-eglot docker.io debootstrap chromium)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible HTTP server for tests and bench scripts.
 
-It speaks the real wire protocol (`POST /v1/chat/completions` non-streaming,
+It speaks the real wire protocol (`POST /v1/chat/completions`, streamed as
+server-sent events when the request says `stream` (see scripted_stream.py),
 `GET /v1/models`, `POST /v1/embeddings`) on 127.0.0.1 and answers chat
 requests per role, the role being the `X-Agentls-Role` request header.
 Answers are queued with `add(role, answer)`; `default(role, answer)` answers
@@ -24,6 +25,12 @@ larger); any other answer is repeated n times (a deterministic model). With
 (llama-cpp-python does), and with `reject_n = True` it refuses n > 1 with HTTP
 400 (older llama.cpp servers do). Usage counts the completion tokens of every
 choice.
+
+Streams: with `stream_usage = False` a stream carries no usage even when asked
+(llama-cpp-python's server sends none); `reject_stream` / `reject_stream_options`
+refuse those fields with HTTP 400 naming them. The faults `stall`, `drop`,
+`slow`, `pings` and `interrupt` misbehave mid-stream; `hang` holds a request before its
+headers.
 """
 
 from __future__ import annotations
@@ -35,54 +42,14 @@ import threading
 import time
 import uuid
 from collections import deque
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from scripted_faults import Answer, Fault, Samples
+from scripted_stream import Event, answer_events, dropped, interrupted, malformed_events, pinged, stalled
+
 ROLE_HEADER = "X-Agentls-Role"
 EMBEDDING_DIM = 64
-
-Answer = Any  # dict | str | Callable[[dict], dict | str | Fault] | Fault | Samples
-
-
-@dataclass
-class Samples:
-    """Different answers to one request with n > 1, one choice each."""
-
-    answers: list[Any]
-
-
-@dataclass
-class Fault:
-    """A misbehaviour queued in place of an answer."""
-
-    kind: str
-    code: int = 500
-    times: int = 1
-    seconds: float = 0.0
-    then: Answer = None
-    content: str | None = None
-
-    @classmethod
-    def status(cls, code: int, times: int = 1) -> Fault:
-        """Answer HTTP `code` with an OpenAI-style error body, `times` requests in a row."""
-        return cls(kind="status", code=code, times=max(1, times))
-
-    @classmethod
-    def hang(cls, seconds: float, then: Answer = None) -> Fault:
-        """Hold the request `seconds` before answering (`then`, or a 504 error)."""
-        return cls(kind="hang", seconds=seconds, then=then)
-
-    @classmethod
-    def malformed(cls) -> Fault:
-        """HTTP 200 whose body is not valid JSON."""
-        return cls(kind="malformed")
-
-    @classmethod
-    def truncated(cls, content: str | dict | None = None) -> Fault:
-        """A completion cut mid-JSON with finish_reason "length"."""
-        text = json.dumps(content) if isinstance(content, dict) else content
-        return cls(kind="truncated", content=text)
 
 
 def estimate_tokens(text: str) -> int:
@@ -148,11 +115,12 @@ def error_body(message: str, code: int) -> dict[str, Any]:
 
 
 class _Reply:
-    """What the handler writes back: a status and the body bytes."""
+    """What the handler writes back: a status and the body bytes, or a stream's events."""
 
-    def __init__(self, status: int, payload: Any, raw: bytes | None = None) -> None:
+    def __init__(self, status: int, payload: Any, raw: bytes | None = None, events: list[Event] | None = None) -> None:
         self.status = status
         self.raw = raw if raw is not None else json.dumps(payload).encode()
+        self.events = events
 
 
 class ScriptedLLM:
@@ -168,6 +136,9 @@ class ScriptedLLM:
         self.reject_json_schema = False
         self.honour_n = True
         self.reject_n = False
+        self.stream_usage = True
+        self.reject_stream = False
+        self.reject_stream_options = False
         self.models = ["scripted"]
         self._host, self._port = host, port
         self._httpd: ThreadingHTTPServer | None = None
@@ -258,6 +229,10 @@ class ScriptedLLM:
             return _Reply(500, error_body(message, 500))
         if self.reject_n and int(body.get("n") or 1) > 1:
             return _Reply(400, error_body("Only one completion choice is allowed", 400))
+        if self.reject_stream_options and "stream_options" in body:
+            return _Reply(400, error_body("stream_options: Extra inputs are not permitted", 400))
+        if self.reject_stream and body.get("stream"):
+            return _Reply(400, error_body("stream: streaming is not supported by this server", 400))
         answer = self._next_answer(role or "")
         if answer is None:
             return _Reply(500, error_body(f"no scripted answer for role {role}", 500))
@@ -268,10 +243,22 @@ class ScriptedLLM:
             answer = answer(body)
         if isinstance(answer, Fault):
             return self._fault(body, answer)
+        return self._answer(body, self._contents(body, answer))
+
+    def _contents(self, body: dict[str, Any], answer: Answer) -> list[str]:
         n = max(1, int(body.get("n") or 1)) if self.honour_n else 1
         answers = answer.answers if isinstance(answer, Samples) else [answer] * n
         picked = [answers[min(i, len(answers) - 1)] for i in range(n)]
-        return _Reply(200, completion_body(body, [a if isinstance(a, str) else json.dumps(a) for a in picked]))
+        return [a if isinstance(a, str) else json.dumps(a) for a in picked]
+
+    def _answer(self, body: dict[str, Any], contents: list[str], finish_reason: str = "stop",
+                every_s: float = 0.0) -> _Reply:
+        """The completion of `contents`, streamed when the request asks for it."""
+        if not body.get("stream"):
+            return _Reply(200, completion_body(body, contents, finish_reason))
+        events = answer_events(body, contents, estimate_tokens(_prompt_text(body)), finish_reason=finish_reason,
+                               send_usage=self.stream_usage, every_s=every_s)
+        return _Reply(200, None, raw=b"", events=events)
 
     def _fault(self, body: dict[str, Any], fault: Fault) -> _Reply:
         if fault.kind == "status":
@@ -282,12 +269,37 @@ class ScriptedLLM:
                 return self._render(body, fault.then)
             return _Reply(504, error_body(f"scripted hang of {fault.seconds} s", 504))
         if fault.kind == "malformed":
+            if body.get("stream"):
+                return _Reply(200, None, raw=b"", events=malformed_events())
             return _Reply(200, None, raw=b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "mess')
         if fault.kind == "truncated":
             text = fault.content or '{"summary": "an answer that stops in the mid'
             cut = text[: max(1, len(text) // 2)] if fault.content else text
-            return _Reply(200, completion_body(body, cut, finish_reason="length"))
+            return self._answer(body, [cut], finish_reason="length")
+        if fault.kind in ("stall", "drop", "slow", "pings", "interrupt"):
+            return self._misstream(body, fault)
         raise ValueError(f"unknown fault {fault.kind}")
+
+    def _misstream(self, body: dict[str, Any], fault: Fault) -> _Reply:
+        """A stream that stalls, drops, trickles or pings (a non-streamed request: held, then answered)."""
+        contents = self._contents(body, fault.then if fault.then is not None else "a scripted answer")
+        every_s = fault.seconds if fault.kind == "slow" else 0.0
+        reply = self._answer(body, contents, every_s=every_s)
+        if reply.events is None:
+            if fault.kind == "drop":
+                return _Reply(200, None, raw=b"", events=[Event(0.0, None)])
+            if fault.kind not in ("slow", "interrupt"):
+                self._stopping.wait(fault.seconds)
+            return reply
+        if fault.kind == "stall":
+            reply.events = stalled(reply.events, fault.code, fault.seconds)
+        elif fault.kind == "drop":
+            reply.events = dropped(reply.events, fault.code)
+        elif fault.kind == "interrupt":
+            reply.events = interrupted(reply.events, fault.code)
+        elif fault.kind == "pings":
+            reply.events = pinged(reply.events, fault.seconds, float(fault.content or 15))
+        return reply
 
     def embeddings(self, body: dict[str, Any]) -> _Reply:
         inputs = body.get("input")
@@ -331,6 +343,9 @@ class _Handler(BaseHTTPRequestHandler):
         return body if isinstance(body, dict) else None
 
     def _send(self, reply: _Reply) -> None:
+        if reply.events is not None:
+            self._send_stream(reply.events)
+            return
         try:
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
@@ -339,6 +354,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(reply.raw)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (e.g. its timeout)
+
+    def _send_stream(self, events: list[Event]) -> None:
+        """Write `events` as a chunked text/event-stream, each after its delay; None drops the connection."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.flush()
+            for event in events:
+                if event.delay_s and self.llm._stopping.wait(event.delay_s):
+                    break
+                if event.data is None:
+                    self.close_connection = True
+                    return
+                if event.data:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(event.data), event.data))
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":

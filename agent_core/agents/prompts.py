@@ -19,6 +19,7 @@ PROMPT_MODULES = {
     "reflector": "agent_core.agents.reflector.prompt",
     "tester": "agent_core.agents.tester.prompt",
     "explainer": "agent_core.agents.explainer.prompt",  # no role of its own: it calls the reflector's model
+    "verifier": "agent_core.agents.verifier.prompt",  # no role of its own either: the reflector's model
 }
 
 

@@ -27,6 +27,7 @@ SUBCOMMANDS = (
     "agent_core.cli.sandbox",
     "agent_core.cli.model",
     "agent_core.cli.journal",
+    "agent_core.cli.report",
     "agent_core.cli.prompts",
     "agent_core.cli.resume",
     "agent_core.cli.config",

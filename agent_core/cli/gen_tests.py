@@ -89,6 +89,7 @@ def json_summary(result: RunResult) -> dict:
         "tests_dropped": int(extra.get("tests_dropped", 0)),
         "suspected_bugs": list(extra.get("suspected_bugs", [])),
         "coverage": dict(extra.get("coverage", {"before": 0.0, "after": 0.0})),
+        "mutation": extra.get("mutation"),
         "files_changed": result.change_set.files,
         "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
                   "llm_calls": result.usage.llm_calls},
@@ -103,6 +104,8 @@ def _report(args: argparse.Namespace, result: RunResult) -> int:
         sys.stdout.write(result.change_set.unified_diff())
     for bug in result.extra.get("suspected_bugs", []):
         print(f"{bug['file']}:{bug['line']}: {bug['message']} ({bug['test']})", file=sys.stderr)
+    for survivor in (result.extra.get("mutation") or {}).get("survivors", []):
+        print(f"{survivor['file']}:{survivor['line']}: no test notices {survivor['change']} here", file=sys.stderr)
     if result.error:
         print(f"agentls: {result.status}: {result.error}", file=sys.stderr)
     else:
@@ -118,7 +121,8 @@ def _fail(args: argparse.Namespace, message: str) -> int:
     print(f"agentls: {message}", file=sys.stderr)
     if args.json:
         print(json.dumps({"status": "error", "tests_written": 0, "tests_kept": 0, "tests_dropped": 0,
-                          "suspected_bugs": [], "coverage": {"before": 0.0, "after": 0.0}, "files_changed": [],
+                          "suspected_bugs": [], "coverage": {"before": 0.0, "after": 0.0}, "mutation": None,
+                          "files_changed": [],
                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
                           "duration_s": 0.0, "error": message}))
     return EXIT_BAD_INPUT

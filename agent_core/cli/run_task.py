@@ -1,7 +1,10 @@
 """`agentls run GOAL [PATH]`: a free-text task through the same pipeline as `fix`.
 
 The planner turns the goal into steps, the coder edits a shadow copy, and the
-change counts as done only when the project's tests pass in the sandbox.
+change counts as done only when the project's tests pass in the sandbox;
+when none fails before the change, the tester first writes tests of the goal
+that fail now (pipeline/goal_tests.py), and those must pass too: they come
+with the change.
 Output, --apply, --json and exit codes are those of `agentls fix`.
 """
 
@@ -16,7 +19,9 @@ from agent_core.settings import SettingsError, load_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("run", help="carry out a free-text task; verified by the project's tests")
+    p = subparsers.add_parser(
+        "run", help="carry out a free-text task; verified by the project's tests and tests of the goal"
+    )
     p.add_argument("goal", metavar="GOAL", help="what to do, e.g. 'add a --verbose flag to the CLI'")
     p.add_argument("path", metavar="PATH", nargs="?", default=".", help="the project directory (default: .)")
     p.add_argument("--file", help="the file the task is mainly about (relative to PATH)")
@@ -32,8 +37,12 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, f"{args.path} is not a directory")
     if not args.goal.strip():
         return _fail(args, "the goal is empty: say what the task should achieve")
-    overrides = {"base_url": args.base_url, "model": args.model, "test_command": args.test_cmd,
-                 "max_iterations": args.max_iterations}
+    overrides = {
+        "base_url": args.base_url,
+        "model": args.model,
+        "test_command": args.test_cmd,
+        "max_iterations": args.max_iterations,
+    }
     try:
         settings = load_settings(workspace.resolve(), overrides)
     except SettingsError as exc:

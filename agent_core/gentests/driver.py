@@ -54,13 +54,25 @@ class DriverResult:
     runs: list[PytestRun]
     ok: bool
     output: str = ""
+    html_dir: Path | None = None  # coverage.py's HTML report, when asked for and written
 
 
 async def run_driver(
-    sandbox: Sandbox, root: Path, args: list[str], target: str, *, repeat: int = 1, coverage: bool = False,
+    sandbox: Sandbox,
+    root: Path,
+    args: list[str],
+    target: str,
+    *,
+    repeat: int = 1,
+    coverage: bool = False,
     timeout_s: float = 300.0,
+    html: str | None = None,
 ) -> DriverResult:
-    """Run pytest on `args` (paths / node ids relative to root) in the sandbox."""
+    """Run pytest on `args` (paths / node ids relative to root) in the sandbox.
+
+    With `coverage` and `html` (a folder name), the measured run also writes
+    coverage.py's HTML report (per line, with the tests that ran each line).
+    """
     folder = root / DRIVER_DIR
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(_SCRIPT, folder / "driver.py")
@@ -72,7 +84,10 @@ async def run_driver(
         "coverage": coverage,
         "target": target,
         "out": f"{DRIVER_DIR}/result.json",
+        **({"html": html} if html else {}),
     }
+    if html:
+        shutil.rmtree(folder / html, ignore_errors=True)
     (folder / "config.json").write_text(json.dumps(config))
     result = await sandbox.run(
         [sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root, timeout_s=timeout_s
@@ -95,4 +110,10 @@ async def run_driver(
                 coverage=CoverageData(cov["statements"], cov["contexts"]) if cov else None,
             )
         )
-    return DriverResult(runs=runs, ok=True, output=output)
+    report = folder / html if html else None
+    return DriverResult(
+        runs=runs,
+        ok=True,
+        output=output,
+        html_dir=report if report is not None and (report / "index.html").is_file() else None,
+    )

@@ -2,7 +2,8 @@
 
 Stdlib + pytest + coverage only. Usage:
     python driver.py CONFIG_JSON
-CONFIG: {"args": [...pytest args], "repeat": n, "coverage": bool, "target": "rel/path.py", "out": "rel.json"}
+CONFIG: {"args": [...pytest args], "repeat": n, "coverage": bool, "target": "rel/path.py", "out": "rel.json",
+         "html": "dir name beside out" (optional: coverage.py's HTML report of the measured run)}
 Each repeat writes its JUnit XML into the result; the first run may be measured by coverage.py with
 per-test contexts; every run records, per test, the line on which the target file last returned
 (a setprofile hook, which coexists with coverage's tracer).
@@ -88,6 +89,9 @@ def main():
             cov.stop()
             cov.save()
             run["coverage"] = _coverage_data(cov, config["target"])
+            if config.get("html"):
+                cov.html_report(directory=os.path.join(out_dir, config["html"]), show_contexts=True,
+                                title="coverage of " + config["target"])
         if os.path.exists(junit):
             with open(junit) as handle:
                 run["junit"] = handle.read()

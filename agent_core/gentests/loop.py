@@ -11,6 +11,7 @@ branch of the target module are dropped.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -60,6 +61,18 @@ class Candidate:
             self.split, self.problem = None, str(exc)
 
 
+def new_candidate(index: int, test: GeneratedTest, target: Target, folder: str, taken: set[str]) -> Candidate:
+    """A candidate whose test name clashes with none in `taken` (renamed `name_2`, ... if needed); `taken` grows."""
+    name, n = test.name, 2
+    while name in taken:
+        name, n = f"{test.name}_{n}", n + 1
+    if name != test.name:
+        test = test.model_copy(update={"name": name, "code": re.sub(
+            rf"\bdef {re.escape(test.name)}\b", f"def {name}", test.code)})
+    taken.add(name)
+    return Candidate(index=index, test=test, target=target, folder=folder)
+
+
 @dataclass
 class LoopContext:
     root: Path
@@ -73,7 +86,7 @@ class LoopContext:
     rounds: int = 0
 
 
-def _write(ctx: LoopContext, cands: list[Candidate]) -> None:
+def write_candidates(ctx: LoopContext, cands: list[Candidate]) -> None:
     for cand in cands:
         if cand.split is None:  # never: only runnable candidates (split) are written
             continue
@@ -82,7 +95,7 @@ def _write(ctx: LoopContext, cands: list[Candidate]) -> None:
         path.write_text(candidate_text(cand.split), encoding="utf-8")
 
 
-def _remove(ctx: LoopContext, cands: list[Candidate]) -> None:
+def remove_candidates(ctx: LoopContext, cands: list[Candidate]) -> None:
     for cand in cands:
         (ctx.root / cand.file).unlink(missing_ok=True)
 
@@ -133,10 +146,10 @@ async def settle(ctx: LoopContext, cands: list[Candidate]) -> None:
         runnable = [c for c in cands if c.status == "pending" and c.split is not None]
         if runnable:
             ctx.progress(f"running {len(runnable)} test(s), round {ctx.rounds}")
-            _write(ctx, runnable)
+            write_candidates(ctx, runnable)
             result = await run_driver(ctx.sandbox, ctx.root, [c.file for c in runnable], ctx.target_file,
                                       timeout_s=ctx.timeout_s)
-            _remove(ctx, runnable)
+            remove_candidates(ctx, runnable)
             run = result.runs[0] if result.runs else None
             for cand in runnable:
                 await _evaluate(ctx, cand, run, result.output)
@@ -161,27 +174,29 @@ async def _evaluate(ctx: LoopContext, cand: Candidate, run: PytestRun | None, ou
     await _judge(ctx, cand, failure, run)
 
 
-async def prune(ctx: LoopContext, cands: list[Candidate]) -> CoverageData | None:
-    """Drop flaky passing tests (3 runs in all) and passing tests adding no coverage; return the coverage data."""
+async def prune(ctx: LoopContext, cands: list[Candidate], by_coverage: bool = True) -> CoverageData | None:
+    """Drop flaky passing tests (3 runs in all) and, when `by_coverage`, passing tests adding no coverage (mutation
+    testing judges them otherwise); return the coverage data of the existing tests and the passing candidates."""
     passing = [c for c in cands if c.status == "passing"]
     if not passing:
         return None
     ctx.progress(f"checking {len(passing)} passing test(s) for flakiness and coverage")
-    _write(ctx, passing)
+    write_candidates(ctx, passing)
     result = await run_driver(ctx.sandbox, ctx.root, ctx.baseline_files + [c.file for c in passing],
                               ctx.target_file, repeat=2, coverage=True, timeout_s=ctx.timeout_s)
-    _remove(ctx, passing)
+    remove_candidates(ctx, passing)
     for cand in passing:
         outcomes = [r.outcomes.get(f"{cand.file}::{cand.test.name}") for r in result.runs]
         if len(outcomes) < 2 or any(o != "passed" for o in outcomes):
             cand.status, cand.reason = "dropped", "flaky: did not pass in all 3 runs"
     coverage = result.runs[0].coverage if result.runs else None
-    if coverage is not None:
-        _drop_redundant(coverage, [c for c in passing if c.status == "passing"])
+    if coverage is not None and by_coverage:
+        drop_redundant(coverage, [c for c in passing if c.status == "passing"])
     return coverage
 
 
-def _drop_redundant(coverage: CoverageData, passing: list[Candidate]) -> None:
+def drop_redundant(coverage: CoverageData, passing: list[Candidate]) -> None:
+    """The coverage keep rule: drop each passing test that adds no line or branch to what came before it."""
     own = {c.context for c in passing}
     seen: set[tuple] = set()
     for context in coverage.contexts:

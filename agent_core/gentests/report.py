@@ -44,4 +44,12 @@ def summary_text(extra: dict, dest: str) -> str:
         f"{extra['tests_kept']} of {extra['tests_written']} generated tests kept in {dest}"
         f" ({extra['tests_dropped']} dropped, {bugs} suspected bug{'s' if bugs != 1 else ''});"
         f" line coverage of the target {cov['before']:.1f}% -> {cov['after']:.1f}%"
-    )
+    ) + mutation_text(extra.get("mutation"))
+
+
+def mutation_text(mutation: dict | None) -> str:
+    """`; mutants killed 3 -> 8 of 10 (2 survive)` for the summary, or nothing without a mutation run."""
+    if not mutation:
+        return ""
+    return (f"; mutants killed {mutation['killed_before']} -> {mutation['killed_after']} of {mutation['mutants']}"
+            f" ({len(mutation['survivors'])} survive)")

@@ -270,6 +270,15 @@ def _search(r: dict[str, Any], fmt: Format, depth: int) -> None:
         fmt.block(f"- {found.get('before', '')}\n{after}", depth + 1, "diff")
 
 
+def _verdict(r: dict[str, Any], fmt: Format, depth: int) -> None:
+    got = "no score" if r.get("score") is None else f"score {float(r['score']):.2f}"
+    outcome = "accepted" if r.get("accepted") else "another round" if r.get("next") == "code" else "below the threshold"
+    fmt.line(f"verifier: {got} (threshold {r.get('threshold')}), {outcome}: {trim(r.get('feedback') or '', 300)}"
+             + (f" ({r['note']})" if r.get("note") else ""), depth)
+    for item in (r.get("improvements") or [])[:5]:
+        fmt.line(f"- {trim(item, 200)}", depth + 1)
+
+
 _HANDLERS = {
     "llm_call": _llm_call,
     "tool_call": _tool_call,
@@ -280,6 +289,5 @@ _HANDLERS = {
     "event": _event,
     "change_set": _change_set,
     "explanation": _explanation,
-    "localize": _localize,
-    "search": _search,
+    "localize": _localize, "search": _search, "verdict": _verdict,
 }

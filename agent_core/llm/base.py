@@ -40,6 +40,9 @@ class LLMCall(BaseModel):
     duration_s: float
     attempts: int = 1
     alternatives: list[str] = Field(default_factory=list, description="The other choices of a request with n > 1.")
+    prompt_tokens_estimated: bool = Field(
+        default=False, description="usage.prompt_tokens is estimated from the prompt's length (a stream without usage)."
+    )
 
 
 class LLMObserver(Protocol):

@@ -9,11 +9,12 @@ from agent_core.settings import Settings
 
 
 def make_llm_client(
-    settings: Settings, observer: LLMObserver | None = None, on_wait: Callable[[str, float], None] | None = None
+    settings: Settings, observer: LLMObserver | None = None, on_wait: Callable[[str, float, int], None] | None = None
 ) -> LLMClient:
     """The OpenAI-compatible client for `settings`; `observer` sees every completed call.
 
-    `on_wait(role, elapsed_s)` is called every few seconds while a call waits for its answer.
+    `on_wait(role, elapsed_s, tokens)` is called every few seconds while a call waits for its answer
+    (`tokens`: how many its answer has streamed so far).
     """
     from agent_core.llm.openai_client import OpenAIChatClient  # the openai import is heavy: load on demand
 

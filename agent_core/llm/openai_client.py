@@ -6,8 +6,10 @@ Each role's endpoint, model, key and temperature come from
 validated against a pydantic schema by walking the mode ladder of
 structured.py (json_schema -> json_object -> extract), with one repair
 request when an answer does not validate; the mode that works is learned
-once per endpoint (class-level cache). Retries and one-line failure causes
-live in retrying.py. The API key is only ever handed to the openai client.
+once per endpoint (class-level cache). Requests are streamed (streaming.py)
+unless the endpoint refused `stream` or `stream_options`, which is then
+remembered per endpoint. Retries and one-line failure causes live in
+retrying.py. The API key is only ever handed to the openai client.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import openai
 from pydantic import BaseModel, SecretStr
 
 from agent_core.llm.base import LLMCall, LLMError, LLMObserver, LLMUnavailable, StructuredOutputError
-from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, complete
+from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, StreamRefused, complete
 from agent_core.llm.structured import (
     Mode,
     ModeCache,
@@ -76,7 +78,7 @@ class OpenAIChatClient:
         settings: Settings,
         observer: LLMObserver | None = None,
         retry_policy: RetryPolicy | None = None,
-        on_wait: Callable[[str, float], None] | None = None,
+        on_wait: Callable[[str, float, int], None] | None = None,
     ) -> None:
         self._settings = settings
         self._observer = observer
@@ -88,6 +90,8 @@ class OpenAIChatClient:
         self._ledger = UsageLedger()
         self._local_url: str | None = None
         self._no_n: set[str] = set()  # endpoints that refused a request with n > 1
+        self._no_stream: set[str] = set()  # endpoints that refused stream=True
+        self._no_stream_options: set[str] = set()  # endpoints that refused stream_options
         profiles = [*map(settings.profile, ROLES), *filter(None, map(settings.fallback_profile, ROLES))]
         self._secrets = [SecretStr(k) for k in {p.api_key for p in profiles} if k]
 
@@ -117,18 +121,28 @@ class OpenAIChatClient:
         raise StructuredOutputError(f"{role}: no structured-output mode worked: {rejection}")
 
     async def text(
-        self, role: Role, messages: list[dict[str, Any]], temperature: float | None = None, max_tokens: int = 2048,
+        self,
+        role: Role,
+        messages: list[dict[str, Any]],
+        temperature: float | None = None,
+        max_tokens: int = 2048,
         account: str | None = None,
     ) -> str:
         """The model's plain answer for `role` (see LLMClient.text), accounted and journalled like any call."""
         profile, base_url, client = await self._route(role, temperature)
-        done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, account=account,
-                                   header=account)
+        done = await self._request(
+            client, base_url, profile, "text", messages, None, max_tokens, account=account, header=account
+        )
         return done.text
 
     async def texts(
-        self, role: Role, messages: list[dict[str, Any]], n: int, temperature: float | None = None,
-        max_tokens: int = 2048, fallback: bool = False,
+        self,
+        role: Role,
+        messages: list[dict[str, Any]],
+        n: int,
+        temperature: float | None = None,
+        max_tokens: int = 2048,
+        fallback: bool = False,
     ) -> list[str]:
         """Up to `n` plain answers from one request (see LLMClient.texts), accounted like any call.
 
@@ -207,12 +221,8 @@ class OpenAIChatClient:
         fmt = response_format(mode, schema) if mode != "text" and schema is not None else None
         if fmt is not None:
             request["response_format"] = fmt
-        waiting = self._on_wait
         try:
-            done = await complete(
-                client, request, endpoint=base_url, timeout=self._settings.request_timeout_s, policy=self._policy,
-                on_wait=(lambda elapsed: waiting(profile.role, elapsed)) if waiting is not None else None,
-            )
+            done = await self._complete(client, base_url, profile.role, request)
         except LLMUnavailable:
             self._ledger.record(
                 account or profile.role, Usage(llm_calls=1)
@@ -222,6 +232,39 @@ class OpenAIChatClient:
         if self._observer is not None:
             self._observer.on_llm_call(self._call_record(account or profile.role, schema, mode, messages, done))
         return done
+
+    async def _complete(
+        self, client: openai.AsyncOpenAI, base_url: str, role: str, request: dict[str, Any]
+    ) -> Completion:
+        """`request` sent streamed where `base_url` allows; a refusal of stream or stream_options is remembered
+        and the request sent again without it."""
+        waiting = self._on_wait
+        while True:
+            sent = dict(request)
+            if base_url not in self._no_stream:
+                sent["stream"] = True
+                if base_url not in self._no_stream_options:
+                    sent["stream_options"] = {"include_usage": True}
+            try:
+                return await complete(
+                    client,
+                    sent,
+                    endpoint=base_url,
+                    timeout=self._settings.request_timeout_s,
+                    policy=self._policy,
+                    on_wait=(lambda elapsed, tokens: waiting(role, elapsed, tokens)) if waiting is not None else None,
+                    stall_s=self._settings.llm_stall_s,
+                    cap_s=self._settings.llm_answer_cap_s,
+                )
+            except StreamRefused as refused:
+                known = (
+                    self._no_stream_options
+                    if refused.option == "stream_options" and "stream_options" in sent
+                    else self._no_stream
+                )
+                if base_url in known:
+                    raise LLMError(str(refused)) from None
+                known.add(base_url)
 
     def _call_record(
         self, role: str, schema: type[BaseModel] | None, mode: str, messages: list[dict[str, Any]], done: Completion
@@ -236,6 +279,7 @@ class OpenAIChatClient:
             usage=done.usage,
             duration_s=round(done.duration_s, 4),
             attempts=done.attempts,
+            prompt_tokens_estimated=done.estimated,
         )
 
     def _scrub(self, value: Any) -> Any:

@@ -4,17 +4,25 @@
 own retries are off) and retries transient failures with exponential backoff
 plus jitter, all within the policy's total deadline (`llm_deadline_s`): each
 attempt gets at most the time left, and no retry starts that could not get
-`MIN_ATTEMPT_S` of it. While it waits, `on_wait(elapsed_s)` is called every
-`WAIT_REPORT_S` seconds so a front end can show the run is alive. Failures
-come out as the LLM seam's exceptions with a one-line cause naming the
-endpoint, never the API key. A 4xx/5xx that complains about `response_format`
-raises `FormatRejected` at once so the caller can step down the mode ladder.
+`MIN_ATTEMPT_S` of it. While it waits, `on_wait(elapsed_s, tokens)` is called
+every `WAIT_REPORT_S` seconds (with the tokens streamed so far) so a front end
+can show the run is alive. Failures come out as the LLM seam's exceptions with
+a one-line cause naming the endpoint, never the API key. A 4xx/5xx that
+complains about `response_format` raises `FormatRejected` at once so the caller
+can step down the mode ladder; one that refuses `stream` or `stream_options`
+raises `StreamRefused` so the caller can ask again without it.
+
+A request with `stream=True` goes through streaming.py: the deadline then
+bounds the retries and the wait for each answer to start, silence of
+`stall_s` fails an attempt (retried like a timeout), and an answer that keeps
+streaming runs until it ends or `cap_s` after the call started.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import time
 from collections.abc import Callable
@@ -24,6 +32,7 @@ from typing import Any
 import openai
 
 from agent_core.llm.base import LLMError, LLMUnavailable
+from agent_core.llm.streaming import StreamFailure, StreamProgress, send_streamed
 from agent_core.llm.structured import mentions_response_format
 from agent_core.models import Usage
 
@@ -34,6 +43,14 @@ _CONFIG_STATUSES = {401: "rejected the API key", 403: "refused access", 404: "ha
 
 class FormatRejected(LLMError):
     """The endpoint refused the request's response_format."""
+
+
+class StreamRefused(LLMError):
+    """The endpoint refused the request's `stream` or `stream_options` (named by `option`)."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
 
 
 class _Retryable(Exception):
@@ -75,6 +92,7 @@ class Completion:
     attempts: int
     duration_s: float
     texts: list[str] = field(default_factory=list)  # every choice's text (more than one when `n` was honoured)
+    estimated: bool = False  # usage.prompt_tokens is an estimate (a stream that carried no usage)
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -118,8 +136,18 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
         return None
 
 
-def _classify(exc: Exception, endpoint: str, timeout: float, sent_format: bool) -> Exception:
-    """Turn a client exception into _Retryable, FormatRejected, LLMUnavailable or LLMError."""
+def _refused_stream(message: str) -> str | None:
+    """"stream_options" or "stream" when an error message names that request field."""
+    lowered = message.lower()
+    return "stream_options" if "stream_options" in lowered else "stream" if "stream" in lowered else None
+
+
+def _classify(exc: Exception, endpoint: str, timeout: float, sent_format: bool, sent_stream: bool = False) -> Exception:
+    """Turn a client exception into _Retryable, FormatRejected, StreamRefused, LLMUnavailable or LLMError."""
+    if isinstance(exc, StreamFailure):
+        if exc.interrupted:
+            return StreamRefused(exc.cause, "stream")
+        return _Retryable(exc.cause) if exc.retryable else LLMUnavailable(exc.cause)
     if isinstance(exc, openai.APITimeoutError | TimeoutError):
         return _Retryable(f"endpoint {endpoint} timed out after {timeout:g} s")
     if isinstance(exc, openai.APIConnectionError):
@@ -131,6 +159,9 @@ def _classify(exc: Exception, endpoint: str, timeout: float, sent_format: bool) 
         code, message = exc.status_code, _status_message(exc)
         if sent_format and code in (400, 422, 500, 501) and mentions_response_format(message):
             return FormatRejected(f"endpoint {endpoint} rejected response_format: HTTP {code} {message}")
+        option = _refused_stream(message) if sent_stream and code in (400, 422) else None
+        if option is not None:
+            return StreamRefused(f"endpoint {endpoint} refused {option}: HTTP {code} {message}", option)
         if code == 429 or code >= 500:
             return _Retryable(f"endpoint {endpoint} failed: HTTP {code} {message}", retry_after=_retry_after(exc))
         if code in _CONFIG_STATUSES:
@@ -148,8 +179,30 @@ def _usage_of(response: Any) -> Usage:
     )
 
 
-async def _send(client: openai.AsyncOpenAI, request: dict[str, Any], timeout: float) -> Completion:
+@dataclass(frozen=True)
+class _Limits:
+    """One call's time limits: per-request `timeout`, and for streamed requests `stall_s` and the cap."""
+
+    timeout: float
+    stall_s: float
+    cap_s: float
+    cap_at: float
+
+
+async def _send(
+    client: openai.AsyncOpenAI, request: dict[str, Any], budget: float, endpoint: str, limits: _Limits,
+    progress: StreamProgress,
+) -> Completion:
     started = time.monotonic()
+    if request.get("stream"):
+        done = await send_streamed(
+            client, request, endpoint=endpoint, start_s=budget, stall_s=limits.stall_s, cap_at=limits.cap_at,
+            cap_s=limits.cap_s, progress=progress,
+        )
+        text = done.texts[0] if done.texts else ""
+        return Completion(text, done.finish_reason, done.usage, 1, time.monotonic() - started, done.texts,
+                          done.estimated)
+    timeout = budget
     async with asyncio.timeout(timeout + 1.0):  # belt and braces over httpx's per-phase timeouts
         response = await client.chat.completions.create(**request, timeout=timeout)
     if not getattr(response, "choices", None):
@@ -167,43 +220,51 @@ async def complete(
     endpoint: str,
     timeout: float,
     policy: RetryPolicy,
-    on_wait: Callable[[float], None] | None = None,
+    on_wait: Callable[[float, int], None] | None = None,
+    stall_s: float | None = None,
+    cap_s: float | None = None,
 ) -> Completion:
-    """Send `request` (chat.completions.create kwargs), retrying transient failures until the deadline."""
+    """Send `request` (chat.completions.create kwargs), retrying transient failures until the deadline.
+
+    `timeout` bounds one non-streamed request, or the start of a streamed one; `stall_s` (default
+    `timeout`) the silence within a streamed answer, `cap_s` (default none) its whole duration.
+    """
     started = time.monotonic()
+    cap = cap_s if cap_s is not None else math.inf
+    limits = _Limits(timeout, stall_s if stall_s is not None else timeout, cap, started + cap)
+    progress = StreamProgress()
     if on_wait is None:
-        return await _complete(client, request, endpoint, timeout, policy, started)
-    reporter = asyncio.create_task(_report_waiting(on_wait, started))
+        return await _complete(client, request, endpoint, limits, policy, started, progress)
+    reporter = asyncio.create_task(_report_waiting(on_wait, started, progress))
     try:
-        return await _complete(client, request, endpoint, timeout, policy, started)
+        return await _complete(client, request, endpoint, limits, policy, started, progress)
     finally:
         reporter.cancel()
 
 
-async def _report_waiting(on_wait: Callable[[float], None], started: float) -> None:
+async def _report_waiting(on_wait: Callable[[float, int], None], started: float, progress: StreamProgress) -> None:
     while True:
         await asyncio.sleep(WAIT_REPORT_S)
-        on_wait(time.monotonic() - started)
+        on_wait(time.monotonic() - started, progress.tokens)
 
 
 async def _complete(
-    client: openai.AsyncOpenAI,
-    request: dict[str, Any],
-    endpoint: str,
-    timeout: float,
-    policy: RetryPolicy,
-    started: float,
+    client: openai.AsyncOpenAI, request: dict[str, Any], endpoint: str, limits: _Limits, policy: RetryPolicy,
+    started: float, progress: StreamProgress,
 ) -> Completion:
-    sent_format = "response_format" in request
+    timeout = limits.timeout
+    sent_format, sent_stream = "response_format" in request, bool(request.get("stream"))
     deadline = started + policy.deadline_s if policy.deadline_s else None
     attempt, connect_failures = 0, 0
     while True:
         attempt += 1
+        progress.tokens = 0  # the tokens of this attempt's answer
         budget = timeout if deadline is None else min(timeout, deadline - time.monotonic())
         try:
-            done = await _send(client, request, budget)
+            done = await _send(client, request, budget, endpoint, limits, progress)
         except Exception as exc:
-            failure = _classify(exc, endpoint, budget, sent_format)
+            waited = min(budget, limits.stall_s) if sent_stream else budget
+            failure = _classify(exc, endpoint, waited, sent_format, sent_stream)
             if not isinstance(failure, _Retryable):
                 if failure is exc:
                     raise

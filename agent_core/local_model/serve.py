@@ -36,8 +36,8 @@ ENV_START_TIMEOUT = "AGENTLS_MODEL_START_TIMEOUT"
 STATE_FILE = "server.json"
 DEFAULT_COMMAND = (
     "{python} -m llama_cpp.server --model {model} --model_alias {alias} --host {host} --port {port} "
-    "--n_ctx {n_ctx} --n_threads {threads} --n_threads_batch {threads}"
-)
+    "--n_ctx {n_ctx} --n_threads {threads} --n_threads_batch {threads} --interrupt_requests false"
+)  # without the last flag the server cuts a streamed answer short whenever another request arrives
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 INSTALL_HINT = "pip install 'agentls[local]'"
 

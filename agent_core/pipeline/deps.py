@@ -5,7 +5,7 @@ Bound to the nodes by `graph.build_graph`, never put in the (checkpointed) state
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core.events import MessageEvent, Phase, PhaseEvent, RunHooks
@@ -34,6 +34,7 @@ class RunDeps:
     tools: FileTools
     prompts: dict[str, str]
     run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
+    extra: dict[str, Any] = field(default_factory=dict)  # per-run memos of verifying steps (toolcheck, goal tests)
 
     @property
     def run_id(self) -> str:

@@ -6,7 +6,9 @@
                          replan <---- reflect           same signature twice
                                   escalate <--- test            rounds spent, a fallback model set
                                   (escalate -> reflect: the fallback model's rounds)
-    (search -> finalize when a single-edit mutant passes every test; tasks go baseline -> plan)
+    (search -> finalize when a single-edit mutant passes every test; tasks go baseline -> plan;
+     a goal with no failing test goes baseline -> specify -> plan: the tester's tests of the goal first;
+     with the verifier on, test -> verify -> finalize, or verify -> code for one more round with its feedback)
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from agent_core.pipeline import nodes, routers
 from agent_core.pipeline.checkpoint import shadow_files
 from agent_core.pipeline.coding import code
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.goal_tests import specify
 from agent_core.pipeline.reflecting import reflect
 from agent_core.pipeline.searching import search
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.toolcheck import checked_tools
+from agent_core.pipeline.verifying import verify
 
 
 def _bound(name: str, node: Any, deps: RunDeps) -> Any:
@@ -47,18 +52,24 @@ def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
     g = StateGraph(RunState)
     for name, node in [("baseline", nodes.baseline), ("plan", nodes.plan), ("code", code), ("gate", nodes.gate),
                        ("test", nodes.test), ("reflect", reflect), ("replan", nodes.replan),
-                       ("finalize", nodes.finalize), ("escalate", nodes.escalate), ("search", search)]:
+                       ("finalize", nodes.finalize), ("escalate", nodes.escalate), ("search", search),
+                       ("specify", specify), ("verify", verify)]:
         g.add_node(name, _bound(name, node, deps))
     g.add_edge(START, "baseline")
-    g.add_conditional_edges("baseline", routers.after_baseline, ["search", "plan", "finalize"])
+    g.add_conditional_edges("baseline", functools.partial(routers.after_baseline, goal_tests=s.verify.goal_tests,
+                                                          tool_checked=bool(checked_tools(deps))),
+                            ["search", "specify", "plan", "finalize"])
+    g.add_conditional_edges("specify", routers.after_specify, ["plan", "finalize"])
     g.add_conditional_edges("search", routers.after_search, ["plan", "finalize"])
     g.add_conditional_edges("plan", routers.after_plan, ["code", "finalize"])
     g.add_conditional_edges("replan", routers.after_plan, ["code", "finalize"])
     g.add_conditional_edges("code", routers.after_code, ["gate", "finalize"])
     g.add_conditional_edges("gate", routers.after_gate, ["test", "finalize"])
     g.add_conditional_edges("test", functools.partial(routers.after_test, max_iterations=s.max_iterations,
-                                                      fallback=s.fallback_profile("coder") is not None),
-                            ["reflect", "escalate", "finalize"])
+                                                      fallback=s.fallback_profile("coder") is not None,
+                                                      verifier=s.verify.verifier),
+                            ["reflect", "escalate", "verify", "finalize"])
+    g.add_conditional_edges("verify", routers.after_verify, ["code", "finalize"])
     g.add_edge("escalate", "reflect")
     g.add_conditional_edges("reflect", functools.partial(routers.after_reflect, max_revisions=s.max_revisions),
                             ["code", "replan", "finalize"])

@@ -19,6 +19,7 @@ from agent_core.pipeline.gate import scan_change_set
 from agent_core.pipeline.goal import editor_pointer, target_text
 from agent_core.pipeline.recall import planner_hints, remember_outcome
 from agent_core.pipeline.reflecting import record_failures
+from agent_core.pipeline.routers import no_tests_yet
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.testrun import run_checked
 from agent_core.pipeline.verification import guard_verification
@@ -38,13 +39,25 @@ async def baseline(state: RunState, deps: RunDeps) -> dict:
     deps.phase("testing", "running the tests before any change", 3)
     report, _ = await _run_tests(deps, None)  # nothing changed yet: nothing to put back
     broken = broken_baseline(report, deps.shadow.root, deps.settings.test_command)
-    if broken:  # an environment problem, not failing tests: stop before any model call
+    goal_tests_judge = deps.settings.verify.goal_tests and bool((deps.request.goal or "").strip())
+    if broken and not (
+        goal_tests_judge and no_tests_yet(report.model_dump(mode="json"))
+    ):  # goal_tests.py  # an environment problem, not failing tests: stop before any model call
         deps.journal.write("baseline_broken", error=broken)
-        return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
-                "status": "error", "error": broken, "error_kind": "config"}
+        return {
+            "baseline": report.model_dump(mode="json"),
+            "report": report.model_dump(mode="json"),
+            "status": "error",
+            "error": broken,
+            "error_kind": "config",
+        }
     recorded = [] if report.ok else record_failures(deps, report)
-    return {"baseline": report.model_dump(mode="json"), "report": report.model_dump(mode="json"),
-            "recorded": recorded, "best": first_state(report)}
+    return {
+        "baseline": report.model_dump(mode="json"),
+        "report": report.model_dump(mode="json"),
+        "recorded": recorded,
+        "best": first_state(report),
+    }
 
 
 def _goal_context(state: RunState, deps: RunDeps) -> str:
@@ -64,8 +77,9 @@ async def _llm_plan(state: RunState, deps: RunDeps, extra: str = "") -> dict:
     context = _goal_context(state, deps) + (f"\n\n{extra}" if extra else "")
     rejected: str | None = None
     for _attempt in range(2):  # a plan that fails validation is re-requested once, with the error
-        proposal = await propose_plan(deps.llm, deps.prompts["planner"], goal=state["goal"], context=context,
-                                      rejected=rejected)
+        proposal = await propose_plan(
+            deps.llm, deps.prompts["planner"], goal=state["goal"], context=context, rejected=rejected
+        )
         try:
             plan = validate_plan(proposal)
         except PlanError as exc:
@@ -93,15 +107,19 @@ def _replan_context(state: RunState) -> str:
     """The failed plan, the failing output, the last reflection and unapplied edits (seeds 001 and 003)."""
     report = TestReport.model_validate(state["report"])
     old = Plan.model_validate(state["plan"])
-    lines = [f"The previous plan did not work; the same failure repeated twice in a row.\nFailed plan "
-             f"(approach: {old.approach or '-'}):"]
+    lines = [
+        f"The previous plan did not work; the same failure repeated twice in a row.\nFailed plan "
+        f"(approach: {old.approach or '-'}):"
+    ]
     lines += [f"- {s.id}: {s.description} (files: {', '.join(s.files) or '-'})" for s in old.subtasks]
     lines += ["Failing test output:", failure_text(report, limit=1200)]
     r = state.get("reflection")
     if r:
         where = f" in {r['file']}" if r.get("file") else ""
-        lines.append(f"Last analysis ({r.get('confidence')} confidence): {r.get('hypothesis')}"
-                     f"\nSuggested change{where}: {r.get('change') or '-'}")
+        lines.append(
+            f"Last analysis ({r.get('confidence')} confidence): {r.get('hypothesis')}"
+            f"\nSuggested change{where}: {r.get('change') or '-'}"
+        )
     if state.get("tool_errors"):
         lines.append("Edits that could not be applied:\n" + "\n".join(state["tool_errors"]))
     lines.append("Propose a different approach.")
@@ -110,8 +128,11 @@ def _replan_context(state: RunState) -> str:
 
 async def replan(state: RunState, deps: RunDeps) -> dict:
     """The same failure came back twice: ask for a different plan."""
-    deps.phase("replanning", f"replanning ({state.get('revisions', 0) + 1}/{deps.settings.max_revisions})",
-                deps.progress(state.get("iteration", 0), 0))
+    deps.phase(
+        "replanning",
+        f"replanning ({state.get('revisions', 0) + 1}/{deps.settings.max_revisions})",
+        deps.progress(state.get("iteration", 0), 0),
+    )
     out = await _llm_plan(state, deps, _replan_context(state))
     return {**out, "revisions": state.get("revisions", 0) + 1, "reflection": state.get("reflection")}
 
@@ -129,8 +150,11 @@ async def gate(state: RunState, deps: RunDeps) -> dict:
     if approved:
         return {"gate": {"violations": found, "approved": True}}
     listed = "; ".join(f"{v.file}:{v.line} {v.message}" for v in violations)
-    return {"gate": {"violations": found, "approved": False}, "status": "error",
-            "error": f"rejected by the safety gate: {listed}"}
+    return {
+        "gate": {"violations": found, "approved": False},
+        "status": "error",
+        "error": f"rejected by the safety gate: {listed}",
+    }
 
 
 def _reuse(state: RunState, deps: RunDeps) -> TestReport | None:
@@ -158,8 +182,9 @@ async def escalate(state: RunState, deps: RunDeps) -> dict:
 async def test(state: RunState, deps: RunDeps) -> dict:
     """Run the tests in the sandbox on the shadow workspace."""
     iteration = state.get("iteration", 0)
-    deps.phase("testing", f"testing (iteration {iteration + 1}/{deps.settings.max_iterations})",
-               deps.progress(iteration, 0.55))
+    deps.phase(
+        "testing", f"testing (iteration {iteration + 1}/{deps.settings.max_iterations})", deps.progress(iteration, 0.55)
+    )
     # A candidate the code node already verified on this very shadow is not run again, unless the files that
     # judge a run had to be put back since (then its report is not to be trusted).
     undone = guard_verification(deps, "since the last test run")
@@ -168,8 +193,12 @@ async def test(state: RunState, deps: RunDeps) -> dict:
         baseline_report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
         report, more = await _run_tests(deps, baseline_report)
         undone += more
-    out: dict = {"report": report.model_dump(mode="json"), "iteration": iteration + 1, "checked": None,
-                 "last_diff": compute_change_set(deps.shadow).unified_diff()}
+    out: dict = {
+        "report": report.model_dump(mode="json"),
+        "iteration": iteration + 1,
+        "checked": None,
+        "last_diff": compute_change_set(deps.shadow).unified_diff(),
+    }
     if undone:
         out["tool_errors"] = [*(state.get("tool_errors") or []), *undone]
     if not report.ok:

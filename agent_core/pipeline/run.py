@@ -105,6 +105,9 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
     if final.get("error_kind"):
         extra["error_kind"] = final["error_kind"]
+    for key in ("goal_tests", "verdict"):  # the tester's tests of the goal; the verifier's score and feedback
+        if final.get(key):
+            extra[key] = final[key]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
     summary = _summary(status, report, attempt)
     if final.get("found_by"):

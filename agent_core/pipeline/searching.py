@@ -18,12 +18,13 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agent_core.events import TestReportEvent
 from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
+from agent_core.sandbox.base import Sandbox
 from agent_core.search.localize import (
     Suspect,
     combine,
@@ -33,13 +34,46 @@ from agent_core.search.localize import (
 )
 from agent_core.search.mutants import Mutant, line_mutants
 from agent_core.search.sandboxed import collect_coverage, try_mutants
+from agent_core.settings import Settings
 from agent_core.testing.runner import pytest_argv
-from agent_core.workspace.shadow import read_exact, write_exact
+from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 PASSING_PER_DRIVER_RUN = 3  # mutants passing the failing tests that are then checked against the whole suite
 
 
-async def _localize(deps: RunDeps, report: TestReport) -> tuple[list[Suspect], str, list[str]]:
+class SearchDeps(Protocol):
+    """What localizing and searching need of a run: RunDeps has it, and so does the editor's background search."""
+
+    settings: Settings
+    sandbox: Sandbox
+    shadow: ShadowWorkspace
+    run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
+
+
+BIG_SUITE_TESTS = 300  # above this many tests (or BIG_SUITE_S seconds), coverage is collected on a part of it
+BIG_SUITE_S = 20.0
+
+
+def _big_suite(report: TestReport) -> bool:
+    return report.passed + report.failed + report.errors > BIG_SUITE_TESTS or report.duration_s > BIG_SUITE_S
+
+
+def neighbourhood(failing: list[str]) -> list[str]:
+    """The failing tests and their nearest containers (a test's class, else its file): the part of a big
+    suite whose coverage tells the failing tests' lines from the lines their passing neighbours run too.
+
+    (Per-test coverage of a whole big suite costs several times its run time; its neighbours share the
+    fixtures and most of the code paths, which is what the spectrum needs to set the faulty lines apart.)
+    """
+    out: list[str] = []
+    for nodeid in failing:
+        parts = nodeid.split("[", 1)[0].split("::")
+        parent = "::".join(parts[:-1]) if len(parts) > 2 else parts[0]
+        out += [nodeid, parent]
+    return list(dict.fromkeys(out))
+
+
+async def localize_failure(deps: SearchDeps, report: TestReport) -> tuple[list[Suspect], str, list[str]]:
     """Suspects, the evidence used ("coverage" or "traceback"), and the failing test ids."""
     root = deps.shadow.root
     failing = [f.nodeid for f in report.failures]
@@ -48,7 +82,10 @@ async def _localize(deps: RunDeps, report: TestReport) -> tuple[list[Suspect], s
     if is_pytest and not report.timed_out and report.limit_hit is None:
         timeout = min(deps.settings.sandbox.timeout_s, max(30.0, 4 * report.duration_s + 10))
         per_test = max(10.0, 2 * deps.settings.search.mutant_timeout_s)  # a looping test fails, its loop covered
-        data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test)
+        select = neighbourhood(failing) if _big_suite(report) else None
+        if select:
+            timeout = deps.settings.sandbox.timeout_s  # a part of the suite: no longer bounded by its time
+        data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, select)
     boosts = traceback_scores(report, root)
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
@@ -85,7 +122,7 @@ def _apply(root: Path, mutant: Mutant) -> str:
     return before
 
 
-async def _verify(deps: RunDeps, mutant: Mutant) -> TestReport | None:
+async def _verify(deps: SearchDeps, mutant: Mutant) -> TestReport | None:
     """The whole suite's report with `mutant` in the shadow, kept there when it passes; else None, shadow restored."""
     shadow = deps.shadow
     known = mutant.path in shadow.originals
@@ -103,8 +140,8 @@ async def _verify(deps: RunDeps, mutant: Mutant) -> TestReport | None:
                 shadow.originals.pop(mutant.path, None)
 
 
-async def _find(
-    deps: RunDeps, failing: list[str], mutants: list[Mutant]
+async def find_single_edit(
+    deps: SearchDeps, failing: list[str], mutants: list[Mutant]
 ) -> tuple[Mutant | None, TestReport | None, dict]:
     s = deps.settings.search
     deadline = time.monotonic() + s.budget_s
@@ -152,7 +189,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         return {}
     deps.phase("testing", "localizing the failure", 5)
     try:
-        suspects, evidence, failing = await _localize(deps, report)
+        suspects, evidence, failing = await localize_failure(deps, report)
     except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return {"suspects": []}
@@ -166,7 +203,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
-        winner, passed, stats = await _find(deps, failing, mutants)
+        winner, passed, stats = await find_single_edit(deps, failing, mutants)
     except Exception as exc:  # noqa: BLE001 - the search is an aid too
         deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
         winner, passed, stats = None, None, {}

@@ -38,6 +38,8 @@ class RunState(TypedDict, total=False):
     suspects: list[dict[str, Any]]  # localized functions/lines, best first (pipeline/suspects.py has the shape)
     checked: dict[str, Any] | None  # models.TestReport of the whole suite on the shadow as the code node left it
     escalated: bool  # the first model's rounds failed: the fallback model codes from here on
+    goal_tests: dict[str, Any] | None  # {"path", "tests", "dropped"}: the tester's tests of the goal (goal_tests.py)
+    verdict: dict[str, Any] | None  # the verifier's last {"score", "feedback", "accepted", "round"} (verifying.py)
     found_by: str  # "search" when a mutant fixed the run before any model call
     status: str  # set by finalize or by a node that ends the run
     error: str | None

@@ -5,7 +5,10 @@ candidate's failing-tests and whole-suite runs) goes through `run_checked`:
 the files that judge a run are put back as the run found them before and
 after it (pipeline/verification.py), and each test gets the per-test time
 bound derived from the baseline (testing/runner.py `per_test_bound`), so a
-hang costs seconds and a candidate cannot rig its own verification.
+hang costs seconds and a candidate cannot rig its own verification. The
+goal's generated tests are kept as written (pipeline/goal_guard.py), and a
+fix of another tool's diagnostic is re-checked with that tool
+(pipeline/toolcheck.py): its remaining findings join the report as failures.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from collections.abc import Sequence
 
 from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.goal_guard import restore_goal_tests
+from agent_core.pipeline.toolcheck import recheck
 from agent_core.pipeline.verification import guard_verification
+from agent_core.testing.linters import is_tool_nodeid
 from agent_core.testing.runner import per_test_bound
 
 
@@ -23,9 +29,10 @@ async def run_checked(
 ) -> tuple[TestReport, list[str]]:
     """(report, refused-edit lines): the tests run with the project's own test setup restored around them."""
     s = deps.settings
-    undone = guard_verification(deps, "since the last test run")
+    undone = guard_verification(deps, "since the last test run") + restore_goal_tests(deps)
+    select = [node for node in select if not is_tool_nodeid(node)]  # a tool's finding is re-checked below
     bound = per_test_bound(baseline, s.sandbox.test_timeout_s, s.sandbox.timeout_s)
     report = await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, timeout_s or s.sandbox.timeout_s,
                                   select=list(select), test_timeout_s=bound)
-    undone += guard_verification(deps, "by the code during the test run")
-    return report, undone
+    undone += guard_verification(deps, "by the code during the test run") + restore_goal_tests(deps)
+    return await recheck(deps, report), undone

@@ -2,9 +2,11 @@
 
 Stdlib + pytest (+ coverage for localization) only. Usage:
     python driver.py CONFIG_JSON
-CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_s": s, "out": "rel.json"}
-    runs the suite once under coverage.py, one coverage context per test node id, each test's call
-    bounded by `test_timeout_s`, and writes
+CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_s": s, "select": [...],
+    "out": "rel.json"}
+    runs the suite once under coverage.py (only the tests whose node ids equal or lie under one of
+    `select`, when given), one coverage context per test node id, each test's call bounded by
+    `test_timeout_s`, and writes
     {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}}}.
 CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text"}],
     "timeout_s": s, "budget_s": s, "max_passing": n, "out": "rel.json"}
@@ -13,6 +15,9 @@ CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path
     collects, runs the tests and exits with pytest's status; a child that outlives `timeout_s` is
     killed with its process group. Writes
     {"results": [{"id", "outcome": "passed" | "failed" | "timeout"}], "stopped": null | "budget" | "enough"}.
+    With "per_test": true (mutation testing) every test runs (no -x), each test's call is bounded by
+    "test_timeout_s", and each result also carries {"tests": {nodeid: outcome}}; a test that was running
+    when its mutant's child was killed counts as "timeout".
 """
 
 import importlib.machinery
@@ -40,10 +45,21 @@ class _Contexts:
     with the loop's lines covered, which is where the fault is.
     """
 
-    def __init__(self, cov, test_timeout_s):
+    def __init__(self, cov, test_timeout_s, select=()):
         self.cov = cov
         self.test_timeout_s = test_timeout_s
+        self.select = tuple(select)
         self.outcomes = {}
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        if not self.select:
+            return
+        def chosen(nodeid):
+            return any(nodeid == s or nodeid.startswith(s + "::") or nodeid.startswith(s + "[") for s in self.select)
+        kept = [item for item in items if chosen(item.nodeid)]
+        if kept:  # a selection that matches nothing (another rootdir) keeps the whole suite
+            config.hook.pytest_deselected(items=[item for item in items if not chosen(item.nodeid)])
+            items[:] = kept
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -100,7 +116,7 @@ def localize(config):
         cov = coverage.Coverage(data_file=None, source=[root], config_file=False)
     except Exception:  # noqa: BLE001 - no usable coverage.py here: outcomes only
         cov = None
-    plugin = _Contexts(cov, config.get("test_timeout_s"))
+    plugin = _Contexts(cov, config.get("test_timeout_s"), config.get("select") or ())
     if cov is not None:
         cov.start()
     try:
@@ -114,18 +130,26 @@ def localize(config):
 
 def _serve_mutant(path, source):
     """Make the import system compile `source` for the module file at `path` (no .pyc, no disk write)."""
-    target = os.path.realpath(path)
     original = importlib.machinery.SourceFileLoader.get_code
 
     def get_code(self, fullname):
-        if os.path.realpath(self.get_filename(fullname)) == target:
+        if _same_file(self.get_filename(fullname), path):
             return compile(source, self.get_filename(fullname), "exec", dont_inherit=True)
         return original(self, fullname)
 
     importlib.machinery.SourceFileLoader.get_code = get_code
     for name, module in list(sys.modules.items()):  # imported early (a conftest): imported again, mutated
-        if os.path.realpath(getattr(module, "__file__", None) or "") == target:
+        if _same_file(getattr(module, "__file__", None) or "", path):
             del sys.modules[name]
+
+
+def _same_file(a, b):
+    """The same file under any name: a project's editable install may import it through the path of the
+    checkout that the sandbox binds the shadow copy over (a src/ layout), not through the working directory."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _wait(pid, timeout_s):
@@ -157,6 +181,8 @@ class _Forker:
         self.sources = {}
         self.result = {"results": [], "stopped": None}
         self.in_child = False
+        self.per_test = bool(config.get("per_test"))
+        self.log = None  # the child's per-test outcome log (per_test mode)
 
     def _source(self, path):
         if path not in self.sources:
@@ -176,6 +202,8 @@ class _Forker:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
+            if self.per_test:
+                self.log = open(_log_path(self.config, mutant["id"]), "w", encoding="utf-8")  # noqa: SIM115 - open for the child's whole life
             _serve_mutant(mutant["path"], "\n".join(lines))
         return pid
 
@@ -192,8 +220,10 @@ class _Forker:
                 return None  # the child collects and runs the tests with its mutant
             began = time.monotonic()
             outcome = _wait(pid, self.config["timeout_s"])
-            self.result["results"].append({"id": mutant["id"], "outcome": outcome,
-                                           "duration_s": round(time.monotonic() - began, 3)})
+            entry = {"id": mutant["id"], "outcome": outcome, "duration_s": round(time.monotonic() - began, 3)}
+            if self.per_test:
+                entry["tests"] = _read_log(_log_path(self.config, mutant["id"]))
+            self.result["results"].append(entry)
             passing += outcome == "passed"
             if passing >= self.config["max_passing"]:
                 self.result["stopped"] = "enough"
@@ -202,15 +232,61 @@ class _Forker:
         session.testscollected = 0
         return True
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        bound = self.config.get("test_timeout_s") if self.log is not None else None
+        if self.log is not None:
+            self.log.write(json.dumps(["start", item.nodeid]) + "\n")
+            self.log.flush()
+        if bound:
+            previous = signal.signal(signal.SIGALRM, _alarm)
+            signal.setitimer(signal.ITIMER_REAL, bound)
+        try:
+            yield
+        finally:
+            if bound:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+
+    def pytest_runtest_logreport(self, report):
+        if self.log is not None and (report.when == "call" or report.outcome != "passed"):
+            self.log.write(json.dumps(["end", report.nodeid, report.outcome]) + "\n")
+            self.log.flush()
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
         if self.in_child:
             os._exit(int(exitstatus))
 
 
+def _log_path(config, mutant_id):
+    return os.path.join(os.path.dirname(config["out"]) or ".", f"tests-{mutant_id}.jsonl")
+
+
+def _read_log(path):
+    """{nodeid: outcome} from a child's log: a test started and never ended was stopped by the bound."""
+    tests = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by the kill
+                if event[0] == "start":
+                    tests.setdefault(event[1], "timeout")
+                elif tests.get(event[1]) in (None, "timeout", "passed"):
+                    tests[event[1]] = event[2]
+        os.unlink(path)
+    except OSError:
+        pass
+    return tests
+
+
 def mutants(config):
     forker = _Forker(config)
-    code = pytest.main(list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", "-x"],
+    stop_first = [] if config.get("per_test") else ["-x"]
+    code = pytest.main(list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", *stop_first],
                        plugins=[forker])
     if forker.in_child:  # pytest ended before its session finished (a usage error)
         os._exit(int(code) or 4)

@@ -38,9 +38,10 @@ async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeo
 
 
 async def collect_coverage(sandbox: Sandbox, root: Path, pytest_args: list[str], timeout_s: float,
-                           test_timeout_s: float) -> dict | None:
-    """{"coverage", "outcomes", "files"} of one suite run with per-test coverage contexts, or None."""
-    config = {"mode": "localize", "args": pytest_args, "test_timeout_s": test_timeout_s}
+                           test_timeout_s: float, select: list[str] | None = None) -> dict | None:
+    """{"coverage", "outcomes", "files"} of one suite run with per-test coverage contexts (only the tests
+    under the node ids `select`, when given), or None."""
+    config = {"mode": "localize", "args": pytest_args, "test_timeout_s": test_timeout_s, "select": select or []}
     return await run_driver(sandbox, root, config, timeout_s)
 
 

@@ -98,7 +98,8 @@ class SandboxSettings(BaseModel):
         ".venv/, venv/, uv, Poetry, hatch, pdm, then python3 on PATH.",
     )
     test_timeout_s: float = Field(
-        default=0.0, ge=0,
+        default=0.0,
+        ge=0,
         description="Time bound of one test, in seconds, enforced inside pytest; 0 derives it from the baseline "
         "(10x its slowest passing test, at least 2 s).",
     )
@@ -132,6 +133,67 @@ class SearchSettings(BaseModel):
     mutant_timeout_s: float = Field(
         default=5.0, gt=0, description="Seconds one mutant may run the failing tests before it is stopped."
     )
+    background: bool = Field(
+        default=True,
+        description="Editor: after a test run leaves failing tests, look for a verified single-edit fix in the "
+        "background.",
+    )
+    background_model_round: bool = Field(
+        default=False,
+        description="Editor: when the background search finds no fix, allow one model round (one attempt) to look "
+        "for one.",
+    )
+
+
+class MutationSettings(BaseModel):
+    """Mutation testing of generated tests (gen-tests): the rule that decides which tests are kept."""
+
+    model_config = _CONFIG
+
+    enabled: bool = Field(
+        default=True,
+        description="Keep a generated test only when it kills a mutant the other tests miss "
+        "(or covers lines no mutant applies to); off: keep tests that add coverage.",
+    )
+    max_mutants: int = Field(
+        default=80, ge=1, le=2000, description="Most mutants of the targets run per gen-tests run."
+    )
+    budget_s: float = Field(default=180.0, gt=0, description="Seconds one mutation run may spend on all its mutants.")
+    mutant_timeout_s: float = Field(
+        default=10.0, gt=0, description="Seconds one mutant may run the tests before it is stopped (counts as killed)."
+    )
+    followup: bool = Field(
+        default=True, description="Ask the tester once more for tests that kill the mutants no test notices."
+    )
+
+
+class VerifySettings(BaseModel):
+    """What verifies a change besides the project's existing tests (pipeline/goal_tests.py, toolcheck.py, verifying.py)."""  # noqa: E501 - the schema's description
+
+    model_config = _CONFIG
+
+    goal_tests: bool = Field(
+        default=True,
+        description="A task, or a goal with no failing test: the tester writes tests for the goal first; "
+        "they must fail before the change and pass after it, and are offered with the change.",
+    )
+    tool_recheck: bool = Field(
+        default=True,
+        description="A fix asked on a ruff, flake8, mypy or pyright diagnostic is checked by running "
+        "that tool again in the sandbox on the changed files (when installed), plus the tests.",
+    )
+    verifier: bool = Field(
+        default=False,
+        description="After the tests pass, a model scores the diff against the goal (0-1) and may "
+        "send the run back for another round with its feedback; it never overrules a failing test.",
+    )
+    threshold: float = Field(default=0.7, ge=0, le=1, description="The verifier's score a change needs to be accepted.")
+    verifier_rounds: int = Field(
+        default=1,
+        ge=0,
+        le=5,
+        description="Times the verifier may send a run back for another round.",
+    )
 
 
 class Settings(BaseModel):
@@ -146,7 +208,11 @@ class Settings(BaseModel):
     api_key_env: str = Field(default="AGENTLS_API_KEY", description="Environment variable holding the API key.")
     api_key: SecretStr | None = Field(default=None, exclude=True, description="API key (from the environment only).")
     temperature: float = Field(default=0.2, ge=0, le=2, description="Default sampling temperature.")
-    request_timeout_s: float = Field(default=120.0, gt=0, description="Timeout of one LLM request, in seconds.")
+    request_timeout_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Timeout of one LLM request that is not streamed, or of a streamed answer's start, in seconds.",
+    )
     max_retries: int = Field(default=3, ge=0, le=10, description="Retries of an LLM request on 429/5xx/timeout.")
     retry_backoff_s: float = Field(
         default=0.5, ge=0, le=60, description="First backoff before retrying an LLM request; doubles each retry."
@@ -155,7 +221,21 @@ class Settings(BaseModel):
         default=90.0,
         gt=0,
         le=3600,
-        description="Deadline of one model call, all retries included, in seconds; then the run stops with an error.",
+        description="Deadline of one model call's retries and of its streamed answer's start, in seconds; "
+        "then the run stops with an error.",
+    )
+    llm_stall_s: float = Field(
+        default=40.0,
+        gt=0,
+        le=600,
+        description="Silence (no bytes; keep-alive pings count) after which a streamed answer is given up and "
+        "retried, in seconds.",
+    )
+    llm_answer_cap_s: float = Field(
+        default=600.0,
+        gt=0,
+        le=7200,
+        description="Longest one model call may take, a streaming answer included, in seconds.",
     )
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")
@@ -184,9 +264,17 @@ class Settings(BaseModel):
     preview_edits: bool = Field(
         default=True, description="Editor: show each change with its reason and ask before it is applied."
     )
+    run_tests_on_save: bool = Field(
+        default=False, description="Editor: run the tests when a Python file of the workspace is saved."
+    )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
     search: SearchSettings = Field(default_factory=SearchSettings, description="Localization and mutant search.")
+    mutation: MutationSettings = Field(default_factory=MutationSettings, description="Mutation testing in gen-tests.")
+    verify: VerifySettings = Field(
+        default_factory=VerifySettings,
+        description="Verification beyond the existing tests: goal tests, tool re-checks, the verifier.",
+    )
     prompts: dict[str, str] = Field(
         default_factory=dict, description="Prompt overrides per role: template text or a path to a file."
     )
@@ -278,4 +366,3 @@ def describe_validation_error(exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"]) or "settings"
         parts.append(f"{loc}: {err['msg']}")
     return "invalid settings: " + "; ".join(parts)
-

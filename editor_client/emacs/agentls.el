@@ -2,11 +2,13 @@
 
 ;;; Commentary:
 
-;; Runs the agentls language server (`python3 -m lsp_server`, agentls
-;; installed in that interpreter, e.g. an activated venv) for Python buffers
-;; through eglot (built into Emacs 29; `elpa-eglot' or M-x package-install
-;; eglot on Emacs 28).  Code actions (Plan and fix, Generate tests) come
-;; through `eglot-code-actions'; the commands below cover the rest.
+;; Runs the agentls language server (`python3 -m lsp_server', agentls
+;; installed in that interpreter, e.g. an activated venv; or set
+;; `agentls-server-command') for Python buffers, in `python-mode' and in
+;; Emacs 29's `python-ts-mode', through eglot (built into Emacs 29;
+;; `elpa-eglot' or M-x package-install eglot on Emacs 28).  Code actions
+;; (Plan and fix, Generate tests) come through `eglot-code-actions'; the
+;; commands below cover the rest.
 ;;
 ;; Install: put this file on `load-path' and add to your init file:
 ;;
@@ -18,14 +20,24 @@
 ;;           :roles (:coder (:model "qwen2.5-coder-7b"))
 ;;           :sandbox (:backend "bubblewrap" :timeoutS 120)))
 ;;   (add-hook 'python-mode-hook #'eglot-ensure)
+;;   (add-hook 'python-ts-mode-hook #'eglot-ensure)
+;;
+;; Your own Python server stays: when `eglot-server-programs' already names
+;; a Python server that is installed (pylsp, pyright, ... or your own entry),
+;; agentls does not take its place; M-x agentls-eglot then starts agentls
+;; for the current project when you want it, and
+;; `agentls-replace-python-server' makes agentls the default instead.
 ;;
 ;; Setting names are the VS Code ones without "agentls." (see
-;; editor_client/package.json); booleans are t / :json-false.  The settings
-;; answer the server's workspace/configuration requests for "agentls".
+;; editor_client/package.json); booleans are t / :json-false.  They are
+;; added as the "agentls" section to whatever `eglot-workspace-configuration'
+;; holds (a plist, a function, directory-local values), for agentls' server
+;; only; a section "agentls" you write there yourself wins.
 
 ;;; Code:
 
 (require 'eglot)
+(require 'cl-lib)
 
 (defgroup agentls nil
   "The agentls language server."
@@ -36,13 +48,73 @@
   :type '(plist :key-type symbol)
   :group 'agentls)
 
-(add-to-list 'eglot-server-programs '(python-mode . ("python3" "-m" "lsp_server")))
+(defcustom agentls-server-command '("python3" "-m" "lsp_server")
+  "The command line that starts the agentls server over stdio."
+  :type '(repeat string)
+  :group 'agentls)
 
-(defun agentls-workspace-configuration (_server)
-  "The workspace configuration eglot sends: the \"agentls\" section."
-  (list :agentls (or agentls-settings eglot--{})))
+(defcustom agentls-replace-python-server nil
+  "Non-nil: agentls serves Python buffers even when another Python server is configured and installed."
+  :type 'boolean
+  :group 'agentls)
 
-(setq-default eglot-workspace-configuration #'agentls-workspace-configuration)
+(defconst agentls-python-modes '(python-mode python-ts-mode)
+  "The major modes agentls serves.")
+
+(defconst agentls--modes-spec '((python-mode :language-id "python") (python-ts-mode :language-id "python"))
+  "The modes of agentls' `eglot-server-programs' entry; both send languageId \"python\".")
+
+(defun agentls-contact (&optional _interactive)
+  "The eglot contact of the agentls server: `agentls-server-command'."
+  agentls-server-command)
+
+(defun agentls--python-entry ()
+  "The first `eglot-server-programs' entry for a mode of `agentls-python-modes', or nil."
+  (cl-find-if (lambda (entry)
+                (let ((modes (if (listp (car entry)) (car entry) (list (car entry)))))
+                  (cl-some (lambda (mode) (memq (if (consp mode) (car mode) mode) agentls-python-modes)) modes)))
+              eglot-server-programs))
+
+(defun agentls--installed-p (entry)
+  "Non-nil when the server program of ENTRY (an `eglot-server-programs' entry) can be started here."
+  (let ((contact (cdr entry)))
+    (condition-case nil
+        (let ((command (if (functionp contact) (funcall contact nil) contact)))
+          (and (consp command) (stringp (car command)) (executable-find (car command))))
+      (error nil))))
+
+(defun agentls-setup ()
+  "Serve Python buffers with agentls unless another installed Python server is configured.
+Returns non-nil when agentls was registered."
+  (let ((entry (agentls--python-entry)))
+    (if (and entry (not (eq (cdr entry) #'agentls-contact)) (agentls--installed-p entry)
+             (not agentls-replace-python-server))
+        (progn (message "agentls: keeping your Python language server; M-x agentls-eglot starts agentls") nil)
+      (setq eglot-server-programs
+            (cons (cons agentls--modes-spec #'agentls-contact)
+                  (cl-remove-if (lambda (e) (eq (cdr e) #'agentls-contact)) eglot-server-programs)))
+      t)))
+
+(defun agentls-eglot ()
+  "Start agentls for the current buffer's project, whatever `eglot-server-programs' says."
+  (interactive)
+  (let ((eglot-server-programs (cons (cons agentls--modes-spec #'agentls-contact) eglot-server-programs)))
+    (apply #'eglot (eglot--guess-contact))))
+
+(defun agentls--server-p (server)
+  "Non-nil when SERVER is an agentls server (by its serverInfo name, else its command)."
+  (or (equal (plist-get (eglot--server-info server) :name) "agentls")
+      (equal (process-command (jsonrpc--process server)) agentls-server-command)))
+
+(defun agentls--with-section (next server &rest args)
+  "Advice: NEXT's workspace configuration for SERVER (with ARGS), plus the \"agentls\" section."
+  (let ((plist (apply next server args)))
+    (if (or (not (agentls--server-p server)) (plist-member plist :agentls))
+        plist
+      (append plist (list :agentls (or agentls-settings eglot--{}))))))
+
+(advice-add 'eglot--workspace-configuration-plist :around #'agentls--with-section)
+(agentls-setup)
 
 (defvar agentls--last-run nil
   "The runId of the last run started from this Emacs.")
@@ -103,6 +175,17 @@
         (when (fboundp 'markdown-mode) (markdown-mode))
         (goto-char (point-min)))
       (display-buffer (current-buffer)))))
+
+(defun agentls-show-report ()
+  "Write the last run's HTML report (graph path, timeline, prompts, diffs, tests) and open it in the browser."
+  (interactive)
+  (let* ((answer (agentls--execute "agentls.showReport"
+                                   (if agentls--last-run (list :runId agentls--last-run) eglot--{})))
+         (path (plist-get answer :path)))
+    (if (not (stringp path))
+        (message "agentls: the server wrote no report")
+      (message "agentls: report of run %s: %s" (plist-get answer :runId) path)
+      (browse-url-of-file path))))
 
 (provide 'agentls)
 ;;; agentls.el ends here

@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 import { ExecuteCommandRequest, type LanguageClient } from "vscode-languageclient/node";
 import type { AgentlsServer } from "./server";
 import type { RunStatus } from "./status";
+import { showReport } from "./report";
 import { showTrace } from "./trace";
 
 type CommandArgument = Record<string, unknown>;
@@ -63,6 +64,7 @@ export class Commands {
       ["agentls.runTests", () => this.runTests()],
       ["agentls.cancel", () => this.cancel()],
       ["agentls.showTrace", () => this.trace()],
+      ["agentls.showReport", () => this.report()],
       ["agentls.restart", () => this.server.restart()],
     ];
     return table.map(([name, handler]) =>
@@ -128,5 +130,11 @@ export class Commands {
     const runId = this.status.activeRunId();
     const markdown = await this.execute("agentls.showTrace", runId === undefined ? {} : { runId });
     await showTrace(markdown);
+  }
+
+  private async report(): Promise<void> {
+    const runId = this.status.activeRunId();
+    const answer = await this.execute("agentls.showReport", runId === undefined ? {} : { runId });
+    await showReport(answer);
   }
 }

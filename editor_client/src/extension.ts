@@ -1,14 +1,18 @@
 /**
  * agentls for VS Code: the composition root. Builds the output channel, the
- * status bar item, the language client and the palette commands, and
- * restarts the server when an `agentls` setting or the Python extension's
- * selected interpreter changes.
+ * status bar item, the language client and the palette commands. A settings
+ * change reaches the running server (`workspace/didChangeConfiguration`, then it
+ * pulls `workspace/configuration`), so runs in flight go on; only the settings
+ * that choose the server process (settingsChange.ts) or a new Python
+ * interpreter restart it. The output channel opens itself only when the
+ * server fails to start.
  */
 import * as vscode from "vscode";
 import { Commands } from "./commands";
 import { onInterpreterChange } from "./interpreter";
 import { AgentlsServer } from "./server";
 import { SECTION, configuredPython, contributedKeys } from "./settings";
+import { reactionTo } from "./settingsChange";
 import { RunStatus } from "./status";
 
 let server: AgentlsServer | undefined;
@@ -22,14 +26,16 @@ function restartWithMessage(output: vscode.LogOutputChannel, reason: string): vo
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel("agentls", { log: true });
-  output.show(true);
   const status = new RunStatus("agentls.cancel");
   server = new AgentlsServer(output, contributedKeys(context.extension), status);
   context.subscriptions.push(output, status, server, ...new Commands(server, status).register());
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (event.affectsConfiguration(SECTION)) {
-        restartWithMessage(output, "settings changed");
+      const reaction = reactionTo((section) => event.affectsConfiguration(section), SECTION);
+      if (reaction === "restart") {
+        restartWithMessage(output, "the server command changed");
+      } else if (reaction === "notify") {
+        server?.configurationChanged();
       }
     }),
     await onInterpreterChange(() => {

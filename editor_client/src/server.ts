@@ -7,6 +7,7 @@
  */
 import * as vscode from "vscode";
 import {
+  DidChangeConfigurationNotification,
   LanguageClient,
   State,
   type ConfigurationParams,
@@ -43,6 +44,13 @@ export class AgentlsServer implements vscode.Disposable {
   async restart(): Promise<void> {
     await this.stop();
     await this.ready();
+  }
+
+  /** Tell a running server that settings changed; it pulls them again (no restart, runs go on). */
+  configurationChanged(): void {
+    this.client?.sendNotification(DidChangeConfigurationNotification.type, { settings: null }).catch((error: unknown) => {
+      this.output.warn(`agentls: sending the settings change failed: ${String(error)}`);
+    });
   }
 
   async stop(): Promise<void> {

@@ -75,7 +75,7 @@ PACKAGE = ROOT / "agent_core"
 LAYERS: list[set[str]] = [
     {"errors", "models", "events", "settings"},  # shared by every layer; import nothing above
     {"workspace", "sandbox", "llm", "local_model", "memory", "journal", "analysis"},  # seams and stores
-    {"agents", "testing", "search"},  # roles, test runs, localization
+    {"agents", "testing", "search", "report"},  # roles, test runs, localization, the run report
     {"pipeline", "gentests"},  # the workflows
     {"engine"},  # the front door
     {"cli", "__main__"},  # the front end in this package (lsp_server is the other)

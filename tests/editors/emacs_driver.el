@@ -76,6 +76,11 @@
     (driver-wait (lambda () driver-run-ended) 30)
     (with-current-buffer buffer (agentls-show-trace))
     (driver-note 'trace (with-current-buffer "*agentls trace*" (buffer-string)))
+    ;; agentls-show-report writes the run's HTML report and hands its file to the browser.
+    (let* ((opened nil)
+           (browse-url-browser-function (lambda (url &rest _) (setq opened url))))
+      (with-current-buffer buffer (agentls-show-report))
+      (driver-note 'report_url (or opened "")))
     (eglot-shutdown server)))
 
 (condition-case err

@@ -33,3 +33,6 @@ def test_emacs_snippet_attaches_lists_actions_and_applies_plan_and_fix(
     assert seen["major_mode"] == "python-mode"
     assert seen["server_command"][-2:] == ["-m", "lsp_server"] and seen["server_command"][0] == "python3"
     check_fixed_in_buffer_only(seen, seen["buffer"], run, editor_workspace, scripted_llm, server_tmp)
+    assert seen["report_url"].startswith("file://") and seen["report_url"].endswith("/report.html")
+    report = Path(seen["report_url"].removeprefix("file://"))
+    assert report.is_file() and 'id="graph"' in report.read_text(encoding="utf-8")

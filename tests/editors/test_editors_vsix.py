@@ -200,3 +200,38 @@ def test_the_agentls_found_on_path_is_the_real_server(built: Path) -> None:
     assert chosen["source"] == "agentls on PATH", chosen
     version = subprocess.run([chosen["command"], "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout.startswith("agentls "), version.stdout + version.stderr
+
+
+def test_manifest_follows_current_conventions(built: Path) -> None:
+    """Off in untrusted workspaces, no onCommand events VS Code derives itself, LICENSE and CHANGELOG packed."""
+    with zipfile.ZipFile(_vsix(built)) as vsix:
+        names = {n.lower() for n in vsix.namelist()}
+        manifest = json.loads(vsix.read("extension/package.json"))
+    assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] is False
+    assert manifest["capabilities"]["untrustedWorkspaces"]["description"]
+    assert not [e for e in manifest["activationEvents"] if e.startswith("onCommand:")]
+    contributed = {c["command"] for c in manifest["contributes"]["commands"]}
+    assert {"agentls.showTrace", "agentls.showReport"} <= contributed
+    assert {"extension/license.txt", "extension/changelog.md"} <= names or \
+        {"extension/license", "extension/changelog.md"} <= names, sorted(names)[:20]
+
+
+REACT = """
+const { reactionTo } = require(process.argv[1]);
+const cases = JSON.parse(process.argv[2]);
+// VS Code's event.affectsConfiguration(section): a changed key is that section or below it.
+console.log(JSON.stringify(cases.map((changed) =>
+  reactionTo((section) => changed.some((key) => key === section || key.startsWith(section + "."))))));
+"""
+
+
+def test_a_settings_change_restarts_only_for_the_server_process(built: Path) -> None:
+    """The compiled settingsChange.js: engine settings notify the running server; serverCommand/python restart it."""
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    cases = [["agentls.model"], ["agentls.sandbox.timeoutS", "agentls.roles.coder.model"], ["agentls.serverCommand"],
+             ["agentls.python"], ["agentls.model", "agentls.python"], ["agentls.pythonPath"], ["editor.fontSize"], []]
+    proc = subprocess.run([node, "-e", REACT, str(built / "out" / "settingsChange.js"), json.dumps(cases)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == ["notify", "notify", "restart", "restart", "restart", "notify", "none", "none"]

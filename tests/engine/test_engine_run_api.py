@@ -57,12 +57,21 @@ async def test_tests_already_passing_is_nothing_to_fix(tmp_path: Path, scripted_
     assert result.status == "passed" and result.iterations == 0 and scripted_llm.requests == []
 
 
-@pytest.mark.parametrize("ask", [{"goal": "give add a docstring"}, {"diagnostics": ["calc.py:1 missing docstring"]}])
-async def test_passing_tests_do_not_end_a_run_the_user_gave_a_goal(tmp_path: Path, scripted_llm, ask: dict):
+DOC_TEST = {"tests": [{"name": "test_add_is_documented", "kind": "pytest", "target": "add",
+                       "code": "from calc import add\n\n\ndef test_add_is_documented():\n    assert add.__doc__\n"}]}
+
+
+@pytest.mark.parametrize("ask, goal_test", [
+    ({"goal": "give add a docstring"}, "test_goal_give_add_docstring.py"),
+    ({"diagnostics": ["calc.py:1 missing docstring"]}, "test_goal_calc_py_missing_docstring.py"),
+])
+async def test_passing_tests_do_not_end_a_run_the_user_gave_a_goal(tmp_path: Path, scripted_llm, ask: dict,
+                                                                    goal_test: str):
     project = tmp_path / "ok"
     project.mkdir()
     (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     (project / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    scripted_llm.add("tester", DOC_TEST)  # no test fails: the tester writes the one that judges the change
     scripted_llm.add("planner", {"approach": "document add", "subtasks": [
         {"id": "t1", "description": "add a docstring to add in calc.py", "files": ["calc.py"]}]})
     scripted_llm.add("coder", {"edits": [{"path": "calc.py", "search": "def add(a, b):\n",
@@ -71,8 +80,10 @@ async def test_passing_tests_do_not_end_a_run_the_user_gave_a_goal(tmp_path: Pat
     result = await _engine(project, scripted_llm.base_url).run(RunRequest(kind="fix", workspace=project, **ask),
                                                                NullHooks())
 
-    assert (result.status, result.change_set.files) == ("fixed", ["calc.py"]), result.error
+    assert (result.status, result.change_set.files) == ("fixed", ["calc.py", goal_test]), result.error
     assert '"""Sum of a and b."""' in result.change_set.changes[0].new
+    assert result.extra["goal_tests"]["tests"] == ["test_add_is_documented"]
+    assert result.report.passed == 2 and not result.report.failures
     assert "Sum of a and b" not in (project / "calc.py").read_text()
 
 

@@ -25,19 +25,26 @@ def _answer(name: str, body: str) -> dict:
 
 
 def test_cli_json_apply_and_suspected_bug(scripted_llm, shop_workspace: Path):
+    (shop_workspace / ".agentls.toml").write_text("[mutation]\nfollowup = false\n")
     scripted_llm.add("tester", _answer("test_average_example", "    assert average([2, 4]) == 3.0\n"))
     proc = _agentls("gen-tests", "shop.py", "--target", "average", "--apply", "--json",
                     "--base-url", scripted_llm.base_url, cwd=shop_workspace)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert list(summary) == ["status", "tests_written", "tests_kept", "tests_dropped", "suspected_bugs", "coverage",
-                             "files_changed", "usage", "duration_s", "error"]
+                             "mutation", "files_changed", "usage", "duration_s", "error"]
     assert summary["status"] == "ok" and summary["error"] is None
     assert (summary["tests_written"], summary["tests_kept"], summary["tests_dropped"]) == (1, 1, 0)
     assert [(b["file"], b["line"]) for b in summary["suspected_bugs"]] == [("shop.py", PLANTED_LINE)]
     assert summary["files_changed"] == ["tests/test_shop.py"]
     assert summary["usage"]["llm_calls"] == 1
     assert summary["coverage"]["before"] == 0.0 and summary["coverage"]["after"] > 0
+    # the only kept test fails on the code (a suspected bug): no test kills any mutant of average
+    mutation = summary["mutation"]
+    assert mutation["mutants"] > 0 and (mutation["killed_before"], mutation["killed_after"]) == (0, 0)
+    assert len(mutation["survivors"]) == mutation["mutants"]
+    first = mutation["survivors"][0]
+    assert f"{first['file']}:{first['line']}: no test notices {first['change']} here" in proc.stderr
     written = (shop_workspace / "tests" / "test_shop.py").read_text()
     assert "# agentls: suspected bug: average" in written
     assert f"shop.py:{PLANTED_LINE}:" in proc.stderr

@@ -15,30 +15,48 @@ from agent_core.models import RunRequest
 from agent_core.settings import Settings
 from agent_core.workspace.changeset import apply_change_set
 
+COVERAGE_RULE = {
+    "enabled": False
+}  # these tests are about the loop and the coverage rule (mutation: test_gentests_mutation)
+
 
 def _user_text(body: dict) -> str:
     return body["messages"][-1]["content"]
 
 
 def _tests(*tests: tuple[str, str]) -> str:
-    return json.dumps({"tests": [{"name": n, "code": c, "kind": "pytest", "target": "", "rationale": "r"}
-                                 for n, c in tests]})
+    return json.dumps(
+        {"tests": [{"name": n, "code": c, "kind": "pytest", "target": "", "rationale": "r"} for n, c in tests]}
+    )
 
 
-AVERAGE_TESTS = _tests(("test_average_documented", "from shop import average\n\n\ndef test_average_documented():\n"
-                                                   "    assert average([2, 4]) == 3.0\n"))
+AVERAGE_TESTS = _tests(
+    (
+        "test_average_documented",
+        "from shop import average\n\n\ndef test_average_documented():\n    assert average([2, 4]) == 3.0\n",
+    )
+)
 CLAMP_TESTS = _tests(
     ("test_clamp_low", "from shopp import clamp\n\n\ndef test_clamp_low():\n    assert clamp(-5, 0, 10) == 0\n"),
-    ("test_clamp_never", "from shop import clamp\n\n\ndef test_clamp_never(no_such_fixture):\n"
-                         "    assert clamp(1, 0, 2) == 1\n"),
-    ("test_clamp_low_again", "from shop import clamp\n\n\ndef test_clamp_low_again():\n"
-                             "    assert clamp(-1, 0, 10) == 0\n"),
+    (
+        "test_clamp_never",
+        "from shop import clamp\n\n\ndef test_clamp_never(no_such_fixture):\n    assert clamp(1, 0, 2) == 1\n",
+    ),
+    (
+        "test_clamp_low_again",
+        "from shop import clamp\n\n\ndef test_clamp_low_again():\n    assert clamp(-1, 0, 10) == 0\n",
+    ),
     ("test_clamp_high", "from shop import clamp\n\n\ndef test_clamp_high():\n    assert clamp(15, 0, 10) == 10\n"),
 )
-REPAIRED_LOW = _tests(("test_clamp_low", "from shop import clamp\n\n\ndef test_clamp_low():\n"
-                                         "    assert clamp(-5, 0, 10) == 0\n"))
-STILL_BROKEN = _tests(("test_clamp_never", "from shop import clamp\n\n\ndef test_clamp_never(other_missing):\n"
-                                           "    assert clamp(1, 0, 2) == 1\n"))
+REPAIRED_LOW = _tests(
+    ("test_clamp_low", "from shop import clamp\n\n\ndef test_clamp_low():\n    assert clamp(-5, 0, 10) == 0\n")
+)
+STILL_BROKEN = _tests(
+    (
+        "test_clamp_never",
+        "from shop import clamp\n\n\ndef test_clamp_never(other_missing):\n    assert clamp(1, 0, 2) == 1\n",
+    )
+)
 
 
 def _tester(body: dict) -> str:
@@ -54,7 +72,7 @@ def _tester(body: dict) -> str:
 
 async def test_keep_repair_drop_and_suspected_bug(scripted_llm, shop_workspace: Path):
     scripted_llm.default("tester", _tester)
-    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1)
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation=COVERAGE_RULE)
     hooks = NullHooks()
     request = RunRequest(kind="gen_tests", workspace=shop_workspace, target_file="shop.py", run_id="t1")
     result = await run_gen_tests(request, settings, hooks)
@@ -65,10 +83,14 @@ async def test_keep_repair_drop_and_suspected_bug(scripted_llm, shop_workspace: 
     reasons = {d["test"]: d["reason"] for d in extra["dropped"]}
     assert reasons["test_clamp_low_again"] == "adds no line or branch coverage"
     assert reasons["test_clamp_never"].startswith("never ran correctly")
-    assert extra["suspected_bugs"] == [{
-        "test": "tests/test_shop.py::test_average_documented", "file": "shop.py", "line": PLANTED_LINE,
-        "message": extra["suspected_bugs"][0]["message"],
-    }]
+    assert extra["suspected_bugs"] == [
+        {
+            "test": "tests/test_shop.py::test_average_documented",
+            "file": "shop.py",
+            "line": PLANTED_LINE,
+            "message": extra["suspected_bugs"][0]["message"],
+        }
+    ]
     assert "average" in extra["suspected_bugs"][0]["message"]
 
     # the repaired test is kept; the change set creates the file; the bug test is marked
@@ -126,7 +148,7 @@ async def test_existing_test_file_is_extended_and_coverage_is_reported(scripted_
             ),
         ),
     )
-    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1)
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation=COVERAGE_RULE)
     request = RunRequest(kind="gen_tests", workspace=shop_workspace, target_file="shop.py", target_symbol="clamp")
     result = await run_gen_tests(request, settings, NullHooks())
 

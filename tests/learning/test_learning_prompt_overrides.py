@@ -32,7 +32,7 @@ def test_valid_override_from_a_file_is_shown_and_used(project: Path, scripted_ll
     assert "CUSTOM-CODER-PROMPT" in shown.stdout
     every = cli("prompts", "show", "--workspace", str(project))
     assert [line.split()[1] for line in every.stdout.splitlines() if line.startswith("=== ")] == [
-        "planner", "coder", "reflector", "tester", "explainer"]
+        "planner", "coder", "reflector", "tester", "explainer", "verifier"]
 
     scripted_llm.add("coder", FIX_EDIT)
     run = cli("fix", str(project), "--base-url", scripted_llm.base_url, "--json")

@@ -18,7 +18,7 @@ ASK = [{"role": "user", "content": "Fix it."}]
 def _client(base_url: str, waits: list[tuple[str, float]], **values) -> OpenAIChatClient:
     settings = Settings(base_url=base_url, retry_backoff_s=0.01, **values)
     settings.api_key = SecretStr(API_KEY)
-    return OpenAIChatClient(settings, on_wait=lambda role, elapsed: waits.append((role, elapsed)))
+    return OpenAIChatClient(settings, on_wait=lambda role, elapsed, tokens: waits.append((role, elapsed)))
 
 
 async def test_a_hung_endpoint_is_given_up_at_the_deadline_not_after_every_retry(scripted_llm, monkeypatch):

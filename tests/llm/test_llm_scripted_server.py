@@ -129,3 +129,30 @@ def test_usable_outside_pytest_as_context_manager():
         url = llm.base_url
     with pytest.raises(openai.APIConnectionError):
         _ask(openai.OpenAI(base_url=url, api_key="k", max_retries=0, timeout=2))
+
+
+def test_a_streamed_answer_is_sse_on_the_wire(scripted_llm):
+    scripted_llm.add("coder", "hello world")
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True,
+            "stream_options": {"include_usage": True}}
+    with httpx.stream("POST", f"{scripted_llm.base_url}/chat/completions", json=body,
+                      headers={"X-Agentls-Role": "coder"}, timeout=5) as response:
+        assert response.headers["content-type"] == "text/event-stream"
+        lines = [line for line in response.iter_lines() if line]
+    assert all(line.startswith("data: ") for line in lines) and lines[-1] == "data: [DONE]"
+    chunks = [json.loads(line[len("data: "):]) for line in lines[:-1]]
+    assert {c["object"] for c in chunks} == {"chat.completion.chunk"}
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]) == "hello world"
+    assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "stop"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] == 3  # "hell", "o wo", "rld"
+
+
+def test_a_stream_without_usage_when_the_server_sends_none(scripted_llm):
+    scripted_llm.stream_usage = False
+    scripted_llm.add("coder", "hello")
+    stream = _client(scripted_llm, "coder").chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "hi"}], stream=True, stream_options={"include_usage": True}
+    )
+    chunks = list(stream)
+    assert all(c.usage is None for c in chunks)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "hello"

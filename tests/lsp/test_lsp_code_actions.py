@@ -62,12 +62,8 @@ async def test_capabilities_list_the_commands_kinds_and_incremental_sync(lsp_ses
     async with lsp_session() as s:
         caps = s.capabilities
         assert set(caps.execute_command_provider.commands) == {
-            "agentls.planAndFix",
-            "agentls.generateTests",
-            "agentls.runTask",
-            "agentls.runTests",
-            "agentls.cancel",
-            "agentls.showTrace",
+            "agentls.planAndFix", "agentls.generateTests", "agentls.runTask",
+            "agentls.runTests", "agentls.cancel", "agentls.showTrace", "agentls.showReport", "agentls.applyVerifiedFix",
         }
         assert set(caps.code_action_provider.code_action_kinds) == {
             "quickfix",

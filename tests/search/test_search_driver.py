@@ -104,3 +104,29 @@ def test_the_driver_stops_after_enough_passing_mutants_or_its_budget(root: Path,
 
     assert [o for _, o in enough[0]] == ["passed", "passed"] and enough[1] == "enough"
     assert [o for _, o in budget[0]] == ["timeout"] and budget[1] == "budget"
+
+
+def test_per_test_mode_records_every_test_of_every_mutant_with_bounds(root: Path, sandbox):
+    from agent_core.search.sandboxed import run_driver
+
+    mutants = [
+        {"id": 0, "path": "spin.py", "line": 8, "text": "    return 2 * n"},  # the original: a control
+        {"id": 1, "path": "spin.py", "line": 2, "text": "    while n != 1:"},  # settle(4) loops: stopped per test
+        {"id": 2, "path": "spin.py", "line": 8, "text": "    return 2 + n"},  # twice(2) is still 4
+        {"id": 3, "path": "spin.py", "line": 8, "text": "    return 3 * n"},
+    ]
+    config = {"mode": "mutants", "per_test": True, "nodeids": ["test_spin.py"], "timeout_s": 30,
+              "test_timeout_s": 1.0, "budget_s": 90, "max_passing": 10, "mutants": mutants}
+
+    data = asyncio.run(run_driver(sandbox, root, config, timeout_s=150))
+
+    assert data is not None and data["stopped"] is None
+    tests = {r["id"]: r["tests"] for r in data["results"]}
+    odd, even, twice = "test_spin.py::test_odd_settles", "test_spin.py::test_even_settles", "test_spin.py::test_twice"
+    # settle(3) loops in the original too: its bound stops it in every child, the other tests still run
+    assert tests[0] == {odd: "failed", even: "passed", twice: "passed"}
+    assert tests[1] == {odd: "failed", even: "failed", twice: "passed"}, "settle(4) stopped by the per-test bound"
+    assert tests[2] == {odd: "failed", even: "passed", twice: "passed"}
+    assert tests[3] == {odd: "failed", even: "passed", twice: "failed"}
+    assert all(r["outcome"] == "failed" for r in data["results"])
+    assert (root / "spin.py").read_text() == LOOP["spin.py"] and not (root / DRIVER_DIR).exists()

@@ -104,3 +104,13 @@ def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Pat
     )
     assert [m.tier for m in mutants] == sorted(m.tier for m in mutants)
     assert len(candidates(tmp_path, suspects, 3)) == 3
+
+
+def test_a_big_suites_coverage_is_collected_on_the_failing_tests_neighbourhood():
+    from agent_core.pipeline.searching import neighbourhood
+
+    assert neighbourhood(["tests/test_more.py::SlicedTests::test_odd", "tests/test_more.py::SlicedTests::test_even",
+                          "tests/test_a.py::test_x[1-2]", "test_b.py::test_y"]) == [
+        "tests/test_more.py::SlicedTests::test_odd", "tests/test_more.py::SlicedTests",
+        "tests/test_more.py::SlicedTests::test_even", "tests/test_a.py::test_x[1-2]", "tests/test_a.py",
+        "test_b.py::test_y", "test_b.py"]

@@ -1,0 +1,81 @@
+;;; emacs_config_driver.el --- how the shipped snippet fits into a user's eglot setup  -*- lexical-binding: t; -*-
+
+;; One scenario per Emacs process ($AGENTLS_EMACS_SCENARIO), what it saw
+;; written as JSON to $AGENTLS_E2E_OUT:
+;;   fresh   - no Python server of the user's: python-mode and python-ts-mode
+;;             buffers (python-ts-mode defined as a plain mode where Emacs is
+;;             older than 29) both get agentls, with languageId "python".
+;;   own     - the user's own installed Python server (`cat' stands for it)
+;;             stays; M-x agentls-eglot's contact and `agentls-replace-python-server'
+;;             still reach agentls.
+;;   merge   - the user's eglot-workspace-configuration (set before the
+;;             snippet loads, and a function set after it) is kept and the
+;;             real server, started through eglot, is answered both the
+;;             user's sections and "agentls".
+
+(require 'json)
+(require 'cl-lib)
+
+(defvar driver-result nil "Alist written as JSON at the end.")
+(defun driver-note (key value) (push (cons key value) driver-result))
+
+(defun driver-contact-in (mode)
+  "(managed modes, language id, command) eglot guesses for a file buffer in MODE."
+  (with-temp-buffer
+    (setq buffer-file-name (expand-file-name "calc.py"))
+    (funcall mode)
+    (let ((guess (eglot--guess-contact)))
+      (setq buffer-file-name nil)
+      ;; (MANAGED-MODES PROJECT CLASS CONTACT LANGUAGE-ID)
+      (list (symbol-name (car (nth 0 guess))) (nth 4 guess) (vconcat (nth 3 guess))))))
+
+(unless (fboundp 'python-ts-mode)
+  (define-derived-mode python-ts-mode prog-mode "Python[ts]" "Stands in for Emacs 29's python-ts-mode."))
+
+(defun driver-fresh ()
+  (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
+  (driver-note 'python_mode (vconcat (driver-contact-in #'python-mode)))
+  (driver-note 'python_ts_mode (vconcat (driver-contact-in #'python-ts-mode))))
+
+(defun driver-own ()
+  (require 'eglot)
+  (add-to-list 'eglot-server-programs '(python-mode . ("cat")))
+  (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
+  (driver-note 'python_mode (vconcat (driver-contact-in #'python-mode)))
+  (driver-note 'agentls_eglot_contact (vconcat (agentls-contact)))
+  (setq agentls-replace-python-server t)
+  (driver-note 'setup_when_replacing (if (agentls-setup) t :json-false))
+  (driver-note 'python_mode_replaced (vconcat (driver-contact-in #'python-mode))))
+
+(defun driver-merge ()
+  (require 'eglot)
+  (setq-default eglot-workspace-configuration '(:pylsp (:plugins (:ruff (:enabled t)))))
+  (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
+  (setq agentls-settings (list :model (getenv "AGENTLS_E2E_MODEL")))
+  (driver-note 'kept_before (if (equal (default-value 'eglot-workspace-configuration)
+                                       '(:pylsp (:plugins (:ruff (:enabled t)))))
+                                t :json-false))
+  (find-file (expand-file-name "calc.py"))
+  (apply #'eglot (eglot--guess-contact))
+  (let ((server (or (cl-loop repeat 300 for s = (eglot-current-server) when s return s
+                             do (accept-process-output nil 0.1))
+                    (error "eglot never connected"))))
+    (driver-note 'plist_before (eglot--workspace-configuration-plist server))
+    ;; a user who sets a function afterwards (e.g. from a hook) is not overwritten either
+    (setq-default eglot-workspace-configuration (lambda (_server) '(:ruff (:lineLength 100))))
+    (driver-note 'plist_after (eglot--workspace-configuration-plist server))
+    (setq-default eglot-workspace-configuration '(:agentls (:model "the-users-own")))
+    (driver-note 'plist_own_section (eglot--workspace-configuration-plist server))
+    (eglot-shutdown server)))
+
+(condition-case err
+    (pcase (getenv "AGENTLS_EMACS_SCENARIO")
+      ("fresh" (driver-fresh))
+      ("own" (driver-own))
+      ("merge" (driver-merge))
+      (other (error "unknown scenario %s" other)))
+  (error (driver-note 'error (error-message-string err))))
+
+(with-temp-file (getenv "AGENTLS_E2E_OUT")
+  (insert (json-encode driver-result)))
+(kill-emacs 0)

@@ -1,0 +1,55 @@
+"""The Emacs snippet in a user's eglot setup (Debian's Emacs 28 + elpa-eglot, batch).
+
+Serves python-mode and python-ts-mode (languageId "python" for both); keeps
+the user's own installed Python server unless asked to replace it; adds its
+"agentls" section to the user's eglot-workspace-configuration (a plist set
+before it loads, a function set after) instead of overwriting it, for the
+real agentls server started through eglot. Driver: emacs_config_driver.el.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from editors_support import HERE, MODEL, SNIPPETS, editor_env, require_editor, run_editor
+
+pytestmark = pytest.mark.editor
+
+
+def scenario(name: str, workspace: Path, tmp_path: Path, server_tmp: Path) -> dict:
+    emacs = require_editor("emacs", "apt-get install -y --no-install-recommends emacs-nox elpa-eglot")
+    out = tmp_path / f"{name}.json"
+    env = editor_env(tmp_path, server_tmp, AGENTLS_E2E_OUT=str(out), AGENTLS_EMACS_SCENARIO=name,
+                     AGENTLS_EMACS_SNIPPET=str(SNIPPETS / "emacs" / "agentls.el"), AGENTLS_E2E_MODEL=MODEL)
+    run = run_editor([emacs, "--batch", "-l", str(HERE / "emacs_config_driver.el")], cwd=workspace, env=env,
+                     timeout=120)
+    assert out.is_file(), f"the driver wrote no result\n{run.describe()}"
+    seen = json.loads(out.read_text())
+    assert "error" not in seen, f"{seen['error']}\n{run.describe()}"
+    return seen
+
+
+AGENTLS = ["python3", "-m", "lsp_server"]
+
+
+def test_python_mode_and_python_ts_mode_get_agentls(editor_workspace: Path, tmp_path: Path, server_tmp: Path):
+    seen = scenario("fresh", editor_workspace, tmp_path, server_tmp)
+    assert seen["python_mode"] == ["python-mode", "python", AGENTLS]
+    assert seen["python_ts_mode"] == ["python-ts-mode", "python", AGENTLS]
+
+
+def test_the_users_own_python_server_stays(editor_workspace: Path, tmp_path: Path, server_tmp: Path):
+    seen = scenario("own", editor_workspace, tmp_path, server_tmp)
+    assert seen["python_mode"] == ["python-mode", "python", ["cat"]]
+    assert seen["agentls_eglot_contact"] == AGENTLS
+    assert seen["setup_when_replacing"] is True and seen["python_mode_replaced"][2] == AGENTLS
+
+
+def test_workspace_configuration_is_merged_not_overwritten(editor_workspace: Path, tmp_path: Path, server_tmp: Path):
+    seen = scenario("merge", editor_workspace, tmp_path, server_tmp)
+    assert seen["kept_before"] is True
+    assert seen["plist_before"] == {"pylsp": {"plugins": {"ruff": {"enabled": True}}}, "agentls": {"model": MODEL}}
+    assert seen["plist_after"] == {"ruff": {"lineLength": 100}, "agentls": {"model": MODEL}}
+    assert seen["plist_own_section"] == {"agentls": {"model": "the-users-own"}}
