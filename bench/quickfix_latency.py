@@ -1,6 +1,6 @@
 """How long the editor's background search takes to a verified quick fix, phase by phase.
 
-Runs `find_quick_fix` (agent_core.pipeline.quickfix) R times on a small
+Runs `find_quick_fix` (agent_core.quickfix) R times on a small
 project with a one-token bug (`range(1, n)` in count_up) and N passing
 filler tests, in the configured sandbox (bubblewrap by default), reniced as
 in the editor, and prints localize / search+verify / total seconds (median
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from agent_core.models import TestReport
-from agent_core.pipeline.quickfix import find_quick_fix
+from agent_core.quickfix import find_quick_fix
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import SandboxSettings, SearchSettings, Settings
 from agent_core.testing.runner import run_tests

@@ -3,7 +3,7 @@
 When a test run leaves failing tests (`agentls.runTests`, a save with
 `runTestsOnSave`, or a Generate tests run whose kept tests found a suspected
 bug and were applied), the fix pipeline's zero-token search
-(agent_core.pipeline.quickfix) starts in the background, reniced, on the
+(agent_core.quickfix) starts in the background, reniced, on the
 buffers the run read. A single-edit change that makes every test pass
 becomes a `quickfix` code action on the failing tests' diagnostics and on the
 changed source line: "Apply verified fix: `range(1, n)` -> `range(1, n + 1)`
@@ -32,7 +32,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from agent_core.models import RunRequest, RunResult, TestReport
-from agent_core.pipeline.quickfix import QuickFix, find_quick_fix
+from agent_core.quickfix import QuickFix, find_quick_fix
 from lsp_server import convert
 from lsp_server.documents import Snapshot
 from lsp_server.engine_thread import run_in_thread

@@ -77,7 +77,7 @@ LAYERS: list[set[str]] = [
     {"workspace", "sandbox", "llm", "local_model", "memory", "journal", "analysis"},  # seams and stores
     {"agents", "testing", "search", "report"},  # roles, test runs, localization, the run report
     {"pipeline", "gentests"},  # the workflows
-    {"engine"},  # the front door
+    {"engine", "quickfix"},  # the front doors: a run, and the editor's background quick fix
     {"cli", "__main__"},  # the front end in this package (lsp_server is the other)
 ]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.models import TestReport
-from agent_core.pipeline.quickfix import find_quick_fix
+from agent_core.quickfix import find_quick_fix
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.describe import describe_change
 from agent_core.settings import SandboxSettings, SearchSettings, Settings

@@ -1,5 +1,7 @@
 """Verified quick fixes: the fix pipeline's zero-token part, run on its own after a test run fails.
 
+A second front door beside engine.py (it sits in the engine's layer: its model round runs an Engine).
+
 The editor calls `find_quick_fix` in the background when a test run leaves
 failing tests. It does what the `search` node does at the start of a fix run
 (agent_core.pipeline.searching): localize the failure, try single-edit
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_core.engine import Engine
 from agent_core.events import NullHooks
 from agent_core.models import ChangeSet, RunRequest, TestReport
 from agent_core.pipeline.searching import candidates, find_single_edit, localize_failure
@@ -168,8 +171,6 @@ async def model_round(
     report: TestReport,
 ) -> tuple[QuickFix | None, str]:
     """One round of the fix pipeline (one attempt, no replan, no search); its verified fix, and its status."""
-    from agent_core.engine import Engine
-
     once = settings.model_copy(
         update={
             "max_iterations": 1,
