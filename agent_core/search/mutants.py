@@ -42,6 +42,10 @@ import itertools
 import tokenize
 from dataclasses import dataclass
 
+from agent_core.search.linetext import Edit
+from agent_core.search.linetext import on_line as _on_line
+from agent_core.search.linetext import replace as _replace
+from agent_core.search.linetext import span as _span
 from agent_core.search.rarer import rarer_edits
 
 _BOUNDARY = {"<": ["<="], "<=": ["<"], ">": [">="], ">=": [">"]}
@@ -74,10 +78,6 @@ def _tokens(source: str, line: int) -> list[tokenize.TokenInfo]:
     except (tokenize.TokenError, SyntaxError):
         return []
     return [t for t in tokens if t.start[0] == line and t.end[0] == line]
-
-
-def _replace(text: str, start: int, end: int, new: str) -> str:
-    return text[:start] + new + text[end:]
 
 
 def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple[str, str]]]:
@@ -119,20 +119,6 @@ def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple
     return tiers
 
 
-def _col(text: str, byte_col: int) -> int:
-    """ast's UTF-8 byte column as a character column of `text`."""
-    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-
-
-def _span(text: str, node: ast.AST) -> tuple[int, int]:
-    return _col(text, node.col_offset), _col(text, node.end_col_offset)  # type: ignore[attr-defined]
-
-
-def _on_line(node: ast.AST, line: int) -> bool:
-    return getattr(node, "lineno", None) == line and getattr(node, "end_lineno", None) == line
-
-
-Edit = tuple[str, str]  # (the new line, a description)
 
 
 def _off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:

@@ -21,7 +21,10 @@ from __future__ import annotations
 import ast
 import re
 
-Edit = tuple[str, str]  # (the new line, a description)
+from agent_core.search.linetext import Edit
+from agent_core.search.linetext import on_line as _on_line
+from agent_core.search.linetext import replace as _replace
+from agent_core.search.linetext import span as _span
 
 _BITWISE = {"^": ["&", "|"], "&": ["|", "^"], "|": ["&", "^"], "<<": [">>"], ">>": ["<<"],
             "^=": ["&=", "|="], "&=": ["|=", "^="], "|=": ["&=", "^="]}
@@ -31,19 +34,6 @@ _EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeEr
 _KEY_METHODS = ("get", "pop", "setdefault")
 MAX_KEY_SWAPS = 12
 _PRECISION = re.compile(r"(?<=[:.])(\d{1,2})(?=[fdeEgG%]?[}'\"])")
-
-
-def _col(text: str, byte_col: int) -> int:
-    """ast's UTF-8 byte column as a character column of `text`."""
-    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-
-
-def _span(text: str, node: ast.AST) -> tuple[int, int]:
-    return _col(text, node.col_offset), _col(text, node.end_col_offset)  # type: ignore[attr-defined]
-
-
-def _on_line(node: ast.AST, line: int) -> bool:
-    return getattr(node, "lineno", None) == line and getattr(node, "end_lineno", None) == line
 
 
 def _bitwise(text: str, node: ast.AST, line: int) -> list[Edit]:
@@ -134,10 +124,6 @@ def _wrong_key(text: str, node: ast.AST, line: int, keys: list[str]) -> list[Edi
         out += [(_replace(text, s, e, f"{quote}{other}{quote}"), f"key `{slot.value}` -> `{other}`")
                 for other in keys if other != slot.value]
     return out[:MAX_KEY_SWAPS]
-
-
-def _replace(text: str, start: int, end: int, new: str) -> str:
-    return text[:start] + new + text[end:]
 
 
 def rarer_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) -> list[Edit]:
