@@ -5,12 +5,12 @@ pinned version. Its tests run with that interpreter in the sandbox, with
 agentls' pure-Python pytest and coverage added (so the failing test is
 localized and the search fixes it); a Python older than that pytest
 supports stops at the baseline with the cause and the fix, before any
-model call. Uses the interpreters pyenv has on this machine.
+model call. Uses the interpreters pyenv has on this machine kind (2.7 and 3.6-3.13).
 """
 
 from __future__ import annotations
 
-import shutil
+import os
 import subprocess
 from pathlib import Path
 
@@ -31,7 +31,7 @@ SRC_LAYOUT = {
 
 def _pyenv_python(wanted) -> tuple[str, str] | None:
     """(version, its python) of a pyenv interpreter whose (major, minor) satisfies `wanted` and has no pytest."""
-    if shutil.which("pyenv") is None or not PYENV_VERSIONS.is_dir():
+    if not PYENV_VERSIONS.is_dir():
         return None
     for version_dir in sorted(PYENV_VERSIONS.iterdir()):
         python = version_dir / "bin" / "python3"
@@ -46,14 +46,16 @@ def _pyenv_python(wanted) -> tuple[str, str] | None:
 
 
 @pytest.fixture(autouse=True)
-def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
+def _search_on_with_pyenv_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search on, and `python3` the pyenv shim, as in a shell where pyenv is set up."""
     monkeypatch.setenv("AGENTLS_SEARCH", "1")
+    shims = PYENV_VERSIONS.parent / "shims"
+    monkeypatch.setenv("PATH", f"{shims}:{PYENV_VERSIONS.parent / 'bin'}:{os.environ.get('PATH', '')}")
 
 
 def test_a_newer_pinned_python_runs_the_tests_and_the_search_fixes_it(tmp_path: Path, scripted_llm, run_fix):
     found = _pyenv_python(lambda v: v >= (3, 12))
-    if found is None:
-        pytest.skip("no pyenv Python 3.12+ without pytest on this machine")
+    assert found is not None, "this machine kind's pyenv has 3.12.1 and 3.13.0 without pytest; none was found"
     version, _ = found
     project = make_project(tmp_path / "proj", {**SRC_LAYOUT, ".python-version": version + "\n"})
 
@@ -69,8 +71,7 @@ def test_a_newer_pinned_python_runs_the_tests_and_the_search_fixes_it(tmp_path: 
 
 def test_a_pinned_python_too_old_for_pytest_stops_at_the_baseline(tmp_path: Path, scripted_llm, run_fix):
     found = _pyenv_python(lambda v: (3, 6) <= v < (3, 10))
-    if found is None:
-        pytest.skip("no pyenv Python older than 3.10 without pytest on this machine")
+    assert found is not None, "this machine kind's pyenv has 3.6-3.9 without pytest; none was found"
     version, python = found
     project = make_project(tmp_path / "proj", {**SRC_LAYOUT, ".python-version": version + "\n"})
 
