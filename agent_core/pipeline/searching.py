@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,6 +40,7 @@ from agent_core.testing.runner import pytest_argv
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 PASSING_PER_DRIVER_RUN = 3  # mutants passing the failing tests that are then checked against the whole suite
+COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 
 
 class SearchDeps(Protocol):
@@ -73,8 +75,29 @@ def neighbourhood(failing: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-async def localize_failure(deps: SearchDeps, report: TestReport) -> tuple[list[Suspect], str, list[str]]:
-    """Suspects, the evidence used ("coverage" or "traceback"), and the failing test ids."""
+@dataclass
+class Localization:
+    """What localizing found: the ranked suspects, the evidence used ("coverage" or "traceback"), the failing
+    test ids, and the per-test coverage (rel_path -> {nodeid: lines}) with each test's outcome, when collected."""
+
+    suspects: list[Suspect]
+    evidence: str
+    failing: list[str]
+    files: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    outcomes: dict[str, str] = field(default_factory=dict)
+
+    def covering(self, path: str, line: int) -> list[str]:
+        """The tests that passed at the baseline and ran `path`:`line`: a mutant of that line must keep them
+        passing, and they are a small part of a big suite (the ones most likely to notice a wrong mutant)."""
+        return [
+            nodeid
+            for nodeid, lines in (self.files.get(path) or {}).items()
+            if self.outcomes.get(nodeid) == "passed" and line in lines and nodeid not in self.failing
+        ]
+
+
+async def localize_failure(deps: SearchDeps, report: TestReport) -> Localization:
+    """Rank the suspicious functions and lines of the failure in `report`."""
     root = deps.shadow.root
     failing = [f.nodeid for f in report.failures]
     is_pytest, argv = pytest_argv(deps.settings.test_command, deps.sandbox.python)
@@ -90,8 +113,9 @@ async def localize_failure(deps: SearchDeps, report: TestReport) -> tuple[list[S
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
     if data and data.get("files") and failed_ids:
-        return rank(combine(coverage_scores(data["files"], outcomes), boosts), root), "coverage", failed_ids
-    return rank(boosts, root), "traceback", failing
+        suspects = rank(combine(coverage_scores(data["files"], outcomes), boosts), root)
+        return Localization(suspects, "coverage", failed_ids, data["files"], outcomes)
+    return Localization(rank(boosts, root), "traceback", failing)
 
 
 def candidates(root: Path, suspects: list[Suspect], limit: int) -> list[Mutant]:
@@ -140,12 +164,28 @@ async def _verify(deps: SearchDeps, mutant: Mutant) -> TestReport | None:
                 shadow.originals.pop(mutant.path, None)
 
 
+async def _keeps_covering(deps: SearchDeps, mutant: Mutant, covering: list[str], timeout_s: float) -> bool:
+    """Whether `mutant` keeps the passing tests that run its line passing (one driver run on them)."""
+    results, _ = await try_mutants(
+        deps.sandbox, deps.shadow.root, covering, [mutant], mutant_timeout_s=timeout_s, budget_s=timeout_s,
+        max_passing=1,
+    )
+    return bool(results) and results[0][1] == "passed"
+
+
 async def find_single_edit(
-    deps: SearchDeps, failing: list[str], mutants: list[Mutant]
+    deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
+    suite_s: float = 0.0,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
+    """The first of `mutants` that passes the failing tests, then (on a suite slower than COVERING_SUITE_S
+    seconds, `suite_s`, with per-test coverage in `where`) the passing tests that run its line, then the
+    whole suite; with that suite's report and the search's figures."""
     s = deps.settings.search
     deadline = time.monotonic() + s.budget_s
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
+    covering_first = where is not None and bool(where.files) and suite_s > COVERING_SUITE_S
+    if covering_first:
+        stats["failed_covering"] = 0
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
         results, stopped = await try_mutants(
@@ -162,11 +202,16 @@ async def find_single_edit(
         stats["tried"] += len(results)
         stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
         for mutant, outcome in results:
-            if outcome == "passed":
-                stats["passed_failing"] += 1
-                report = await _verify(deps, mutant)
-                if report is not None:
-                    return mutant, report, stats
+            if outcome != "passed":
+                continue
+            stats["passed_failing"] += 1
+            covering = where.covering(mutant.path, mutant.line) if covering_first and where else []
+            if covering and not await _keeps_covering(deps, mutant, covering, max(s.mutant_timeout_s, suite_s + 5)):
+                stats["failed_covering"] += 1
+                continue
+            report = await _verify(deps, mutant)
+            if report is not None:
+                return mutant, report, stats
         if stopped != "enough" or not results:
             break
     return None, None, stats
@@ -189,12 +234,13 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         return {}
     deps.phase("testing", "localizing the failure", 5)
     try:
-        suspects, evidence, failing = await localize_failure(deps, report)
+        where = await localize_failure(deps, report)
     except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return {"suspects": []}
+    suspects, failing = where.suspects, where.failing
     listed = [s.as_dict() for s in suspects]
-    deps.journal.write("localize", suspects=listed, evidence=evidence)
+    deps.journal.write("localize", suspects=listed, evidence=where.evidence)
     out: dict = {"suspects": listed}
     typed_goal = bool((deps.request.goal or "").strip())  # more than "the tests pass": the model reads it
     if not deps.settings.search.enabled or typed_goal or not suspects or not failing:
@@ -203,7 +249,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
-        winner, passed, stats = await find_single_edit(deps, failing, mutants)
+        winner, passed, stats = await find_single_edit(deps, failing, mutants, where, report.duration_s)
     except Exception as exc:  # noqa: BLE001 - the search is an aid too
         deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
         winner, passed, stats = None, None, {}
