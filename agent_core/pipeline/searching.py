@@ -41,6 +41,7 @@ from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 PASSING_PER_DRIVER_RUN = 3  # mutants passing the failing tests that are then checked against the whole suite
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
+COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
 
 
 class SearchDeps(Protocol):
@@ -164,28 +165,25 @@ async def _verify(deps: SearchDeps, mutant: Mutant) -> TestReport | None:
                 shadow.originals.pop(mutant.path, None)
 
 
-async def _keeps_covering(deps: SearchDeps, mutant: Mutant, covering: list[str], timeout_s: float) -> bool:
-    """Whether `mutant` keeps the passing tests that run its line passing (one driver run on them)."""
-    results, _ = await try_mutants(
-        deps.sandbox, deps.shadow.root, covering, [mutant], mutant_timeout_s=timeout_s, budget_s=timeout_s,
-        max_passing=1,
-    )
-    return bool(results) and results[0][1] == "passed"
-
-
 async def find_single_edit(
     deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
     suite_s: float = 0.0,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
-    """The first of `mutants` that passes the failing tests, then (on a suite slower than COVERING_SUITE_S
-    seconds, `suite_s`, with per-test coverage in `where`) the passing tests that run its line, then the
-    whole suite; with that suite's report and the search's figures."""
+    """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
+    seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
+    sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
+    suite; with that suite's report and the search's figures."""
     s = deps.settings.search
     deadline = time.monotonic() + s.budget_s
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
-    covering_first = where is not None and bool(where.files) and suite_s > COVERING_SUITE_S
-    if covering_first:
-        stats["failed_covering"] = 0
+    covering = None
+    timeout_s = s.mutant_timeout_s
+    if where is not None and where.files and suite_s > COVERING_SUITE_S:
+        def covering(mutant: Mutant) -> list[str]:
+            return where.covering(mutant.path, mutant.line)
+
+        timeout_s = COVERING_TIMEOUT_FACTOR * s.mutant_timeout_s  # the failing tests and their neighbours
+        stats["with_covering"] = True
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
         results, stopped = await try_mutants(
@@ -193,25 +191,21 @@ async def find_single_edit(
             deps.shadow.root,
             failing,
             mutants[index:],
-            mutant_timeout_s=s.mutant_timeout_s,
+            mutant_timeout_s=timeout_s,
             budget_s=deadline - time.monotonic(),
             max_passing=PASSING_PER_DRIVER_RUN,
+            covering=covering,
         )
         stats["stopped"] = stopped
         index += len(results)
         stats["tried"] += len(results)
         stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
         for mutant, outcome in results:
-            if outcome != "passed":
-                continue
-            stats["passed_failing"] += 1
-            covering = where.covering(mutant.path, mutant.line) if covering_first and where else []
-            if covering and not await _keeps_covering(deps, mutant, covering, max(s.mutant_timeout_s, suite_s + 5)):
-                stats["failed_covering"] += 1
-                continue
-            report = await _verify(deps, mutant)
-            if report is not None:
-                return mutant, report, stats
+            if outcome == "passed":
+                stats["passed_failing"] += 1
+                report = await _verify(deps, mutant)
+                if report is not None:
+                    return mutant, report, stats
         if stopped != "enough" or not results:
             break
     return None, None, stats
