@@ -47,6 +47,7 @@ from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
 from agent_core.search.linetext import span as _span
 from agent_core.search.rarer import rarer_edits
+from agent_core.search.structural import structural_edits
 
 _BOUNDARY = {"<": ["<="], "<=": ["<"], ">": [">="], ">=": [">"]}
 _ARITH = {"+": ["-"], "-": ["+"], "*": ["/", "//"], "/": ["//", "*"], "//": ["/"], "%": ["//"],
@@ -326,8 +327,10 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
     tiers = _token_edits(text, tokens)
     dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
+    scope = scope_names(tree, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
-              _name_edits(text, tokens, scope_names(tree, line)), rarer_edits(text, tree, nodes, line),
+              _name_edits(text, tokens, scope),
+              rarer_edits(text, tree, nodes, line) + structural_edits(text, tree, nodes, line, scope),
               _base_cases(tree, text, line)]
     out: list[Mutant] = []
     seen = {text}

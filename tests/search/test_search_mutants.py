@@ -215,3 +215,23 @@ def test_two_names_are_exchanged_everywhere_on_the_line_but_not_called_names():
     called = "def g(x, y):\n    return f(x) + y\n"
     assert not any(m.description.startswith("`f`") and "exchanged" in m.description
                    for m in line_mutants("g.py", called, 2))
+
+
+@pytest.mark.parametrize("source, line, expected", [
+    # the wrong attribute: another one the module uses
+    ("def t(g):\n    return g.outgoing\n\n\ndef u(g):\n    return g.incoming\n", 2, "    return g.incoming"),
+    # an empty container that should hold something
+    ("def subsets(items, k):\n    if k == 0:\n        return []\n", 3, "        return [[]]"),
+    ("def factors(n):\n    if n == 1:\n        return []\n", 3, "        return [n]"),
+    # a loop on a constant
+    ("def bfs(queue):\n    while True:\n        queue.pop()\n", 2, "    while queue:"),
+    # a comparison's operator and constant both off
+    ("def sort(arr):\n    if len(arr) == 0:\n        return arr\n", 2, "    if len(arr) <= 1:"),
+    # an assignment that should accumulate, and one that should not
+    ("def acc(xs):\n    total = 0\n    for x in xs:\n        total = x\n", 4, "        total += x"),
+    ("def last(xs):\n    seen = 0\n    for x in xs:\n        seen += x\n", 4, "        seen = x"),
+])
+def test_the_structural_classes_reach_what_one_token_cannot(source: str, line: int, expected: str):
+    mutants = line_mutants("s.py", source, line)
+    found = next(m for m in mutants if m.text == expected)
+    assert found.tier == 11, "with the rarer classes: after the catalogue, before inserted base cases"
