@@ -195,6 +195,7 @@ async def find_single_edit(
             budget_s=deadline - time.monotonic(),
             max_passing=PASSING_PER_DRIVER_RUN,
             covering=covering,
+            hot=True,
         )
         stats["stopped"] = stopped
         index += len(results)

@@ -29,6 +29,7 @@ import signal
 import sys
 import time
 
+import driver_swap  # copied beside this script (sandboxed.py)
 import pytest
 
 
@@ -154,12 +155,15 @@ def _same_file(a, b):
         return False
 
 
-def _wait(pid, timeout_s):
+def _wait(pid, timeout_s, unswappable=False):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            return "passed" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else "failed"
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+            if unswappable and code == UNSWAPPABLE:
+                return "unswappable"
+            return "passed" if code == 0 else "failed"
         time.sleep(0.005)
     for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
         try:
@@ -294,7 +298,79 @@ def _read_log(path):
     return tests
 
 
+UNSWAPPABLE = 97  # a hot child's exit status when its mutant cannot be put into a live function
+
+
+class _HotForker:
+    """A pytest plugin for "hot" mutants: the parent imports and collects once, then forks a child per mutant
+    that swaps the mutated function's code into the live function (driver_swap.py) and runs its tests.
+
+    A mutant the swap cannot express comes back as "unswappable" (the caller tries it the slow way).
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self.sources = {}
+        self.result = {"results": [], "stopped": None}
+        self.in_child = False
+
+    def _source(self, path):
+        if path not in self.sources:
+            with open(path, encoding="utf-8") as handle:
+                self.sources[path] = handle.read()
+        return self.sources[path]
+
+    def _child(self, session, mutant):
+        self.in_child = True
+        os.setpgid(0, 0)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        if not driver_swap.swap(mutant["path"], self._source(mutant["path"]), mutant["line"], mutant["text"]):
+            os._exit(UNSWAPPABLE)
+        keep = list(dict.fromkeys([*self.config["failing"], *(mutant.get("tests") or [])]))
+        order = {nodeid: i for i, nodeid in enumerate(keep)}
+        session.items = sorted((i for i in session.items if i.nodeid in order), key=lambda i: order[i.nodeid])
+        session.testscollected = len(session.items)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        started = time.monotonic()
+        passing = 0
+        for mutant in self.config["mutants"]:
+            if time.monotonic() - started > self.config["budget_s"]:
+                self.result["stopped"] = "budget"
+                break
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                self._child(session, mutant)
+                return None  # the child runs its tests with pytest's own loop
+            began = time.monotonic()
+            outcome = _wait(pid, self.config["timeout_s"], unswappable=True)
+            self.result["results"].append(
+                {"id": mutant["id"], "outcome": outcome, "duration_s": round(time.monotonic() - began, 3)})
+            passing += outcome == "passed"
+            if passing >= self.config["max_passing"]:
+                self.result["stopped"] = "enough"
+                break
+        return True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.in_child:
+            os._exit(int(exitstatus))
+
+
 def mutants(config):
+    if config.get("hot"):
+        forker = _HotForker(config)
+        args = list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", "-x"]
+        code = pytest.main(args, plugins=[forker])
+        if forker.in_child:
+            os._exit(int(code) or 4)
+        return forker.result
     forker = _Forker(config)
     stop_first = [] if config.get("per_test") else ["-x"]
     code = pytest.main(list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", *stop_first],
