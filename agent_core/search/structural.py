@@ -8,7 +8,10 @@ Each mirrors a bug that people write and that the token-level catalogue cannot r
     (the function's parameters);
 11. a loop or test on a constant: `while True:` for `while queue:` (the function's names);
 12. a comparison whose operator and constant are both off: `len(items) == 0` for `len(items) <= 1`;
-13. an assignment that should accumulate, or the reverse: `total = x` for `total += x`, and back.
+13. an assignment that should accumulate, or the reverse: `total = x` for `total += x`, and back;
+14. a computed value off by one: `count = ceil(log(n, b))` for `count = 1 + ceil(log(n, b))`, `return i`
+    for `return i - 1` (the value of an assignment or a return that is a name, call, subscript or
+    arithmetic, not a literal).
 """
 
 from __future__ import annotations
@@ -90,15 +93,31 @@ def _accumulating(text: str, node: ast.AST, line: int) -> list[Edit]:
             for op in ops]
 
 
+_COMPUTED = (ast.Name, ast.Call, ast.Subscript, ast.Attribute, ast.BinOp)
+
+
+def _value_off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 or isinstance(node, ast.Return):
+        value = node.value
+    else:
+        return []
+    if not (isinstance(value, _COMPUTED) and on_line(node, line)):
+        return []
+    s, e = span(text, value)
+    inner = f"({text[s:e]})" if isinstance(value, ast.BinOp) else text[s:e]
+    return [(replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
+
+
 def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Edit]:
     """The edits of this module's classes for line `line` (`text`) of `tree`; `scope` is the enclosing
     function's parameters and locals (mutants.scope_names), parameters first."""
     attributes = _attributes(tree)
-    groups: list[list[Edit]] = [[] for _ in range(5)]
+    groups: list[list[Edit]] = [[] for _ in range(6)]
     for node in nodes:
         groups[0] += _wrong_attribute(text, node, line, attributes)
         groups[1] += _filled(text, node, line, scope)
         groups[2] += _constant_condition(text, node, line, scope)
         groups[3] += _operator_and_constant(text, node, line)
         groups[4] += _accumulating(text, node, line)
+        groups[5] += _value_off_by_one(text, node, line)
     return [edit for group in groups for edit in group]

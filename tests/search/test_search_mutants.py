@@ -235,3 +235,11 @@ def test_the_structural_classes_reach_what_one_token_cannot(source: str, line: i
     mutants = line_mutants("s.py", source, line)
     found = next(m for m in mutants if m.text == expected)
     assert found.tier == 11, "with the rarer classes: after the catalogue, before inserted base cases"
+
+
+def test_a_computed_value_is_off_by_one_but_a_literal_is_left_to_the_constants():
+    source = "import math\n\n\ndef count(n, b):\n    c = math.ceil(math.log(n, b))\n    return c\n"
+    assert "    c = math.ceil(math.log(n, b)) + 1" in [m.text for m in line_mutants("c.py", source, 5)]
+    assert "    return c - 1" in [m.text for m in line_mutants("c.py", source, 6)]
+    literal = "def f():\n    x = 3\n"
+    assert not any(m.description.startswith("`3` -> `3 ") for m in line_mutants("l.py", literal, 2))
