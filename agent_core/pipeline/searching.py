@@ -120,20 +120,26 @@ async def localize_failure(deps: SearchDeps, report: TestReport) -> Localization
 
 
 def candidates(root: Path, suspects: list[Suspect], limit: int) -> list[Mutant]:
-    """Mutants of the suspects' lines: best suspect first, its lines best first; among lines that are
-    equally suspicious, the catalogue's likelier bug classes first (then line order)."""
-    out: list[Mutant] = []
+    """Mutants of the suspects' lines, the most suspicious lines first whichever function they are in (a
+    function scores as its best line, so its other lines may be far less suspicious than another function's);
+    among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order)."""
+    sources: dict[str, str] = {}
+    ranked: list[tuple[float, str, int]] = []
     for suspect in suspects:
-        try:
-            source = read_exact(root / suspect.file)
-        except (OSError, UnicodeDecodeError):
-            continue
+        if suspect.file not in sources:
+            try:
+                sources[suspect.file] = read_exact(root / suspect.file)
+            except (OSError, UnicodeDecodeError):
+                continue
         scores = suspect.line_scores or [suspect.score] * len(suspect.lines)
-        for _, tied in itertools.groupby(zip(suspect.lines, scores, strict=True), key=lambda pair: pair[1]):
-            batch = [m for line, _ in tied for m in line_mutants(suspect.file, source, line)]
-            out += sorted(batch, key=lambda m: m.tier)
-            if len(out) >= limit:
-                return out[:limit]
+        ranked += [(score, suspect.file, line) for line, score in zip(suspect.lines, scores, strict=True)]
+    ranked.sort(key=lambda entry: -entry[0])  # stable: suspect order, then line order, among ties
+    out: list[Mutant] = []
+    for _, tied in itertools.groupby(ranked, key=lambda entry: entry[0]):
+        batch = [m for _, file, line in tied for m in line_mutants(file, sources[file], line)]
+        out += sorted(batch, key=lambda m: m.tier)
+        if len(out) >= limit:
+            return out[:limit]
     return out
 
 

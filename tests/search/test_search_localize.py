@@ -9,6 +9,7 @@ import pytest
 
 from agent_core.models import TestFailure, TestReport
 from agent_core.search.localize import (
+    Suspect,
     combine,
     coverage_scores,
     is_candidate_file,
@@ -104,6 +105,20 @@ def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Pat
     )
     assert [m.tier for m in mutants] == sorted(m.tier for m in mutants)
     assert len(candidates(tmp_path, suspects, 3)) == 3
+
+
+def test_a_less_suspicious_line_waits_for_every_more_suspicious_line_of_any_function(tmp_path: Path):
+    from agent_core.pipeline.searching import candidates
+
+    # `outer` scores as its best line (4, run only by the failing test), its line 2 far less (every test runs
+    # it); the nested `inner` has lines as suspicious as line 4: they come before line 2.
+    (tmp_path / "m.py").write_text(
+        "def outer(seq, n):\n    it = iter(seq)\n    def inner():\n        return n > 1\n    return inner()\n"
+    )
+    suspects = [Suspect("m.py", "outer", 1, 5, [5, 2], 1.0, [1.0, 0.4]),
+                Suspect("m.py", "outer.inner", 3, 4, [4], 1.0, [1.0])]
+    lines = [m.line for m in candidates(tmp_path, suspects, 100)]
+    assert set(lines[: lines.index(2)]) == {5, 4}, "both 1.0 lines before the 0.4 one"
 
 
 def test_a_big_suites_coverage_is_collected_on_the_failing_tests_neighbourhood():
