@@ -42,6 +42,7 @@ from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 PASSING_PER_DRIVER_RUN = 3  # mutants passing the failing tests that are then checked against the whole suite
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
+SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
 
 
 class SearchDeps(Protocol):
@@ -86,6 +87,7 @@ class Localization:
     failing: list[str]
     files: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     outcomes: dict[str, str] = field(default_factory=dict)
+    durations: dict[str, float] = field(default_factory=dict)  # seconds per test while localizing (under coverage)
 
     def covering(self, path: str, line: int) -> list[str]:
         """The tests that passed at the baseline and ran `path`:`line`: a mutant of that line must keep them
@@ -115,7 +117,7 @@ async def localize_failure(deps: SearchDeps, report: TestReport) -> Localization
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
     if data and data.get("files") and failed_ids:
         suspects = rank(combine(coverage_scores(data["files"], outcomes), boosts), root)
-        return Localization(suspects, "coverage", failed_ids, data["files"], outcomes)
+        return Localization(suspects, "coverage", failed_ids, data["files"], outcomes, data.get("durations") or {})
     return Localization(rank(boosts, root), "traceback", failing)
 
 
@@ -171,6 +173,20 @@ async def _verify(deps: SearchDeps, mutant: Mutant) -> TestReport | None:
                 shadow.originals.pop(mutant.path, None)
 
 
+def _slow_tests_bound(where: Localization | None, failing: list[str], mutants: list[Mutant],
+                      covering: Any) -> float:
+    """A per-mutant bound for tests slower than the setting allows: SLOW_TEST_FACTOR times (plus a second)
+    the time the failing tests, and the most a mutant's covering tests, took while localizing (a correct
+    mutant of a slow test must not be cut as if it looped)."""
+    if where is None or not where.durations:
+        return 0.0
+    spent = where.durations
+    need = sum(spent.get(nodeid, 0.0) for nodeid in failing)
+    if covering is not None:
+        need += max((sum(spent.get(t, 0.0) for t in covering(m)) for m in mutants), default=0.0)
+    return SLOW_TEST_FACTOR * need + 1.0
+
+
 async def find_single_edit(
     deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
     suite_s: float = 0.0,
@@ -190,6 +206,8 @@ async def find_single_edit(
 
         timeout_s = COVERING_TIMEOUT_FACTOR * s.mutant_timeout_s  # the failing tests and their neighbours
         stats["with_covering"] = True
+    timeout_s = max(timeout_s, _slow_tests_bound(where, failing, mutants, covering))
+    stats["mutant_timeout_s"] = round(timeout_s, 1)
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
         results, stopped = await try_mutants(

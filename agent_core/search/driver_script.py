@@ -7,7 +7,8 @@ CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_
     runs the suite once under coverage.py (only the tests whose node ids equal or lie under one of
     `select`, when given), one coverage context per test node id, each test's call bounded by
     `test_timeout_s`, and writes
-    {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}}}.
+    {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}},
+     "durations": {nodeid: seconds}}.
 CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text"}],
     "timeout_s": s, "budget_s": s, "max_passing": n, "out": "rel.json"}
     starts pytest once on the failing tests and, at collection time, forks a child per mutant that
@@ -53,6 +54,7 @@ class _Contexts:
         self.test_timeout_s = test_timeout_s
         self.select = tuple(select)
         self.outcomes = {}
+        self.durations = {}  # seconds per test: setup, call and teardown (under coverage)
 
     def pytest_collection_modifyitems(self, session, config, items):
         if not self.select:
@@ -85,6 +87,7 @@ class _Contexts:
                 signal.signal(signal.SIGALRM, previous)
 
     def pytest_runtest_logreport(self, report):
+        self.durations[report.nodeid] = round(self.durations.get(report.nodeid, 0.0) + report.duration, 4)
         first = self.outcomes.get(report.nodeid) in (None, "passed")
         if first and (report.when == "call" or report.outcome != "passed"):
             self.outcomes[report.nodeid] = report.outcome if report.when == "call" else "error"
@@ -128,7 +131,7 @@ def localize(config):
         if cov is not None:
             cov.stop()
     files = _measured(cov, root) if cov is not None else {}
-    return {"coverage": cov is not None, "outcomes": plugin.outcomes, "files": files}
+    return {"coverage": cov is not None, "outcomes": plugin.outcomes, "files": files, "durations": plugin.durations}
 
 
 def _serve_mutant(path, source):
