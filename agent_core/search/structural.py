@@ -11,7 +11,10 @@ Each mirrors a bug that people write and that the token-level catalogue cannot r
 13. an assignment that should accumulate, or the reverse: `total = x` for `total += x`, and back;
 14. a computed value off by one: `count = ceil(log(n, b))` for `count = 1 + ceil(log(n, b))`, `return i`
     for `return i - 1` (the value of an assignment or a return that is a name, call, subscript or
-    arithmetic, not a literal).
+    arithmetic, not a literal);
+15. a missing condition: `if hare.next is None:` for `if hare is None or hare.next is None:` (an
+    object it dereferences may be None), `if total < 0:` for `if total < 0 or not coins:` (a parameter
+    the test never looks at may be empty).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from agent_core.search.linetext import Edit, on_line, replace, span
 MAX_ATTRIBUTES = 6
 MAX_CONTAINER_PARAMS = 3
 MAX_CONDITION_NAMES = 6
+MAX_EXTRA_CONDITIONS = 8
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 _AUGMENTED = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*="}
 
@@ -108,11 +112,25 @@ def _value_off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
     return [(replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
 
 
+def _missing_condition(text: str, node: ast.AST, line: int, params: list[str]) -> list[Edit]:
+    if not (isinstance(node, (ast.If, ast.While)) and on_line(node.test, line)):
+        return []
+    s, e = span(text, node.test)
+    test = text[s:e]
+    inner = f"({test})" if isinstance(node.test, ast.BoolOp) else test
+    seen = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+    bases = list(dict.fromkeys(n.value.id for n in ast.walk(node.test)
+                               if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)))
+    out = [(replace(text, s, e, f"{base} is None or {inner}"), f"`{base} is None or` added") for base in bases]
+    out += [(replace(text, s, e, f"{inner} or not {p}"), f"`or not {p}` added") for p in params if p not in seen]
+    return out[:MAX_EXTRA_CONDITIONS]
+
+
 def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Edit]:
     """The edits of this module's classes for line `line` (`text`) of `tree`; `scope` is the enclosing
     function's parameters and locals (mutants.scope_names), parameters first."""
     attributes = _attributes(tree)
-    groups: list[list[Edit]] = [[] for _ in range(6)]
+    groups: list[list[Edit]] = [[] for _ in range(7)]
     for node in nodes:
         groups[0] += _wrong_attribute(text, node, line, attributes)
         groups[1] += _filled(text, node, line, scope)
@@ -120,4 +138,5 @@ def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: in
         groups[3] += _operator_and_constant(text, node, line)
         groups[4] += _accumulating(text, node, line)
         groups[5] += _value_off_by_one(text, node, line)
+        groups[6] += _missing_condition(text, node, line, scope)
     return [edit for group in groups for edit in group]

@@ -243,3 +243,12 @@ def test_a_computed_value_is_off_by_one_but_a_literal_is_left_to_the_constants()
     assert "    return c - 1" in [m.text for m in line_mutants("c.py", source, 6)]
     literal = "def f():\n    x = 3\n"
     assert not any(m.description.startswith("`3` -> `3 ") for m in line_mutants("l.py", literal, 2))
+
+
+@pytest.mark.parametrize("source, line, expected", [
+    ("def cycle(node):\n    hare = node\n    while True:\n        if hare.nxt is None:\n            return False\n",
+     4, "        if hare is None or hare.nxt is None:"),
+    ("def change(total, coins):\n    if total < 0:\n        return 0\n", 2, "    if total < 0 or not coins:"),
+])
+def test_a_missing_condition_is_added(source: str, line: int, expected: str):
+    assert expected in [m.text for m in line_mutants("c.py", source, line)]
