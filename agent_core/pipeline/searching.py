@@ -39,7 +39,8 @@ from agent_core.settings import Settings
 from agent_core.testing.runner import pytest_argv
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
-PASSING_PER_DRIVER_RUN = 3  # mutants passing the failing tests that are then checked against the whole suite
+PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
+# that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
