@@ -15,6 +15,8 @@ CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path
     collects, runs the tests and exits with pytest's status; a child that outlives `timeout_s` is
     killed with its process group. Writes
     {"results": [{"id", "outcome": "passed" | "failed" | "timeout"}], "stopped": null | "budget" | "enough"}.
+    A mutant with "tests": [...] runs those too, after the failing tests ("nodeids" is then what pytest
+    collects, e.g. the files, and "failing" the failing tests' ids; each child keeps those and its "tests").
     With "per_test": true (mutation testing) every test runs (no -x), each test's call is bounded by
     "test_timeout_s", and each result also carries {"tests": {nodeid: outcome}}; a test that was running
     when its mutant's child was killed counts as "timeout".
@@ -183,6 +185,7 @@ class _Forker:
         self.in_child = False
         self.per_test = bool(config.get("per_test"))
         self.log = None  # the child's per-test outcome log (per_test mode)
+        self.keep = None  # the child's tests, failing ones first, when its mutant names extra tests
 
     def _source(self, path):
         if path not in self.sources:
@@ -198,6 +201,8 @@ class _Forker:
         pid = os.fork()
         if pid == 0:
             self.in_child = True
+            if mutant.get("tests") is not None:
+                self.keep = list(dict.fromkeys([*self.config["failing"], *mutant["tests"]]))
             os.setpgid(0, 0)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
@@ -231,6 +236,12 @@ class _Forker:
         session.items = []
         session.testscollected = 0
         return True
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        if self.keep is None:
+            return
+        order = {nodeid: i for i, nodeid in enumerate(self.keep)}
+        items[:] = sorted((item for item in items if item.nodeid in order), key=lambda item: order[item.nodeid])
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):

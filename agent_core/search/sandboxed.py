@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +48,23 @@ async def collect_coverage(sandbox: Sandbox, root: Path, pytest_args: list[str],
 
 async def try_mutants(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], *, mutant_timeout_s: float,
-    budget_s: float, max_passing: int,
+    budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None = None,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
-    """Each tried mutant with its outcome on `nodeids` (passed/failed/timeout), and why the driver stopped."""
-    config = {"mode": "mutants", "nodeids": nodeids, "timeout_s": mutant_timeout_s, "budget_s": budget_s,
-              "max_passing": max_passing,
-              "mutants": [{"id": i, "path": m.path, "line": m.line, "text": m.text} for i, m in enumerate(mutants)]}
+    """Each tried mutant with its outcome on `nodeids` (passed/failed/timeout), and why the driver stopped.
+
+    With `covering`, each mutant also runs the tests it names for that mutant (after `nodeids`)."""
+    entries: list[dict[str, Any]] = [{"id": i, "path": m.path, "line": m.line, "text": m.text}
+                                     for i, m in enumerate(mutants)]
+    collected = list(nodeids)
+    if covering is not None:
+        for entry, mutant in zip(entries, mutants, strict=True):
+            entry["tests"] = tests = covering(mutant)
+            collected += tests
+        # pytest collects their files and each child keeps its own tests by node id: one id pytest would not
+        # resolve as an argument (an odd parameter id) must not turn every mutant into a usage error.
+        collected = [nodeid.split("::", 1)[0] for nodeid in collected]
+    config = {"mode": "mutants", "nodeids": list(dict.fromkeys(collected)), "failing": nodeids,
+              "timeout_s": mutant_timeout_s, "budget_s": budget_s, "max_passing": max_passing, "mutants": entries}
     # The driver keeps its own budget; the sandbox bound only catches a driver that stops answering.
     data = await run_driver(sandbox, root, config, timeout_s=budget_s + 2 * mutant_timeout_s + 30)
     if data is None:

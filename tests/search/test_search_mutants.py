@@ -193,3 +193,25 @@ def test_the_rarer_classes_come_after_the_catalogue(line: int, expected: str):
     assert mutants.index(found) >= len(common), "tried after every catalogue edit of the line"
     if line in (7, 8):
         assert common, "the line has catalogue edits, and they come first"
+
+
+@pytest.mark.parametrize("source, line, expected", [
+    ("def pop(items):\n    return items.pop(0)\n", 2, "    return items.pop()"),  # the default was meant
+    ("def count(text):\n    return len(text.split(' '))\n", 2, "    return len(text.split())"),
+    ("x = f(a, b, key=3)\n", 1, "x = f(a, key=3)"),  # the separator goes with the dropped argument
+    ("x = f(a, b, key=3)\n", 1, "x = f(b, key=3)"),
+])
+def test_an_argument_too_many_is_dropped(source: str, line: int, expected: str):
+    assert expected in [m.text for m in line_mutants("a.py", source, line)]
+
+
+def test_two_names_are_exchanged_everywhere_on_the_line_but_not_called_names():
+    source = (
+        "def t(m, rows, cols):\n    for i in range(rows):\n"
+        "        for j in range(cols):\n            r[i][j] = m[j][i]\n"
+    )
+    texts = [m.text for m in line_mutants("t.py", source, 4)]
+    assert "            r[j][i] = m[i][j]" in texts, "both sides at once: no single swap fixes a transpose"
+    called = "def g(x, y):\n    return f(x) + y\n"
+    assert not any(m.description.startswith("`f`") and "exchanged" in m.description
+                   for m in line_mutants("g.py", called, 2))
