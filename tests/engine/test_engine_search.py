@@ -55,10 +55,10 @@ GREETING_FIX = {
     ],
     "explanation": "comma and bang",
 }
-HALVINGS = {  # `n //= 2` -> `n //= 1` (tried before the fix) never ends
+HALVINGS = {  # `n //= 2` -> `n //= 1` (tried before the fix, `2` -> `1` a line below) never ends
     "halve.py": (
         'def steps(n):\n    """How many halvings take n down to 1."""\n    count = 0\n    while n > 1:\n'
-        "        n //= 2\n        count += 1\n    return count + 1\n"
+        "        n //= 2\n        count += 2\n    return count\n"
     ),
     "test_halve.py": (
         "from halve import steps\n\n\ndef test_eight():\n    assert steps(8) == 3\n\n\n"
@@ -167,7 +167,7 @@ def test_a_mutant_that_never_ends_is_cut_by_the_per_mutant_bound(tmp_path: Path,
     assert run.json["status"] == "fixed" and scripted_llm.requests == []
     search = _search_record(project, run.json["run_id"])
     assert search["timeouts"] >= 1, "the looping mutant was tried and stopped"
-    assert search["found"]["after"] == "    return count"
+    assert search["found"]["after"] == "        count += 1"
     reports = [r for r in journal_records(project, run.json["run_id"]) if r["type"] == "test_report"]
     assert not any(r["report"]["timed_out"] for r in reports), "no sandbox run hit the run's timeout"
 
