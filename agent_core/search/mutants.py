@@ -42,6 +42,7 @@ import itertools
 import tokenize
 from dataclasses import dataclass
 
+from agent_core.search.fstrings import field_edits
 from agent_core.search.linetext import Edit
 from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
@@ -56,7 +57,11 @@ _WORDS = {"and": ["or"], "or": ["and"], "min": ["max"], "max": ["min"], "True": 
           "is": ["=="], "break": ["continue"], "continue": ["break"],
           # twin names that are easy to confuse
           "startswith": ["endswith"], "endswith": ["startswith"], "lstrip": ["rstrip"], "rstrip": ["lstrip"],
-          "any": ["all"], "all": ["any"], "upper": ["lower"], "lower": ["upper"], "floor": ["ceil"], "ceil": ["floor"]}
+          "any": ["all"], "all": ["any"], "upper": ["lower"], "lower": ["upper"], "floor": ["ceil"], "ceil": ["floor"],
+          # searching and splitting from the wrong end
+          "find": ["rfind"], "rfind": ["find"], "index": ["rindex"], "rindex": ["index"], "split": ["rsplit"],
+          "rsplit": ["split"], "partition": ["rpartition"], "rpartition": ["partition"], "ljust": ["rjust"],
+          "rjust": ["ljust"], "removeprefix": ["removesuffix"], "removesuffix": ["removeprefix"]}
 _FLIPS = {"==": ["!="], "!=": ["=="], "<": [">", ">=", "==", "!="], "<=": [">=", ">", "==", "!="],
           ">": ["<", "<=", "==", "!="], ">=": ["<=", "<", "==", "!="]}
 MAX_NAME_SWAPS = 16
@@ -326,6 +331,8 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     tokens = _tokens(source, line)
     nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
     tiers = _token_edits(text, tokens)
+    for tier, edits in enumerate(field_edits(text, tokens, _token_edits)):
+        tiers[tier] += edits
     dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
     scope = scope_names(tree, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,

@@ -252,3 +252,34 @@ def test_a_computed_value_is_off_by_one_but_a_literal_is_left_to_the_constants()
 ])
 def test_a_missing_condition_is_added(source: str, line: int, expected: str):
     assert expected in [m.text for m in line_mutants("c.py", source, line)]
+
+
+def test_searching_from_the_wrong_end_is_a_twin_name():
+    source = "def cut(text, limit):\n    return text.find(' ', 0, limit + 1)\n"
+    assert "    return text.rfind(' ', 0, limit + 1)" in [m.text for m in line_mutants("c.py", source, 2)]
+
+
+def test_the_expressions_inside_an_f_string_get_the_catalogues_edits():
+    source = (
+        "def join(items, sep, oxford, word):\n"
+        "    return f'{sep.join(items[:-1])}{sep if not oxford else \" \"}{word} {items[-1]!r:>{len(word)}}'\n"
+    )
+    texts = {m.text for m in line_mutants("j.py", source, 2)}
+    tail = "{word} {items[-1]!r:>{len(word)}}'"
+    assert "    return f'{sep.join(items[:-1])}{sep if oxford else \" \"}" + tail in texts
+    assert "    return f'{sep.join(items[:-2])}{sep if not oxford else \" \"}" + tail in texts
+    plain = "def f(a):\n    return '{a if not a else 1}'\n"
+    assert not any("f-string" in m.description for m in line_mutants("p.py", plain, 2)), "not an f-string"
+
+
+@pytest.mark.parametrize("literal, fields", [
+    ('f"{a} and {b!r:>{w}} {{x}} {d[\'k\']}"', ["a", "b", "d['k']"]),
+    ('rf"""{x + 1:.2f}"""', ["x + 1"]),
+    ('f"{a != b}"', ["a != b"]),
+    ('"{a}"', []),
+    ('f"{unclosed"', []),
+])
+def test_field_spans_find_each_fields_expression(literal: str, fields: list[str]):
+    from agent_core.search.fstrings import field_spans
+
+    assert [literal[a:b] for a, b in field_spans(literal)] == fields
