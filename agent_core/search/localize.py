@@ -3,7 +3,10 @@
 Spectrum-based: every executed line of a non-test workspace file is scored with
 Ochiai, `failed(line) / sqrt(total_failed * (failed(line) + passed(line)))`,
 from per-test coverage (one coverage context per test, collected in the
-sandbox by driver_script.py). Lines in the failing tests' tracebacks are
+sandbox by driver_script.py), plus a bonus for a line that every one of two or
+more failing tests ran (one bug behind several failures is on a line they all
+run; a line where only some of them crash is more often where the bug shows
+than where it is: a bad value made upstream). Lines in the failing tests' tracebacks are
 boosted (the innermost workspace frame most), and are the only evidence when
 coverage could not be collected (not pytest, no coverage.py, a crash). Lines
 are grouped into their enclosing function (tree-sitter, agent_core.analysis);
@@ -23,6 +26,9 @@ from agent_core.testing.junit import traceback_frames
 from agent_core.workspace.testfiles import is_protected
 
 INNERMOST_BOOST = 0.5  # the failing line named by a traceback's innermost workspace frame
+ALL_FAILING_BONUS = 1.0  # a line every failing test ran (two or more): one bug behind them all is there or later
+# (Ochiai is at most 1: such lines come before the others unless heavily shared with passing tests while a
+# crash site of some failing tests is not)
 FRAME_BOOST = 0.25  # any other workspace frame of a failing test
 MAX_SUSPECTS = 10
 LINES_KEPT = 10
@@ -76,6 +82,8 @@ def coverage_scores(files: Coverage, outcomes: dict[str, str]) -> dict[LineKey, 
                     counter[line] += 1
         for line in set(failed) | set(passed):
             score = ochiai(failed[line], passed[line], len(failing))
+            if len(failing) >= 2 and failed[line] == len(failing):
+                score += ALL_FAILING_BONUS
             if score > 0:
                 scores[(rel, line)] = score
     return scores

@@ -9,6 +9,7 @@ import pytest
 
 from agent_core.models import TestFailure, TestReport
 from agent_core.search.localize import (
+    INNERMOST_BOOST,
     Suspect,
     combine,
     coverage_scores,
@@ -53,6 +54,20 @@ def test_coverage_scores_rank_the_line_only_failing_tests_run(tmp_path: Path):
     suspects = rank(scores, tmp_path)
     assert [s.as_dict() for s in suspects] == [
         {"file": "m.py", "function": "bad", "start_line": 5, "end_line": 7, "lines": [7, 6], "score": 1.0}]
+
+
+def test_the_line_every_failing_test_ran_outranks_where_some_of_them_crashed(tmp_path: Path):
+    # `window` makes a bad value (line 2) that all three failing tests run, and so do two passing ones;
+    # `use` (line 6) crashes on it in two of the three: the crash site is where the bug shows, not where it is.
+    (tmp_path / "m.py").write_text("def window(xs):\n    return xs + [None]\n\n\ndef use(xs):\n    return sum(xs)\n")
+    files = {"m.py": {"t::a": [2], "t::b": [2], "t::c": [2, 6], "t::d": [2, 6], "t::e": [2]}}
+    outcomes = {"t::a": "failed", "t::b": "passed", "t::c": "failed", "t::d": "failed", "t::e": "passed"}
+    crash = {("m.py", 6): INNERMOST_BOOST}
+    scores = combine(coverage_scores(files, outcomes), crash)
+    assert scores[("m.py", 2)] > scores[("m.py", 6)]
+    assert rank(scores, tmp_path)[0].function == "window"
+    one = coverage_scores({"m.py": {"t::a": [2, 6], "t::b": [2]}}, {"t::a": "failed", "t::b": "passed"})
+    assert one[("m.py", 6)] > one[("m.py", 2)], "one failing test: plain Ochiai"
 
 
 def test_tracebacks_boost_the_innermost_frame_and_stand_alone_without_coverage(tmp_path: Path):
