@@ -134,8 +134,7 @@ def candidates(root: Path, suspects: list[Suspect], limit: int) -> list[Mutant]:
                 sources[suspect.file] = read_exact(root / suspect.file)
             except (OSError, UnicodeDecodeError):
                 continue
-        scores = suspect.line_scores or [suspect.score] * len(suspect.lines)
-        ranked += [(score, suspect.file, line) for line, score in zip(suspect.lines, scores, strict=True)]
+        ranked += [(score, suspect.file, line) for line, score in suspect.searched()]
     ranked.sort(key=lambda entry: -entry[0])  # stable: suspect order, then line order, among ties
     out: list[Mutant] = []
     for _, tied in itertools.groupby(ranked, key=lambda entry: entry[0]):

@@ -31,7 +31,8 @@ ALL_FAILING_BONUS = 1.0  # a line every failing test ran (two or more): one bug 
 # crash site of some failing tests is not)
 FRAME_BOOST = 0.25  # any other workspace frame of a failing test
 MAX_SUSPECTS = 10
-LINES_KEPT = 10
+LINES_KEPT = 10  # lines shown per suspect (the coder's marks, the journal, the trace)
+LINES_SEARCHED = 40  # lines per suspect whose mutants the search may try (ties make the first ten arbitrary)
 
 Coverage = dict[str, dict[str, list[int]]]  # rel_path -> {test nodeid: executed lines}
 LineKey = tuple[str, int]
@@ -48,10 +49,16 @@ class Suspect:
     lines: list[int]
     score: float
     line_scores: list[float] = field(default_factory=list, repr=False)  # of `lines`, in order
+    more_lines: list[tuple[int, float]] = field(default_factory=list, repr=False)  # the next ones, with scores
 
     def as_dict(self) -> dict:
         """The state's and journal's form: file, function, start_line, end_line, lines, score."""
-        return {k: v for k, v in asdict(self).items() if k != "line_scores"}
+        return {k: v for k, v in asdict(self).items() if k not in ("line_scores", "more_lines")}
+
+    def searched(self) -> list[tuple[int, float]]:
+        """(line, score) of every line the search may mutate, best first."""
+        scores = self.line_scores or [self.score] * len(self.lines)
+        return [*zip(self.lines, scores, strict=True), *self.more_lines]
 
 
 def ochiai(failed: int, passed: int, total_failed: int) -> float:
@@ -146,6 +153,7 @@ def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECT
             start, end = spans[name]
             kept = ordered[:LINES_KEPT]
             suspects.append(Suspect(rel, name, start, end, [n for n, _ in kept], round(ordered[0][1], 4),
-                                    [round(v, 4) for _, v in kept]))
+                                    [round(v, 4) for _, v in kept],
+                                    [(n, round(v, 4)) for n, v in ordered[LINES_KEPT:LINES_SEARCHED]]))
     suspects.sort(key=lambda s: (-s.score, s.file, s.start_line))
     return suspects[:limit]

@@ -144,3 +144,14 @@ def test_a_big_suites_coverage_is_collected_on_the_failing_tests_neighbourhood()
         "tests/test_more.py::SlicedTests::test_odd", "tests/test_more.py::SlicedTests",
         "tests/test_more.py::SlicedTests::test_even", "tests/test_a.py::test_x[1-2]", "tests/test_a.py",
         "test_b.py::test_y", "test_b.py"]
+
+
+def test_lines_past_the_ten_shown_are_still_searched(tmp_path: Path):
+    from agent_core.pipeline.searching import candidates
+
+    body = "".join(f"    v{i} = n + {i}\n" for i in range(12))
+    (tmp_path / "m.py").write_text(f"def f(n):\n{body}    return v11 == 0\n")
+    scores = {("m.py", line): 0.5 for line in range(2, 15)}  # thirteen equally suspicious lines
+    (suspect,) = rank(scores, tmp_path)
+    assert len(suspect.lines) == 10 and "more_lines" not in suspect.as_dict()
+    assert 14 in {m.line for m in candidates(tmp_path, [suspect], 1000)}, "the return on line 14 is mutated too"
