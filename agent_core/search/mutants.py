@@ -65,6 +65,7 @@ _WORDS = {"and": ["or"], "or": ["and"], "min": ["max"], "max": ["min"], "True": 
 _FLIPS = {"==": ["!="], "!=": ["=="], "<": [">", ">=", "==", "!="], "<=": [">=", ">", "==", "!="],
           ">": ["<", "<=", "==", "!="], ">=": ["<=", "<", "==", "!="]}
 MAX_NAME_SWAPS = 16
+MAX_SWAPPED_ARGS = 5  # calls with more arguments only swap neighbours
 
 
 @dataclass(frozen=True)
@@ -232,10 +233,12 @@ def _discarded(text: str, node: ast.Expr) -> list[Edit]:
 
 
 def _swappable(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
-    """Pairs whose order matters: adjacent call arguments and tuple items, a dict comprehension's key and
-    value, the operands of a non-commutative operator."""
-    if isinstance(node, ast.Call):
-        return list(itertools.pairwise([a for a in node.args if not isinstance(a, ast.Starred)]))
+    """Pairs whose order matters: two call arguments (neighbours only in long calls), adjacent tuple items, a
+    dict comprehension's key and value, the operands of a non-commutative operator."""
+    if isinstance(node, ast.Call):  # any two arguments: `islice(it, n, None, index)` swaps the 2nd and 4th
+        args = [a for a in node.args if not isinstance(a, ast.Starred)]
+        pairs = itertools.combinations(args, 2) if len(args) <= MAX_SWAPPED_ARGS else itertools.pairwise(args)
+        return list(pairs)
     if isinstance(node, ast.Tuple):
         return list(itertools.pairwise([e for e in node.elts if not isinstance(e, ast.Starred)]))
     if isinstance(node, ast.DictComp):

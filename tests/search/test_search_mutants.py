@@ -283,3 +283,12 @@ def test_field_spans_find_each_fields_expression(literal: str, fields: list[str]
     from agent_core.search.fstrings import field_spans
 
     assert [literal[a:b] for a, b in field_spans(literal)] == fields
+
+
+def test_two_call_arguments_that_are_not_neighbours_are_swapped():
+    source = (
+        "def distribute(n, children):\n"
+        "    return [islice(it, n, None, index) for index, it in enumerate(children)]\n"
+    )
+    expected = "    return [islice(it, index, None, n) for index, it in enumerate(children)]"
+    assert expected in [m.text for m in line_mutants("d.py", source, 2)]
