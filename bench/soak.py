@@ -153,7 +153,7 @@ def install_handlers(client: Any) -> None:
         return lsp.MessageActionItem(title="Reject")
 
 
-async def soak(minutes: float, seed: int) -> dict[str, Any]:
+async def soak(minutes: float, seed: int, trace_memory: Path | None = None) -> dict[str, Any]:
     rng = random.Random(seed)
     tally = Tally()
     work = Path(tempfile.mkdtemp(prefix="agentls-soak-"))
@@ -170,7 +170,10 @@ async def soak(minutes: float, seed: int) -> dict[str, Any]:
         fix_code_action_structure(client)
         install_handlers(client)
         env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT)}
-        await client.start_io(sys.executable, "-m", "lsp_server", env=env)
+        server = ["-m", "lsp_server"]
+        if trace_memory is not None:  # traced from 2 minutes in, a snapshot a minute (bench/soak_memtrace.py)
+            server = [str(ROOT / "bench" / "soak_memtrace.py"), str(trace_memory.resolve()), "120", "60"]
+        await client.start_io(sys.executable, *server, env=env)
         server_pid = client._server.pid
         await client.initialize_session(lsp.InitializeParams(
             capabilities=client_capabilities("visual_studio_code"), root_uri=root.as_uri(),
@@ -205,8 +208,10 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the report here")
+    parser.add_argument("--trace-memory", type=Path, metavar="DIR",
+                        help="run the server under tracemalloc, snapshots in DIR (bench/soak_memtrace.py)")
     args = parser.parse_args()
-    report = asyncio.run(soak(args.minutes, args.seed))
+    report = asyncio.run(soak(args.minutes, args.seed, args.trace_memory))
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:
