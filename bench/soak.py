@@ -10,10 +10,11 @@ unanswered (an error reply is an answer).
 
 Reported: requests sent / answered / error replies / unanswered, p50 and p99 round-trip latency
 per method, runs started / refused / cancelled, the server's RSS (first sample after a one-minute
-warm-up, last, highest), processes left alive that the server started, and files left in the
-server's TMPDIR after shutdown.
+warm-up, last, highest; MB at 25/50/75/100% of the run and the slope of each half, so "bounded"
+is a figure: a second-half slope near 0), processes left alive that the server started, and
+files left in the server's TMPDIR after shutdown.
 
-    nice -n 19 python bench/soak.py [--minutes 10] [--seed 1] [--json out.json]
+    nice -n 19 python bench/soak.py [--minutes 10] [--seed 1] [--json out.json] [--trace-memory DIR]
 """
 
 from __future__ import annotations
