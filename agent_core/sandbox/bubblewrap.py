@@ -105,6 +105,7 @@ def base_binds() -> list[str]:
             args += ["--symlink", os.readlink(path), top]
         elif path.is_dir():
             args += ["--ro-bind", top, top]
+    args += ["--dir", "/etc"]  # made by bwrap for the binds below it would be 0700 root: unreadable to the run's uid
     for name in _ETC_FILES:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     return args

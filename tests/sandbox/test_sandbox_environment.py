@@ -118,6 +118,36 @@ async def test_300_threads_and_a_pool_pass_as_on_the_host(workspace: Path) -> No
     assert (report.passed, report.failed, report.errors) == (3, 0, 0), report.output
 
 
+SYSTEM_FILES = """\
+import os
+import pwd
+import time
+
+
+def test_the_local_time_zone_file_is_readable():
+    assert os.path.isfile("/etc/localtime") and open("/etc/localtime", "rb").read(4) == b"TZif"
+
+
+def test_the_user_database_answers():
+    assert pwd.getpwnam("root").pw_uid == 0
+
+
+def test_local_time_works():
+    assert time.localtime().tm_year > 2000
+"""
+
+
+async def test_the_system_files_a_suite_reads_are_readable_as_on_the_host(workspace: Path) -> None:
+    """/etc/localtime (python-dateutil's tz tests read it), /etc/passwd: bound into a readable /etc."""
+    (workspace / "test_system.py").write_text(SYSTEM_FILES)
+    host = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(workspace)],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert host.returncode == 0, host.stdout
+    report = await run_tests(BubblewrapSandbox(SandboxSettings(timeout_s=120)), workspace, "pytest")
+    assert (report.passed, report.failed, report.errors) == (3, 0, 0), report.output
+
+
 async def test_concurrent_runs_count_their_processes_apart(workspace: Path) -> None:
     """Each run has a uid of its own, so RLIMIT_NPROC is per run: two runs of 30 threads under a limit of 40."""
     sandbox = BubblewrapSandbox(SandboxSettings(timeout_s=60, pids=40))
