@@ -186,6 +186,7 @@ async def main_async(args: argparse.Namespace) -> list[dict]:
         journal=False,
         request_timeout_s=600,
         llm_deadline_s=900,
+        llm_answer_cap_s=1800,
     )
     projects = {p.name: p for p in rp.load_projects()}
     rows = []
