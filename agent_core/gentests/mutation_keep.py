@@ -161,12 +161,12 @@ async def _follow_up(mctx: MutationContext, run: MutationRun, killed: set[int], 
     """One more tester call shown the survivors; its tests are kept only when they kill one."""
     ctx = mctx.loop
     alive = [i for i in range(len(run.outcomes)) if i not in killed]
-    shown = [run.outcomes[i].mutant for i in _spread(run, alive)]
-    owners, import_line, source = _follow_up_source(mctx, [m.line for m in shown])
+    shown = [run.outcomes[i] for i in _spread(run, alive)]
+    owners, import_line, source = _follow_up_source(mctx, [o.mutant.line for o in shown])
     ctx.progress(f"asking for tests that notice {len(shown)} surviving mutant(s)")
     try:
         tests = await write_killing_tests(ctx.llm, mctx.module, import_line, source,
-                                          [survivor_text(m, mctx.source) for m in shown])
+                                          [survivor_text(o.mutant, mctx.source, o.ran) for o in shown])
     except LLMError as exc:  # an optional extra: the tests kept so far stand without it
         mctx.journal("tool_call", tool="mutation_follow_up", args={"shown": len(shown)}, result=str(exc), ok=False)
         return []
