@@ -35,7 +35,10 @@ def split_code(code: str, name: str, import_line: str = "") -> SplitTest:
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
-        raise BadTestCode(f"SyntaxError: {exc.msg} (line {exc.lineno})") from exc
+        salvaged = _before_syntax_error(code, exc.lineno or 0)
+        if salvaged is None:
+            raise BadTestCode(f"SyntaxError: {exc.msg} (line {exc.lineno})") from exc
+        code, tree = salvaged
     tests = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and n.name.startswith("test")]
     if name not in tests:
@@ -66,6 +69,24 @@ def _missing_target_import(tree: ast.Module, import_line: str) -> str | None:
     bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return import_line if (wanted & used) - bound else None
+
+
+def _before_syntax_error(code: str, line: int) -> tuple[str, ast.Module] | None:
+    """The code up to the statement the syntax error is in, when that still parses and still asserts something.
+
+    The bundled model copies a doctest's `Traceback (most recent call last):` into an assertion after several
+    good ones, and hands the same code back when asked to repair it; the good assertions stand on their own."""
+    lines = code.splitlines()
+    for end in range(min(line, len(lines)) - 1, 0, -1):
+        head = "\n".join(lines[:end])
+        try:
+            tree = ast.parse(head)
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.Assert) for n in ast.walk(tree)):
+            return head + "\n", tree
+        return None
+    return None
 
 
 def _implied_imports(body: str, imports: list[str]) -> list[str]:

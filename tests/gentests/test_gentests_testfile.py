@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core.gentests.testfile import split_code
+from agent_core.gentests.testfile import BadTestCode, split_code
 
 IMPORT = "from toolz.itertoolz import partition_all, take"
 FORGOT = "def test_p():\n    assert list(partition_all(2, [1, 2, 3])) == [(1, 2), (3,)]\n"
@@ -33,3 +33,18 @@ def test_pytest_raises_is_not_taken_for_a_hypothesis_strategy():
     assert split_code(code, "test_p", IMPORT).imports == ["import pytest", IMPORT]
     given = "@given(st.integers())\ndef test_p(n):\n    assert partition_all\n"
     assert "from hypothesis import strategies as st" in split_code(given, "test_p").imports
+
+
+def test_a_doctest_traceback_copied_into_an_assertion_is_cut_off_and_the_assertions_before_it_stand():
+    code = (
+        "def test_p():\n"
+        "    assert list(partition_all(2, [1])) == [(1,)]\n"
+        "    assert list(partition_all(2, [])) == []\n"
+        "    assert partition_all(0, []) == Traceback (most recent call last):\n"
+        "        ...\n"
+        "    ValueError: n\n"
+    )
+    split = split_code(code, "test_p", IMPORT)
+    assert split.body == "\n".join(code.splitlines()[:3]) and split.imports == [IMPORT]
+    with pytest.raises(BadTestCode, match="SyntaxError"):  # nothing asserted before the error: not salvaged
+        split_code("def test_p():\n    x = 1\n    assert x == Traceback (most\n", "test_p")
