@@ -136,9 +136,10 @@ async def _search(
     sandbox = make_sandbox(settings, notice)
     with ShadowWorkspace(Path(workspace), overlays) as shadow:
         deps = _Deps(settings, sandbox, shadow, run_tests)
-        suspects, evidence, failing = await localize_failure(deps, report)
+        where = await localize_failure(deps, report)
+        suspects, failing = where.suspects, where.failing
         stats: dict[str, Any] = {
-            "evidence": evidence,
+            "evidence": where.evidence,
             "suspects": len(suspects),
             "localize_s": round(time.monotonic() - started, 3),
         }
@@ -146,7 +147,7 @@ async def _search(
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
         mutants = candidates(shadow.root, suspects, settings.search.max_mutants)
         sources = {m.path: read_exact(shadow.root / m.path) for m in mutants}
-        winner, passed, found = await find_single_edit(deps, failing, mutants)
+        winner, passed, found = await find_single_edit(deps, failing, mutants, where, report.duration_s)
         stats.update(found, search_s=round(time.monotonic() - started - stats["localize_s"], 3))
         if winner is None or passed is None:
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))

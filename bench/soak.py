@@ -10,10 +10,11 @@ unanswered (an error reply is an answer).
 
 Reported: requests sent / answered / error replies / unanswered, p50 and p99 round-trip latency
 per method, runs started / refused / cancelled, the server's RSS (first sample after a one-minute
-warm-up, last, highest), processes left alive that the server started, and files left in the
-server's TMPDIR after shutdown.
+warm-up, last, highest; MB at 25/50/75/100% of the run and the slope of each half, so "bounded"
+is a figure: a second-half slope near 0), processes left alive that the server started, and
+files left in the server's TMPDIR after shutdown.
 
-    nice -n 19 python bench/soak.py [--minutes 10] [--seed 1] [--json out.json]
+    nice -n 19 python bench/soak.py [--minutes 10] [--seed 1] [--json out.json] [--trace-memory DIR]
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def install_handlers(client: Any) -> None:
         return lsp.MessageActionItem(title="Reject")
 
 
-async def soak(minutes: float, seed: int) -> dict[str, Any]:
+async def soak(minutes: float, seed: int, trace_memory: Path | None = None) -> dict[str, Any]:
     rng = random.Random(seed)
     tally = Tally()
     work = Path(tempfile.mkdtemp(prefix="agentls-soak-"))
@@ -170,7 +171,10 @@ async def soak(minutes: float, seed: int) -> dict[str, Any]:
         fix_code_action_structure(client)
         install_handlers(client)
         env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT)}
-        await client.start_io(sys.executable, "-m", "lsp_server", env=env)
+        server = ["-m", "lsp_server"]
+        if trace_memory is not None:  # traced from 2 minutes in, a snapshot a minute (bench/soak_memtrace.py)
+            server = [str(ROOT / "bench" / "soak_memtrace.py"), str(trace_memory.resolve()), "120", "60"]
+        await client.start_io(sys.executable, *server, env=env)
         server_pid = client._server.pid
         await client.initialize_session(lsp.InitializeParams(
             capabilities=client_capabilities("visual_studio_code"), root_uri=root.as_uri(),
@@ -205,8 +209,10 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the report here")
+    parser.add_argument("--trace-memory", type=Path, metavar="DIR",
+                        help="run the server under tracemalloc, snapshots in DIR (bench/soak_memtrace.py)")
     args = parser.parse_args()
-    report = asyncio.run(soak(args.minutes, args.seed))
+    report = asyncio.run(soak(args.minutes, args.seed, args.trace_memory))
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:

@@ -93,6 +93,35 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
+def rss_trend(samples: list[tuple[int, int]]) -> dict[str, Any]:
+    """RSS (MB) at 25/50/75/100% of the run, and its slope (MB per minute) over each half.
+
+    Bounded memory shows as a second-half slope near zero (a plateau); a leak as a
+    second-half slope like the first half's.
+    """
+    if len(samples) < 4:
+        return {}
+    end = samples[-1][0]
+
+    def at(fraction: float) -> float:
+        seconds, kb = min(samples, key=lambda s: abs(s[0] - fraction * end))
+        return round(kb / 1024, 1)
+
+    def slope(part: list[tuple[int, int]]) -> float:
+        if len(part) < 2:
+            return 0.0
+        fit = statistics.linear_regression([s for s, _ in part], [kb for _, kb in part])
+        return round(fit.slope * 60 / 1024, 2)
+
+    return {
+        "mb_at": {f"{q}%": at(q / 100) for q in (25, 50, 75, 100)},
+        "slope_mb_per_min": {
+            "first_half": slope([x for x in samples if x[0] <= end / 2]),
+            "second_half": slope([x for x in samples if x[0] >= end / 2]),
+        },
+    }
+
+
 @dataclass
 class Tally:
     """Every request the soak client sent, and what became of it."""
@@ -132,6 +161,7 @@ class Tally:
                 "after_warmup": warm[0] if warm else 0,
                 "last": warm[-1] if warm else 0,
                 "max": max(warm) if warm else 0,
+                **rss_trend(self.rss),
                 "samples": self.rss,
             },
             "leftover_processes": leftover_processes,

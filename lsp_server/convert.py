@@ -9,12 +9,14 @@ other way round.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from lsprotocol import types as lsp
 from pygls import uris
+from pygls.workspace import PositionCodec
 
 from agent_core.events import PhaseEvent
 from agent_core.models import ChangeSet, FileChange, Position, Span, TestFailure, TestReport
@@ -33,27 +35,24 @@ def encoding_name(kind: object) -> str:
     return value if value in (UTF8, UTF16, UTF32) else UTF16
 
 
-def _unit_len(char: str, encoding: str) -> int:
-    if encoding == UTF8:
-        return len(char.encode("utf-8"))
-    if encoding == UTF16:
-        return 2 if ord(char) > 0xFFFF else 1
-    return 1
+@functools.cache
+def _codec(encoding: str) -> PositionCodec:
+    """pygls' own codec for the encoding (UTF-16 for anything it does not know, as `encoding_name`)."""
+    return PositionCodec(encoding)
 
 
 def to_lsp_character(line_text: str, column: int, encoding: str = UTF16) -> int:
     """Code-point column in `line_text` -> column in the client's position encoding."""
-    return sum(_unit_len(c, encoding) for c in line_text[:column])
+    return _codec(encoding).client_num_units(line_text[:column])
 
 
 def from_lsp_character(line_text: str, character: int, encoding: str = UTF16) -> int:
     """Column in the client's encoding -> code-point column (clamped to the line)."""
-    units = 0
-    for index, char in enumerate(line_text):
-        if units >= character:
-            return index
-        units += _unit_len(char, encoding)
-    return len(line_text)
+    codec = _codec(encoding)
+    # Clamped here, not by pygls: its codec clamps a column past the end to one unit *before* the end of a
+    # line without a newline (the file's last line), and writes the clamp into the Position it is given.
+    clamped = min(character, codec.client_num_units(line_text))
+    return codec.position_from_client_units([line_text], lsp.Position(0, clamped)).character
 
 
 def _line(lines: list[str], index: int) -> str:

@@ -34,6 +34,7 @@ from lsp_server import (
     settings,
 )
 from lsp_server.deps import build_deps
+from lsp_server.protocol import AgentProtocol
 
 FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands, quickfixes)
 
@@ -66,7 +67,8 @@ class AgentLanguageServer(LanguageServer):
 
 
 def build_server(engine_factory: Callable[[Settings], Engine] = Engine) -> AgentLanguageServer:
-    server = AgentLanguageServer("agentls", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+    server = AgentLanguageServer("agentls", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                                 protocol_cls=AgentProtocol)
     deps = build_deps(server, engine_factory)
     server.stop_runs = deps.runs.stop_all  # what SIGTERM does before the process exits (framing.until_terminated)
     for feature in FEATURES:

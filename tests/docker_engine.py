@@ -21,10 +21,10 @@ IMAGE = os.environ.get("AGENTLS_TEST_DOCKER_IMAGE", "agentls/sandbox:local")
 
 def start_engine() -> bool:
     """Make DOCKER_HOST point at an engine that answers; True when this call started it."""
-    from agent_core.sandbox import docker_backend
+    from agent_core.sandbox.docker import engine
 
     if os.environ.get("DOCKER_HOST"):
-        ok, reason = _ping(docker_backend)
+        ok, reason = _ping(engine)
         if not ok:
             pytest.fail(f"DOCKER_HOST={os.environ['DOCKER_HOST']} is set but no engine answers: {reason}")
         return False
@@ -43,9 +43,9 @@ def _script_engine_answers() -> bool:
     return sock.exists()
 
 
-def _ping(docker_backend) -> tuple[bool, str]:
+def _ping(engine) -> tuple[bool, str]:
     try:
-        client = docker_backend.connect()
+        client = engine.connect()
         client.ping()
         client.close()
         return True, "ok"
@@ -55,15 +55,15 @@ def _ping(docker_backend) -> tuple[bool, str]:
 
 def ensure_image() -> None:
     """Build the sandbox image if the engine lacks it (CI builds it up front; this is the slow fallback)."""
-    from agent_core.sandbox import docker_backend, image
+    from agent_core.sandbox.docker import build, engine
 
-    if docker_backend.image_exists(IMAGE):
+    if engine.image_exists(IMAGE):
         return
     base = subprocess.run(["bash", str(ROOT / "scripts/make-base-image.sh")], capture_output=True, text=True,
                           timeout=1200, check=False)
     if base.returncode != 0:
         pytest.fail(f"could not make the base image:\n{base.stderr[-2000:]}")
-    image.build_image(tag=IMAGE, log=lambda line: None)
+    build.build_image(tag=IMAGE, log=lambda line: None)
 
 
 def stop_engine() -> None:

@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def build_image_command(args: argparse.Namespace) -> int:
-    from agent_core.sandbox import image
+    from agent_core.sandbox.docker import build
 
     try:
         settings = load_settings(args.workspace)
@@ -70,8 +70,8 @@ def build_image_command(args: argparse.Namespace) -> int:
     if args.project is not None:
         return _build_project_image(args, tag)
     try:
-        image_id = image.build_image(
-            base=args.base or image.DEFAULT_BASE,
+        image_id = build.build_image(
+            base=args.base or build.DEFAULT_BASE,
             tag=tag,
             requirements=args.requirements,
             log=lambda line: print(line, file=sys.stderr),
@@ -84,15 +84,15 @@ def build_image_command(args: argparse.Namespace) -> int:
 
 
 def _build_project_image(args: argparse.Namespace, image_tag: str) -> int:
-    from agent_core.sandbox import image
+    from agent_core.sandbox.docker import build
 
     if not args.project.is_dir():
         print(f"agentls: {args.project} is not a directory", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        tag, image_id = image.build_project_image(
+        tag, image_id = build.build_project_image(
             args.project.resolve(),
-            args.base or image.DEFAULT_BASE,
+            args.base or build.DEFAULT_BASE,
             image_tag,
             log=lambda line: print(line, file=sys.stderr),
         )
@@ -158,7 +158,7 @@ def doctor_command(args: argparse.Namespace) -> int:
 
 def docker_engine() -> dict:
     """The Docker engine's endpoint and which setting chose it (DOCKER_HOST, a docker context, the default)."""
-    from agent_core.sandbox.docker_backend import engine_endpoint
+    from agent_core.sandbox.docker.engine import engine_endpoint
 
     try:
         where = engine_endpoint()
@@ -178,7 +178,7 @@ def describe_environment(sandbox: Any, workspace: Path) -> str:
     settings = getattr(sandbox, "_sandbox", None)
     if settings is None:
         return str(sandbox.python)
-    from agent_core.sandbox.docker_backend import image_exists
+    from agent_core.sandbox.docker.engine import image_exists
     tag = project_image_tag(settings.docker_image, workspace.resolve())
     if tag and image_exists(tag):
         return (

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agent_core.errors import ResumeError, UnknownRun
@@ -110,16 +111,20 @@ async def run_checkpointer(journal: Journal, given: Any = None) -> AsyncIterator
 
 
 def has_checkpoint(workspace: Path, run_id: str) -> bool:
-    """Whether the workspace's checkpoint database holds a thread for `run_id`."""
+    """Whether the workspace's checkpoint database holds a checkpoint of the run's thread (the saver's own query).
+
+    The connection is read-only, so a look never creates the saver's tables in, or migrates, a database
+    that a run may be writing; a file without them reads as "no checkpoint".
+    """
     path = checkpoint_path(workspace)
     if not path.is_file():
         return False
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)) as conn:
-            row = conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1", (run_id,)).fetchone()
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2, check_same_thread=False)
+        with contextlib.closing(conn):
+            return SqliteSaver(conn).get_tuple({"configurable": {"thread_id": run_id}}) is not None
     except sqlite3.Error:
         return False
-    return row is not None
 
 
 def resumable_run(workspace: Path, run_id: str) -> dict[str, Any]:

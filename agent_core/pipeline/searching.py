@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,7 +39,11 @@ from agent_core.settings import Settings
 from agent_core.testing.runner import pytest_argv
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
-PASSING_PER_DRIVER_RUN = 3  # mutants passing the failing tests that are then checked against the whole suite
+PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
+# that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
+COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
+COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
+SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
 
 
 class SearchDeps(Protocol):
@@ -73,8 +78,30 @@ def neighbourhood(failing: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-async def localize_failure(deps: SearchDeps, report: TestReport) -> tuple[list[Suspect], str, list[str]]:
-    """Suspects, the evidence used ("coverage" or "traceback"), and the failing test ids."""
+@dataclass
+class Localization:
+    """What localizing found: the ranked suspects, the evidence used ("coverage" or "traceback"), the failing
+    test ids, and the per-test coverage (rel_path -> {nodeid: lines}) with each test's outcome, when collected."""
+
+    suspects: list[Suspect]
+    evidence: str
+    failing: list[str]
+    files: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    outcomes: dict[str, str] = field(default_factory=dict)
+    durations: dict[str, float] = field(default_factory=dict)  # seconds per test while localizing (under coverage)
+
+    def covering(self, path: str, line: int) -> list[str]:
+        """The tests that passed at the baseline and ran `path`:`line`: a mutant of that line must keep them
+        passing, and they are a small part of a big suite (the ones most likely to notice a wrong mutant)."""
+        return [
+            nodeid
+            for nodeid, lines in (self.files.get(path) or {}).items()
+            if self.outcomes.get(nodeid) == "passed" and line in lines and nodeid not in self.failing
+        ]
+
+
+async def localize_failure(deps: SearchDeps, report: TestReport) -> Localization:
+    """Rank the suspicious functions and lines of the failure in `report`."""
     root = deps.shadow.root
     failing = [f.nodeid for f in report.failures]
     is_pytest, argv = pytest_argv(deps.settings.test_command, deps.sandbox.python)
@@ -90,25 +117,31 @@ async def localize_failure(deps: SearchDeps, report: TestReport) -> tuple[list[S
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
     if data and data.get("files") and failed_ids:
-        return rank(combine(coverage_scores(data["files"], outcomes), boosts), root), "coverage", failed_ids
-    return rank(boosts, root), "traceback", failing
+        suspects = rank(combine(coverage_scores(data["files"], outcomes), boosts), root)
+        return Localization(suspects, "coverage", failed_ids, data["files"], outcomes, data.get("durations") or {})
+    return Localization(rank(boosts, root), "traceback", failing)
 
 
 def candidates(root: Path, suspects: list[Suspect], limit: int) -> list[Mutant]:
-    """Mutants of the suspects' lines: best suspect first, its lines best first; among lines that are
-    equally suspicious, the catalogue's likelier bug classes first (then line order)."""
-    out: list[Mutant] = []
+    """Mutants of the suspects' lines, the most suspicious lines first whichever function they are in (a
+    function scores as its best line, so its other lines may be far less suspicious than another function's);
+    among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order)."""
+    sources: dict[str, str] = {}
+    ranked: list[tuple[float, str, int]] = []
     for suspect in suspects:
-        try:
-            source = read_exact(root / suspect.file)
-        except (OSError, UnicodeDecodeError):
-            continue
-        scores = suspect.line_scores or [suspect.score] * len(suspect.lines)
-        for _, tied in itertools.groupby(zip(suspect.lines, scores, strict=True), key=lambda pair: pair[1]):
-            batch = [m for line, _ in tied for m in line_mutants(suspect.file, source, line)]
-            out += sorted(batch, key=lambda m: m.tier)
-            if len(out) >= limit:
-                return out[:limit]
+        if suspect.file not in sources:
+            try:
+                sources[suspect.file] = read_exact(root / suspect.file)
+            except (OSError, UnicodeDecodeError):
+                continue
+        ranked += [(score, suspect.file, line) for line, score in suspect.searched()]
+    ranked.sort(key=lambda entry: -entry[0])  # stable: suspect order, then line order, among ties
+    out: list[Mutant] = []
+    for _, tied in itertools.groupby(ranked, key=lambda entry: entry[0]):
+        batch = [m for _, file, line in tied for m in line_mutants(file, sources[file], line)]
+        out += sorted(batch, key=lambda m: m.tier)
+        if len(out) >= limit:
+            return out[:limit]
     return out
 
 
@@ -140,12 +173,41 @@ async def _verify(deps: SearchDeps, mutant: Mutant) -> TestReport | None:
                 shadow.originals.pop(mutant.path, None)
 
 
+def _slow_tests_bound(where: Localization | None, failing: list[str], mutants: list[Mutant],
+                      covering: Any) -> float:
+    """A per-mutant bound for tests slower than the setting allows: SLOW_TEST_FACTOR times (plus a second)
+    the time the failing tests, and the most a mutant's covering tests, took while localizing (a correct
+    mutant of a slow test must not be cut as if it looped)."""
+    if where is None or not where.durations:
+        return 0.0
+    spent = where.durations
+    need = sum(spent.get(nodeid, 0.0) for nodeid in failing)
+    if covering is not None:
+        need += max((sum(spent.get(t, 0.0) for t in covering(m)) for m in mutants), default=0.0)
+    return SLOW_TEST_FACTOR * need + 1.0
+
+
 async def find_single_edit(
-    deps: SearchDeps, failing: list[str], mutants: list[Mutant]
+    deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
+    suite_s: float = 0.0,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
+    """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
+    seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
+    sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
+    suite; with that suite's report and the search's figures."""
     s = deps.settings.search
     deadline = time.monotonic() + s.budget_s
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
+    covering = None
+    timeout_s = s.mutant_timeout_s
+    if where is not None and where.files and suite_s > COVERING_SUITE_S:
+        def covering(mutant: Mutant) -> list[str]:
+            return where.covering(mutant.path, mutant.line)
+
+        timeout_s = COVERING_TIMEOUT_FACTOR * s.mutant_timeout_s  # the failing tests and their neighbours
+        stats["with_covering"] = True
+    timeout_s = max(timeout_s, _slow_tests_bound(where, failing, mutants, covering))
+    stats["mutant_timeout_s"] = round(timeout_s, 1)
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
         results, stopped = await try_mutants(
@@ -153,9 +215,11 @@ async def find_single_edit(
             deps.shadow.root,
             failing,
             mutants[index:],
-            mutant_timeout_s=s.mutant_timeout_s,
+            mutant_timeout_s=timeout_s,
             budget_s=deadline - time.monotonic(),
             max_passing=PASSING_PER_DRIVER_RUN,
+            covering=covering,
+            hot=True,
         )
         stats["stopped"] = stopped
         index += len(results)
@@ -189,12 +253,13 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         return {}
     deps.phase("testing", "localizing the failure", 5)
     try:
-        suspects, evidence, failing = await localize_failure(deps, report)
+        where = await localize_failure(deps, report)
     except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return {"suspects": []}
+    suspects, failing = where.suspects, where.failing
     listed = [s.as_dict() for s in suspects]
-    deps.journal.write("localize", suspects=listed, evidence=evidence)
+    deps.journal.write("localize", suspects=listed, evidence=where.evidence)
     out: dict = {"suspects": listed}
     typed_goal = bool((deps.request.goal or "").strip())  # more than "the tests pass": the model reads it
     if not deps.settings.search.enabled or typed_goal or not suspects or not failing:
@@ -203,7 +268,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
-        winner, passed, stats = await find_single_edit(deps, failing, mutants)
+        winner, passed, stats = await find_single_edit(deps, failing, mutants, where, report.duration_s)
     except Exception as exc:  # noqa: BLE001 - the search is an aid too
         deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
         winner, passed, stats = None, None, {}

@@ -26,16 +26,16 @@ def _sandbox_settings(settings: Settings | SandboxSettings) -> SandboxSettings:
     return settings.sandbox if isinstance(settings, Settings) else settings
 
 
-def _docker_module():  # noqa: ANN202 - the optional docker backend module, or None
+def _docker_module(name: str):  # noqa: ANN202 - a module of the optional docker backend, or None
     try:
-        return importlib.import_module("agent_core.sandbox.docker_backend")
+        return importlib.import_module(f"agent_core.sandbox.docker.{name}")
     except ImportError:
         return None
 
 
 def docker_status(settings: Settings | SandboxSettings) -> tuple[bool, str]:
     """(usable, reason) for the Docker backend."""
-    module = _docker_module()
+    module = _docker_module("engine")
     if module is None or not hasattr(module, "docker_available"):
         return False, "the Docker backend is not installed"
     try:
@@ -74,7 +74,7 @@ def _availability(name: str, settings: Settings | SandboxSettings) -> tuple[bool
 def _build(name: str, settings: Settings | SandboxSettings) -> Sandbox:
     sandbox_settings = _sandbox_settings(settings)
     if name == "docker":
-        module = _docker_module()
+        module = _docker_module("run")
         return module.DockerSandbox(sandbox_settings)
     if name == "bubblewrap":
         return BubblewrapSandbox(sandbox_settings)
@@ -108,7 +108,7 @@ def sweep_leftovers() -> list[str]:
     removed, for the log.
     """
     removed = [str(p) for p in remove_leftovers()]
-    module = _docker_module()
+    module = _docker_module("sweep")
     if module is None:  # the docker SDK is optional at run time
         return removed
     return removed + [f"container {name}" for name in module.remove_leftover_containers()]

@@ -7,7 +7,8 @@ CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_
     runs the suite once under coverage.py (only the tests whose node ids equal or lie under one of
     `select`, when given), one coverage context per test node id, each test's call bounded by
     `test_timeout_s`, and writes
-    {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}}}.
+    {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}},
+     "durations": {nodeid: seconds}}.
 CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text"}],
     "timeout_s": s, "budget_s": s, "max_passing": n, "out": "rel.json"}
     starts pytest once on the failing tests and, at collection time, forks a child per mutant that
@@ -15,6 +16,8 @@ CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path
     collects, runs the tests and exits with pytest's status; a child that outlives `timeout_s` is
     killed with its process group. Writes
     {"results": [{"id", "outcome": "passed" | "failed" | "timeout"}], "stopped": null | "budget" | "enough"}.
+    A mutant with "tests": [...] runs those too, after the failing tests ("nodeids" is then what pytest
+    collects, e.g. the files, and "failing" the failing tests' ids; each child keeps those and its "tests").
     With "per_test": true (mutation testing) every test runs (no -x), each test's call is bounded by
     "test_timeout_s", and each result also carries {"tests": {nodeid: outcome}}; a test that was running
     when its mutant's child was killed counts as "timeout".
@@ -27,6 +30,7 @@ import signal
 import sys
 import time
 
+import driver_swap  # copied beside this script (sandboxed.py)
 import pytest
 
 
@@ -50,6 +54,7 @@ class _Contexts:
         self.test_timeout_s = test_timeout_s
         self.select = tuple(select)
         self.outcomes = {}
+        self.durations = {}  # seconds per test: setup, call and teardown (under coverage)
 
     def pytest_collection_modifyitems(self, session, config, items):
         if not self.select:
@@ -82,6 +87,7 @@ class _Contexts:
                 signal.signal(signal.SIGALRM, previous)
 
     def pytest_runtest_logreport(self, report):
+        self.durations[report.nodeid] = round(self.durations.get(report.nodeid, 0.0) + report.duration, 4)
         first = self.outcomes.get(report.nodeid) in (None, "passed")
         if first and (report.when == "call" or report.outcome != "passed"):
             self.outcomes[report.nodeid] = report.outcome if report.when == "call" else "error"
@@ -125,7 +131,7 @@ def localize(config):
         if cov is not None:
             cov.stop()
     files = _measured(cov, root) if cov is not None else {}
-    return {"coverage": cov is not None, "outcomes": plugin.outcomes, "files": files}
+    return {"coverage": cov is not None, "outcomes": plugin.outcomes, "files": files, "durations": plugin.durations}
 
 
 def _serve_mutant(path, source):
@@ -152,12 +158,15 @@ def _same_file(a, b):
         return False
 
 
-def _wait(pid, timeout_s):
+def _wait(pid, timeout_s, unswappable=False):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            return "passed" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else "failed"
+            code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+            if unswappable and code == UNSWAPPABLE:
+                return "unswappable"
+            return "passed" if code == 0 else "failed"
         time.sleep(0.005)
     for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
         try:
@@ -183,6 +192,7 @@ class _Forker:
         self.in_child = False
         self.per_test = bool(config.get("per_test"))
         self.log = None  # the child's per-test outcome log (per_test mode)
+        self.keep = None  # the child's tests, failing ones first, when its mutant names extra tests
 
     def _source(self, path):
         if path not in self.sources:
@@ -198,6 +208,8 @@ class _Forker:
         pid = os.fork()
         if pid == 0:
             self.in_child = True
+            if mutant.get("tests") is not None:
+                self.keep = list(dict.fromkeys([*self.config["failing"], *mutant["tests"]]))
             os.setpgid(0, 0)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
@@ -231,6 +243,12 @@ class _Forker:
         session.items = []
         session.testscollected = 0
         return True
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        if self.keep is None:
+            return
+        order = {nodeid: i for i, nodeid in enumerate(self.keep)}
+        items[:] = sorted((item for item in items if item.nodeid in order), key=lambda item: order[item.nodeid])
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
@@ -283,7 +301,79 @@ def _read_log(path):
     return tests
 
 
+UNSWAPPABLE = 97  # a hot child's exit status when its mutant cannot be put into a live function
+
+
+class _HotForker:
+    """A pytest plugin for "hot" mutants: the parent imports and collects once, then forks a child per mutant
+    that swaps the mutated function's code into the live function (driver_swap.py) and runs its tests.
+
+    A mutant the swap cannot express comes back as "unswappable" (the caller tries it the slow way).
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self.sources = {}
+        self.result = {"results": [], "stopped": None}
+        self.in_child = False
+
+    def _source(self, path):
+        if path not in self.sources:
+            with open(path, encoding="utf-8") as handle:
+                self.sources[path] = handle.read()
+        return self.sources[path]
+
+    def _child(self, session, mutant):
+        self.in_child = True
+        os.setpgid(0, 0)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        if not driver_swap.swap(mutant["path"], self._source(mutant["path"]), mutant["line"], mutant["text"]):
+            os._exit(UNSWAPPABLE)
+        keep = list(dict.fromkeys([*self.config["failing"], *(mutant.get("tests") or [])]))
+        order = {nodeid: i for i, nodeid in enumerate(keep)}
+        session.items = sorted((i for i in session.items if i.nodeid in order), key=lambda i: order[i.nodeid])
+        session.testscollected = len(session.items)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        started = time.monotonic()
+        passing = 0
+        for mutant in self.config["mutants"]:
+            if time.monotonic() - started > self.config["budget_s"]:
+                self.result["stopped"] = "budget"
+                break
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                self._child(session, mutant)
+                return None  # the child runs its tests with pytest's own loop
+            began = time.monotonic()
+            outcome = _wait(pid, self.config["timeout_s"], unswappable=True)
+            self.result["results"].append(
+                {"id": mutant["id"], "outcome": outcome, "duration_s": round(time.monotonic() - began, 3)})
+            passing += outcome == "passed"
+            if passing >= self.config["max_passing"]:
+                self.result["stopped"] = "enough"
+                break
+        return True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.in_child:
+            os._exit(int(exitstatus))
+
+
 def mutants(config):
+    if config.get("hot"):
+        forker = _HotForker(config)
+        args = list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", "-x"]
+        code = pytest.main(args, plugins=[forker])
+        if forker.in_child:
+            os._exit(int(code) or 4)
+        return forker.result
     forker = _Forker(config)
     stop_first = [] if config.get("per_test") else ["-x"]
     code = pytest.main(list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", *stop_first],

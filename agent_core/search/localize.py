@@ -3,7 +3,10 @@
 Spectrum-based: every executed line of a non-test workspace file is scored with
 Ochiai, `failed(line) / sqrt(total_failed * (failed(line) + passed(line)))`,
 from per-test coverage (one coverage context per test, collected in the
-sandbox by driver_script.py). Lines in the failing tests' tracebacks are
+sandbox by driver_script.py), plus a bonus for a line that every one of two or
+more failing tests ran (one bug behind several failures is on a line they all
+run; a line where only some of them crash is more often where the bug shows
+than where it is: a bad value made upstream). Lines in the failing tests' tracebacks are
 boosted (the innermost workspace frame most), and are the only evidence when
 coverage could not be collected (not pytest, no coverage.py, a crash). Lines
 are grouped into their enclosing function (tree-sitter, agent_core.analysis);
@@ -23,9 +26,13 @@ from agent_core.testing.junit import traceback_frames
 from agent_core.workspace.testfiles import is_protected
 
 INNERMOST_BOOST = 0.5  # the failing line named by a traceback's innermost workspace frame
+ALL_FAILING_BONUS = 1.0  # a line every failing test ran (two or more): one bug behind them all is there or later
+# (Ochiai is at most 1: such lines come before the others unless heavily shared with passing tests while a
+# crash site of some failing tests is not)
 FRAME_BOOST = 0.25  # any other workspace frame of a failing test
 MAX_SUSPECTS = 10
-LINES_KEPT = 10
+LINES_KEPT = 10  # lines shown per suspect (the coder's marks, the journal, the trace)
+LINES_SEARCHED = 40  # lines per suspect whose mutants the search may try (ties make the first ten arbitrary)
 
 Coverage = dict[str, dict[str, list[int]]]  # rel_path -> {test nodeid: executed lines}
 LineKey = tuple[str, int]
@@ -42,10 +49,16 @@ class Suspect:
     lines: list[int]
     score: float
     line_scores: list[float] = field(default_factory=list, repr=False)  # of `lines`, in order
+    more_lines: list[tuple[int, float]] = field(default_factory=list, repr=False)  # the next ones, with scores
 
     def as_dict(self) -> dict:
         """The state's and journal's form: file, function, start_line, end_line, lines, score."""
-        return {k: v for k, v in asdict(self).items() if k != "line_scores"}
+        return {k: v for k, v in asdict(self).items() if k not in ("line_scores", "more_lines")}
+
+    def searched(self) -> list[tuple[int, float]]:
+        """(line, score) of every line the search may mutate, best first."""
+        scores = self.line_scores or [self.score] * len(self.lines)
+        return [*zip(self.lines, scores, strict=True), *self.more_lines]
 
 
 def ochiai(failed: int, passed: int, total_failed: int) -> float:
@@ -76,6 +89,8 @@ def coverage_scores(files: Coverage, outcomes: dict[str, str]) -> dict[LineKey, 
                     counter[line] += 1
         for line in set(failed) | set(passed):
             score = ochiai(failed[line], passed[line], len(failing))
+            if len(failing) >= 2 and failed[line] == len(failing):
+                score += ALL_FAILING_BONUS
             if score > 0:
                 scores[(rel, line)] = score
     return scores
@@ -138,6 +153,7 @@ def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECT
             start, end = spans[name]
             kept = ordered[:LINES_KEPT]
             suspects.append(Suspect(rel, name, start, end, [n for n, _ in kept], round(ordered[0][1], 4),
-                                    [round(v, 4) for _, v in kept]))
+                                    [round(v, 4) for _, v in kept],
+                                    [(n, round(v, 4)) for n, v in ordered[LINES_KEPT:LINES_SEARCHED]]))
     suspects.sort(key=lambda s: (-s.score, s.file, s.start_line))
     return suspects[:limit]

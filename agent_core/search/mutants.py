@@ -42,11 +42,13 @@ import itertools
 import tokenize
 from dataclasses import dataclass
 
+from agent_core.search.fstrings import field_edits
 from agent_core.search.linetext import Edit
 from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
 from agent_core.search.linetext import span as _span
 from agent_core.search.rarer import rarer_edits
+from agent_core.search.structural import structural_edits
 
 _BOUNDARY = {"<": ["<="], "<=": ["<"], ">": [">="], ">=": [">"]}
 _ARITH = {"+": ["-"], "-": ["+"], "*": ["/", "//"], "/": ["//", "*"], "//": ["/"], "%": ["//"],
@@ -55,10 +57,15 @@ _WORDS = {"and": ["or"], "or": ["and"], "min": ["max"], "max": ["min"], "True": 
           "is": ["=="], "break": ["continue"], "continue": ["break"],
           # twin names that are easy to confuse
           "startswith": ["endswith"], "endswith": ["startswith"], "lstrip": ["rstrip"], "rstrip": ["lstrip"],
-          "any": ["all"], "all": ["any"], "upper": ["lower"], "lower": ["upper"], "floor": ["ceil"], "ceil": ["floor"]}
+          "any": ["all"], "all": ["any"], "upper": ["lower"], "lower": ["upper"], "floor": ["ceil"], "ceil": ["floor"],
+          # searching and splitting from the wrong end
+          "find": ["rfind"], "rfind": ["find"], "index": ["rindex"], "rindex": ["index"], "split": ["rsplit"],
+          "rsplit": ["split"], "partition": ["rpartition"], "rpartition": ["partition"], "ljust": ["rjust"],
+          "rjust": ["ljust"], "removeprefix": ["removesuffix"], "removesuffix": ["removeprefix"]}
 _FLIPS = {"==": ["!="], "!=": ["=="], "<": [">", ">=", "==", "!="], "<=": [">=", ">", "==", "!="],
           ">": ["<", "<=", "==", "!="], ">=": ["<=", "<", "==", "!="]}
 MAX_NAME_SWAPS = 16
+MAX_SWAPPED_ARGS = 5  # calls with more arguments only swap neighbours
 
 
 @dataclass(frozen=True)
@@ -226,10 +233,12 @@ def _discarded(text: str, node: ast.Expr) -> list[Edit]:
 
 
 def _swappable(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
-    """Pairs whose order matters: adjacent call arguments and tuple items, a dict comprehension's key and
-    value, the operands of a non-commutative operator."""
-    if isinstance(node, ast.Call):
-        return list(itertools.pairwise([a for a in node.args if not isinstance(a, ast.Starred)]))
+    """Pairs whose order matters: two call arguments (neighbours only in long calls), adjacent tuple items, a
+    dict comprehension's key and value, the operands of a non-commutative operator."""
+    if isinstance(node, ast.Call):  # any two arguments: `islice(it, n, None, index)` swaps the 2nd and 4th
+        args = [a for a in node.args if not isinstance(a, ast.Starred)]
+        pairs = itertools.combinations(args, 2) if len(args) <= MAX_SWAPPED_ARGS else itertools.pairwise(args)
+        return list(pairs)
     if isinstance(node, ast.Tuple):
         return list(itertools.pairwise([e for e in node.elts if not isinstance(e, ast.Starred)]))
     if isinstance(node, ast.DictComp):
@@ -325,9 +334,13 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     tokens = _tokens(source, line)
     nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
     tiers = _token_edits(text, tokens)
+    for tier, edits in enumerate(field_edits(text, tokens, _token_edits)):
+        tiers[tier] += edits
     dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
+    scope = scope_names(tree, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
-              _name_edits(text, tokens, scope_names(tree, line)), rarer_edits(text, tree, nodes, line),
+              _name_edits(text, tokens, scope),
+              rarer_edits(text, tree, nodes, line) + structural_edits(text, tree, nodes, line, scope),
               _base_cases(tree, text, line)]
     out: list[Mutant] = []
     seen = {text}

@@ -13,12 +13,17 @@ those failed):
 5. a format spec's precision or width off by one (`{x:.1f}` -> `{x:.2f}`) inside an f-string or a
    `format` string;
 6. the wrong key: a string literal used as a subscript or as the first argument of `.get`, `.pop`,
-   `.setdefault` replaced by another string literal of the same module (`"timeout"` -> `"timeout_s"`).
+   `.setdefault` replaced by another string literal of the same module (`"timeout"` -> `"timeout_s"`);
+7. an argument too many: one positional argument of a call dropped (`items.pop(0)` -> `items.pop()`,
+   `text.split(" ")` -> `text.split()`: the default was meant);
+8. two names exchanged everywhere on the line (`result[i][j] = m[j][i]` -> `result[j][i] = m[i][j]`: the
+   roles of two loop variables or operands confused throughout a statement, which no single swap fixes).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
 from agent_core.search.linetext import Edit
@@ -33,6 +38,7 @@ _EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeEr
                "LookupError", "ArithmeticError", "OverflowError", "StopIteration", "Exception")
 _KEY_METHODS = ("get", "pop", "setdefault")
 MAX_KEY_SWAPS = 12
+MAX_EXCHANGES = 10
 _PRECISION = re.compile(r"(?<=[:.])(\d{1,2})(?=[fdeEgG%]?[}'\"])")
 
 
@@ -126,10 +132,45 @@ def _wrong_key(text: str, node: ast.AST, line: int, keys: list[str]) -> list[Edi
     return out[:MAX_KEY_SWAPS]
 
 
+def _argument_dropped(text: str, node: ast.AST, line: int) -> list[Edit]:
+    if not (isinstance(node, ast.Call) and node.args and _on_line(node, line)):
+        return []
+    if any(isinstance(a, ast.Starred) for a in node.args) or not all(_on_line(k, line) for k in node.keywords):
+        return []
+    items: list[ast.expr | ast.keyword] = sorted([*node.args, *node.keywords], key=lambda n: n.col_offset)
+    out: list[Edit] = []
+    for arg in node.args:
+        i = items.index(arg)
+        s, e = _span(text, arg)
+        if i + 1 < len(items):  # up to the next item: its separator goes with it
+            e = _span(text, items[i + 1])[0]
+        elif i > 0:  # the last of several: from the end of the one before
+            s = _span(text, items[i - 1])[1]
+        out.append((_replace(text, s, e, ""), f"argument `{text[slice(*_span(text, arg))]}` dropped"))
+    return out
+
+
+def _exchanged(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
+    """Two variables' names exchanged at every place they occur on the line (names that are called are not
+    variables here)."""
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    names: list[ast.Name] = [n for n in nodes if isinstance(n, ast.Name) and _on_line(n, line) and id(n) not in called]
+    ids = list(dict.fromkeys(n.id for n in names))
+    out: list[Edit] = []
+    for a, b in itertools.combinations(ids, 2):
+        new = text
+        for node in sorted(names, key=lambda n: n.col_offset, reverse=True):
+            if node.id in (a, b):
+                s, e = _span(text, node)
+                new = _replace(new, s, e, b if node.id == a else a)
+        out.append((new, f"`{a}` and `{b}` exchanged"))
+    return out[:MAX_EXCHANGES]
+
+
 def rarer_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) -> list[Edit]:
     """The rarer classes' edits of `text` (line `line` of the module `tree`), in the module docstring's order."""
     keys = _key_literals(tree)
-    groups: list[list[Edit]] = [[] for _ in range(6)]
+    groups: list[list[Edit]] = [[] for _ in range(8)]
     for node in nodes:
         groups[0] += _bitwise(text, node, line)
         groups[1] += _plus_swapped(text, node, line)
@@ -137,4 +178,6 @@ def rarer_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) ->
         groups[3] += _exception(text, node, line)
         groups[4] += _precision(text, node, line)
         groups[5] += _wrong_key(text, node, line, keys)
+        groups[6] += _argument_dropped(text, node, line)
+    groups[7] += _exchanged(text, nodes, line)
     return [edit for group in groups for edit in group]

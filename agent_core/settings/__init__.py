@@ -129,7 +129,9 @@ class SearchSettings(BaseModel):
         default=True, description="Try single-edit mutants of the suspicious lines before asking the model."
     )
     max_mutants: int = Field(default=300, ge=1, le=5000, description="Most mutants tried per run.")
-    budget_s: float = Field(default=60.0, gt=0, description="Seconds the mutant search may spend on the failing tests.")
+    budget_s: float = Field(
+        default=120.0, gt=0, description="Seconds the mutant search may spend on the failing tests."
+    )
     mutant_timeout_s: float = Field(
         default=5.0, gt=0, description="Seconds one mutant may run the failing tests before it is stopped."
     )

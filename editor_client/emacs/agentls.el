@@ -2,9 +2,12 @@
 
 ;;; Commentary:
 
-;; Runs the agentls language server (`python3 -m lsp_server', agentls
-;; installed in that interpreter, e.g. an activated venv; or set
-;; `agentls-server-command') for Python buffers, in `python-mode' and in
+;; Runs the agentls language server for Python buffers: `agentls-server-command'
+;; when you set it; else `agentls serve --stdio' when `agentls' is on
+;; `exec-path' (the recommended install, beside your project rather than in
+;; it: `pipx install agentls' or `uv tool install agentls'); else
+;; `python3 -m lsp_server' (agentls installed in that interpreter, e.g. an
+;; activated venv).  It serves `python-mode' and
 ;; Emacs 29's `python-ts-mode', through eglot (built into Emacs 29;
 ;; `elpa-eglot' or M-x package-install eglot on Emacs 28).  Code actions
 ;; (Plan and fix, Generate tests) come through `eglot-code-actions'; the
@@ -48,9 +51,12 @@
   :type '(plist :key-type symbol)
   :group 'agentls)
 
-(defcustom agentls-server-command '("python3" "-m" "lsp_server")
-  "The command line that starts the agentls server over stdio."
-  :type '(repeat string)
+(defcustom agentls-server-command nil
+  "The command line that starts the agentls server over stdio.
+nil: `agentls serve --stdio' when `agentls' is on `exec-path', else
+`python3 -m lsp_server' (see `agentls-server-command-line')."
+  :type '(choice (const :tag "agentls on exec-path, else python3 -m lsp_server" nil)
+                 (repeat string))
   :group 'agentls)
 
 (defcustom agentls-replace-python-server nil
@@ -64,9 +70,15 @@
 (defconst agentls--modes-spec '((python-mode :language-id "python") (python-ts-mode :language-id "python"))
   "The modes of agentls' `eglot-server-programs' entry; both send languageId \"python\".")
 
+(defun agentls-server-command-line ()
+  "The command that starts the server: `agentls-server-command', else agentls on `exec-path', else python3."
+  (cond (agentls-server-command)
+        ((executable-find "agentls") (list "agentls" "serve" "--stdio"))
+        (t (list "python3" "-m" "lsp_server"))))
+
 (defun agentls-contact (&optional _interactive)
-  "The eglot contact of the agentls server: `agentls-server-command'."
-  agentls-server-command)
+  "The eglot contact of the agentls server: `agentls-server-command-line'."
+  (agentls-server-command-line))
 
 (defun agentls--python-entry ()
   "The first `eglot-server-programs' entry for a mode of `agentls-python-modes', or nil."
@@ -104,7 +116,7 @@ Returns non-nil when agentls was registered."
 (defun agentls--server-p (server)
   "Non-nil when SERVER is an agentls server (by its serverInfo name, else its command)."
   (or (equal (plist-get (eglot--server-info server) :name) "agentls")
-      (equal (process-command (jsonrpc--process server)) agentls-server-command)))
+      (equal (process-command (jsonrpc--process server)) (agentls-server-command-line))))
 
 (defun agentls--with-section (next server &rest args)
   "Advice: NEXT's workspace configuration for SERVER (with ARGS), plus the \"agentls\" section."

@@ -117,7 +117,7 @@ class RemoteEngine:
         tls = TLSConfig(client_cert=(str(good / "cert.pem"), str(good / "key.pem")), ca_cert=str(good / "ca.pem"),
                         verify=True)
         # A fixed API version means no request in the constructor, so trust_env can be cleared first:
-        # requests would otherwise let REQUESTS_CA_BUNDLE replace the CA file (see docker_backend._EngineAPI).
+        # requests would otherwise let REQUESTS_CA_BUNDLE replace the CA file (see docker/engine.py, _EngineAPI).
         client = docker.DockerClient(base_url=self.host, tls=tls, timeout=120, version="1.41")
         client.api.trust_env = False
         return client

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.sandbox.docker_copy import copies_workspace, engine_is_local, extract_back, workspace_tar
+from agent_core.sandbox.docker.transfer import copies_workspace, engine_is_local, extract_back, workspace_tar
 
 
 @pytest.mark.parametrize(

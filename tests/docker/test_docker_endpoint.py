@@ -14,7 +14,7 @@ from docker.context import ContextAPI
 
 from agent_core.cli import main as cli_main
 from agent_core.sandbox.base import SandboxError
-from agent_core.sandbox.docker_backend import DEFAULT_SOCKET, engine_endpoint
+from agent_core.sandbox.docker.engine import DEFAULT_SOCKET, engine_endpoint
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def test_auto_binds_the_workspace_for_the_local_engine(docker_engine, tmp_path: 
     """The local socket engine gets the workspace bind-mounted in auto mode (the mount's root is our own path)."""
     import asyncio
 
-    from agent_core.sandbox.docker_backend import DockerSandbox
+    from agent_core.sandbox.docker.run import DockerSandbox
     from agent_core.settings import SandboxSettings
 
     sandbox = DockerSandbox(SandboxSettings(docker_image=docker_engine))

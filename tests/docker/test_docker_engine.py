@@ -11,9 +11,9 @@ import time
 import pytest
 
 from agent_core.cli import main as cli_main
-from agent_core.sandbox import docker_backend
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
-from agent_core.sandbox.docker_backend import DockerSandbox
+from agent_core.sandbox.docker import build, engine, sweep
+from agent_core.sandbox.docker.run import DockerSandbox
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
 from project_support import THREADS_AND_POOL
@@ -25,7 +25,7 @@ def labelled_containers(owner: int | str | None = None) -> list[str]:
     """agentls containers started by `owner` (default: this process; other users of the engine are ignored)."""
     owner = os.getpid() if owner is None else owner
     labels = ["agentls.run=1", f"agentls.owner_pid={owner}"]
-    client = docker_backend.connect()
+    client = engine.connect()
     try:
         return [c.name for c in client.containers.list(all=True, filters={"label": labels})]
     finally:
@@ -111,21 +111,21 @@ async def test_file_size_limit(sandbox, workspace):
 
 
 def test_discovery_names_a_missing_image(docker_engine):
-    ok, reason = docker_backend.docker_available(SandboxSettings(docker_image=docker_engine))
+    ok, reason = engine.docker_available(SandboxSettings(docker_image=docker_engine))
     assert ok, reason
-    ok, reason = docker_backend.docker_available(SandboxSettings(docker_image="agentls/missing:none"))
+    ok, reason = engine.docker_available(SandboxSettings(docker_image="agentls/missing:none"))
     assert not ok and "agentls/missing:none" in reason and "build-image" in reason
 
 
 def test_leftover_containers_of_dead_owners_are_removed(docker_engine):
-    client = docker_backend.connect()
+    client = engine.connect()
     try:
         client.containers.create(docker_engine, ["true"], labels={
             "agentls.run": "1", "agentls.owner_pid": "999999999", "agentls.host": "elsewhere"})
     finally:
         client.close()
     assert len(labelled_containers(999999999)) == 1
-    removed = docker_backend.remove_leftover_containers()
+    removed = sweep.remove_leftover_containers()
     assert len(removed) >= 1 and labelled_containers(999999999) == []
 
 
@@ -138,7 +138,7 @@ def test_build_image_puts_requirements_in_a_cached_layer(docker_engine, tmp_path
     assert cli_main(argv) == 0  # second build: every layer from the cache
     err = capsys.readouterr().err
     assert err.count("Using cache") >= 4
-    code, out = docker_backend.probe_image(tag, ["python3", "-c", "import iniconfig, pytest, hypothesis, coverage"])
+    code, out = build.probe_image(tag, ["python3", "-c", "import iniconfig, pytest, hypothesis, coverage"])
     assert code == 0, out
 
 
@@ -163,7 +163,7 @@ def test_crashed_owner_leaves_a_container_that_startup_cleanup_removes(docker_en
     script = (
         "import asyncio, sys\n"
         "from pathlib import Path\n"
-        "from agent_core.sandbox.docker_backend import DockerSandbox\n"
+        "from agent_core.sandbox.docker.run import DockerSandbox\n"
         "from agent_core.settings import SandboxSettings\n"
         f"sb = DockerSandbox(SandboxSettings(docker_image={docker_engine!r}))\n"
         f"asyncio.run(sb.run([sb.python, '-c', 'import time; time.sleep(120)'], Path({str(workspace)!r})))\n"
@@ -179,7 +179,7 @@ def test_crashed_owner_leaves_a_container_that_startup_cleanup_removes(docker_en
         proc.kill()
         proc.wait()
     assert len(labelled_containers(proc.pid)) == 1
-    assert docker_backend.remove_leftover_containers() and labelled_containers(proc.pid) == []
+    assert sweep.remove_leftover_containers() and labelled_containers(proc.pid) == []
 
 
 async def test_300_threads_and_a_pool_pass_under_the_default_limits(docker_engine, workspace):
@@ -224,7 +224,7 @@ def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(
     assert cli_main(["sandbox", "build-image", "--project", str(project), "--tag", docker_engine]) == 0
     tag = project_image_tag(docker_engine, project)
     assert tag.startswith(docker_engine + "-deps-") and f"built {tag}" in capsys.readouterr().out
-    assert docker_backend.image_exists(tag)
+    assert engine.image_exists(tag)
 
     scripted_llm.add("coder", {"edits": [{"path": "src/greetpkg/__init__.py", "search": "+ name + '?'",
                                           "replace": "+ name + '!'"}], "explanation": "an exclamation mark"})

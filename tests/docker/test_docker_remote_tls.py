@@ -128,7 +128,7 @@ async def test_copy_mode_puts_the_workspace_in_a_volume_and_brings_results_back(
     remote: RemoteEngine, docker_engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """For an engine on another machine: no bind mount; the files go in by archive and what the run wrote comes back."""
-    from agent_core.sandbox.docker_backend import DockerSandbox
+    from agent_core.sandbox.docker.run import DockerSandbox
     from agent_core.settings import SandboxSettings
 
     for key, value in remote.env().items():

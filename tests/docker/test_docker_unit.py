@@ -9,9 +9,11 @@ import threading
 import pytest
 import requests
 
-from agent_core.sandbox import docker_backend
-from agent_core.sandbox.docker_backend import DockerSandbox, container_options
-from agent_core.sandbox.image import BaseInfo, dockerfile, parse_probe
+from agent_core.sandbox.base import SandboxError
+from agent_core.sandbox.docker.build import BaseInfo, dockerfile, parse_probe
+from agent_core.sandbox.docker.engine import docker_available
+from agent_core.sandbox.docker.limits import container_options
+from agent_core.sandbox.docker.run import DockerSandbox
 from agent_core.settings import SandboxSettings
 
 
@@ -130,7 +132,7 @@ async def test_crash_of_the_sdk_still_removes(tmp_path):
         raise requests.exceptions.ConnectionError("engine went away")
 
     client = FakeClient(boom)
-    with pytest.raises(docker_backend.SandboxError, match="engine went away"):
+    with pytest.raises(SandboxError, match="engine went away"):
         await DockerSandbox(SandboxSettings(), client=client).run(["true"], tmp_path)
     assert client.removed
 
@@ -150,7 +152,7 @@ async def test_workspace_ownership_is_handed_over_and_restored(tmp_path):
 
 def test_unreachable_engine_is_reported_not_raised(monkeypatch, tmp_path):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
-    ok, reason = docker_backend.docker_available(SandboxSettings())
+    ok, reason = docker_available(SandboxSettings())
     assert not ok and f"{tmp_path}/none.sock" in reason
 
 
@@ -166,7 +168,7 @@ def test_parse_probe(output, expected):
 
 
 def test_parse_probe_rejects_garbage():
-    with pytest.raises(docker_backend.SandboxError, match="no working python3"):
+    with pytest.raises(SandboxError, match="no working python3"):
         parse_probe("sh: python3: not found\n")
 
 

@@ -8,6 +8,9 @@
 ;;   own     - the user's own installed Python server (`cat' stands for it)
 ;;             stays; M-x agentls-eglot's contact and `agentls-replace-python-server'
 ;;             still reach agentls.
+;;   command - which server command: `agentls' on exec-path as
+;;             `agentls serve --stdio' (the test's PATH has none here), else
+;;             `python3 -m lsp_server'; `agentls-server-command' as given.
 ;;   merge   - the user's eglot-workspace-configuration (set before the
 ;;             snippet loads, and a function set after it) is kept and the
 ;;             real server, started through eglot, is answered both the
@@ -47,6 +50,19 @@
   (driver-note 'setup_when_replacing (if (agentls-setup) t :json-false))
   (driver-note 'python_mode_replaced (vconcat (driver-contact-in #'python-mode))))
 
+(defun driver-command ()
+  (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
+  (driver-note 'without_agentls (vconcat (agentls-contact)))
+  (let ((bin (make-temp-file "agentls-bin" t)))
+    (with-temp-file (expand-file-name "agentls" bin) (insert "#!/bin/sh\n"))
+    (set-file-modes (expand-file-name "agentls" bin) #o755)
+    (let ((exec-path (cons bin exec-path)))
+      (driver-note 'with_agentls (vconcat (agentls-contact)))
+      (driver-note 'python_mode_with_agentls (vconcat (driver-contact-in #'python-mode))))
+    (delete-directory bin t))
+  (setq agentls-server-command '("/opt/venv/bin/python" "-m" "lsp_server"))
+  (driver-note 'configured (vconcat (agentls-contact))))
+
 (defun driver-merge ()
   (require 'eglot)
   (setq-default eglot-workspace-configuration '(:pylsp (:plugins (:ruff (:enabled t)))))
@@ -72,6 +88,7 @@
     (pcase (getenv "AGENTLS_EMACS_SCENARIO")
       ("fresh" (driver-fresh))
       ("own" (driver-own))
+      ("command" (driver-command))
       ("merge" (driver-merge))
       (other (error "unknown scenario %s" other)))
   (error (driver-note 'error (error-message-string err))))

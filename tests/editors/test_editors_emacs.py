@@ -1,7 +1,8 @@
 """Emacs (batch, Debian's Emacs 28 + elpa-eglot) with the shipped eglot snippet against the real server.
 
 `emacs --batch -l emacs_driver.el`: the snippet (editor_client/emacs/agentls.el)
-registers `python3 -m lsp_server` for python-mode and answers the server's
+registers `agentls serve --stdio` for python-mode (the venv's `agentls` is on
+PATH, as after a pipx-style install) and answers the server's
 workspace/configuration with `agentls-settings`; eglot attaches to calc.py,
 the code actions are listed, "Plan and fix" is chosen through
 `eglot-code-actions`, and the server's edit (from the scripted model, checked
@@ -31,7 +32,7 @@ def test_emacs_snippet_attaches_lists_actions_and_applies_plan_and_fix(
         AGENTLS_EMACS_SNIPPET=str(SNIPPETS / "emacs" / "agentls.el"),
     )
     assert seen["major_mode"] == "python-mode"
-    assert seen["server_command"][-2:] == ["-m", "lsp_server"] and seen["server_command"][0] == "python3"
+    assert seen["server_command"] == ["agentls", "serve", "--stdio"]
     check_fixed_in_buffer_only(seen, seen["buffer"], run, editor_workspace, scripted_llm, server_tmp)
     assert seen["report_url"].startswith("file://") and seen["report_url"].endswith("/report.html")
     report = Path(seen["report_url"].removeprefix("file://"))

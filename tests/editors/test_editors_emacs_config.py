@@ -1,5 +1,7 @@
 """The Emacs snippet in a user's eglot setup (Debian's Emacs 28 + elpa-eglot, batch).
 
+Starts `agentls-server-command` when set, else `agentls serve --stdio` when
+agentls is on PATH (a pipx-style install), else `python3 -m lsp_server`.
 Serves python-mode and python-ts-mode (languageId "python" for both); keeps
 the user's own installed Python server unless asked to replace it; adds its
 "agentls" section to the user's eglot-workspace-configuration (a plist set
@@ -10,6 +12,7 @@ real agentls server started through eglot. Driver: emacs_config_driver.el.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -18,11 +21,12 @@ from editors_support import HERE, MODEL, SNIPPETS, editor_env, require_editor, r
 pytestmark = pytest.mark.editor
 
 
-def scenario(name: str, workspace: Path, tmp_path: Path, server_tmp: Path) -> dict:
+def scenario(name: str, workspace: Path, tmp_path: Path, server_tmp: Path, **extra: str) -> dict:
     emacs = require_editor("emacs", "apt-get install -y --no-install-recommends emacs-nox elpa-eglot")
     out = tmp_path / f"{name}.json"
     env = editor_env(tmp_path, server_tmp, AGENTLS_E2E_OUT=str(out), AGENTLS_EMACS_SCENARIO=name,
                      AGENTLS_EMACS_SNIPPET=str(SNIPPETS / "emacs" / "agentls.el"), AGENTLS_E2E_MODEL=MODEL)
+    env.update(extra)
     run = run_editor([emacs, "--batch", "-l", str(HERE / "emacs_config_driver.el")], cwd=workspace, env=env,
                      timeout=120)
     assert out.is_file(), f"the driver wrote no result\n{run.describe()}"
@@ -31,7 +35,12 @@ def scenario(name: str, workspace: Path, tmp_path: Path, server_tmp: Path) -> di
     return seen
 
 
-AGENTLS = ["python3", "-m", "lsp_server"]
+AGENTLS = ["agentls", "serve", "--stdio"]  # editor_env puts the venv, which has the `agentls` script, on PATH
+
+
+def _path_without_agentls() -> str:
+    return os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not os.access(os.path.join(d, "agentls"), os.X_OK))
 
 
 def test_python_mode_and_python_ts_mode_get_agentls(editor_workspace: Path, tmp_path: Path, server_tmp: Path):
@@ -53,3 +62,12 @@ def test_workspace_configuration_is_merged_not_overwritten(editor_workspace: Pat
     assert seen["plist_before"] == {"pylsp": {"plugins": {"ruff": {"enabled": True}}}, "agentls": {"model": MODEL}}
     assert seen["plist_after"] == {"ruff": {"lineLength": 100}, "agentls": {"model": MODEL}}
     assert seen["plist_own_section"] == {"agentls": {"model": "the-users-own"}}
+
+
+def test_server_command_is_the_setting_then_agentls_on_path_then_python3(
+    editor_workspace: Path, tmp_path: Path, server_tmp: Path
+):
+    seen = scenario("command", editor_workspace, tmp_path, server_tmp, PATH=_path_without_agentls())
+    assert seen["without_agentls"] == ["python3", "-m", "lsp_server"]
+    assert seen["with_agentls"] == AGENTLS and seen["python_mode_with_agentls"][2] == AGENTLS
+    assert seen["configured"] == ["/opt/venv/bin/python", "-m", "lsp_server"]

@@ -4,8 +4,8 @@ Works on a copy of editor_client/ (without node_modules/, out/ or old .vsix
 files) in a temporary directory, removed afterwards, so the run proves that
 the committed package.json + package-lock.json are enough: `npm ci`,
 `npm run build` (tsc), `npm run lint`, `npm run package` (vsce). A .vsix is a
-zip: it must hold out/extension.js and the runtime dependency
-vscode-languageclient, and stay under 1 MB. The compiled out/serverCommand.js
+zip: it must hold out/extension.js and the runtime dependencies
+vscode-languageclient and @vscode/python-extension, and stay under 1 MB. The compiled out/serverCommand.js
 (plain Node, no VS Code) chooses the server command in its documented order,
 on real directories and files.
 """
@@ -108,6 +108,22 @@ def test_packaged_extension_resolves_the_language_client(built: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         assert Path(proc.stdout.strip()).is_relative_to(extension / "node_modules" / "vscode-languageclient")
     assert 'require("vscode-languageclient/node")' in (built / "out" / "server.js").read_text()
+
+
+def test_packaged_extension_resolves_the_python_extension_facade(built: Path) -> None:
+    """out/interpreter.js asks the Python extension for its interpreter through `@vscode/python-extension`,
+    which the .vsix carries (it needs VS Code's `vscode` module to run, so it is resolved, not loaded)."""
+    assert 'require("@vscode/python-extension")' in (built / "out" / "interpreter.js").read_text()
+    with tempfile.TemporaryDirectory(prefix="agentls-vsix-p-") as tmp:
+        with zipfile.ZipFile(_vsix(built)) as vsix:
+            vsix.extractall(tmp)
+        extension = Path(tmp) / "extension"
+        script = "console.log(require.resolve('@vscode/python-extension', {paths: [process.argv[1]]}))"
+        proc = subprocess.run(["node", "-e", script, str(extension / "out")], capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        facade = extension / "node_modules" / "@vscode" / "python-extension"
+        assert Path(proc.stdout.strip()) == facade / "out" / "main.js"
 
 
 CHOOSE = """

@@ -55,10 +55,10 @@ GREETING_FIX = {
     ],
     "explanation": "comma and bang",
 }
-HALVINGS = {  # `n //= 2` -> `n //= 1` (tried before the fix) never ends
+HALVINGS = {  # `n //= 2` -> `n //= 1` (tried before the fix, `2` -> `1` a line below) never ends
     "halve.py": (
         'def steps(n):\n    """How many halvings take n down to 1."""\n    count = 0\n    while n > 1:\n'
-        "        n //= 2\n        count += 1\n    return count + 1\n"
+        "        n //= 2\n        count += 2\n    return count\n"
     ),
     "test_halve.py": (
         "from halve import steps\n\n\ndef test_eight():\n    assert steps(8) == 3\n\n\n"
@@ -167,9 +167,32 @@ def test_a_mutant_that_never_ends_is_cut_by_the_per_mutant_bound(tmp_path: Path,
     assert run.json["status"] == "fixed" and scripted_llm.requests == []
     search = _search_record(project, run.json["run_id"])
     assert search["timeouts"] >= 1, "the looping mutant was tried and stopped"
-    assert search["found"]["after"] == "    return count"
+    assert search["found"]["after"] == "        count += 1"
     reports = [r for r in journal_records(project, run.json["run_id"]) if r["type"] == "test_report"]
     assert not any(r["report"]["timed_out"] for r in reports), "no sandbox run hit the run's timeout"
+
+
+SLOW = {
+    "quota.py": "def reached(used, quota):\n    return used > quota\n",
+    "test_quota.py": (
+        "import time\n\nfrom quota import reached\n\n\ndef test_exactly_at_the_quota():\n"
+        "    time.sleep(2)  # a slow test: an integration test, a big fixture\n    assert reached(3, 3)\n\n\n"
+        "def test_below():\n    assert not reached(2, 3)\n"
+    ),
+    ".agentls.toml": "[search]\nmutant_timeout_s = 1\n",
+}
+
+
+def test_a_slow_failing_test_gets_a_per_mutant_bound_from_its_own_time(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", SLOW)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and scripted_llm.requests == []
+    search = _search_record(project, run.json["run_id"])
+    assert search["mutant_timeout_s"] >= 7, "3 x the 2 s test (plus a second), not the 1 s setting"
+    assert search["found"]["after"] == "    return used >= quota" and search["timeouts"] == 0
 
 
 def test_the_search_can_be_turned_off_and_localization_still_reaches_the_state(

@@ -34,6 +34,22 @@ def test_client_column_past_the_line_is_clamped():
     assert convert.from_lsp_character("ab", 10) == 2
 
 
+@pytest.mark.parametrize(
+    "text, end, expected",
+    [
+        ("a\nbc", (1, 99), (1, 2)),  # the last line, no newline: its end (pygls' codec alone gives 1)
+        ("a\nbc\n", (1, 99), (1, 2)),
+        ("a\n😀b", (1, 1), (1, 1)),  # a column inside the surrogate pair lands after the character
+        ("a\n😀b", (1, 3), (1, 2)),
+    ],
+)
+def test_range_to_span_clamps_each_end_to_its_line(text, end, expected):
+    rng = lsp.Range(start=lsp.Position(0, 0), end=lsp.Position(*end))
+    span = convert.range_to_span(rng, text)
+    assert (span.end.line, span.end.character) == expected
+    assert (rng.end.line, rng.end.character) == end, "the client's range was changed"
+
+
 def test_span_to_range_converts_each_end_on_its_own_line():
     text = "x = '😀'\ny = 1\n"
     span = Span(start=Position(line=0, character=6), end=Position(line=1, character=1))

@@ -194,9 +194,9 @@ def agentls_containers() -> list[str]:
     """agentls containers this process started (empty when no engine is configured)."""
     if not os.environ.get("DOCKER_HOST"):
         return []
-    from agent_core.sandbox import docker_backend
+    from agent_core.sandbox.docker import engine
 
-    client = docker_backend.connect()
+    client = engine.connect()
     try:
         labels = ["agentls.run=1", f"agentls.owner_pid={os.getpid()}"]
         return [c.name for c in client.containers.list(all=True, filters={"label": labels})]

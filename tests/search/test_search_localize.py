@@ -9,6 +9,8 @@ import pytest
 
 from agent_core.models import TestFailure, TestReport
 from agent_core.search.localize import (
+    INNERMOST_BOOST,
+    Suspect,
     combine,
     coverage_scores,
     is_candidate_file,
@@ -52,6 +54,20 @@ def test_coverage_scores_rank_the_line_only_failing_tests_run(tmp_path: Path):
     suspects = rank(scores, tmp_path)
     assert [s.as_dict() for s in suspects] == [
         {"file": "m.py", "function": "bad", "start_line": 5, "end_line": 7, "lines": [7, 6], "score": 1.0}]
+
+
+def test_the_line_every_failing_test_ran_outranks_where_some_of_them_crashed(tmp_path: Path):
+    # `window` makes a bad value (line 2) that all three failing tests run, and so do two passing ones;
+    # `use` (line 6) crashes on it in two of the three: the crash site is where the bug shows, not where it is.
+    (tmp_path / "m.py").write_text("def window(xs):\n    return xs + [None]\n\n\ndef use(xs):\n    return sum(xs)\n")
+    files = {"m.py": {"t::a": [2], "t::b": [2], "t::c": [2, 6], "t::d": [2, 6], "t::e": [2]}}
+    outcomes = {"t::a": "failed", "t::b": "passed", "t::c": "failed", "t::d": "failed", "t::e": "passed"}
+    crash = {("m.py", 6): INNERMOST_BOOST}
+    scores = combine(coverage_scores(files, outcomes), crash)
+    assert scores[("m.py", 2)] > scores[("m.py", 6)]
+    assert rank(scores, tmp_path)[0].function == "window"
+    one = coverage_scores({"m.py": {"t::a": [2, 6], "t::b": [2]}}, {"t::a": "failed", "t::b": "passed"})
+    assert one[("m.py", 6)] > one[("m.py", 2)], "one failing test: plain Ochiai"
 
 
 def test_tracebacks_boost_the_innermost_frame_and_stand_alone_without_coverage(tmp_path: Path):
@@ -106,6 +122,20 @@ def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Pat
     assert len(candidates(tmp_path, suspects, 3)) == 3
 
 
+def test_a_less_suspicious_line_waits_for_every_more_suspicious_line_of_any_function(tmp_path: Path):
+    from agent_core.pipeline.searching import candidates
+
+    # `outer` scores as its best line (4, run only by the failing test), its line 2 far less (every test runs
+    # it); the nested `inner` has lines as suspicious as line 4: they come before line 2.
+    (tmp_path / "m.py").write_text(
+        "def outer(seq, n):\n    it = iter(seq)\n    def inner():\n        return n > 1\n    return inner()\n"
+    )
+    suspects = [Suspect("m.py", "outer", 1, 5, [5, 2], 1.0, [1.0, 0.4]),
+                Suspect("m.py", "outer.inner", 3, 4, [4], 1.0, [1.0])]
+    lines = [m.line for m in candidates(tmp_path, suspects, 100)]
+    assert set(lines[: lines.index(2)]) == {5, 4}, "both 1.0 lines before the 0.4 one"
+
+
 def test_a_big_suites_coverage_is_collected_on_the_failing_tests_neighbourhood():
     from agent_core.pipeline.searching import neighbourhood
 
@@ -114,3 +144,14 @@ def test_a_big_suites_coverage_is_collected_on_the_failing_tests_neighbourhood()
         "tests/test_more.py::SlicedTests::test_odd", "tests/test_more.py::SlicedTests",
         "tests/test_more.py::SlicedTests::test_even", "tests/test_a.py::test_x[1-2]", "tests/test_a.py",
         "test_b.py::test_y", "test_b.py"]
+
+
+def test_lines_past_the_ten_shown_are_still_searched(tmp_path: Path):
+    from agent_core.pipeline.searching import candidates
+
+    body = "".join(f"    v{i} = n + {i}\n" for i in range(12))
+    (tmp_path / "m.py").write_text(f"def f(n):\n{body}    return v11 == 0\n")
+    scores = {("m.py", line): 0.5 for line in range(2, 15)}  # thirteen equally suspicious lines
+    (suspect,) = rank(scores, tmp_path)
+    assert len(suspect.lines) == 10 and "more_lines" not in suspect.as_dict()
+    assert 14 in {m.line for m in candidates(tmp_path, [suspect], 1000)}, "the return on line 14 is mutated too"

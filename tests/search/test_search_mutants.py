@@ -193,3 +193,102 @@ def test_the_rarer_classes_come_after_the_catalogue(line: int, expected: str):
     assert mutants.index(found) >= len(common), "tried after every catalogue edit of the line"
     if line in (7, 8):
         assert common, "the line has catalogue edits, and they come first"
+
+
+@pytest.mark.parametrize("source, line, expected", [
+    ("def pop(items):\n    return items.pop(0)\n", 2, "    return items.pop()"),  # the default was meant
+    ("def count(text):\n    return len(text.split(' '))\n", 2, "    return len(text.split())"),
+    ("x = f(a, b, key=3)\n", 1, "x = f(a, key=3)"),  # the separator goes with the dropped argument
+    ("x = f(a, b, key=3)\n", 1, "x = f(b, key=3)"),
+])
+def test_an_argument_too_many_is_dropped(source: str, line: int, expected: str):
+    assert expected in [m.text for m in line_mutants("a.py", source, line)]
+
+
+def test_two_names_are_exchanged_everywhere_on_the_line_but_not_called_names():
+    source = (
+        "def t(m, rows, cols):\n    for i in range(rows):\n"
+        "        for j in range(cols):\n            r[i][j] = m[j][i]\n"
+    )
+    texts = [m.text for m in line_mutants("t.py", source, 4)]
+    assert "            r[j][i] = m[i][j]" in texts, "both sides at once: no single swap fixes a transpose"
+    called = "def g(x, y):\n    return f(x) + y\n"
+    assert not any(m.description.startswith("`f`") and "exchanged" in m.description
+                   for m in line_mutants("g.py", called, 2))
+
+
+@pytest.mark.parametrize("source, line, expected", [
+    # the wrong attribute: another one the module uses
+    ("def t(g):\n    return g.outgoing\n\n\ndef u(g):\n    return g.incoming\n", 2, "    return g.incoming"),
+    # an empty container that should hold something
+    ("def subsets(items, k):\n    if k == 0:\n        return []\n", 3, "        return [[]]"),
+    ("def factors(n):\n    if n == 1:\n        return []\n", 3, "        return [n]"),
+    # a loop on a constant
+    ("def bfs(queue):\n    while True:\n        queue.pop()\n", 2, "    while queue:"),
+    # a comparison's operator and constant both off
+    ("def sort(arr):\n    if len(arr) == 0:\n        return arr\n", 2, "    if len(arr) <= 1:"),
+    # an assignment that should accumulate, and one that should not
+    ("def acc(xs):\n    total = 0\n    for x in xs:\n        total = x\n", 4, "        total += x"),
+    ("def last(xs):\n    seen = 0\n    for x in xs:\n        seen += x\n", 4, "        seen = x"),
+])
+def test_the_structural_classes_reach_what_one_token_cannot(source: str, line: int, expected: str):
+    mutants = line_mutants("s.py", source, line)
+    found = next(m for m in mutants if m.text == expected)
+    assert found.tier == 11, "with the rarer classes: after the catalogue, before inserted base cases"
+
+
+def test_a_computed_value_is_off_by_one_but_a_literal_is_left_to_the_constants():
+    source = "import math\n\n\ndef count(n, b):\n    c = math.ceil(math.log(n, b))\n    return c\n"
+    assert "    c = math.ceil(math.log(n, b)) + 1" in [m.text for m in line_mutants("c.py", source, 5)]
+    assert "    return c - 1" in [m.text for m in line_mutants("c.py", source, 6)]
+    literal = "def f():\n    x = 3\n"
+    assert not any(m.description.startswith("`3` -> `3 ") for m in line_mutants("l.py", literal, 2))
+
+
+@pytest.mark.parametrize("source, line, expected", [
+    ("def cycle(node):\n    hare = node\n    while True:\n        if hare.nxt is None:\n            return False\n",
+     4, "        if hare is None or hare.nxt is None:"),
+    ("def change(total, coins):\n    if total < 0:\n        return 0\n", 2, "    if total < 0 or not coins:"),
+])
+def test_a_missing_condition_is_added(source: str, line: int, expected: str):
+    assert expected in [m.text for m in line_mutants("c.py", source, line)]
+
+
+def test_searching_from_the_wrong_end_is_a_twin_name():
+    source = "def cut(text, limit):\n    return text.find(' ', 0, limit + 1)\n"
+    assert "    return text.rfind(' ', 0, limit + 1)" in [m.text for m in line_mutants("c.py", source, 2)]
+
+
+def test_the_expressions_inside_an_f_string_get_the_catalogues_edits():
+    source = (
+        "def join(items, sep, oxford, word):\n"
+        "    return f'{sep.join(items[:-1])}{sep if not oxford else \" \"}{word} {items[-1]!r:>{len(word)}}'\n"
+    )
+    texts = {m.text for m in line_mutants("j.py", source, 2)}
+    tail = "{word} {items[-1]!r:>{len(word)}}'"
+    assert "    return f'{sep.join(items[:-1])}{sep if oxford else \" \"}" + tail in texts
+    assert "    return f'{sep.join(items[:-2])}{sep if not oxford else \" \"}" + tail in texts
+    plain = "def f(a):\n    return '{a if not a else 1}'\n"
+    assert not any("f-string" in m.description for m in line_mutants("p.py", plain, 2)), "not an f-string"
+
+
+@pytest.mark.parametrize("literal, fields", [
+    ('f"{a} and {b!r:>{w}} {{x}} {d[\'k\']}"', ["a", "b", "d['k']"]),
+    ('rf"""{x + 1:.2f}"""', ["x + 1"]),
+    ('f"{a != b}"', ["a != b"]),
+    ('"{a}"', []),
+    ('f"{unclosed"', []),
+])
+def test_field_spans_find_each_fields_expression(literal: str, fields: list[str]):
+    from agent_core.search.fstrings import field_spans
+
+    assert [literal[a:b] for a, b in field_spans(literal)] == fields
+
+
+def test_two_call_arguments_that_are_not_neighbours_are_swapped():
+    source = (
+        "def distribute(n, children):\n"
+        "    return [islice(it, n, None, index) for index, it in enumerate(children)]\n"
+    )
+    expected = "    return [islice(it, index, None, n) for index, it in enumerate(children)]"
+    assert expected in [m.text for m in line_mutants("d.py", source, 2)]

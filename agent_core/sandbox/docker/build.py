@@ -6,6 +6,7 @@ and architecture, found by a probe run), copied into the build context, and
 installed with `pip install --no-index` by a pip that is itself run from its
 wheel. The project's own test requirements go into a second layer, so that a
 rebuild with unchanged requirements reuses it from the engine's cache.
+`probe_image` and `build_from_context` are the two calls into the SDK.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.sandbox import docker_backend
+import requests
+from docker.errors import DockerException
+
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.sandbox.constants import TEST_TOOLS
+from agent_core.sandbox.docker.engine import connect_or_fail, engine_address, first_line, image_exists, tail
+from agent_core.sandbox.docker.limits import owner_labels
 from agent_core.sandbox.project_image import project_image_tag, project_requirements
 
 DEFAULT_BASE = "agentls/base:local"
@@ -93,6 +98,46 @@ def download_wheels(dest: Path, specs: list[str], info: BaseInfo, log: Callable[
                            + (proc.stderr or proc.stdout).strip()[-2000:])
 
 
+def probe_image(image: str, argv: list[str], timeout_s: float = 60.0) -> tuple[int, str]:
+    """Run argv once in `image` with no network; returns (exit code, output). For inspecting a base image."""
+    client = connect_or_fail(timeout_s=timeout_s)
+    container = None
+    try:
+        container = client.containers.create(image, argv, network_mode="none", labels=owner_labels())
+        container.start()
+        code = int(container.wait(timeout=timeout_s).get("StatusCode", -1))
+        return code, tail(container.logs(stdout=True, stderr=True))
+    except (DockerException, requests.RequestException) as exc:
+        raise SandboxError(f"could not run {argv[0]} in {image!r}: {first_line(exc)}") from exc
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except (DockerException, requests.RequestException):
+                pass
+        client.close()
+
+
+def build_from_context(context: Path, tag: str, on_line: Callable[[str], None] | None = None) -> str:
+    """`docker build` of a prepared context with the legacy builder: no pull, no network; returns the image id."""
+    client = connect_or_fail(timeout_s=1800.0)
+    image_id = None
+    try:
+        for chunk in client.api.build(path=str(context), tag=tag, pull=False, network_mode="none",
+                                      rm=True, forcerm=True, decode=True):
+            if "error" in chunk:
+                raise SandboxError(f"docker build failed: {chunk['error'].strip()}")
+            line = chunk.get("stream", "").rstrip()
+            if line and on_line is not None:
+                on_line(line)
+            image_id = chunk.get("aux", {}).get("ID", image_id)
+    except (DockerException, requests.RequestException) as exc:
+        raise SandboxError(f"docker build failed: {first_line(exc)}") from exc
+    finally:
+        client.close()
+    return image_id or tag
+
+
 def build_image(
     base: str = DEFAULT_BASE,
     tag: str = DEFAULT_TAG,
@@ -102,12 +147,12 @@ def build_image(
     """Build `tag` from the local image `base`; returns the image id. Raises SandboxError with a clear reason."""
     if requirements is not None and not requirements.is_file():
         raise SandboxError(f"requirements file {requirements} does not exist")
-    if not docker_backend.image_exists(base):
+    if not image_exists(base):
         raise SandboxError(
-            f"base image {base!r} is not on the engine at {docker_backend.engine_address()} and will not be "
+            f"base image {base!r} is not on the engine at {engine_address()} and will not be "
             "pulled; make one (scripts/make-base-image.sh: debootstrap + docker import) or `docker load` it"
         )
-    code, output = docker_backend.probe_image(base, ["python3", "-c", _PROBE])
+    code, output = probe_image(base, ["python3", "-c", _PROBE])
     if code != 0:
         raise SandboxError(f"the base image {base!r} cannot run python3 (exit {code}): {output.strip()[:300]}")
     info = parse_probe(output)
@@ -121,7 +166,7 @@ def build_image(
         (context / "Dockerfile").write_text(dockerfile(base, requirements is not None), encoding="utf-8")
         (context / ".dockerignore").write_text(".agentls-owner\n", encoding="utf-8")
         log(f"building {tag} from {base} (no pull, no network)")
-        return docker_backend.build_from_context(context, tag, on_line=log)
+        return build_from_context(context, tag, on_line=log)
     finally:
         remove_temp_dir(context)
 

@@ -6,7 +6,7 @@ would mount an empty directory of its own, so there the workspace goes into an
 anonymous volume mounted at its parent's path, with the Engine API's archive upload before
 the container starts, and comes back (reports, caches, files the run wrote)
 with the archive download after it exits. Files the run deleted are not
-deleted here. This module holds the tar side; docker_backend drives the SDK.
+deleted here. This module holds the tar side; run.py drives the SDK.
 """
 
 from __future__ import annotations

@@ -1,0 +1,34 @@
+"""pygls' LSP protocol with one leak closed: finished handlers no longer stay in `_request_futures`.
+
+pygls 2.1.1 records the future of every handler it runs in
+`_request_futures` (so a `$/cancelRequest` can find it), but removes the
+entry only when it answers a request. A notification handler that is a
+coroutine or a generator (pygls' own `didOpen`/`didChange`/`didClose`/
+`didSave` are generators that then run ours, each step under a fresh uuid)
+stays there for good: about 1.5 KB per notification, measured in the soak
+(bench/soak.py, bench/soak_memtrace.py) as the only Python-level growth.
+Here each future recorded by a handler is removed once it is done, if the
+entry still holds that future. pygls has no hook for this, hence the override.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pygls.protocol import LanguageServerProtocol
+
+
+class AgentProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol whose handler bookkeeping does not grow with every notification."""
+
+    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is None:  # a request already answered, or a plain function (pygls records none)
+            return
+
+        def forget(done: Any) -> None:  # may run on a worker thread (thread handlers): one dict op under the GIL
+            if self._request_futures.get(msg_id) is done:
+                self._request_futures.pop(msg_id, None)
+
+        future.add_done_callback(forget)  # a future already done calls it at once
