@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/real_corpus.py fetch       # once: the pinned sdists into ~/.cache/agentls-bench
     .venv/bin/python bench/mutation_score.py [--base-url URL] [--model M] [--only NAME ...]
-        [--with-project-tests] [--no-model] [--out rows.json]
+        [--with-project-tests] [--no-model] [--out rows.json] [--journals DIR]
 
 Each row is one module of a pinned project tree (more-itertools, boltons,
 toolz, python-dateutil) and one function in it, in a fresh copy with the
@@ -28,10 +28,12 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -43,6 +45,7 @@ from agent_core.gentests.driver import run_driver
 from agent_core.gentests.mutation import covered_lines, run_mutants, select_mutants, statement_lines
 from agent_core.gentests.run import _baseline_files, run_gen_tests
 from agent_core.gentests.targets import select_targets
+from agent_core.journal.writer import Journal
 from agent_core.models import RunRequest
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings
@@ -106,8 +109,9 @@ async def own_tests_row(copy: Path, module: str, function: str, settings: Settin
     }
 
 
-async def gen_tests_row(copy: Path, module: str, function: str, settings: Settings, keep_tests: bool) -> dict:
-    """`gen-tests` on the function, the figures from its result."""
+async def gen_tests_row(copy: Path, module: str, function: str, settings: Settings, keep_tests: bool,
+                        journals: Path | None = None) -> dict:
+    """`gen-tests` on the function, the figures from its result; its journal copied into `journals`."""
     if not keep_tests:
         request = RunRequest(kind="gen_tests", workspace=copy, target_file=module, target_symbol=function)
         _, _, dotted = select_targets(request, copy)
@@ -115,7 +119,10 @@ async def gen_tests_row(copy: Path, module: str, function: str, settings: Settin
             (copy / rel).unlink()
     request = RunRequest(kind="gen_tests", workspace=copy, target_file=module, target_symbol=function)
     started = time.monotonic()
-    result = await run_gen_tests(request, settings, NullHooks())
+    journal = Journal(copy, f"mutation-{function}", enabled=journals is not None)
+    result = await run_gen_tests(request, settings, NullHooks(), SimpleNamespace(journal=journal))
+    if journals is not None:
+        shutil.copytree(journal.dir, journals / function, dirs_exist_ok=True)
     extra = result.extra
     mutation = extra.get("mutation") or {}
     return {
@@ -179,6 +186,7 @@ async def main_async(args: argparse.Namespace) -> list[dict]:
         journal=False,
         request_timeout_s=600,
         llm_deadline_s=900,
+        llm_answer_cap_s=1800,
     )
     projects = {p.name: p for p in rp.load_projects()}
     rows = []
@@ -190,7 +198,8 @@ async def main_async(args: argparse.Namespace) -> list[dict]:
             if args.no_model:
                 row = await own_tests_row(copy, module, function, settings)
             else:
-                row = await gen_tests_row(copy, module, function, settings, args.with_project_tests)
+                journals = Path(args.journals).resolve() if args.journals else None
+                row = await gen_tests_row(copy, module, function, settings, args.with_project_tests, journals)
         row = {"project": name, "module": module, "function": function, **row}
         print(json.dumps(row), flush=True)
         rows.append(row)
@@ -205,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--with-project-tests", action="store_true", help="keep the project's tests of the module")
     parser.add_argument("--no-model", action="store_true", help="only the project's own tests' mutation score")
     parser.add_argument("--out", help="write the rows as JSON here")
+    parser.add_argument("--journals", help="keep each run's journal (generated tests, survivors) under this folder")
     args = parser.parse_args(argv)
     rows = asyncio.run(main_async(args))
     if args.out:

@@ -56,7 +56,7 @@ class Candidate:
 
     def prepare(self) -> None:
         try:
-            self.split, self.problem = split_code(self.test.code, self.test.name), ""
+            self.split, self.problem = split_code(self.test.code, self.test.name, self.target.context.import_line), ""
         except BadTestCode as exc:
             self.split, self.problem = None, str(exc)
 

@@ -129,10 +129,12 @@ def covered_lines(coverage: CoverageData | None) -> set[int] | None:
     return {line for data in coverage.contexts.values() for line in data["lines"]}
 
 
-def survivor_text(mutant: Mutant, source: str) -> str:
-    """`line 12: if x < lo:  ->  if x <= lo:` for the model's prompt."""
+def survivor_text(mutant: Mutant, source: str, ran: bool = True) -> str:
+    """`line 12: if x < lo:  ->  if x <= lo:` for the model's prompt; a line no test runs says so (the test
+    must first reach it)."""
     before = source.split("\n")[mutant.line - 1].strip()
-    return f"line {mutant.line}: `{before}` becomes `{mutant.text.strip()}` ({mutant.description})"
+    reach = "" if ran else "; no test runs this line yet"
+    return f"line {mutant.line}: `{before}` becomes `{mutant.text.strip()}` ({mutant.description}{reach})"
 
 
 def block(path: str, run: MutationRun, killed_before: set[int], killed_after: set[int]) -> dict:

@@ -42,7 +42,10 @@ from agent_core.gentests.targets import Target
 from agent_core.llm.base import LLMError
 from agent_core.settings import MutationSettings
 
-MAX_SHOWN = 8  # surviving mutants shown to the model in the follow-up call
+# Surviving mutants shown to the model in the follow-up call. The bundled 1.5B model writes one test per
+# change shown; eight made answers that outlasted the answer cap on a loaded machine. Every survivor is still
+# run against the answer's tests, and a test that kills one shown mutant often kills its line's others.
+MAX_SHOWN = 4
 
 
 @dataclass
@@ -145,16 +148,25 @@ def _follow_up_source(mctx: MutationContext, lines: list[int]) -> tuple[list[Tar
     return owners, import_line, "\n\n".join(t.symbol.source for t in owners)
 
 
+def _spread(run: MutationRun, alive: list[int]) -> list[int]:
+    """Up to MAX_SHOWN survivors, one per line first (in line order), then the lines' others."""
+    first: dict[int, int] = {}  # line -> its first survivor
+    for i in alive:
+        first.setdefault(run.outcomes[i].mutant.line, i)
+    rest = [i for i in alive if i not in first.values()]
+    return sorted([*first.values(), *rest][:MAX_SHOWN])
+
+
 async def _follow_up(mctx: MutationContext, run: MutationRun, killed: set[int], count: int) -> list[Candidate]:
     """One more tester call shown the survivors; its tests are kept only when they kill one."""
     ctx = mctx.loop
     alive = [i for i in range(len(run.outcomes)) if i not in killed]
-    shown = [run.outcomes[i].mutant for i in alive[:MAX_SHOWN]]
-    owners, import_line, source = _follow_up_source(mctx, [m.line for m in shown])
+    shown = [run.outcomes[i] for i in _spread(run, alive)]
+    owners, import_line, source = _follow_up_source(mctx, [o.mutant.line for o in shown])
     ctx.progress(f"asking for tests that notice {len(shown)} surviving mutant(s)")
     try:
         tests = await write_killing_tests(ctx.llm, mctx.module, import_line, source,
-                                          [survivor_text(m, mctx.source) for m in shown])
+                                          [survivor_text(o.mutant, mctx.source, o.ran) for o in shown])
     except LLMError as exc:  # an optional extra: the tests kept so far stand without it
         mctx.journal("tool_call", tool="mutation_follow_up", args={"shown": len(shown)}, result=str(exc), ok=False)
         return []

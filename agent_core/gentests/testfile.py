@@ -8,6 +8,7 @@ new file. Suspected-bug tests carry a `# agentls: suspected bug: ...` comment.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -26,12 +27,18 @@ class BadTestCode(ValueError):
     """Generated code that cannot be a test (syntax error, no test function)."""
 
 
-def split_code(code: str, name: str) -> SplitTest:
-    """Separate a generated test's imports from its body; raise BadTestCode when it is unusable."""
+def split_code(code: str, name: str, import_line: str = "") -> SplitTest:
+    """Separate a generated test's imports from its body; raise BadTestCode when it is unusable.
+
+    `import_line` (`from pkg.mod import f, g`) is the one the model was told to use: when the test calls one
+    of its names without importing it (a small model often drops the line), it is added."""
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
-        raise BadTestCode(f"SyntaxError: {exc.msg} (line {exc.lineno})") from exc
+        salvaged = _before_syntax_error(code, exc.lineno or 0)
+        if salvaged is None:
+            raise BadTestCode(f"SyntaxError: {exc.msg} (line {exc.lineno})") from exc
+        code, tree = salvaged
     tests = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
              and n.name.startswith("test")]
     if name not in tests:
@@ -44,7 +51,42 @@ def split_code(code: str, name: str) -> SplitTest:
             imports.append("\n".join(lines[node.lineno - 1 : node.end_lineno]).strip())
             skip.update(range(node.lineno - 1, node.end_lineno or node.lineno))  # end_lineno: always set by parse
     body = "\n".join(line for i, line in enumerate(lines) if i not in skip).strip("\n")
-    return SplitTest(imports=_implied_imports(body, imports), body=body)
+    implied = _implied_imports(body, imports)
+    missing = _missing_target_import(tree, import_line)
+    return SplitTest(imports=[*implied, missing] if missing else implied, body=body)
+
+
+def _missing_target_import(tree: ast.Module, import_line: str) -> str | None:
+    """`import_line` when the test uses a name it provides that no statement of the test binds, else None."""
+    try:
+        wanted = {a.asname or a.name for n in ast.parse(import_line).body if isinstance(n, ast.ImportFrom)
+                  for a in n.names}
+    except SyntaxError:
+        return None
+    bound = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+             for a in n.names}
+    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return import_line if (wanted & used) - bound else None
+
+
+def _before_syntax_error(code: str, line: int) -> tuple[str, ast.Module] | None:
+    """The code up to the statement the syntax error is in, when that still parses and still asserts something.
+
+    The bundled model copies a doctest's `Traceback (most recent call last):` into an assertion after several
+    good ones, and hands the same code back when asked to repair it; the good assertions stand on their own."""
+    lines = code.splitlines()
+    for end in range(min(line, len(lines)) - 1, 0, -1):
+        head = "\n".join(lines[:end])
+        try:
+            tree = ast.parse(head)
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.Assert) for n in ast.walk(tree)):
+            return head + "\n", tree
+        return None
+    return None
 
 
 def _implied_imports(body: str, imports: list[str]) -> list[str]:
@@ -55,7 +97,7 @@ def _implied_imports(body: str, imports: list[str]) -> list[str]:
         out.insert(0, "import pytest")
     if "@given" in body and "given" not in text:
         out.insert(0, "from hypothesis import given")
-    if "st." in body and "strategies" not in text:
+    if re.search(r"(?<![\w.])st\.", body) and "strategies" not in text:  # `st.`, not `pytest.`
         out.insert(0, "from hypothesis import strategies as st")
     return out
 

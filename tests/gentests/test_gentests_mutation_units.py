@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core.gentests.mutation import MutantOutcome, MutationRun, block, select_mutants, statement_lines
+from agent_core.gentests.mutation import (
+    MutantOutcome,
+    MutationRun,
+    block,
+    select_mutants,
+    statement_lines,
+    survivor_text,
+)
+from agent_core.gentests.mutation_keep import MAX_SHOWN, _spread
 from agent_core.search.mutants import Mutant
 from lsp_server.convert import survivor_message
 
@@ -56,3 +64,18 @@ def test_block_counts_and_lists_survivors():
     out = block("m.py", run, killed_before={0}, killed_after={0, 1})
     assert (out["mutants"], out["killed_before"], out["killed_after"], out["not_run"]) == (3, 1, 2, 1)
     assert out["survivors"] == [{"file": "m.py", "line": 13, "change": "change 13", "text": "x"}]
+
+
+def test_the_follow_up_shows_one_survivor_per_line_before_a_lines_second():
+    lines = [7, 7, 7, 8, 9, 9, 12, 13]
+    run = MutationRun([MutantOutcome(Mutant("m.py", n, "x", f"m{k}"), True) for k, n in enumerate(lines)])
+    alive = [0, 1, 2, 3, 4, 5, 6, 7]
+    assert MAX_SHOWN == 4
+    assert [lines[i] for i in _spread(run, alive)] == [7, 8, 9, 12]
+    assert _spread(run, [0, 1, 2, 4]) == [0, 1, 2, 4], "few lines: the others fill up"
+
+
+def test_a_survivor_on_a_line_no_test_runs_says_so_in_the_follow_up_prompt():
+    mutant = Mutant("m.py", 7, "    if n <= 0:", "`<` -> `<=`")
+    assert survivor_text(mutant, SOURCE) == "line 7: `if n < 0:` becomes `if n <= 0:` (`<` -> `<=`)"
+    assert survivor_text(mutant, SOURCE, ran=False).endswith("(`<` -> `<=`; no test runs this line yet)")
