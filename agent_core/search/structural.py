@@ -14,7 +14,9 @@ Each mirrors a bug that people write and that the token-level catalogue cannot r
     arithmetic, not a literal);
 15. a missing condition: `if hare.next is None:` for `if hare is None or hare.next is None:` (an
     object it dereferences may be None), `if total < 0:` for `if total < 0 or not coins:` (a parameter
-    the test never looks at may be empty).
+    the test never looks at may be empty);
+16. a variable off by one where it is used: `(n if step >= n else step - 1)` for `(n - 1 if ...)`
+    (a parameter or local of the function used as a number, not as a callee, an object or a container).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ MAX_ATTRIBUTES = 6
 MAX_CONTAINER_PARAMS = 3
 MAX_CONDITION_NAMES = 6
 MAX_EXTRA_CONDITIONS = 8
+MAX_NAMES_OFF_BY_ONE = 8
 _OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 _AUGMENTED = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*="}
 
@@ -126,6 +129,19 @@ def _missing_condition(text: str, node: ast.AST, line: int, params: list[str]) -
     return out[:MAX_EXTRA_CONDITIONS]
 
 
+def _names_off_by_one(text: str, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Edit]:
+    not_numbers = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    not_numbers |= {id(n.value) for n in nodes if isinstance(n, (ast.Attribute, ast.Subscript))}
+    not_numbers |= {id(n.iter) for n in nodes if isinstance(n, (ast.For, ast.comprehension))}
+    names = sorted((n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in scope
+                    and id(n) not in not_numbers and on_line(n, line)), key=lambda n: n.col_offset)
+    out: list[Edit] = []
+    for node in names:
+        s, e = span(text, node)
+        out += [(replace(text, s, e, f"({node.id} {op} 1)"), f"`{node.id}` -> `{node.id} {op} 1`") for op in "-+"]
+    return out[:MAX_NAMES_OFF_BY_ONE]
+
+
 def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Edit]:
     """The edits of this module's classes for line `line` (`text`) of `tree`; `scope` is the enclosing
     function's parameters and locals (mutants.scope_names), parameters first."""
@@ -139,4 +155,5 @@ def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: in
         groups[4] += _accumulating(text, node, line)
         groups[5] += _value_off_by_one(text, node, line)
         groups[6] += _missing_condition(text, node, line, scope)
+    groups.append(_names_off_by_one(text, nodes, line, scope))
     return [edit for group in groups for edit in group]

@@ -292,3 +292,12 @@ def test_two_call_arguments_that_are_not_neighbours_are_swapped():
     )
     expected = "    return [islice(it, index, None, n) for index, it in enumerate(children)]"
     assert expected in [m.text for m in line_mutants("d.py", source, 2)]
+
+
+def test_a_variable_used_as_a_number_is_off_by_one():
+    source = "def windowed(seq, n, step):\n    padding = (None,) * (n if step >= n else step - 1)\n"
+    texts = [m.text for m in line_mutants("w.py", source, 2)]
+    assert "    padding = (None,) * ((n - 1) if step >= n else step - 1)" in texts
+    called = "def g(f, xs):\n    return f(xs[0])\n"
+    assert not any("-> `f - 1`" in m.description or "-> `xs - 1`" in m.description
+                   for m in line_mutants("g.py", called, 2)), "a callee and a container are not numbers"
