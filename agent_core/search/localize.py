@@ -15,6 +15,7 @@ a function scores as its best line.
 
 from __future__ import annotations
 
+import ast
 import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -26,6 +27,7 @@ from agent_core.testing.junit import traceback_frames
 from agent_core.workspace.testfiles import is_protected
 
 INNERMOST_BOOST = 0.5  # the failing line named by a traceback's innermost workspace frame
+CONDITION_SHARE = 0.99  # an if/while condition scores at least this share of the lines it governs
 ALL_FAILING_BONUS = 1.0  # a line every failing test ran (two or more): one bug behind them all is there or later
 # (Ochiai is at most 1: such lines come before the others unless heavily shared with passing tests while a
 # crash site of some failing tests is not)
@@ -127,8 +129,43 @@ def _enclosing(functions: list[Symbol], line: int) -> Symbol | None:
     return max(inside, key=lambda s: s.start_line) if inside else None
 
 
+def governing(source: str) -> dict[int, int]:
+    """Each line inside the body or `else` of an `if`/`while` -> the line of that condition (the innermost)."""
+    out: dict[int, int] = {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return out
+    for node in ast.walk(tree):  # outer statements come first: inner ones overwrite their lines
+        if isinstance(node, (ast.If, ast.While)):
+            for child in [*node.body, *node.orelse]:
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue  # a def under `if sys.version_info ...`: its body runs later, ungoverned
+                for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                    out[line] = node.test.lineno
+    return out
+
+
+def with_conditions(scores: dict[LineKey, float], workspace: Path) -> dict[LineKey, float]:
+    """Lift each `if`/`while` condition to just below the most suspicious line it governs: a branch only the
+    failing tests take is as often the condition's fault (`>=` for `>`) as the branch's own."""
+    out = dict(scores)
+    for rel in {rel for rel, _ in scores}:
+        try:
+            conditions = governing((workspace / rel).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        for (file, line), score in scores.items():
+            test = conditions.get(line) if file == rel else None
+            if test is not None and test != line:
+                out[(rel, test)] = max(out.get((rel, test), 0.0), score * CONDITION_SHARE)
+    return out
+
+
 def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECTS) -> list[Suspect]:
-    """Lines grouped by enclosing function, best function first; lines best first (ties: file order)."""
+    """Lines grouped by enclosing function, best function first; lines best first (ties: file order).
+    Conditions are lifted toward the lines they govern first (with_conditions)."""
+    scores = with_conditions(scores, workspace)
     by_file: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for (rel, line), score in scores.items():
         by_file[rel].append((line, score))

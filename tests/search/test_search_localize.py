@@ -155,3 +155,18 @@ def test_lines_past_the_ten_shown_are_still_searched(tmp_path: Path):
     (suspect,) = rank(scores, tmp_path)
     assert len(suspect.lines) == 10 and "more_lines" not in suspect.as_dict()
     assert 14 in {m.line for m in candidates(tmp_path, [suspect], 1000)}, "the return on line 14 is mutated too"
+
+
+def test_a_condition_comes_right_after_the_branch_only_failing_tests_take(tmp_path: Path):
+    from agent_core.search.localize import governing
+
+    source = (
+        "import sys\n\nif sys.version_info > (3,):\n    def f(xs, until):\n        for x in xs:\n"
+        "            if x >= until:\n                return x\n        return None\n"
+    )
+    (tmp_path / "m.py").write_text(source)
+    assert governing(source) == {7: 6}, "the return under its if; nothing of the def under the version check"
+    # the return (line 7) runs only in the failing test; the condition (line 6) in every test
+    scores = {("m.py", 7): 1.0, ("m.py", 6): 0.3, ("m.py", 5): 0.3}
+    (suspect,) = rank(scores, tmp_path)
+    assert suspect.lines[:2] == [7, 6] and suspect.line_scores[1] == pytest.approx(0.99)
