@@ -57,7 +57,8 @@ def third_party_imports(files: list[Path]) -> dict[str, set[str]]:
     for path in files:
         for module in imported_modules(path):
             top = module.split(".")[0]
-            if top not in sys.stdlib_module_names and top not in OWN:
+            beside = (path.parent / f"{top}.py").is_file()  # a script's sibling (the sandbox driver's helper)
+            if top not in sys.stdlib_module_names and top not in OWN and not beside:
                 found.setdefault(module, set()).add(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path))
     return found
 
