@@ -28,7 +28,9 @@ class AgentProtocol(LanguageServerProtocol):
             return
 
         def forget(done: Any) -> None:  # may run on a worker thread (thread handlers): one dict op under the GIL
-            if self._request_futures.get(msg_id) is done:
+            # A cancelled one is left to pygls: `$/cancelRequest` drops it itself, and shutdown cancels every
+            # entry while iterating over them (a thread handler's future runs this inside `cancel()`).
+            if not done.cancelled() and self._request_futures.get(msg_id) is done:
                 self._request_futures.pop(msg_id, None)
 
         future.add_done_callback(forget)  # a future already done calls it at once
