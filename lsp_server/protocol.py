@@ -13,6 +13,7 @@ entry still holds that future. pygls has no hook for this, hence the override.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pygls.protocol import LanguageServerProtocol
@@ -27,10 +28,21 @@ class AgentProtocol(LanguageServerProtocol):
         if future is None:  # a request already answered, or a plain function (pygls records none)
             return
 
-        def forget(done: Any) -> None:  # may run on a worker thread (thread handlers): one dict op under the GIL
-            # A cancelled one is left to pygls: `$/cancelRequest` drops it itself, and shutdown cancels every
-            # entry while iterating over them (a thread handler's future runs this inside `cancel()`).
-            if not done.cancelled() and self._request_futures.get(msg_id) is done:
+        try:
+            loop = asyncio.get_running_loop()  # handlers are started on the server's loop
+        except RuntimeError:  # not on a loop (no server running): nothing to keep tidy
+            return
+
+        def pop(done: Any) -> None:
+            if self._request_futures.get(msg_id) is done:
                 self._request_futures.pop(msg_id, None)
+
+        def forget(done: Any) -> None:
+            # Deferred to the loop: a thread handler's future calls this on a worker thread, or inside
+            # `cancel()` while pygls' shutdown iterates over the entries; the loop runs it after either.
+            try:
+                loop.call_soon_threadsafe(pop, done)
+            except RuntimeError:  # the loop is closed: the server is gone, and its bookkeeping with it
+                pass
 
         future.add_done_callback(forget)  # a future already done calls it at once
