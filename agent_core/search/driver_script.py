@@ -181,7 +181,58 @@ def _wait(pid, timeout_s, unswappable=False):
     return "timeout"
 
 
-class _Forker:
+class _MutantChildren:
+    """What both mutant plugins share: the config, the result, the file cache, the loop that forks a child per
+    mutant and records its outcome (until the budget or enough passing ones), and the child's exit."""
+
+    hot = False  # a hot child exits with UNSWAPPABLE when its mutant cannot be swapped in
+
+    def __init__(self, config):
+        self.config = config
+        self.sources = {}
+        self.result = {"results": [], "stopped": None}
+        self.in_child = False
+
+    def _source(self, path):
+        if path not in self.sources:
+            with open(path, encoding="utf-8") as handle:
+                self.sources[path] = handle.read()
+        return self.sources[path]
+
+    def _outcome_extra(self, mutant):
+        return {}
+
+    def _each_mutant(self, fork):
+        """Fork each mutant's child with `fork(mutant)` (0 in the child), wait and record; True in a child."""
+        started = time.monotonic()
+        passing = 0
+        for mutant in self.config["mutants"]:
+            if time.monotonic() - started > self.config["budget_s"]:
+                self.result["stopped"] = "budget"
+                break
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = fork(mutant)
+            if pid == 0:
+                return True
+            began = time.monotonic()
+            outcome = _wait(pid, self.config["timeout_s"], unswappable=self.hot)
+            entry = {"id": mutant["id"], "outcome": outcome, "duration_s": round(time.monotonic() - began, 3)}
+            entry.update(self._outcome_extra(mutant))
+            self.result["results"].append(entry)
+            passing += outcome == "passed"
+            if passing >= self.config["max_passing"]:
+                self.result["stopped"] = "enough"
+                break
+        return False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.in_child:
+            os._exit(int(exitstatus))
+
+
+class _Forker(_MutantChildren):
     """A pytest plugin: once pytest is configured, fork one child per mutant at collection time.
 
     The parent never collects (no project module is imported in it); each child installs its
@@ -190,25 +241,14 @@ class _Forker:
     """
 
     def __init__(self, config):
-        self.config = config
-        self.sources = {}
-        self.result = {"results": [], "stopped": None}
-        self.in_child = False
+        super().__init__(config)
         self.per_test = bool(config.get("per_test"))
         self.log = None  # the child's per-test outcome log (per_test mode)
         self.keep = None  # the child's tests, failing ones first, when its mutant names extra tests
 
-    def _source(self, path):
-        if path not in self.sources:
-            with open(path, encoding="utf-8") as handle:
-                self.sources[path] = handle.read()
-        return self.sources[path]
-
     def _fork(self, mutant):
         lines = self._source(mutant["path"]).split("\n")
         lines[mutant["line"] - 1] = mutant["text"]
-        sys.stdout.flush()
-        sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             self.in_child = True
@@ -223,27 +263,13 @@ class _Forker:
             _serve_mutant(mutant["path"], "\n".join(lines))
         return pid
 
+    def _outcome_extra(self, mutant):
+        return {"tests": _read_log(_log_path(self.config, mutant["id"]))} if self.per_test else {}
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session):
-        started = time.monotonic()
-        passing = 0
-        for mutant in self.config["mutants"]:
-            if time.monotonic() - started > self.config["budget_s"]:
-                self.result["stopped"] = "budget"
-                break
-            pid = self._fork(mutant)
-            if pid == 0:
-                return None  # the child collects and runs the tests with its mutant
-            began = time.monotonic()
-            outcome = _wait(pid, self.config["timeout_s"])
-            entry = {"id": mutant["id"], "outcome": outcome, "duration_s": round(time.monotonic() - began, 3)}
-            if self.per_test:
-                entry["tests"] = _read_log(_log_path(self.config, mutant["id"]))
-            self.result["results"].append(entry)
-            passing += outcome == "passed"
-            if passing >= self.config["max_passing"]:
-                self.result["stopped"] = "enough"
-                break
+        if self._each_mutant(self._fork):
+            return None  # the child collects and runs the tests with its mutant
         session.items = []
         session.testscollected = 0
         return True
@@ -275,10 +301,6 @@ class _Forker:
             self.log.write(json.dumps(["end", report.nodeid, report.outcome]) + "\n")
             self.log.flush()
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session, exitstatus):
-        if self.in_child:
-            os._exit(int(exitstatus))
 
 
 def _log_path(config, mutant_id):
@@ -308,24 +330,14 @@ def _read_log(path):
 UNSWAPPABLE = 97  # a hot child's exit status when its mutant cannot be put into a live function
 
 
-class _HotForker:
+class _HotForker(_MutantChildren):
     """A pytest plugin for "hot" mutants: the parent imports and collects once, then forks a child per mutant
     that swaps the mutated function's code into the live function (driver_swap.py) and runs its tests.
 
     A mutant the swap cannot express comes back as "unswappable" (the caller tries it the slow way).
     """
 
-    def __init__(self, config):
-        self.config = config
-        self.sources = {}
-        self.result = {"results": [], "stopped": None}
-        self.in_child = False
-
-    def _source(self, path):
-        if path not in self.sources:
-            with open(path, encoding="utf-8") as handle:
-                self.sources[path] = handle.read()
-        return self.sources[path]
+    hot = True
 
     def _child(self, session, mutant):
         self.in_child = True
@@ -340,35 +352,17 @@ class _HotForker:
         session.items = sorted((i for i in session.items if i.nodeid in order), key=lambda i: order[i.nodeid])
         session.testscollected = len(session.items)
 
+    def _fork(self, session, mutant):
+        pid = os.fork()
+        if pid == 0:
+            self._child(session, mutant)
+        return pid
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
-        started = time.monotonic()
-        passing = 0
-        for mutant in self.config["mutants"]:
-            if time.monotonic() - started > self.config["budget_s"]:
-                self.result["stopped"] = "budget"
-                break
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                self._child(session, mutant)
-                return None  # the child runs its tests with pytest's own loop
-            began = time.monotonic()
-            outcome = _wait(pid, self.config["timeout_s"], unswappable=True)
-            self.result["results"].append(
-                {"id": mutant["id"], "outcome": outcome, "duration_s": round(time.monotonic() - began, 3)})
-            passing += outcome == "passed"
-            if passing >= self.config["max_passing"]:
-                self.result["stopped"] = "enough"
-                break
+        if self._each_mutant(lambda mutant: self._fork(session, mutant)):
+            return None  # the child runs its tests with pytest's own loop
         return True
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session, exitstatus):
-        if self.in_child:
-            os._exit(int(exitstatus))
-
 
 def mutants(config):
     if config.get("hot"):
