@@ -127,6 +127,11 @@ class TestReport(BaseModel):
     slowest_pass_s: float | None = Field(
         default=None, description="Duration of the slowest passing test (known from our pytest plugin only)."
     )
+    slowest_fail_s: float | None = Field(
+        default=None,
+        description="Duration of the slowest test that failed by itself, not stopped by the per-test bound "
+        "(our pytest plugin only): fixed, it may run as long.",
+    )
 
     @property
     def ok(self) -> bool:

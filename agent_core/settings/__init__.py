@@ -101,7 +101,7 @@ class SandboxSettings(BaseModel):
         default=0.0,
         ge=0,
         description="Time bound of one test, in seconds, enforced inside pytest; 0 derives it from the baseline "
-        "(10x its slowest passing test, at least 2 s).",
+        "(10x its slowest passing test, at least 2 s, or 3x its slowest failing one plus 1 s when longer).",
     )
 
 

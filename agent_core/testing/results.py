@@ -28,6 +28,8 @@ from agent_core.testing.junit import (
 )
 from agent_core.workspace.testfiles import is_protected
 
+HUNG_MARK = "Timeout: the test "  # the per-test bound's failure messages (pytest_plugin.Hung, an ended process)
+
 _MAX_TRACEBACK = 6000
 _DUMP_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)')
 
@@ -53,6 +55,7 @@ def parse_results(text: str, workspace: Path, hang_dump: str = "") -> TestReport
     report = TestReport()
     begun: dict[str, dict] = {}
     slowest: float | None = None
+    slowest_fail: float | None = None
     for record in records:
         event = record["event"]
         if event == "collect_error":
@@ -71,11 +74,15 @@ def parse_results(text: str, workspace: Path, hang_dump: str = "") -> TestReport
             else:
                 report.failed += outcome == "failed"
                 report.errors += outcome != "failed"
-                report.failures.append(_test_failure(record, workspace))
+                failure = _test_failure(record, workspace)
+                report.failures.append(failure)
+                if HUNG_MARK not in failure.message:  # a hang's time says nothing of the fixed test's
+                    slowest_fail = max(slowest_fail or 0.0, float(record.get("duration") or 0.0))
     for record in begun.values():  # the process ended inside this test
         report.errors += 1
         report.failures.append(_unfinished(record, workspace, hang_dump))
     report.slowest_pass_s = slowest
+    report.slowest_fail_s = slowest_fail
     return report
 
 

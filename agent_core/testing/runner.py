@@ -45,6 +45,7 @@ HANG_SUFFIX = ".hang"
 TOX_PASS_ENV = "testenv.pass_env+=PYTHONPATH,PYTEST_PLUGINS,PYTEST_AGENTLS_*"
 MIN_TEST_BOUND_S = 2.0
 TEST_BOUND_FACTOR = 10.0
+FAILING_BOUND_FACTOR = 3.0  # a test that failed by itself at the baseline may take 3x (+1 s) that long once fixed
 _PYTHON_WORD = re.compile(r"^(.*/)?python(\d+(\.\d+)?)?$")
 _counter = itertools.count(1)
 
@@ -140,11 +141,12 @@ def plugin_env(run_dir: Path, workspace: Path, select: Sequence[str], test_timeo
 
 def per_test_bound(baseline: TestReport | None, setting: float = 0.0, run_timeout_s: float = 300.0) -> float:
     """The per-test time bound: the setting when set, else 10x the baseline's slowest passing test
-    (at least 2 s), else (no baseline, or nothing passed in it) a fifth of the run's timeout."""
+    (at least 2 s; or FAILING_BOUND_FACTOR x its slowest test that failed by itself, plus 1 s, when longer), else (no baseline, or nothing passed in it) a fifth of the run's timeout."""
     if setting > 0:
         return setting
     if baseline is not None and baseline.slowest_pass_s is not None:
-        return max(MIN_TEST_BOUND_S, TEST_BOUND_FACTOR * baseline.slowest_pass_s)
+        failing = FAILING_BOUND_FACTOR * baseline.slowest_fail_s + 1.0 if baseline.slowest_fail_s else 0.0
+        return max(MIN_TEST_BOUND_S, TEST_BOUND_FACTOR * baseline.slowest_pass_s, failing)
     return max(MIN_TEST_BOUND_S, run_timeout_s / 5)
 
 

@@ -68,6 +68,7 @@ async def test_an_infinite_loop_fails_its_test_at_the_looping_line(workspace: Pa
     assert failure.source_file == "pkg/count.py" and failure.source_line in (2, 3)
     assert "per-test bound" in failure.message
     assert "agentls_report_plugin" not in (failure.source_file or "")
+    assert report.slowest_fail_s is None, "a test stopped by the bound does not raise the next bound"
 
 
 async def test_xdist_workers_apply_the_bound_and_the_selection(workspace: Path) -> None:
@@ -101,6 +102,19 @@ def test_the_bound_comes_from_the_baseline() -> None:
     assert per_test_bound(Report(failed=2), run_timeout_s=300) == 60.0, "nothing passed: a fifth of the run"
     assert per_test_bound(None, run_timeout_s=300) == 60.0
     assert per_test_bound(Report(passed=1, slowest_pass_s=9.0), setting=4.0) == 4.0, "the setting wins"
+    slow_failing = Report(passed=3, failed=1, slowest_pass_s=0.01, slowest_fail_s=2.0)
+    assert per_test_bound(slow_failing) == 7.0, "a slow failing test may take 3x (+1 s) its time once fixed"
+
+
+async def test_a_slow_failing_tests_time_is_reported(workspace: Path) -> None:
+    _write(workspace, {"tests/test_slow.py": (
+        "import time\n\n\ndef test_slow():\n    time.sleep(1.2)\n    assert False\n\n\n"
+        "def test_fast():\n    assert True\n")})
+    report = await run_tests(make_backend("bubblewrap", timeout_s=120), workspace, "python -m pytest",
+                             timeout_s=120)
+    assert (report.passed, report.failed) == (1, 1), report.output
+    assert report.slowest_fail_s is not None and report.slowest_fail_s >= 1.2
+    assert per_test_bound(report) >= 3 * 1.2 + 1
 
 
 def test_the_runner_and_the_plugin_agree_on_their_variables() -> None:
