@@ -1,9 +1,11 @@
 """Judging a generated test that runs but fails: test-side error, suspected code bug, or a wrong test.
 
 `classify` reads the failure (deterministic). `docstring_check` compares the
-failing assertion with the docstring's doctest examples: agreeing with an
-example means the code contradicts its own documentation (a bug); disagreeing
-means the test is wrong. Anything else is left to the model's typed verdict.
+failing assertion (the one on the failure's line; a passing assertion of the
+same test says nothing about the failure) with the docstring's doctest
+examples: agreeing with an example means the code contradicts its own
+documentation (a bug); disagreeing means the test is wrong. Anything else is
+left to the model's typed verdict.
 """
 
 from __future__ import annotations
@@ -56,8 +58,9 @@ def _literal(source: str) -> tuple[bool, object]:
         return False, None
 
 
-def _assertions(test_code: str) -> list[tuple[str, str]]:
-    """(call, expected) pairs of `assert CALL == EXPECTED` (either side order) in the test."""
+def _assertions(test_code: str, line: int | None = None) -> list[tuple[str, str]]:
+    """(call, expected) pairs of `assert CALL == EXPECTED` (either side order) in the test; with `line`,
+    only the assertion spanning that line."""
     try:
         tree = ast.parse(test_code)
     except SyntaxError:
@@ -66,6 +69,8 @@ def _assertions(test_code: str) -> list[tuple[str, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
                 and isinstance(node.test.ops[0], ast.Eq):
+            if line is not None and not node.lineno <= line <= (node.end_lineno or node.lineno):
+                continue
             left, right = node.test.left, node.test.comparators[0]
             if isinstance(right, ast.Call) and not isinstance(left, ast.Call):
                 left, right = right, left
@@ -73,8 +78,12 @@ def _assertions(test_code: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def docstring_check(docstring: str | None, test_code: str) -> Literal["code_bug", "test_wrong"] | None:
-    """A verdict from the docstring's doctest examples, or None when they say nothing about this test."""
+def docstring_check(docstring: str | None, test_code: str,
+                    failing_line: int | None = None) -> Literal["code_bug", "test_wrong"] | None:
+    """A verdict from the docstring's doctest examples, or None when they say nothing about this test.
+
+    `failing_line` (1-based in `test_code`): only the assertion on it is judged; None: every assertion.
+    """
     if not docstring:
         return None
     try:
@@ -87,7 +96,7 @@ def docstring_check(docstring: str | None, test_code: str) -> Literal["code_bug"
         ok, value = _literal(example.want)
         if key and ok:
             documented[key] = value
-    for call, expected in _assertions(test_code):
+    for call, expected in _assertions(test_code, failing_line):
         key = _norm(call)
         ok, value = _literal(expected)
         if key in documented and ok:

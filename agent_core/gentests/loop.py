@@ -108,7 +108,10 @@ def _result_of(cand: Candidate, run: PytestRun) -> tuple[str, TestFailure | None
 
 
 async def _judge(ctx: LoopContext, cand: Candidate, failure: TestFailure, run: PytestRun) -> None:
-    verdict = docstring_check(cand.target.context.docstring, cand.test.code)
+    if cand.split is not None and failure.file == cand.file:  # the failure's line is in the file that ran
+        verdict = docstring_check(cand.target.context.docstring, candidate_text(cand.split), failure.line)
+    else:
+        verdict = docstring_check(cand.target.context.docstring, cand.test.code)
     reason = "the docstring's example agrees with the test" if verdict == "code_bug" else ""
     if verdict is None:
         answer = await judge_failure(ctx.llm, cand.target.context, cand.test, failure_summary(failure))

@@ -1,0 +1,88 @@
+"""The docstring check judges the assertion that failed, not another one of the same test.
+
+A generated test often starts with an assertion copied from the docstring's
+example (it passes) and then asserts something the docstring does not promise
+(it fails). Only the failing assertion may decide the verdict: the passing one
+agreeing with the docstring says nothing about the failure.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_core.events import NullHooks
+from agent_core.gentests.judge import docstring_check
+from agent_core.gentests.run import run_gen_tests
+from agent_core.models import RunRequest
+from agent_core.settings import Settings
+
+DOC = """Return the value at path `keys`, or `default`.
+
+    >>> lookup(['a'], {'a': 1})
+    1
+    >>> lookup(['b'], {'a': 1})
+"""
+
+LOOKUP = f'''"""A correct function whose docstring has examples."""
+
+
+def lookup(keys, coll, default=None):
+    """{DOC}
+    """
+    try:
+        for key in keys:
+            coll = coll[key]
+        return coll
+    except KeyError:
+        return default
+'''
+
+DOC_THEN_WRONG = (
+    "from lookup import lookup\n\n\n"
+    "def test_lookup():\n"
+    "    assert lookup(['a'], {'a': 1}) == 1\n"
+    "    assert lookup(['b'], {'a': 1}) == 0\n"
+)
+REPAIRED = "from lookup import lookup\n\n\ndef test_lookup():\n    assert lookup(['a'], {'a': 1}) == 1\n"
+
+
+def test_only_the_failing_lines_assertion_is_compared_with_the_docstring():
+    assert docstring_check(DOC, DOC_THEN_WRONG, failing_line=6) is None  # `== 0`: no example says
+    assert docstring_check(DOC, DOC_THEN_WRONG, failing_line=5) == "code_bug"  # the example's call, its value
+    assert docstring_check(DOC, DOC_THEN_WRONG.replace("== 1", "== 2"), failing_line=5) == "test_wrong"
+    assert docstring_check(DOC, DOC_THEN_WRONG) == "code_bug"  # no line: the first documented assertion
+
+
+def _tests(code: str) -> str:
+    return json.dumps({"tests": [{"name": "test_lookup", "code": code, "kind": "pytest", "target": "lookup",
+                                  "rationale": "r"}]})
+
+
+def _tester(body: dict) -> str:
+    text = body["messages"][-1]["content"]
+    if text.startswith("A test of lookup fails"):
+        return json.dumps({"verdict": "test_wrong", "reason": "the docstring promises None, not 0"})
+    if "does not run" in text:
+        return _tests(REPAIRED)
+    if "Code under test (lookup)" in text:
+        return _tests(DOC_THEN_WRONG)
+    raise AssertionError(f"unexpected tester prompt: {text[:200]}")
+
+
+async def test_a_wrong_assertion_after_a_documented_one_is_not_a_suspected_bug(scripted_llm, tmp_path: Path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "lookup.py").write_text(LOOKUP)
+    scripted_llm.default("tester", _tester)
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation={"enabled": False})
+    request = RunRequest(kind="gen_tests", workspace=workspace, target_file="lookup.py", run_id="judge")
+    result = await run_gen_tests(request, settings, NullHooks())
+
+    assert result.status == "ok", result.error
+    assert result.extra["suspected_bugs"] == []
+    assert [k["test"] for k in result.extra["kept"]] == ["test_lookup"]
+    asked = [_r["messages"][-1]["content"] for _r in scripted_llm.requests_for("tester")]
+    assert sum(t.startswith("A test of lookup fails") for t in asked) == 1  # the model judged, not the docstring
+    text = result.change_set.changes[0].new
+    assert "== 0" not in text and "suspected bug" not in text
