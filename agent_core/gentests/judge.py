@@ -27,6 +27,12 @@ _TEST_SIDE = re.compile(
     r"|AttributeError: type object '[^']+' has no attribute"
 )
 
+# A lazy iterator's repr (pytest may cut its middle: `<generator ob...x7f05a30b4700>`) compared with a list or
+# tuple: the test forgot `list(...)`, whatever the code computes; the test is repaired, never kept as a bug.
+_LAZY = r"<(?:generator|map|filter|zip|enumerate|reversed|itertools\.\w+|\w*iterator) ob[^>]*x[0-9a-f]+>"
+_LAZY_COMPARED = re.compile(rf"\bassert (?:{_LAZY} [=!]= [\[(]|.*[\])] [=!]= {_LAZY})")
+LAZY_HINT = "The code returns a lazy iterator: compare list(...) of it with the expected list."
+
 Outcome = Literal["test_error", "fails"]
 
 
@@ -41,7 +47,16 @@ def classify(failure: TestFailure | None, collect_error: str | None = None) -> O
     text = f"{failure.message}\n{failure.traceback[-1500:]}"
     last_error = [line for line in text.splitlines() if line.startswith("E ")][-3:]
     probe = "\n".join(last_error) or failure.message
-    return "test_error" if _TEST_SIDE.search(probe) or _TEST_SIDE.search(failure.message) else "fails"
+    if any(pattern.search(probe) or pattern.search(failure.message) for pattern in (_TEST_SIDE, _LAZY_COMPARED)):
+        return "test_error"
+    return "fails"
+
+
+def repair_hint(failure: TestFailure | None) -> str:
+    """A line for the repair request when the failure is a known test-side mistake, else ''."""
+    if failure is None:
+        return ""
+    return LAZY_HINT if _LAZY_COMPARED.search(f"{failure.message}\n{failure.traceback[-1500:]}") else ""
 
 
 def _norm(source: str) -> str | None:

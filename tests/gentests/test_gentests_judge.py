@@ -1,4 +1,5 @@
-"""The docstring check judges the assertion that failed, not another one of the same test.
+"""Judging a failing generated test: the docstring check judges the assertion that failed, and a lazy
+iterator compared with a list is a test to repair, never a suspected bug.
 
 A generated test often starts with an assertion copied from the docstring's
 example (it passes) and then asserts something the docstring does not promise
@@ -11,10 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_core.events import NullHooks
-from agent_core.gentests.judge import docstring_check
+from agent_core.gentests.judge import classify, docstring_check, repair_hint
 from agent_core.gentests.run import run_gen_tests
 from agent_core.models import RunRequest
+from agent_core.models import TestFailure as Failure
 from agent_core.settings import Settings
 
 DOC = """Return the value at path `keys`, or `default`.
@@ -86,3 +90,55 @@ async def test_a_wrong_assertion_after_a_documented_one_is_not_a_suspected_bug(s
     assert sum(t.startswith("A test of lookup fails") for t in asked) == 1  # the model judged, not the docstring
     text = result.change_set.changes[0].new
     assert "== 0" not in text and "suspected bug" not in text
+
+
+PAIRS = '''"""A generator function."""
+
+
+def pairs(xs):
+    """Yield consecutive pairs.
+
+    >>> list(pairs([1, 2, 3, 4]))
+    [(1, 2), (3, 4)]
+    """
+    for i in range(0, len(xs) - 1, 2):
+        yield xs[i], xs[i + 1]
+'''
+UNWRAPPED = "from pairs import pairs\n\n\ndef test_pairs():\n    assert pairs([1, 2, 3, 4]) == [(1, 2), (3, 4)]\n"
+WRAPPED = UNWRAPPED.replace("assert pairs([1, 2, 3, 4])", "assert list(pairs([1, 2, 3, 4]))")
+
+
+async def test_a_generator_compared_with_a_list_is_repaired_not_judged(scripted_llm, tmp_path: Path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pairs.py").write_text(PAIRS)
+
+    def tester(body: dict) -> str:
+        text = body["messages"][-1]["content"]
+        return _tests(WRAPPED if "does not run" in text else UNWRAPPED).replace("test_lookup", "test_pairs")
+
+    scripted_llm.default("tester", tester)
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation={"enabled": False})
+    request = RunRequest(kind="gen_tests", workspace=workspace, target_file="pairs.py", run_id="lazy")
+    result = await run_gen_tests(request, settings, NullHooks())
+
+    assert result.status == "ok", result.error
+    assert result.extra["suspected_bugs"] == [] and [k["test"] for k in result.extra["kept"]] == ["test_pairs"]
+    asked = [r["messages"][-1]["content"] for r in scripted_llm.requests_for("tester")]
+    assert len(asked) == 2 and not any(t.startswith("A test of pairs fails") for t in asked)  # no verdict asked
+    assert "assert <generator ob" in asked[1] and "compare list(...) of it" in asked[1]
+    assert "assert list(pairs([1, 2, 3, 4])) == [(1, 2), (3, 4)]" in result.change_set.changes[0].new
+
+
+@pytest.mark.parametrize(("message", "kind"), [
+    ("assert <generator object pairs at 0x7f6a8c87a2f0> == [(1, 2)]", "test_error"),
+    ("assert <generator ob...x7f6a8c87a2f0> == [(1, 2), (3, 4)]", "test_error"),
+    ("assert <itertools.islice object at 0x7f6a8c87a2f0> == (1, 2)", "test_error"),
+    ("assert [1, 2] == <map object at 0x7f6a8c87a2f0>", "test_error"),
+    ("assert <shop.Basket object at 0x7f6a8c87a2f0> == [1, 2]", "fails"),  # not lazy: the code may be wrong
+    ("assert [1, 2] == [1, 3]", "fails"),
+])
+def test_classify_sends_a_lazy_iterator_compared_with_a_list_to_repair(message: str, kind: str):
+    failure = Failure(nodeid="t.py::test_x", file="t.py", line=5, message=message, traceback=f"E       {message}")
+    assert classify(failure) == kind
+    assert bool(repair_hint(failure)) == (kind == "test_error")
