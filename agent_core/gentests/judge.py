@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import doctest
 import re
+import textwrap
 from typing import Literal
 
 from agent_core.models import TestFailure
@@ -32,17 +33,56 @@ _TEST_SIDE = re.compile(
 _LAZY = r"<(?:generator|map|filter|zip|enumerate|reversed|itertools\.\w+|\w*iterator) ob[^>]*x[0-9a-f]+>"
 _LAZY_COMPARED = re.compile(rf"\bassert (?:{_LAZY} [=!]= [\[(]|.*[\])] [=!]= {_LAZY})")
 LAZY_HINT = "The code returns a lazy iterator: compare list(...) of it with the expected list."
+# `pytest.raises` around a call that never ran the target module's code (a generator function's body runs
+# only when iterated): nothing the code does can have raised, so the test, not the code, is at fault.
+NOT_RUN_HINT = ("The code under test never ran inside pytest.raises: a generator function runs only when "
+                "iterated; call list(...) of it inside the `with` block.")
 
 Outcome = Literal["test_error", "fails"]
 
 
-def classify(failure: TestFailure | None, collect_error: str | None = None) -> Outcome:
-    """'test_error' when the test cannot run for a test-side reason, else 'fails' (runs, fails)."""
+def _raised_nothing_unrun(failure: TestFailure, ran_target: bool) -> bool:
+    return not ran_target and "DID NOT RAISE" in failure.message
+
+
+def _own_nodes(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's own body (nested functions, lambdas and classes left out)."""
+    out, todo = [], list(ast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def generator_body_ran(source: str, first_line: int, last_line: int | None) -> bool:
+    """False when `source` (a definition starting at `first_line`) is a generator function and the test's last
+    return from the module (`last_line`, None: none) is only the generator's creation, at its `def` line:
+    calling a generator function runs none of its body. True otherwise (unknown counts as ran)."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return True
+    fn = tree.body[0] if tree.body else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return True
+    if not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn)):
+        return True
+    return last_line is not None and last_line != first_line + fn.lineno - 1
+
+
+def classify(failure: TestFailure | None, collect_error: str | None = None, ran_target: bool = True) -> Outcome:
+    """'test_error' when the test cannot run for a test-side reason, else 'fails' (runs, fails).
+
+    `ran_target` False: the test never executed the target module's code (then a `DID NOT RAISE` is the
+    test's fault).
+    """
     if collect_error is not None:
         return "test_error"
     if failure is None:
         return "test_error"
-    if failure.kind == "error":
+    if failure.kind == "error" or _raised_nothing_unrun(failure, ran_target):
         return "test_error"
     text = f"{failure.message}\n{failure.traceback[-1500:]}"
     last_error = [line for line in text.splitlines() if line.startswith("E ")][-3:]
@@ -52,10 +92,12 @@ def classify(failure: TestFailure | None, collect_error: str | None = None) -> O
     return "fails"
 
 
-def repair_hint(failure: TestFailure | None) -> str:
+def repair_hint(failure: TestFailure | None, ran_target: bool = True) -> str:
     """A line for the repair request when the failure is a known test-side mistake, else ''."""
     if failure is None:
         return ""
+    if _raised_nothing_unrun(failure, ran_target):
+        return NOT_RUN_HINT
     return LAZY_HINT if _LAZY_COMPARED.search(f"{failure.message}\n{failure.traceback[-1500:]}") else ""
 
 

@@ -19,7 +19,13 @@ from pathlib import Path, PurePosixPath
 from agent_core.agents.tester.agent import judge_failure, repair_test
 from agent_core.agents.tester.schema import GeneratedTest
 from agent_core.gentests.driver import CoverageData, PytestRun, run_driver
-from agent_core.gentests.judge import classify, docstring_check, failure_summary, repair_hint
+from agent_core.gentests.judge import (
+    classify,
+    docstring_check,
+    failure_summary,
+    generator_body_ran,
+    repair_hint,
+)
 from agent_core.gentests.targets import Target
 from agent_core.gentests.testfile import BadTestCode, SplitTest, candidate_text, split_code
 from agent_core.llm.base import LLMClient
@@ -168,10 +174,12 @@ async def _evaluate(ctx: LoopContext, cand: Candidate, run: PytestRun | None, ou
     if outcome == "passed":
         cand.status = "passing"
         return
-    kind = classify(failure, collect) if outcome in ("failed", "error", "missing") else "test_error"
+    last = run.last_lines.get(f"{cand.file}::{cand.test.name}")  # where the target file last returned
+    ran_target = generator_body_ran(cand.target.symbol.source, cand.target.symbol.start_line, last)
+    kind = classify(failure, collect, ran_target) if outcome in ("failed", "error", "missing") else "test_error"
     if kind == "test_error" or failure is None:
         detail = collect or (failure_summary(failure) if failure else f"the test did not run ({outcome})")
-        cand.problem = "\n".join(p for p in (detail[-1500:], repair_hint(failure)) if p)
+        cand.problem = "\n".join(p for p in (detail[-1500:], repair_hint(failure, ran_target)) if p)
         return
     ctx.progress(f"judging the failure of {cand.test.name}")
     await _judge(ctx, cand, failure, run)

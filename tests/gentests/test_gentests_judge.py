@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.events import NullHooks
-from agent_core.gentests.judge import classify, docstring_check, repair_hint
+from agent_core.gentests.judge import classify, docstring_check, generator_body_ran, repair_hint
 from agent_core.gentests.run import run_gen_tests
 from agent_core.models import RunRequest
 from agent_core.models import TestFailure as Failure
@@ -142,3 +142,58 @@ def test_classify_sends_a_lazy_iterator_compared_with_a_list_to_repair(message: 
     failure = Failure(nodeid="t.py::test_x", file="t.py", line=5, message=message, traceback=f"E       {message}")
     assert classify(failure) == kind
     assert bool(repair_hint(failure)) == (kind == "test_error")
+
+
+CHUNKS = '''"""A generator function that checks its argument."""
+
+
+def chunks(xs, n):
+    """Yield lists of n items; n < 1 raises ValueError."""
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    for i in range(0, len(xs), n):
+        yield xs[i:i + n]
+'''
+NEVER_ITERATED = ("import pytest\n\nfrom chunks import chunks\n\n\ndef test_chunks_zero():\n"
+                  "    with pytest.raises(ValueError):\n        chunks([1, 2], 0)\n")
+ITERATED = NEVER_ITERATED.replace("        chunks([1, 2], 0)", "        list(chunks([1, 2], 0))")
+
+
+async def test_did_not_raise_from_a_generator_never_iterated_is_repaired_not_judged(scripted_llm, tmp_path: Path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "chunks.py").write_text(CHUNKS)
+
+    def tester(body: dict) -> str:
+        text = body["messages"][-1]["content"]
+        return _tests(ITERATED if "does not run" in text else NEVER_ITERATED).replace("test_lookup", "test_chunks_zero")
+
+    scripted_llm.default("tester", tester)
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation={"enabled": False})
+    request = RunRequest(kind="gen_tests", workspace=workspace, target_file="chunks.py", run_id="gen")
+    result = await run_gen_tests(request, settings, NullHooks())
+
+    assert result.status == "ok", result.error
+    assert result.extra["suspected_bugs"] == [] and [k["test"] for k in result.extra["kept"]] == ["test_chunks_zero"]
+    asked = [r["messages"][-1]["content"] for r in scripted_llm.requests_for("tester")]
+    assert len(asked) == 2 and "DID NOT RAISE" in asked[1] and "runs only when iterated" in asked[1]
+    assert "list(chunks([1, 2], 0))" in result.change_set.changes[0].new
+
+
+@pytest.mark.parametrize(("ran_target", "kind"), [(False, "test_error"), (True, "fails")])
+def test_did_not_raise_is_the_tests_fault_only_when_the_code_never_ran(ran_target: bool, kind: str):
+    message = "Failed: DID NOT RAISE <class 'ValueError'>"
+    failure = Failure(nodeid="t.py::test_x", file="t.py", line=5, message=message, traceback=f"E       {message}")
+    assert classify(failure, ran_target=ran_target) == kind
+    assert ("runs only when iterated" in repair_hint(failure, ran_target)) == (not ran_target)
+
+
+@pytest.mark.parametrize(("source", "last_line", "ran"), [
+    (CHUNKS.split("\n\n\n")[1], 4, False),  # only the generator's creation, at its def line
+    (CHUNKS.split("\n\n\n")[1], None, False),
+    (CHUNKS.split("\n\n\n")[1], 7, True),  # its body raised on line 7
+    ("@decorated\ndef gen():\n    yield 1\n", 5, False),  # a decorator: the def line is one further
+    ("def outer():\n    def inner():\n        yield 1\n    return inner\n", 4, True),  # not a generator itself
+])
+def test_a_generator_body_ran_only_past_its_def_line(source: str, last_line: int | None, ran: bool):
+    assert generator_body_ran(source, 4, last_line) is ran
