@@ -3,6 +3,7 @@
     .venv/bin/python bench/real_corpus.py fetch       # once: the pinned sdists into ~/.cache/agentls-bench
     .venv/bin/python bench/mutation_score.py [--base-url URL] [--model M] [--only NAME ...]
         [--with-project-tests] [--no-model] [--out rows.json] [--journals DIR]
+    .venv/bin/python bench/mutation_score.py --table rows.json   # the table of saved rows, nothing run
 
 Each row is one module of a pinned project tree (more-itertools, boltons,
 toolz, python-dateutil) and one function in it, in a fresh copy with the
@@ -130,6 +131,7 @@ async def gen_tests_row(copy: Path, module: str, function: str, settings: Settin
         "error": result.error,
         "tests_written": extra.get("tests_written", 0),
         "tests_kept": extra.get("tests_kept", 0),
+        "suspected_bugs": len(extra.get("suspected_bugs", [])),  # kept as failing tests: they kill no mutant
         "mutants": mutation.get("mutants", 0),
         "killed_before": mutation.get("killed_before", 0),
         "killed_after": mutation.get("killed_after", 0),
@@ -149,7 +151,8 @@ def _table(rows: list[dict], no_model: bool) -> str:
         )
         if no_model
         else (
-            "| module | function | mutants | score before | score after | coverage before -> after | kept / written "
+            "| module | function | mutants | score before | score after | coverage before -> after "
+            "| kept (suspected bugs) / written "
             "| tokens | wall s |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
         )
     )
@@ -164,7 +167,8 @@ def _table(rows: list[dict], no_model: bool) -> str:
         else:
             lines.append(
                 f"| {r['module']} | {r['function']} | {r['mutants']} | {before} | {after} | "
-                f"{r['coverage_before']} -> {r['coverage_after']} | {r['tests_kept']} / {r['tests_written']} "
+                f"{r['coverage_before']} -> {r['coverage_after']} | {r['tests_kept']} ({r.get('suspected_bugs', '?')}) "
+                f"/ {r['tests_written']} "
                 f"| {r['tokens']} | {r['wall_s']} |"
             )
     if rows and not no_model:
@@ -215,7 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-model", action="store_true", help="only the project's own tests' mutation score")
     parser.add_argument("--out", help="write the rows as JSON here")
     parser.add_argument("--journals", help="keep each run's journal (generated tests, survivors) under this folder")
+    parser.add_argument("--table", help="print the table of rows saved by --out (runs nothing)")
     args = parser.parse_args(argv)
+    if args.table:
+        rows = json.loads(Path(args.table).read_text())
+        print(_table(rows, all("tokens" not in r for r in rows)))
+        return 0
     rows = asyncio.run(main_async(args))
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1))

@@ -19,7 +19,13 @@ from pathlib import Path, PurePosixPath
 from agent_core.agents.tester.agent import judge_failure, repair_test
 from agent_core.agents.tester.schema import GeneratedTest
 from agent_core.gentests.driver import CoverageData, PytestRun, run_driver
-from agent_core.gentests.judge import classify, docstring_check, failure_summary
+from agent_core.gentests.judge import (
+    classify,
+    docstring_check,
+    failure_summary,
+    generator_body_ran,
+    repair_hint,
+)
 from agent_core.gentests.targets import Target
 from agent_core.gentests.testfile import BadTestCode, SplitTest, candidate_text, split_code
 from agent_core.llm.base import LLMClient
@@ -108,7 +114,10 @@ def _result_of(cand: Candidate, run: PytestRun) -> tuple[str, TestFailure | None
 
 
 async def _judge(ctx: LoopContext, cand: Candidate, failure: TestFailure, run: PytestRun) -> None:
-    verdict = docstring_check(cand.target.context.docstring, cand.test.code)
+    if cand.split is not None and failure.file == cand.file:  # the failure's line is in the file that ran
+        verdict = docstring_check(cand.target.context.docstring, candidate_text(cand.split), failure.line)
+    else:
+        verdict = docstring_check(cand.target.context.docstring, cand.test.code)
     reason = "the docstring's example agrees with the test" if verdict == "code_bug" else ""
     if verdict is None:
         answer = await judge_failure(ctx.llm, cand.target.context, cand.test, failure_summary(failure))
@@ -165,10 +174,12 @@ async def _evaluate(ctx: LoopContext, cand: Candidate, run: PytestRun | None, ou
     if outcome == "passed":
         cand.status = "passing"
         return
-    kind = classify(failure, collect) if outcome in ("failed", "error", "missing") else "test_error"
+    last = run.last_lines.get(f"{cand.file}::{cand.test.name}")  # where the target file last returned
+    ran_target = generator_body_ran(cand.target.symbol.source, cand.target.symbol.start_line, last)
+    kind = classify(failure, collect, ran_target) if outcome in ("failed", "error", "missing") else "test_error"
     if kind == "test_error" or failure is None:
         detail = collect or (failure_summary(failure) if failure else f"the test did not run ({outcome})")
-        cand.problem = detail[-1500:]
+        cand.problem = "\n".join(p for p in (detail[-1500:], repair_hint(failure, ran_target)) if p)
         return
     ctx.progress(f"judging the failure of {cand.test.name}")
     await _judge(ctx, cand, failure, run)
