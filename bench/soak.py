@@ -15,6 +15,9 @@ is a figure: a second-half slope near 0), processes left alive that the server s
 files left in the server's TMPDIR after shutdown.
 
     nice -n 19 python bench/soak.py [--minutes 10] [--seed 1] [--json out.json] [--trace-memory DIR]
+        [--malloc-trim SECONDS]
+
+MALLOC_ARENA_MAX in the environment reaches the server too (a comparison run for allocator growth).
 """
 
 from __future__ import annotations
@@ -154,7 +157,8 @@ def install_handlers(client: Any) -> None:
         return lsp.MessageActionItem(title="Reject")
 
 
-async def soak(minutes: float, seed: int, trace_memory: Path | None = None) -> dict[str, Any]:
+async def soak(minutes: float, seed: int, trace_memory: Path | None = None,
+               malloc_trim: float | None = None) -> dict[str, Any]:
     rng = random.Random(seed)
     tally = Tally()
     work = Path(tempfile.mkdtemp(prefix="agentls-soak-"))
@@ -174,6 +178,8 @@ async def soak(minutes: float, seed: int, trace_memory: Path | None = None) -> d
         server = ["-m", "lsp_server"]
         if trace_memory is not None:  # traced from 2 minutes in, a snapshot a minute (bench/soak_memtrace.py)
             server = [str(ROOT / "bench" / "soak_memtrace.py"), str(trace_memory.resolve()), "120", "60"]
+        elif malloc_trim is not None:  # glibc's free memory handed back now and then (bench/soak_trim.py)
+            server = [str(ROOT / "bench" / "soak_trim.py"), str(malloc_trim)]
         await client.start_io(sys.executable, *server, env=env)
         server_pid = client._server.pid
         await client.initialize_session(lsp.InitializeParams(
@@ -211,8 +217,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--trace-memory", type=Path, metavar="DIR",
                         help="run the server under tracemalloc, snapshots in DIR (bench/soak_memtrace.py)")
+    parser.add_argument("--malloc-trim", type=float, metavar="SECONDS",
+                        help="call glibc's malloc_trim(0) in the server this often (bench/soak_trim.py)")
     args = parser.parse_args()
-    report = asyncio.run(soak(args.minutes, args.seed, args.trace_memory))
+    report = asyncio.run(soak(args.minutes, args.seed, args.trace_memory, args.malloc_trim))
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:
