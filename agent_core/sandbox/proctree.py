@@ -88,6 +88,11 @@ def marked(name: str, value: str) -> list[int]:
     return [pid for pid in _pids() if environment_value(pid, name) == value]
 
 
+def owned_by(owner_pid: int) -> list[int]:
+    """Processes of the sandboxed runs that `owner_pid` started (whether it is still running or not)."""
+    return [pid for pid in _pids() if (environment_value(pid, OWNER_VAR) or "").split(" ")[0] == str(owner_pid)]
+
+
 def kill(pids: list[int], sig: int = signal.SIGKILL) -> None:
     """Send `sig` to each pid, skipping those already gone."""
     for pid in pids:

@@ -25,8 +25,6 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from agent_core.sandbox.proctree import OWNER_VAR, environment_value
-
 CALC = "def add(a, b):\n    return a + c\n\n\ndef mul(a, b):\n    return a * b\n"
 FIXED_CALC = CALC.replace("a + c", "a + b")
 TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
@@ -146,18 +144,6 @@ def server_descendants(server_pid: int) -> list[int]:
         found.extend(children)
         frontier.extend(children)
     return found
-
-
-def sandboxed_by(server_pid: int) -> list[int]:
-    """Pids of every live process a sandboxed run of the server started, re-parented or not (they carry
-    the server as their owner: agent_core.sandbox.proctree.OWNER_VAR)."""
-    owned = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            value = environment_value(int(entry.name), OWNER_VAR)
-            if value is not None and value.split(" ")[0] == str(server_pid):
-                owned.append(int(entry.name))
-    return owned
 
 
 @pytest.fixture
