@@ -51,6 +51,7 @@ from soak_support import (  # noqa: E402
     rss_kb,
 )
 
+from agent_core.sandbox import proctree  # noqa: E402
 from scripted_llm import Fault, ScriptedLLM  # noqa: E402
 
 REQUEST_TIMEOUT_S = 30.0
@@ -147,6 +148,10 @@ class Soak:
             await self.command("agentls.showTrace", {})
 
 
+def _identified(pids: list[int]) -> set[tuple[int, str]]:
+    return {(pid, proctree.start_time(pid)) for pid in pids}
+
+
 def install_handlers(client: Any) -> None:
     @client.feature(lsp.WORKSPACE_APPLY_EDIT)
     def apply_edit(ls: Any, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
@@ -190,21 +195,22 @@ async def soak(minutes: float, seed: int, trace_memory: Path | None = None,
         session = Soak(client, root, rng, tally)
         started = time.monotonic()
         end, next_sample = started + minutes * 60, started
-        seen: set[int] = set()
+        seen: set[tuple[int, str]] = set()  # (pid, start time): pids are reused many times in 30 minutes
         while time.monotonic() < end:
             await session.step()
             await asyncio.sleep(rng.uniform(0.02, 0.2))
             if time.monotonic() >= next_sample:
                 tally.rss.append((round(time.monotonic() - started), rss_kb(server_pid)))
-                seen.update(descendants(server_pid))
+                seen.update(_identified(descendants(server_pid)))
                 next_sample += 10
         await session.command("agentls.cancel", {})
-        seen.update(descendants(server_pid))
+        seen.update(_identified(descendants(server_pid)))
         await asyncio.wait_for(client.shutdown_session(), REQUEST_TIMEOUT_S)
         await client.stop()
         await asyncio.sleep(2)  # killed process groups are reaped
         tally.llm_requests = len(llm.requests)
-    leftover_processes = sorted(pid for pid in seen if Path(f"/proc/{pid}").exists())
+    alive = {pid for pid, started in seen if proctree.start_time(pid) == started}
+    leftover_processes = sorted(alive | set(proctree.owned_by(server_pid)))  # re-parented sandbox processes too
     leftover_files = sorted(p.name for p in tmp.iterdir())
     shutil.rmtree(work, ignore_errors=True)
     return tally.report(minutes, leftover_processes, leftover_files)
