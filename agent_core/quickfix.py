@@ -147,7 +147,7 @@ async def _search(
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
         mutants = candidates(shadow.root, suspects, settings.search.max_mutants)
         sources = {m.path: read_exact(shadow.root / m.path) for m in mutants}
-        winner, passed, found = await find_single_edit(deps, failing, mutants, where, report.duration_s)
+        winner, passed, found = await find_single_edit(deps, failing, mutants, where, report.duration_s, report)
         stats.update(found, search_s=round(time.monotonic() - started - stats["localize_s"], 3))
         if winner is None or passed is None:
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))

@@ -36,13 +36,15 @@ from agent_core.search.localize import (
 from agent_core.search.mutants import Mutant, line_mutants
 from agent_core.search.sandboxed import collect_coverage, try_mutants
 from agent_core.settings import Settings
-from agent_core.testing.runner import pytest_argv
+from agent_core.testing.runner import per_test_bound, pytest_argv
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
 # that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
+VERIFY_SLOWDOWN = 4  # a mutant's whole-suite run may take this many times the baseline's (plus VERIFY_MIN_S) ...
+VERIFY_MIN_S = 30.0  # ... and at least this long: a loaded machine slows every run
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
 
 
@@ -76,6 +78,19 @@ def neighbourhood(failing: list[str]) -> list[str]:
         parent = "::".join(parts[:-1]) if len(parts) > 2 else parts[0]
         out += [nodeid, parent]
     return list(dict.fromkeys(out))
+
+
+MIN_PASSING_NEIGHBOURS = 5  # fewer passing tests than this around the failing ones: their files are run instead
+
+
+def files_of(failing: list[str]) -> list[str]:
+    """The test files of the failing tests: the wider part of a big suite, when a test's class holds too few
+    passing tests to tell its lines apart (a class of expected failures, a class of one test)."""
+    return list(dict.fromkeys(nodeid.split("::", 1)[0] for nodeid in failing))
+
+
+def _passing(data: dict | None) -> int:
+    return sum(outcome == "passed" for outcome in ((data or {}).get("outcomes") or {}).values())
 
 
 @dataclass
@@ -113,6 +128,9 @@ async def localize_failure(deps: SearchDeps, report: TestReport) -> Localization
         if select:
             timeout = deps.settings.sandbox.timeout_s  # a part of the suite: no longer bounded by its time
         data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, select)
+        wider = files_of(failing)
+        if select and _passing(data) < MIN_PASSING_NEIGHBOURS and set(wider) != set(select):
+            data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, wider) or data
     boosts = traceback_scores(report, root)
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
@@ -155,7 +173,21 @@ def _apply(root: Path, mutant: Mutant) -> str:
     return before
 
 
-async def _verify(deps: SearchDeps, mutant: Mutant) -> TestReport | None:
+def verify_bounds(settings: Settings, baseline: TestReport | None, slow_s: float = 0.0) -> tuple[float, float | None]:
+    """(run timeout, per-test bound) of a mutant's whole-suite run: a correct single edit leaves the suite about as
+    fast as the baseline found it, so a mutant that makes a test loop or the suite crawl is cut after
+    VERIFY_SLOWDOWN times the baseline's time (plus a margin), and each test at the baseline's per-test bound
+    (or `slow_s`, the bound the failing tests' own time asks for, when longer), instead of costing the run's
+    whole timeout."""
+    run_timeout = settings.sandbox.timeout_s
+    if baseline is None:
+        return run_timeout, None
+    bound = max(per_test_bound(baseline, settings.sandbox.test_timeout_s, run_timeout), slow_s)
+    return min(run_timeout, max(VERIFY_MIN_S, VERIFY_SLOWDOWN * baseline.duration_s + VERIFY_MIN_S)), bound
+
+
+async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None = None,
+                  slow_s: float = 0.0) -> TestReport | None:
     """The whole suite's report with `mutant` in the shadow, kept there when it passes; else None, shadow restored."""
     shadow = deps.shadow
     known = mutant.path in shadow.originals
@@ -164,7 +196,8 @@ async def _verify(deps: SearchDeps, mutant: Mutant) -> TestReport | None:
     s = deps.settings
     report = None
     try:
-        report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, s.sandbox.timeout_s)
+        timeout_s, bound = verify_bounds(s, baseline, slow_s)
+        report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, timeout_s, test_timeout_s=bound)
         return report if report.ok else None
     finally:
         if report is None or not report.ok:  # restored exactly, however the run ended
@@ -187,9 +220,17 @@ def _slow_tests_bound(where: Localization | None, failing: list[str], mutants: l
     return SLOW_TEST_FACTOR * need + 1.0
 
 
+def _slowest_failing_bound(where: Localization | None, failing: list[str]) -> float:
+    """The per-test bound the slowest failing test asks for (SLOW_TEST_FACTOR times its time while localizing,
+    plus a second): fixed, it runs about as long, and must not be cut as a hang in the whole-suite run."""
+    if where is None or not where.durations:
+        return 0.0
+    return SLOW_TEST_FACTOR * max((where.durations.get(nodeid, 0.0) for nodeid in failing), default=0.0) + 1.0
+
+
 async def find_single_edit(
     deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
-    suite_s: float = 0.0,
+    suite_s: float = 0.0, baseline: TestReport | None = None,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
     """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
     seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
@@ -228,7 +269,7 @@ async def find_single_edit(
         for mutant, outcome in results:
             if outcome == "passed":
                 stats["passed_failing"] += 1
-                report = await _verify(deps, mutant)
+                report = await _verify(deps, mutant, baseline, _slowest_failing_bound(where, failing))
                 if report is not None:
                     return mutant, report, stats
         if stopped != "enough" or not results:
@@ -259,7 +300,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         return {"suspects": []}
     suspects, failing = where.suspects, where.failing
     listed = [s.as_dict() for s in suspects]
-    deps.journal.write("localize", suspects=listed, evidence=where.evidence)
+    deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes))
     out: dict = {"suspects": listed}
     typed_goal = bool((deps.request.goal or "").strip())  # more than "the tests pass": the model reads it
     if not deps.settings.search.enabled or typed_goal or not suspects or not failing:
@@ -268,7 +309,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
-        winner, passed, stats = await find_single_edit(deps, failing, mutants, where, report.duration_s)
+        winner, passed, stats = await find_single_edit(deps, failing, mutants, where, report.duration_s, report)
     except Exception as exc:  # noqa: BLE001 - the search is an aid too
         deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
         winner, passed, stats = None, None, {}

@@ -16,13 +16,14 @@ them, in the order they are tried on a line (most frequent first):
 6. `min` <-> `max` (one, or both exchanged), twin names (`startswith`/`endswith`,
    `lstrip`/`rstrip`, `any`/`all`, `upper`/`lower`, `floor`/`ceil`), `True` <-> `False`,
    `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
-7. turned round: negation dropped (`not x` -> `x`) or added around an `if`/`while`/`elif`
-   condition; a value computed and thrown away (`name.strip()` on its own line) returned or
+7. turned round: negation dropped (`not x` -> `x`), `==` <-> `!=`, or negation added around an
+   `if`/`while`/`elif` condition (the larger edit last); a value computed and thrown away (`name.strip()` on its own line) returned or
    assigned back (`name = name.strip()`); `reverse=True` added to a sort;
-8. the other comparisons (`==` <-> `!=`, `<` <-> `>`, ...);
+8. the other comparisons (`<` <-> `>`, `<` -> `==`, ...);
 9. two things in the wrong order swapped: adjacent call arguments (`f(a, b)` -> `f(b, a)`), adjacent
    tuple items, a dict comprehension's key and value, the operands of `-`, `/`, `//`, `%`, `**`;
-10. another variable of the same function in place of a name (a wrong variable used);
+10. another variable of the same function in place of a name (a wrong variable used), the names used
+    nearest the line first;
 11. the rarer classes of rarer.py: bitwise operators, `+` operands swapped, a call too many, the
     wrong exception caught, a format precision off by one, the wrong dict key;
 12. a missing base case of a recursive function (the largest edit, tried last): `if p < c: return p`,
@@ -112,7 +113,9 @@ def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple
             gap = e + 1 if text[e : e + 1] == " " else e
             tiers[4].append((_replace(text, s, gap, ""), "`not` dropped"))
         if tok.type == tokenize.OP and word in _FLIPS:
-            tiers[5] += [
+            # `==` <-> `!=` is the one-token negation of a comparison: tried with the other negations, before
+            # the whole condition is wrapped in `not (...)` (a larger edit that passes wherever it does)
+            tiers[4 if word in ("==", "!=") else 5] += [
                 (_replace(text, s, e, new), f"`{word}` -> `{new}`")
                 for new in _FLIPS[word]
                 if new not in _BOUNDARY.get(word, [])
@@ -266,15 +269,28 @@ def scope_names(tree: ast.Module, line: int) -> list[str]:
     return [n for n in names if n != "self"]
 
 
+def _nearest_first(tree: ast.Module, line: int, names: list[str]) -> list[str]:
+    """`names` ordered by how close to `line` each is used (a wrong variable is most often one used on the
+    neighbouring lines: `hi = x` right under `if hi < y`), then by order of appearance."""
+    distance = {name: float("inf") for name in names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in distance:
+            distance[node.id] = min(distance[node.id], abs(node.lineno - line))
+    return sorted(names, key=lambda name: distance[name])  # stable: appearance order among equals
+
+
 def _name_edits(text: str, tokens: list[tokenize.TokenInfo], names: list[str]) -> list[tuple[str, str]]:
-    out = []
+    """Each variable on the line replaced by another of the scope, nearest names first, taken in turn from
+    every variable of the line so that the cap does not spend itself on the line's first name."""
+    per_token: list[list[tuple[str, str]]] = []
     for tok in tokens:
         if tok.type == tokenize.NAME and tok.string in names:
             s, e = tok.start[1], tok.end[1]
-            out += [
-                (_replace(text, s, e, other), f"`{tok.string}` -> `{other}`") for other in names if other != tok.string
-            ]
-    return out[:MAX_NAME_SWAPS]
+            per_token.append(
+                [(_replace(text, s, e, other), f"`{tok.string}` -> `{other}`") for other in names if other != tok.string]
+            )
+    interleaved = [edit for row in itertools.zip_longest(*per_token) for edit in row if edit is not None]
+    return interleaved[:MAX_NAME_SWAPS]
 
 
 BASE_CASE_CONSTANTS = 6  # integer constants of the module tried in an inserted base case
@@ -339,7 +355,7 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
     scope = scope_names(tree, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
-              _name_edits(text, tokens, scope),
+              _name_edits(text, tokens, _nearest_first(tree, line, scope)),
               rarer_edits(text, tree, nodes, line) + structural_edits(text, tree, nodes, line, scope),
               _base_cases(tree, text, line)]
     out: list[Mutant] = []

@@ -17,7 +17,10 @@ those failed):
 7. an argument too many: one positional argument of a call dropped (`items.pop(0)` -> `items.pop()`,
    `text.split(" ")` -> `text.split()`: the default was meant);
 8. two names exchanged everywhere on the line (`result[i][j] = m[j][i]` -> `result[j][i] = m[i][j]`: the
-   roles of two loop variables or operands confused throughout a statement, which no single swap fixes).
+   roles of two loop variables or operands confused throughout a statement, which no single swap fixes);
+9. two terms of a sum on opposite sides of a minus exchanged (`7 - target + today` -> `7 - today + target`:
+   a distance taken the wrong way round inside a longer sum, where swapping one operator's operands does
+   not reach).
 """
 
 from __future__ import annotations
@@ -167,10 +170,34 @@ def _exchanged(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
     return out[:MAX_EXCHANGES]
 
 
+def _terms(node: ast.expr) -> list[tuple[ast.expr, bool]]:
+    """The terms of a chain of `+` and `-` (`a - b + c`) with their signs (True: added)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return [*_terms(node.left), (node.right, isinstance(node.op, ast.Add))]
+    return [(node, True)]
+
+
+def _terms_exchanged(text: str, node: ast.AST, line: int) -> list[Edit]:
+    """Two terms of opposite sign exchanged in a sum of three terms or more (same-sign terms commute)."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line)):
+        return []
+    terms = _terms(node)
+    out: list[Edit] = []
+    for (a, a_added), (b, b_added) in itertools.combinations(terms, 2):
+        if len(terms) < 3 or a_added == b_added or not (_on_line(a, line) and _on_line(b, line)):
+            continue
+        (as_, ae), (bs, be) = _span(text, a), _span(text, b)
+        if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
+            continue
+        new = text[:as_] + text[bs:be] + text[ae:bs] + text[as_:ae] + text[be:]
+        out.append((new, f"`{text[as_:ae]}` and `{text[bs:be]}` exchanged in the sum"))
+    return out
+
+
 def rarer_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) -> list[Edit]:
     """The rarer classes' edits of `text` (line `line` of the module `tree`), in the module docstring's order."""
     keys = _key_literals(tree)
-    groups: list[list[Edit]] = [[] for _ in range(8)]
+    groups: list[list[Edit]] = [[] for _ in range(9)]
     for node in nodes:
         groups[0] += _bitwise(text, node, line)
         groups[1] += _plus_swapped(text, node, line)
@@ -180,4 +207,6 @@ def rarer_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) ->
         groups[5] += _wrong_key(text, node, line, keys)
         groups[6] += _argument_dropped(text, node, line)
     groups[7] += _exchanged(text, nodes, line)
+    for node in nodes:
+        groups[8] += _terms_exchanged(text, node, line)
     return [edit for group in groups for edit in group]

@@ -128,7 +128,9 @@ class SearchSettings(BaseModel):
     enabled: bool = Field(
         default=True, description="Try single-edit mutants of the suspicious lines before asking the model."
     )
-    max_mutants: int = Field(default=300, ge=1, le=5000, description="Most mutants tried per run.")
+    max_mutants: int = Field(
+        default=1000, ge=1, le=5000, description="Most mutants tried per run (the time budget usually ends it first)."
+    )
     budget_s: float = Field(
         default=120.0, gt=0, description="Seconds the mutant search may spend on the failing tests."
     )

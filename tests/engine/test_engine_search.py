@@ -307,3 +307,50 @@ def test_the_demo_example_is_fixed_by_an_inserted_base_case(tmp_path: Path, scri
     assert run.code == 0 and run.json["status"] == "fixed", run.stderr
     assert scripted_llm.requests == []
     assert _changed_lines(project, run.json["run_id"]) == ["+    if n < 10:", "+        return n"]
+
+
+WIDER = {
+    "dates.py": (
+        "def split(text):\n    return [int(p) for p in text.split('-')]\n\n\n"
+        "def later(text):\n    first, second = split(text)\n    if first > second:\n        return first\n"
+        "    if second > first:\n        return second\n    return None\n"
+    ),
+    "test_dates.py": (
+        "import pytest\n\nfrom dates import later, split\n\n\n"
+        "@pytest.mark.parametrize('n', range(301))\ndef test_split(n):\n    assert split(f'{n}-1') == [n, 1]\n\n\n"
+        "def test_later_first():\n    assert later('5-3') == 5\n\n\n"
+        "class TestUnusual:\n    @pytest.mark.xfail(reason='words are not dates yet', strict=True)\n"
+        "    def test_words(self):\n        assert later('five-three') == 5\n\n"
+        "    def test_equal(self):\n        assert later('4-4') == 4\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+
+def test_a_failing_test_whose_class_has_no_passing_neighbour_is_localized_with_its_file(
+    tmp_path: Path, scripted_llm, run_fix
+):
+    # a big suite (over 300 tests) is localized on the failing test's class; here that class holds only an
+    # expected failure, which tells no line apart, so the test file is run instead
+    project = make_project(tmp_path / "proj", WIDER)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and scripted_llm.requests == []
+    localize = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "localize")
+    assert localize["tests_covered"] > 300, "the whole test file's coverage, not the class's two tests"
+    top = localize["suspects"][0]
+    assert top["function"] == "later" and 2 not in top["lines"], "split() is run by passing tests too"
+
+
+def test_a_mutants_whole_suite_run_is_bounded_by_the_baselines_time():
+    from agent_core.models import TestReport
+    from agent_core.pipeline.searching import VERIFY_MIN_S, VERIFY_SLOWDOWN, verify_bounds
+
+    settings = load_settings(None)
+    baseline = TestReport(passed=100, failed=1, duration_s=20.0, slowest_pass_s=0.5)
+    timeout, bound = verify_bounds(settings, baseline)
+    assert timeout == VERIFY_SLOWDOWN * 20.0 + VERIFY_MIN_S < settings.sandbox.timeout_s
+    assert bound == 5.0, "10x the slowest passing test: a mutant that makes one test loop is cut in seconds"
+    assert verify_bounds(settings, None) == (settings.sandbox.timeout_s, None)

@@ -50,9 +50,9 @@ def deps(tmp_path: Path):
     with ShadowWorkspace(tmp_path) as shadow:
         holder = Deps(settings, make_sandbox(settings.sandbox), shadow, None)
 
-        async def counted(*args: Any) -> models.TestReport:
+        async def counted(*args: Any, **kwargs: Any) -> models.TestReport:
             holder.suite_runs += 1
-            return await run_tests(*args)
+            return await run_tests(*args, **kwargs)
 
         holder.run_tests = counted
         yield holder

@@ -301,3 +301,35 @@ def test_a_variable_used_as_a_number_is_off_by_one():
     called = "def g(f, xs):\n    return f(xs[0])\n"
     assert not any("-> `f - 1`" in m.description or "-> `xs - 1`" in m.description
                    for m in line_mutants("g.py", called, 2)), "a callee and a container are not numbers"
+
+
+def test_a_wrong_variable_is_replaced_by_the_names_used_nearest_first_on_every_name_of_the_line():
+    # a function with more locals than the name-swap cap: `hi < y` must still reach `y` -> `x`, the name
+    # used on the next line, although `hi` alone has more replacements than the cap allows
+    locals_ = "".join(f"    v{k} = {k}\n" for k in range(20))
+    source = (
+        f"def minmax(pairs, lo, hi):\n{locals_}"
+        "    for x, y in pairs:\n        if y < x:\n            if hi < y:\n                hi = x\n"
+        "    return lo, hi\n"
+    )
+    line = source.split("\n").index("            if hi < y:") + 1
+    mutants = line_mutants("m.py", source, line)
+    wrong_variable = [m for m in mutants if m.description == "`y` -> `x`"]
+    assert wrong_variable, "the cap was spent on the line's first name"
+    swaps = [m.description for m in mutants if m.tier == wrong_variable[0].tier]
+    assert swaps.index("`y` -> `x`") < 4, f"a name used a line away comes before the far ones: {swaps}"
+    assert not any("`v1" in d for d in swaps[:6]), "locals assigned far above come last"
+
+
+def test_equal_and_not_equal_are_exchanged_before_a_whole_condition_is_negated():
+    source = "def is_v(obj, version):\n    if version and obj.version == int(version):\n        return False\n"
+    descriptions = [m.description for m in line_mutants("u.py", source, 2)]
+    assert descriptions.index("`==` -> `!=`") < descriptions.index("condition negated")
+
+
+def test_two_terms_of_opposite_sign_are_exchanged_in_a_sum_but_not_two_added_ones():
+    source = "def jump(ret, weekday):\n    return (7 - weekday + ret.weekday()) % 7\n"
+    texts = [m.text for m in line_mutants("j.py", source, 2)]
+    assert "    return (7 - ret.weekday() + weekday) % 7" in texts
+    same_sign = "def s(a, b, c):\n    return a + b + c\n"
+    assert not any("exchanged in the sum" in m.description for m in line_mutants("s.py", same_sign, 2))
