@@ -98,6 +98,20 @@ async def test_a_cancel_at_any_moment_of_the_start_returns_and_leaves_no_process
         assert _gone(marked) == [], f"cancelled after {delay}: processes of the run are left"
 
 
+@pytest.mark.parametrize("backend", ["bubblewrap", "process"])
+async def test_a_timeout_at_any_moment_of_the_start_leaves_no_process(
+    workspace: Path, token: str, backend: str,
+) -> None:
+    sandbox = make_backend(backend, timeout_s=120)
+    for timeout_s in (0.001, 0.003, 0.006, 0.01, 0.02, 0.05, 0.2):
+        marked = f"{token}-{timeout_s}"
+        result = await asyncio.wait_for(
+            sandbox.run([sandbox.python, "-c", f"import time; time.sleep(120)  # {marked}"], workspace,
+                        timeout_s=timeout_s), 30)
+        assert result.timed_out, f"{timeout_s} s: {result}"
+        assert _gone(marked) == [], f"timed out after {timeout_s} s: processes of the run are left"
+
+
 def _start_owner(backend: str, workspace: Path, payload: str) -> subprocess.Popen:
     support = str(Path(__file__).parent)
     return subprocess.Popen([sys.executable, "-c", OWNER, backend, str(workspace), support],
