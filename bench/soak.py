@@ -213,7 +213,20 @@ async def soak(minutes: float, seed: int, trace_memory: Path | None = None,
     leftover_processes = sorted(alive | set(proctree.owned_by(server_pid)))  # re-parented sandbox processes too
     leftover_files = sorted(p.name for p in tmp.iterdir())
     shutil.rmtree(work, ignore_errors=True)
-    return tally.report(minutes, leftover_processes, leftover_files)
+    report = tally.report(minutes, leftover_processes, leftover_files)
+    report["leftover_detail"] = [_describe(pid) for pid in leftover_processes]
+    report["server_alive_at_check"] = proctree.start_time(server_pid) != ""
+    return report
+
+
+def _describe(pid: int) -> str:
+    """A leftover process in a line: state, parent, group, session, start (ticks), its command's start."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return f"{pid}: gone"
+    return f"{pid}: {fields[0]} ppid={fields[1]} pgid={fields[2]} sid={fields[3]} start={fields[19]} {command[:160]}"
 
 
 def main() -> None:
