@@ -11,8 +11,10 @@ on cancellation and after a normal exit.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import dataclasses
+import functools
 import math
 import os
 import resource
@@ -215,6 +217,12 @@ async def _start_whole(
         raise
 
 
+@functools.cache
+def _kill_own_runs_at_exit() -> None:
+    """Once per process, at its first launch: at a normal exit (not SIGKILL, not os._exit), kill what is left."""
+    atexit.register(proctree.kill_own_runs)
+
+
 async def launch(
     argv: list[str],
     *,
@@ -233,6 +241,7 @@ async def launch(
     processes tears down its pid namespace). Every process started carries its
     owner's identity (proctree.OWNER_VAR), for `proctree.kill_orphaned_runs`.
     """
+    _kill_own_runs_at_exit()
     env = {**env, RUN_MARKER: run_id, proctree.OWNER_VAR: proctree.owner_value()}
     marker = run_id if sweep else None
     started = time.monotonic()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 OWNER_VAR = "AGENTLS_SANDBOX_OWNER"
@@ -102,30 +103,43 @@ def kill(pids: list[int], sig: int = signal.SIGKILL) -> None:
             pass
 
 
-def _orphans() -> list[int]:
+def _owned(which: Callable[[str], bool]) -> list[int]:
+    """Processes (this one aside) carrying OWNER_VAR with a value `which` accepts."""
     found = []
     for pid in _pids():
-        if pid == os.getpid():  # this process was itself started by a sandboxed run whose owner died
+        if pid == os.getpid():  # this process was itself started by a sandboxed run
             continue
         value = environment_value(pid, OWNER_VAR)
-        if value is not None and not owner_alive(value):
+        if value is not None and which(value):
             found.append(pid)
     return found
 
 
-def kill_orphaned_runs(rounds: int = 3) -> list[int]:
-    """SIGKILL every process of a sandboxed run whose owner is gone, with its descendants; returns their pids.
+def _kill_runs(which: Callable[[str], bool], rounds: int = 3) -> list[int]:
+    """SIGKILL the processes `_owned(which)` finds, with their descendants; returns their pids.
 
     Each round stops what it found before it looks for their children, so that none of them (a bwrap
     still starting, say) can start a child between the scan and the kill.
     """
     killed: set[int] = set()
     for _ in range(rounds):
-        orphans = _orphans()
-        if not orphans:
+        found = _owned(which)
+        if not found:
             break
-        kill(orphans, signal.SIGSTOP)
-        family = [*orphans, *descendants(*orphans)]
+        kill(found, signal.SIGSTOP)
+        family = [*found, *descendants(*found)]
         kill(family)
         killed.update(family)
     return sorted(killed)
+
+
+def kill_orphaned_runs() -> list[int]:
+    """SIGKILL every process of a sandboxed run whose owner is gone, with its descendants; returns their pids."""
+    return _kill_runs(lambda value: not owner_alive(value))
+
+
+def kill_own_runs() -> list[int]:
+    """SIGKILL every process of this process's sandboxed runs (at exit: what a run still starting, or a
+    clean-up cut short, would leave), with their descendants; returns their pids."""
+    mine = owner_value()
+    return _kill_runs(lambda value: value == mine)

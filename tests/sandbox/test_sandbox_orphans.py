@@ -39,6 +39,18 @@ from sandbox_support import make_backend
 sandbox = make_backend(sys.argv[1], timeout_s=120)
 asyncio.run(sandbox.run([sandbox.python, "-c", os.environ["PAYLOAD"]], Path(sys.argv[2])))
 """
+# The owner again, but the run goes on in a thread while the main thread exits normally when told (stdin).
+OWNER_EXITING = """
+import asyncio, os, sys, threading
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from sandbox_support import make_backend
+sandbox = make_backend(sys.argv[1], timeout_s=120)
+run = sandbox.run([sandbox.python, "-c", os.environ["PAYLOAD"]], Path(sys.argv[2]))
+threading.Thread(target=asyncio.run, args=(run,), daemon=True).start()
+sys.stdin.readline()
+sys.exit(0)
+"""
 # Leaves the run's process group (a daemon: fork, setsid, fork) and sleeps; its parent sleeps too.
 DAEMON = """
 import os, time
@@ -112,9 +124,9 @@ async def test_a_timeout_at_any_moment_of_the_start_leaves_no_process(
         assert _gone(marked) == [], f"timed out after {timeout_s} s: processes of the run are left"
 
 
-def _start_owner(backend: str, workspace: Path, payload: str) -> subprocess.Popen:
+def _start_owner(backend: str, workspace: Path, payload: str, owner: str = OWNER) -> subprocess.Popen:
     support = str(Path(__file__).parent)
-    return subprocess.Popen([sys.executable, "-c", OWNER, backend, str(workspace), support],
+    return subprocess.Popen([sys.executable, "-c", owner, backend, str(workspace), support], stdin=subprocess.PIPE,
                             env={**os.environ, "PAYLOAD": payload},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -155,5 +167,16 @@ def test_a_killed_owner_leaves_no_sandbox_after_the_sweep(workspace: Path, token
         owner.wait(10)
         sweep_dead_owners()
         assert _gone(token) == []
+    finally:
+        owner.kill()
+
+
+def test_an_owner_that_exits_mid_run_takes_its_runs_with_it(workspace: Path, token: str) -> None:
+    owner = _start_owner("process", workspace, DAEMON.format(token=token), OWNER_EXITING)
+    try:
+        _until(lambda: len(processes_with(token)) >= 2)  # the payload and its daemon
+        owner.communicate(b"exit\n", timeout=30)
+        assert owner.returncode == 0
+        assert _gone(token) == [], "no sweep here: the owner's own exit killed them"
     finally:
         owner.kill()
