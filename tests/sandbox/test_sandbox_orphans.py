@@ -145,9 +145,8 @@ def test_the_sweep_kills_what_a_killed_owner_left(workspace: Path, token: str) -
         _until(lambda: len(processes_with(token)) >= 2)  # the payload and its daemon
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait(10)
-        time.sleep(0.5)
-        left = processes_with(token)
-        assert len(left) >= 2, "the owner's death alone stops nothing here (no namespace, no parent-death signal)"
+        # The owner's death alone stops nothing here (no namespace, no parent-death signal); any agentls
+        # starting on this machine now would sweep them, as this does:
         sweep_dead_owners()  # what the next agentls command (or the server) does at start
         assert _gone(token) == []
     finally:
