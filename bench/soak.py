@@ -209,14 +209,23 @@ async def soak(minutes: float, seed: int, trace_memory: Path | None = None,
         await client.stop()
         await asyncio.sleep(2)  # killed process groups are reaped
         tally.llm_requests = len(llm.requests)
-    alive = {pid for pid, started in seen if proctree.start_time(pid) == started}
+    alive = {pid for pid, started in seen if proctree.start_time(pid) == started and not _zombie(pid)}
     leftover_processes = sorted(alive | set(proctree.owned_by(server_pid)))  # re-parented sandbox processes too
+    detail = [_describe(pid) for pid in leftover_processes]
     leftover_files = sorted(p.name for p in tmp.iterdir())
     shutil.rmtree(work, ignore_errors=True)
     report = tally.report(minutes, leftover_processes, leftover_files)
-    report["leftover_detail"] = [_describe(pid) for pid in leftover_processes]
+    report["leftover_detail"] = detail
     report["server_alive_at_check"] = proctree.start_time(server_pid) != ""
     return report
+
+
+def _zombie(pid: int) -> bool:
+    """Dead, waiting to be reaped (here init reaps re-parented children late): not a process left running."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def _describe(pid: int) -> str:
