@@ -15,6 +15,9 @@ is a figure: a second-half slope near 0), processes left alive that the server s
 files left in the server's TMPDIR after shutdown.
 
     nice -n 19 python bench/soak.py [--minutes 10] [--seed 1] [--json out.json] [--trace-memory DIR]
+        [--malloc-trim SECONDS]
+
+MALLOC_ARENA_MAX in the environment reaches the server too (a comparison run for allocator growth).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from soak_support import (  # noqa: E402
     rss_kb,
 )
 
+from agent_core.sandbox import proctree  # noqa: E402
 from scripted_llm import Fault, ScriptedLLM  # noqa: E402
 
 REQUEST_TIMEOUT_S = 30.0
@@ -144,6 +148,10 @@ class Soak:
             await self.command("agentls.showTrace", {})
 
 
+def _identified(pids: list[int]) -> set[tuple[int, str]]:
+    return {(pid, proctree.start_time(pid)) for pid in pids}
+
+
 def install_handlers(client: Any) -> None:
     @client.feature(lsp.WORKSPACE_APPLY_EDIT)
     def apply_edit(ls: Any, params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
@@ -154,7 +162,8 @@ def install_handlers(client: Any) -> None:
         return lsp.MessageActionItem(title="Reject")
 
 
-async def soak(minutes: float, seed: int, trace_memory: Path | None = None) -> dict[str, Any]:
+async def soak(minutes: float, seed: int, trace_memory: Path | None = None,
+               malloc_trim: float | None = None) -> dict[str, Any]:
     rng = random.Random(seed)
     tally = Tally()
     work = Path(tempfile.mkdtemp(prefix="agentls-soak-"))
@@ -174,6 +183,8 @@ async def soak(minutes: float, seed: int, trace_memory: Path | None = None) -> d
         server = ["-m", "lsp_server"]
         if trace_memory is not None:  # traced from 2 minutes in, a snapshot a minute (bench/soak_memtrace.py)
             server = [str(ROOT / "bench" / "soak_memtrace.py"), str(trace_memory.resolve()), "120", "60"]
+        elif malloc_trim is not None:  # glibc's free memory handed back now and then (bench/soak_trim.py)
+            server = [str(ROOT / "bench" / "soak_trim.py"), str(malloc_trim)]
         await client.start_io(sys.executable, *server, env=env)
         server_pid = client._server.pid
         await client.initialize_session(lsp.InitializeParams(
@@ -184,24 +195,47 @@ async def soak(minutes: float, seed: int, trace_memory: Path | None = None) -> d
         session = Soak(client, root, rng, tally)
         started = time.monotonic()
         end, next_sample = started + minutes * 60, started
-        seen: set[int] = set()
+        seen: set[tuple[int, str]] = set()  # (pid, start time): pids are reused many times in 30 minutes
         while time.monotonic() < end:
             await session.step()
             await asyncio.sleep(rng.uniform(0.02, 0.2))
             if time.monotonic() >= next_sample:
                 tally.rss.append((round(time.monotonic() - started), rss_kb(server_pid)))
-                seen.update(descendants(server_pid))
+                seen.update(_identified(descendants(server_pid)))
                 next_sample += 10
         await session.command("agentls.cancel", {})
-        seen.update(descendants(server_pid))
+        seen.update(_identified(descendants(server_pid)))
         await asyncio.wait_for(client.shutdown_session(), REQUEST_TIMEOUT_S)
         await client.stop()
         await asyncio.sleep(2)  # killed process groups are reaped
         tally.llm_requests = len(llm.requests)
-    leftover_processes = sorted(pid for pid in seen if Path(f"/proc/{pid}").exists())
+    alive = {pid for pid, started in seen if proctree.start_time(pid) == started and not _zombie(pid)}
+    leftover_processes = sorted(alive | set(proctree.owned_by(server_pid)))  # re-parented sandbox processes too
+    detail = [_describe(pid) for pid in leftover_processes]
     leftover_files = sorted(p.name for p in tmp.iterdir())
     shutil.rmtree(work, ignore_errors=True)
-    return tally.report(minutes, leftover_processes, leftover_files)
+    report = tally.report(minutes, leftover_processes, leftover_files)
+    report["leftover_detail"] = detail
+    report["server_alive_at_check"] = proctree.start_time(server_pid) != ""
+    return report
+
+
+def _zombie(pid: int) -> bool:
+    """Dead, waiting to be reaped (here init reaps re-parented children late): not a process left running."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _describe(pid: int) -> str:
+    """A leftover process in a line: state, parent, group, session, start (ticks), its command's start."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return f"{pid}: gone"
+    return f"{pid}: {fields[0]} ppid={fields[1]} pgid={fields[2]} sid={fields[3]} start={fields[19]} {command[:160]}"
 
 
 def main() -> None:
@@ -211,8 +245,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the report here")
     parser.add_argument("--trace-memory", type=Path, metavar="DIR",
                         help="run the server under tracemalloc, snapshots in DIR (bench/soak_memtrace.py)")
+    parser.add_argument("--malloc-trim", type=float, metavar="SECONDS",
+                        help="call glibc's malloc_trim(0) in the server this often (bench/soak_trim.py)")
     args = parser.parse_args()
-    report = asyncio.run(soak(args.minutes, args.seed, args.trace_memory))
+    report = asyncio.run(soak(args.minutes, args.seed, args.trace_memory, args.malloc_trim))
     text = json.dumps(report, indent=2)
     print(text)
     if args.json:

@@ -43,6 +43,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
+from agent_core.sandbox.proctree import kill_own_runs
+
 LINE_CAP = 64 * 1024  # longest header line read at once; longer junk is read in pieces
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
@@ -202,6 +204,7 @@ async def until_terminated(server: Any, serving: Coroutine[Any, Any, None]) -> N
         stop = getattr(server, "stop_runs", None)
         if stop is not None:
             await stop()
+        kill_own_runs()  # what a run's clean-up cut short by the grace left; os._exit skips atexit's turn
         logging.shutdown()
         os._exit(128 + signal.SIGTERM)
     waiting.cancel()

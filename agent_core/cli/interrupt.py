@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from agent_core.engine import Engine
 from agent_core.models import RunRequest, RunResult, new_run_id
 from agent_core.sandbox.cleanup import remove_leftovers
+from agent_core.sandbox.proctree import kill_orphaned_runs
 
 if TYPE_CHECKING:
     from agent_core.events import RunHooks
@@ -71,8 +72,10 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 
 def sweep_dead_owners() -> None:
-    """Remove the `agentls-*` temp dirs (shadow copies, probes) whose owner process is gone."""
+    """Kill the sandboxed processes and remove the `agentls-*` temp dirs (shadow copies, probes) whose owner
+    process is gone."""
     with contextlib.suppress(OSError):
+        kill_orphaned_runs()
         remove_leftovers()
 
 

@@ -14,8 +14,9 @@ lives in /root/.pyenv); it keeps only CAP_SETUID/CAP_SETGID (and CAP_DAC_READ_SE
 chdir), which `setpriv` uses to drop the payload to a uid of the run's own (uids.py) with
 no groups and no capabilities, under `no_new_privs`. Not root, bwrap runs
 unprivileged as the user. rlimits on CPU, address space, file size,
-processes and the stack are set before exec. Killing bwrap tears down its
-pid namespace, so a timeout or a cancel leaves nothing running.
+processes and the stack are set before exec. A timeout or a cancel kills
+bwrap and its child, the pid namespace's init (launcher.kill_everything),
+which takes everything inside down with it: nothing keeps running.
 """
 
 from __future__ import annotations

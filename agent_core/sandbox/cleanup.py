@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agent_core.sandbox.proctree import start_time
+
 PREFIX = "agentls-"
 MARKER = ".agentls-owner"
 ORIGIN = ".agentls-origin"
@@ -31,7 +33,7 @@ def make_temp_dir(kind: str, parent: Path | None = None, origin: Path | None = N
     environment and to show the copy at the original path.
     """
     path = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-", dir=parent))
-    (path / MARKER).write_text(f"{os.getpid()} {_start_time(os.getpid())}\n", encoding="utf-8")
+    (path / MARKER).write_text(f"{os.getpid()} {start_time(os.getpid())}\n", encoding="utf-8")
     if origin is not None:
         (path / ORIGIN).write_text(str(Path(origin).resolve()), encoding="utf-8")
     return path
@@ -58,15 +60,6 @@ def remove_temp_dir(path: Path) -> None:
     shutil.rmtree(path, onerror=_retry)
 
 
-def _start_time(pid: int) -> str:
-    """The process start time from /proc (guards against pid reuse); '' when unknown."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
 def owner_alive(path: Path) -> bool | None:
     """True/False when the marker names a live/dead owner; None without a readable marker."""
     try:
@@ -74,7 +67,7 @@ def owner_alive(path: Path) -> bool | None:
         pid = int(pid_text)
     except (OSError, ValueError):
         return None
-    current = _start_time(pid)
+    current = start_time(pid)
     return bool(current) and (not started or current == started)
 
 

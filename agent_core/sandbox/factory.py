@@ -16,6 +16,7 @@ from agent_core.sandbox.base import Sandbox, SandboxError
 from agent_core.sandbox.bubblewrap import BubblewrapSandbox, probe_bwrap
 from agent_core.sandbox.cleanup import remove_leftovers
 from agent_core.sandbox.process import NOT_ISOLATED_WARNING, ProcessSandbox
+from agent_core.sandbox.proctree import kill_orphaned_runs
 from agent_core.settings import SandboxSettings, Settings
 
 Announce = Callable[[str], None]
@@ -101,13 +102,15 @@ def sandbox_for_run(settings: Settings, hooks: RunHooks, run_id: str) -> Sandbox
     return make_sandbox(settings, lambda text: hooks.emit(MessageEvent(run_id=run_id, level="warning", text=text)))
 
 def sweep_leftovers() -> list[str]:
-    """What a previous crash left: stale agentls-* temp dirs and labelled containers of dead owners.
+    """What a previous crash left: sandboxed processes, stale agentls-* temp dirs and labelled containers
+    of dead owners.
 
     Called once when the language server starts (in a background thread: a
     slow or absent Docker engine must not delay the editor). Returns what was
     removed, for the log.
     """
-    removed = [str(p) for p in remove_leftovers()]
+    removed = [f"process {pid}" for pid in kill_orphaned_runs()]  # first: they may be using the dirs
+    removed += [str(p) for p in remove_leftovers()]
     module = _docker_module("sweep")
     if module is None:  # the docker SDK is optional at run time
         return removed

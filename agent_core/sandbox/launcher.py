@@ -11,7 +11,10 @@ on cancellation and after a normal exit.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import contextlib
 import dataclasses
+import functools
 import math
 import os
 import resource
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_core.sandbox import proctree
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
 from agent_core.sandbox.constants import OUTPUT_CAP
 from agent_core.sandbox.uids import nproc_for
@@ -105,37 +109,32 @@ def new_marker() -> str:
     return uuid.uuid4().hex
 
 
-def _marked_pids(run_id: str) -> list[int]:
-    """Processes whose environment carries this run's marker (they may have left the process group)."""
-    needle = f"{RUN_MARKER}={run_id}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+def kill_everything(pgid: int, run_id: str | None, root_started: str | None = None) -> None:
+    """SIGKILL the run's process group, (given its start time) the root's descendants, and (given a run id)
+    every process marked with it.
 
-
-def kill_everything(pgid: int, run_id: str | None) -> None:
-    """SIGKILL the run's process group and (given a run id) every process marked with it."""
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    bwrap's child leaves the group (`--new-session`) before it binds its lifetime to bwrap's: a kill of
+    the group alone can miss it in that moment, and it then runs on. The group is stopped first so that
+    no process of it can start, or finish setting up, a child between the scan and the kill. `root_started`
+    (the root's start time when it was launched) tells that the pid is still the run's own.
+    """
+    if root_started and proctree.start_time(pgid) == root_started:
+        _signal_group(pgid, signal.SIGSTOP)
+        proctree.kill(proctree.descendants(pgid))
+    _signal_group(pgid, signal.SIGKILL)
     for _ in range(3 if run_id else 0):
-        pids = _marked_pids(run_id or "")  # never "": the loop runs only given a run id
+        pids = proctree.marked(RUN_MARKER, run_id or "")  # never "": the loop runs only given a run id
         if not pids:
             return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        proctree.kill(pids)
         time.sleep(0.02)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 async def _read_tail(stream: asyncio.StreamReader | None, cap: int = OUTPUT_CAP) -> bytes:
@@ -183,14 +182,45 @@ class _ExitProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self._exited.set_result(None)
 
 
-async def _start(argv: list[str], **kwds: Any) -> tuple[asyncio.subprocess.Process, asyncio.Future]:
+async def _start(argv: list[str], **kwds: Any) -> tuple[asyncio.subprocess.Process, asyncio.Future, str]:
+    """The started process, a future set when it exits, and its start time (see kill_everything)."""
     loop = asyncio.get_running_loop()
     exited: asyncio.Future = loop.create_future()
     transport, protocol = await loop.subprocess_exec(
         lambda: _ExitProtocol(exited, loop), *argv, start_new_session=True,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, **kwds,
     )
-    return asyncio.subprocess.Process(transport, protocol, loop), exited
+    return asyncio.subprocess.Process(transport, protocol, loop), exited, proctree.start_time(transport.get_pid())
+
+
+async def _start_whole(
+    argv: list[str], marker: str | None, **kwds: Any,
+) -> tuple[asyncio.subprocess.Process, asyncio.Future, str]:
+    """`_start`, which a cancel cannot cut short: it waits for the start to finish, kills it all and re-raises.
+
+    asyncio's own clean-up of a start cancelled half-way (after the fork, while the pipes connect) kills
+    only the direct child, and then waits for pipes that may never connect. bwrap has cloned its child by
+    then: with its parent dead before the go-ahead, that child blocks for ever, as pid 1 of its own pid
+    namespace, which ignores SIGTERM, re-parented to init.
+    """
+    starting = asyncio.ensure_future(_start(argv, **kwds))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        while not starting.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([starting])
+        if not starting.cancelled() and starting.exception() is None:
+            proc, _, root_started = starting.result()
+            kill_everything(proc.pid, marker, root_started)
+            await _reap(proc)
+        raise
+
+
+@functools.cache
+def _kill_own_runs_at_exit() -> None:
+    """Once per process, at its first launch: at a normal exit (not SIGKILL, not os._exit), kill what is left."""
+    atexit.register(proctree.kill_own_runs)
 
 
 async def launch(
@@ -207,13 +237,16 @@ async def launch(
     """Run argv to completion (or the timeout); cancellation kills everything and re-raises.
 
     With `sweep`, processes that left the process group are found by the run's
-    marker variable and killed too (bubblewrap does not need it: killing bwrap
-    tears down its pid namespace).
+    marker variable and killed too (bubblewrap does not need it: killing bwrap's
+    processes tears down its pid namespace). Every process started carries its
+    owner's identity (proctree.OWNER_VAR), for `proctree.kill_orphaned_runs`.
     """
-    env = {**env, RUN_MARKER: run_id}
+    _kill_own_runs_at_exit()
+    env = {**env, RUN_MARKER: run_id, proctree.OWNER_VAR: proctree.owner_value()}
     marker = run_id if sweep else None
     started = time.monotonic()
-    proc, exited = await _start(limited_command(argv, limits), cwd=str(cwd), env=env, **as_user(uid))
+    proc, exited, root = await _start_whole(limited_command(argv, limits), marker, cwd=str(cwd), env=env,
+                                            **as_user(uid))
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
     timed_out = False
     try:
@@ -221,12 +254,12 @@ async def launch(
     except TimeoutError:
         timed_out = True
     except asyncio.CancelledError:
-        kill_everything(proc.pid, marker)
+        kill_everything(proc.pid, marker, root)
         for task in readers:
             task.cancel()
         await asyncio.shield(_reap(proc))
         raise
-    kill_everything(proc.pid, marker)
+    kill_everything(proc.pid, marker, root)
     await _reap(proc)
     done, pending = await asyncio.wait(readers, timeout=2.0)
     for task in pending:

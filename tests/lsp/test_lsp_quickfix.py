@@ -10,6 +10,7 @@ import time
 from lsp_support import FIXED_CALC, apply_text_edits, server_descendants
 from lsprotocol import types as lsp
 
+from agent_core.sandbox.proctree import owned_by
 from scripted_llm import Fault
 
 COUNT = (
@@ -123,6 +124,7 @@ async def test_an_edit_cancels_the_search_in_flight_and_no_stale_fix_is_offered(
         )
 
         await s.until(lambda: not server_descendants(pid), timeout=30)  # the sandbox was stopped
+        await s.until(lambda: not owned_by(pid), timeout=5)  # none of it re-parented away either
         await asyncio.sleep(5)  # longer than the search needs to finish a verified fix here
         assert await _verified(s, count_uri, _at(2, 10)) == []
         assert not any("verified fix ready" in m.message for m in s.client.log_messages)
