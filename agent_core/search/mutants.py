@@ -17,8 +17,9 @@ them, in the order they are tried on a line (most frequent first):
    `lstrip`/`rstrip`, `any`/`all`, `upper`/`lower`, `floor`/`ceil`), `True` <-> `False`,
    `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
 7. turned round: negation dropped (`not x` -> `x`), `==` <-> `!=`, or negation added around an
-   `if`/`while`/`elif` condition (the larger edit last); a value computed and thrown away (`name.strip()` on its own line) returned or
-   assigned back (`name = name.strip()`); `reverse=True` added to a sort;
+   `if`/`while`/`elif` condition (the larger edit last); a value computed and thrown away
+   (`name.strip()` on its own line) returned or assigned back (`name = name.strip()`); `reverse=True`
+   added to a sort;
 8. the other comparisons (`<` <-> `>`, `<` -> `==`, ...);
 9. two things in the wrong order swapped: adjacent call arguments (`f(a, b)` -> `f(b, a)`), adjacent
    tuple items, a dict comprehension's key and value, the operands of `-`, `/`, `//`, `%`, `**`;
@@ -286,9 +287,8 @@ def _name_edits(text: str, tokens: list[tokenize.TokenInfo], names: list[str]) -
     for tok in tokens:
         if tok.type == tokenize.NAME and tok.string in names:
             s, e = tok.start[1], tok.end[1]
-            per_token.append(
-                [(_replace(text, s, e, other), f"`{tok.string}` -> `{other}`") for other in names if other != tok.string]
-            )
+            others = [other for other in names if other != tok.string]
+            per_token.append([(_replace(text, s, e, other), f"`{tok.string}` -> `{other}`") for other in others])
     interleaved = [edit for row in itertools.zip_longest(*per_token) for edit in row if edit is not None]
     return interleaved[:MAX_NAME_SWAPS]
 

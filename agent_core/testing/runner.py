@@ -141,7 +141,8 @@ def plugin_env(run_dir: Path, workspace: Path, select: Sequence[str], test_timeo
 
 def per_test_bound(baseline: TestReport | None, setting: float = 0.0, run_timeout_s: float = 300.0) -> float:
     """The per-test time bound: the setting when set, else 10x the baseline's slowest passing test
-    (at least 2 s; or FAILING_BOUND_FACTOR x its slowest test that failed by itself, plus 1 s, when longer), else (no baseline, or nothing passed in it) a fifth of the run's timeout."""
+    (at least 2 s; or FAILING_BOUND_FACTOR x its slowest test that failed by itself, plus 1 s, when longer),
+    else (no baseline, or nothing passed in it) a fifth of the run's timeout."""
     if setting > 0:
         return setting
     if baseline is not None and baseline.slowest_pass_s is not None:
