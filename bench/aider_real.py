@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/aider_real.py [--projects NAME ...] [--tasks PROJECT/BUG ...] [--timeout S]
                                          [--edit-format whole] [--out rows.json [--resume]] [--aider-venv DIR]
+    .venv/bin/python bench/aider_real.py --table rows.json ...      # the rows as docs/benchmarks.md's table
 
 Each task is a fresh copy of the project's pinned tree with its own `.venv`
 and one bug injected (real_projects.prepare_copy + inject, as for agentls).
@@ -188,6 +189,23 @@ def run_task(project: rp.Project, bug: rp.Bug, aider: Path, proxy: TokenProxy, m
     return row
 
 
+def markdown_table(rows: list[dict]) -> str:
+    """The rows as docs/benchmarks.md's table (agentls's column left for its own run) and a totals line."""
+    lines = ["| task | Aider | why not fixed | Aider's largest request (its count) | tokens (server) | LLM calls "
+             "| wall | agentls |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        sent = r.get("aider_sent", aider_sent_tokens(r.get("aider_tail", "")))
+        lines.append(f"| {r['task']} | {'fixed' if r['fixed'] else 'not fixed'} | {r['reason'] or '-'} "
+                     f"| {f'~{sent:,}' if sent else '-'} | {r['tokens']:,} | {r['llm_calls']} "
+                     f"| {r['wall_s']:.0f} s | (lead) |")
+    fixed = sum(r["fixed"] for r in rows)
+    walls = sorted(r["wall_s"] for r in rows)
+    lines.append(f"| **total ({len(rows)} tasks)** | **{fixed}/{len(rows)}** | | | "
+                 f"**{sum(r['tokens'] for r in rows):,}** | {sum(r['llm_calls'] for r in rows)} "
+                 f"| median {walls[len(walls) // 2] if walls else 0:.0f} s | |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--projects", nargs="*", help="only these projects")
@@ -198,7 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edit-format", default="whole")
     parser.add_argument("--out", type=Path, help="write the rows as JSON here (after every task)")
     parser.add_argument("--resume", action="store_true", help="keep the rows already in --out, run the rest")
+    parser.add_argument("--table", type=Path, nargs="*", help="only print these --out files' rows as a table")
     args = parser.parse_args(argv)
+    if args.table:
+        print(markdown_table([r for f in args.table for r in json.loads(f.read_text(encoding="utf-8"))]))
+        return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     projects = select(rp.load_projects(), args.projects, args.tasks)
     aider = ensure_aider(args.aider_venv)

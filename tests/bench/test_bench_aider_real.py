@@ -17,6 +17,7 @@ from aider_real import (
     failure_reason,
     failure_report,
     is_test_file,
+    markdown_table,
     named_module,
     project_sources,
     snapshot,
@@ -140,3 +141,14 @@ def test_aider_argv_edits_the_sources_and_reads_the_tests() -> None:
     assert argv[argv.index("--edit-format") + 1] == "whole" and "--auto-test" in argv
     assert argv[argv.index("--test-cmd") + 1] == "python -m pytest -q"
     assert argv[-3:] == ["pkg/a.py", "--read", "tests/test_a.py"]
+
+
+def test_the_table_has_a_row_per_task_and_the_totals() -> None:
+    rows = [{"task": "toolz/nth", "fixed": False, "reason": "context overflow", "tokens": 0, "llm_calls": 1,
+             "wall_s": 75.4, "aider_tail": "Input tokens: ~14,979 of 0"},
+            {"task": "boltons/x", "fixed": True, "reason": "", "tokens": 1200, "llm_calls": 2, "wall_s": 30.0,
+             "aider_sent": 3000}]
+    table = markdown_table(rows).splitlines()
+    assert table[2] == "| toolz/nth | not fixed | context overflow | ~14,979 | 0 | 1 | 75 s | (lead) |"
+    assert table[3] == "| boltons/x | fixed | - | ~3,000 | 1,200 | 2 | 30 s | (lead) |"
+    assert table[4].startswith("| **total (2 tasks)** | **1/2** |") and "**1,200**" in table[4]
