@@ -99,6 +99,9 @@ def invoke_aider(cmd: list[str], workspace: Path, env: dict[str, str], timeout: 
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
             code = None
+        except BaseException:  # Ctrl-C or `kill` of the bench: Aider and its test runs go with it
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
     return {"exit_code": code, "tail": "timeout" if code is None else out[-400:], "output": out}
 
 
