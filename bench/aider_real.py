@@ -56,7 +56,9 @@ _FRAME = re.compile(r"^(\S+\.py):\d+: ", re.MULTILINE)
 _SECTION = re.compile(r"^=+ (.+?) =+$", re.MULTILINE)
 _INPUT = re.compile(r"Input tokens: ~([\d,]+)")
 _SENT = re.compile(r"Tokens: ([\d.]+)(k?) sent")
-_OVERFLOW = ("context window", "context length", "exceed", "too long", "maximum context")
+# Aider's own words for a refused or cut request ("exceeded" alone also appears in a failed fetch's
+# "Max retries exceeded", printed on every start without the network).
+_OVERFLOW = ("has hit a token limit", "exhausted context window", "contextwindowexceeded", "maximum context length")
 
 
 def is_test_file(rel: str) -> bool:
@@ -126,7 +128,7 @@ def failure_reason(fixed: bool, timed_out: bool, changed: list[str], output: str
     if any(word in low for word in _OVERFLOW):
         return "context overflow"
     if timed_out:
-        return "timeout" + (" (after an edit)" if changed else "")
+        return "timeout" + (" (after an edit)" if changed else " (no answer from the server)")
     return "wrong edit" if changed else "no edit"
 
 

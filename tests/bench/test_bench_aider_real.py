@@ -112,6 +112,8 @@ def test_why_a_task_was_not_fixed() -> None:
     assert failure_reason(False, False, [], "Model x has hit a token limit!\npossibly exhausted context window!") \
         == "context overflow"
     assert failure_reason(False, True, ["a.py"], "") == "timeout (after an edit)"
+    fetch = "HTTPSConnectionPool(host='raw.githubusercontent.com', port=443): Max retries exceeded with url"
+    assert failure_reason(False, True, [], fetch) == "timeout (no answer from the server)"
     assert failure_reason(False, False, ["a.py"], "Applied edit to a.py") == "wrong edit"
     assert failure_reason(False, False, [], "Tokens: 2k sent, 300 received.") == "no edit"
 
