@@ -75,6 +75,36 @@ def run_agentls(workspace: Path, base_url: str, model: str, timeout: float) -> d
         return {"status": "error", "error": type(exc).__name__}
 
 
+def aider_argv(aider: Path, base_url: str, model: str, message: str, editable: list[str], read_only: list[str],
+               test_cmd: str, edit_format: str = "whole") -> list[str]:
+    """Aider's command line as both corpora run it: no git, no prompts, `--auto-test`, tests read-only."""
+    return [str(aider), "--model", f"openai/{model}", "--openai-api-base", base_url, "--openai-api-key", "none",
+            "--edit-format", edit_format, "--no-git", "--yes-always", "--no-stream", "--no-pretty",
+            "--no-fancy-input", "--no-check-update", "--analytics-disable", "--no-show-model-warnings",
+            "--no-auto-lint", "--auto-test", "--test-cmd", test_cmd,
+            "--chat-history-file", os.devnull, "--input-history-file", os.devnull,
+            "--message", message, *editable, *[arg for t in read_only for arg in ("--read", t)]]
+
+
+def invoke_aider(cmd: list[str], workspace: Path, env: dict[str, str], timeout: float) -> dict:
+    """Run Aider in `workspace` (its HOME the scratch dir above it); its exit code (None: killed at `timeout`,
+    with the test runs it started) and its output."""
+    env = env | {"OPENAI_API_KEY": "none", "HOME": str(workspace.parent)}
+    with subprocess.Popen(cmd, cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env, stdin=subprocess.DEVNULL, start_new_session=True) as proc:
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            code = None
+        except BaseException:  # Ctrl-C or `kill` of the bench: Aider and its test runs go with it
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+    return {"exit_code": code, "tail": "timeout" if code is None else out[-400:], "output": out}
+
+
 def run_aider(aider: Path, workspace: Path, base_url: str, model: str, timeout: float) -> dict:
     _, failing = tests_pass(workspace)
     tests = sorted(p.name for p in workspace.rglob("test_*.py"))
@@ -82,19 +112,11 @@ def run_aider(aider: Path, workspace: Path, base_url: str, model: str, timeout: 
                      if not p.name.startswith("test_") and p.name != "conftest.py")
     message = ("The tests fail. Fix the bug in the code (not the tests) so that they pass.\n\n"
                f"pytest output:\n{failing}")
-    cmd = [str(aider), "--model", f"openai/{model}", "--openai-api-base", base_url, "--openai-api-key", "none",
-           "--edit-format", "whole", "--no-git", "--yes-always", "--no-stream", "--no-pretty", "--no-fancy-input",
-           "--no-check-update", "--analytics-disable", "--no-show-model-warnings", "--no-auto-lint",
-           "--auto-test", "--test-cmd", " ".join(PYTEST[1:]).replace("-m pytest", "python -m pytest", 1),
-           "--chat-history-file", os.devnull, "--input-history-file", os.devnull,
-           "--message", message, *sources, *[arg for t in tests for arg in ("--read", t)]]
-    env = _env() | {"OPENAI_API_KEY": "none", "HOME": str(workspace.parent)}
-    try:
-        proc = subprocess.run(cmd, cwd=workspace, capture_output=True, text=True, timeout=timeout, env=env,
-                              stdin=subprocess.DEVNULL)
-        return {"exit_code": proc.returncode, "tail": proc.stdout[-400:]}
-    except subprocess.TimeoutExpired:
-        return {"exit_code": None, "tail": "timeout"}
+    test_cmd = " ".join(PYTEST[1:]).replace("-m pytest", "python -m pytest", 1)
+    cmd = aider_argv(aider, base_url, model, message, sources, tests, test_cmd)
+    result = invoke_aider(cmd, workspace, _env(), timeout)
+    result.pop("output")
+    return result
 
 
 def from_fix_rate(result: dict) -> dict:

@@ -295,10 +295,15 @@ def suite_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHON", "VIRTUAL_ENV"))}
 
 
+def suite_argv(project: Project, tree: Path, python: str | None = None) -> list[str]:
+    """The command that runs the project's own suite in `tree` (cwd), by default with the tree's `.venv`."""
+    return [python or str(tree / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-rfE", "-p",
+            "no:cacheprovider", *project.pytest_args()]
+
+
 def run_suite(project: Project, tree: Path, timeout: float = 300.0) -> SuiteRun:
     """The project's own suite on `tree` with the tree's `.venv`: what passes and which tests fail."""
-    argv = [str(tree / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
-            *project.pytest_args()]
+    argv = suite_argv(project, tree)
     started = time.monotonic()
     try:
         proc = subprocess.run(argv, cwd=tree, capture_output=True, text=True, timeout=timeout, env=suite_env(),
