@@ -39,6 +39,9 @@ from agent_core.settings import Settings
 from agent_core.testing.runner import per_test_bound, pytest_argv
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
+HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (a `@curry`-wrapped function, a
+# module-level line) are tried the slow way at the end of their run, so a run of all 1,000 would leave the
+# likeliest of them to whatever budget the 999 others left (toolz `flip`: none)
 PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
 # that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
@@ -255,7 +258,7 @@ async def find_single_edit(
             deps.sandbox,
             deps.shadow.root,
             failing,
-            mutants[index:],
+            mutants[index : index + HOT_CHUNK],
             mutant_timeout_s=timeout_s,
             budget_s=deadline - time.monotonic(),
             max_passing=PASSING_PER_DRIVER_RUN,
@@ -272,7 +275,7 @@ async def find_single_edit(
                 report = await _verify(deps, mutant, baseline, _slowest_failing_bound(where, failing))
                 if report is not None:
                     return mutant, report, stats
-        if stopped != "enough" or not results:
+        if stopped == "budget" or not results:
             break
     return None, None, stats
 
