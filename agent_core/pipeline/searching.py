@@ -176,21 +176,20 @@ def _apply(root: Path, mutant: Mutant) -> str:
     return before
 
 
-def verify_bounds(settings: Settings, baseline: TestReport | None, slow_s: float = 0.0) -> tuple[float, float | None]:
+def verify_bounds(settings: Settings, baseline: TestReport | None) -> tuple[float, float | None]:
     """(run timeout, per-test bound) of a mutant's whole-suite run: a correct single edit leaves the suite about as
     fast as the baseline found it, so a mutant that makes a test loop or the suite crawl is cut after
     VERIFY_SLOWDOWN times the baseline's time (plus a margin), and each test at the baseline's per-test bound
-    (or `slow_s`, the bound the failing tests' own time asks for, when longer), instead of costing the run's
+    (which lets a slow failing test take what it took, see per_test_bound), instead of costing the run's
     whole timeout."""
     run_timeout = settings.sandbox.timeout_s
     if baseline is None:
         return run_timeout, None
-    bound = max(per_test_bound(baseline, settings.sandbox.test_timeout_s, run_timeout), slow_s)
+    bound = per_test_bound(baseline, settings.sandbox.test_timeout_s, run_timeout)
     return min(run_timeout, max(VERIFY_MIN_S, VERIFY_SLOWDOWN * baseline.duration_s + VERIFY_MIN_S)), bound
 
 
-async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None = None,
-                  slow_s: float = 0.0) -> TestReport | None:
+async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None = None) -> TestReport | None:
     """The whole suite's report with `mutant` in the shadow, kept there when it passes; else None, shadow restored."""
     shadow = deps.shadow
     known = mutant.path in shadow.originals
@@ -199,7 +198,7 @@ async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None 
     s = deps.settings
     report = None
     try:
-        timeout_s, bound = verify_bounds(s, baseline, slow_s)
+        timeout_s, bound = verify_bounds(s, baseline)
         report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, timeout_s, test_timeout_s=bound)
         return report if report.ok else None
     finally:
@@ -221,14 +220,6 @@ def _slow_tests_bound(where: Localization | None, failing: list[str], mutants: l
     if covering is not None:
         need += max((sum(spent.get(t, 0.0) for t in covering(m)) for m in mutants), default=0.0)
     return SLOW_TEST_FACTOR * need + 1.0
-
-
-def _slowest_failing_bound(where: Localization | None, failing: list[str]) -> float:
-    """The per-test bound the slowest failing test asks for (SLOW_TEST_FACTOR times its time while localizing,
-    plus a second): fixed, it runs about as long, and must not be cut as a hang in the whole-suite run."""
-    if where is None or not where.durations:
-        return 0.0
-    return SLOW_TEST_FACTOR * max((where.durations.get(nodeid, 0.0) for nodeid in failing), default=0.0) + 1.0
 
 
 async def find_single_edit(
@@ -272,7 +263,7 @@ async def find_single_edit(
         for mutant, outcome in results:
             if outcome == "passed":
                 stats["passed_failing"] += 1
-                report = await _verify(deps, mutant, baseline, _slowest_failing_bound(where, failing))
+                report = await _verify(deps, mutant, baseline)
                 if report is not None:
                     return mutant, report, stats
         if stopped == "budget" or not results:

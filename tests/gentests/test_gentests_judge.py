@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,23 +109,30 @@ UNWRAPPED = "from pairs import pairs\n\n\ndef test_pairs():\n    assert pairs([1
 WRAPPED = UNWRAPPED.replace("assert pairs([1, 2, 3, 4])", "assert list(pairs([1, 2, 3, 4]))")
 
 
-async def test_a_generator_compared_with_a_list_is_repaired_not_judged(scripted_llm, tmp_path: Path):
+async def _repaired_run(scripted_llm, tmp_path: Path, module: str, source: str, first: str, repaired: str,
+                        test: str) -> tuple[Any, list[str]]:
+    """gen-tests on `module` whose tester writes `first`, then `repaired` once told why it failed; the result
+    (checked ok, `test` kept, no suspected bug) and the tester's prompts."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    (workspace / "pairs.py").write_text(PAIRS)
+    (workspace / module).write_text(source)
 
     def tester(body: dict) -> str:
         text = body["messages"][-1]["content"]
-        return _tests(WRAPPED if "does not run" in text else UNWRAPPED).replace("test_lookup", "test_pairs")
+        return _tests(repaired if "does not run" in text else first).replace("test_lookup", test)
 
     scripted_llm.default("tester", tester)
     settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation={"enabled": False})
-    request = RunRequest(kind="gen_tests", workspace=workspace, target_file="pairs.py", run_id="lazy")
+    request = RunRequest(kind="gen_tests", workspace=workspace, target_file=module, run_id="gen")
     result = await run_gen_tests(request, settings, NullHooks())
 
     assert result.status == "ok", result.error
-    assert result.extra["suspected_bugs"] == [] and [k["test"] for k in result.extra["kept"]] == ["test_pairs"]
-    asked = [r["messages"][-1]["content"] for r in scripted_llm.requests_for("tester")]
+    assert result.extra["suspected_bugs"] == [] and [k["test"] for k in result.extra["kept"]] == [test]
+    return result, [r["messages"][-1]["content"] for r in scripted_llm.requests_for("tester")]
+
+
+async def test_a_generator_compared_with_a_list_is_repaired_not_judged(scripted_llm, tmp_path: Path):
+    result, asked = await _repaired_run(scripted_llm, tmp_path, "pairs.py", PAIRS, UNWRAPPED, WRAPPED, "test_pairs")
     assert len(asked) == 2 and not any(t.startswith("A test of pairs fails") for t in asked)  # no verdict asked
     assert "assert <generator ob" in asked[1] and "compare list(...) of it" in asked[1]
     assert "assert list(pairs([1, 2, 3, 4])) == [(1, 2), (3, 4)]" in result.change_set.changes[0].new
@@ -160,22 +168,8 @@ ITERATED = NEVER_ITERATED.replace("        chunks([1, 2], 0)", "        list(chu
 
 
 async def test_did_not_raise_from_a_generator_never_iterated_is_repaired_not_judged(scripted_llm, tmp_path: Path):
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "chunks.py").write_text(CHUNKS)
-
-    def tester(body: dict) -> str:
-        text = body["messages"][-1]["content"]
-        return _tests(ITERATED if "does not run" in text else NEVER_ITERATED).replace("test_lookup", "test_chunks_zero")
-
-    scripted_llm.default("tester", tester)
-    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation={"enabled": False})
-    request = RunRequest(kind="gen_tests", workspace=workspace, target_file="chunks.py", run_id="gen")
-    result = await run_gen_tests(request, settings, NullHooks())
-
-    assert result.status == "ok", result.error
-    assert result.extra["suspected_bugs"] == [] and [k["test"] for k in result.extra["kept"]] == ["test_chunks_zero"]
-    asked = [r["messages"][-1]["content"] for r in scripted_llm.requests_for("tester")]
+    result, asked = await _repaired_run(scripted_llm, tmp_path, "chunks.py", CHUNKS, NEVER_ITERATED, ITERATED,
+                                        "test_chunks_zero")
     assert len(asked) == 2 and "DID NOT RAISE" in asked[1] and "runs only when iterated" in asked[1]
     assert "list(chunks([1, 2], 0))" in result.change_set.changes[0].new
 
