@@ -31,6 +31,8 @@ CONDITION_SHARE = 0.99  # an if/while condition scores at least this share of th
 ALL_FAILING_BONUS = 1.0  # a line every failing test ran (two or more): one bug behind them all is there or later
 # (Ochiai is at most 1: such lines come before the others unless heavily shared with passing tests while a
 # crash site of some failing tests is not)
+CONSTANT_SHARE = 0.5  # a module-level constant read by a suspicious line: below the line's own edits
+CONSTANT_LINES = 10  # the lines of one constant's definition that may be suspects
 FRAME_BOOST = 0.25  # any other workspace frame of a failing test
 MAX_SUSPECTS = 10
 LINES_KEPT = 10  # lines shown per suspect (the coder's marks, the journal, the trace)
@@ -162,10 +164,50 @@ def with_conditions(scores: dict[LineKey, float], workspace: Path) -> dict[LineK
     return out
 
 
+def module_constants(source: str) -> tuple[dict[str, list[int]], dict[int, set[str]]]:
+    """The module-level names assigned once (`LIMIT = 10`, `UNITS: dict = {...}`) -> the lines of their
+    definition; and each line -> the names it reads."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}, {}
+    assigned: dict[str, list[list[int]]] = defaultdict(list)
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) and node.value is not None else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                end = min(node.end_lineno or node.lineno, node.lineno + CONSTANT_LINES - 1)
+                assigned[target.id].append(list(range(node.lineno, end + 1)))
+    reads: dict[int, set[str]] = defaultdict(set)
+    for name in ast.walk(tree):
+        if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and name.id in assigned:
+            reads[name.lineno].add(name.id)
+    return {name: spans[0] for name, spans in assigned.items() if len(spans) == 1}, reads
+
+
+def with_constants(scores: dict[LineKey, float], workspace: Path) -> dict[LineKey, float]:
+    """Add the definitions of the module-level constants a suspicious line reads, at half its score: they run
+    at import, outside every test's coverage, so a mistyped constant is otherwise never a suspect."""
+    out = dict(scores)
+    for rel in {rel for rel, _ in scores}:
+        try:
+            constants, reads = module_constants((workspace / rel).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        for (file, line), score in scores.items():
+            for name in reads.get(line, ()) if file == rel else ():
+                for defined in constants.get(name, []):
+                    if defined != line:
+                        out[(rel, defined)] = max(out.get((rel, defined), 0.0), score * CONSTANT_SHARE)
+    return out
+
+
 def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECTS) -> list[Suspect]:
     """Lines grouped by enclosing function, best function first; lines best first (ties: file order).
-    Conditions are lifted toward the lines they govern first (with_conditions)."""
-    scores = with_conditions(scores, workspace)
+    Conditions are lifted toward the lines they govern first (with_conditions), then the constants the
+    suspicious lines read are added (with_constants)."""
+    scores = with_constants(with_conditions(scores, workspace), workspace)
     by_file: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for (rel, line), score in scores.items():
         by_file[rel].append((line, score))

@@ -26,7 +26,8 @@ them, in the order they are tried on a line (most frequent first):
 10. another variable of the same function in place of a name (a wrong variable used), the names used
     nearest the line first;
 11. the rarer classes of rarer.py: bitwise operators, `+` operands swapped, a call too many, the
-    wrong exception caught, a format precision off by one, the wrong dict key;
+    wrong exception caught, a format precision off by one, the wrong dict key; then structural.py's
+    (a statement's shape) and typos.py's (a mistyped number, a string not stripped or lower-cased);
 12. a missing base case of a recursive function (the largest edit, tried last): `if p < c: return p`,
     `if p <= c: return p` or `if p == c: return c` before its first statement, for its first
     parameter and the small integer constants of the module.
@@ -51,6 +52,7 @@ from agent_core.search.linetext import replace as _replace
 from agent_core.search.linetext import span as _span
 from agent_core.search.rarer import rarer_edits
 from agent_core.search.structural import structural_edits
+from agent_core.search.typos import typo_edits
 
 _BOUNDARY = {"<": ["<="], "<=": ["<"], ">": [">="], ">=": [">"]}
 _ARITH = {"+": ["-"], "-": ["+"], "*": ["/", "//"], "/": ["//", "*"], "//": ["/"], "%": ["//"],
@@ -356,7 +358,8 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     scope = scope_names(tree, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
               _name_edits(text, tokens, _nearest_first(tree, line, scope)),
-              rarer_edits(text, tree, nodes, line) + structural_edits(text, tree, nodes, line, scope),
+              rarer_edits(text, tree, nodes, line) + structural_edits(text, tree, nodes, line, scope)
+              + typo_edits(text, nodes, line),
               _base_cases(tree, text, line)]
     out: list[Mutant] = []
     seen = {text}

@@ -170,3 +170,16 @@ def test_a_condition_comes_right_after_the_branch_only_failing_tests_take(tmp_pa
     scores = {("m.py", 7): 1.0, ("m.py", 6): 0.3, ("m.py", 5): 0.3}
     (suspect,) = rank(scores, tmp_path)
     assert suspect.lines[:2] == [7, 6] and suspect.line_scores[1] == pytest.approx(0.99)
+
+
+def test_a_module_constant_a_suspicious_line_reads_becomes_a_suspect_below_it(tmp_path: Path):
+    source = (
+        'ABSOLUTE_ZERO_C = -237.15\nUNITS: dict = {\n    "c": 1,\n}\nSEEN = 1\nSEEN = 2\n\n\n'
+        "def is_physical(celsius, unit='c'):\n    return celsius * UNITS[unit] >= ABSOLUTE_ZERO_C + SEEN\n"
+    )
+    (tmp_path / "physics.py").write_text(source)
+    suspects = rank({("physics.py", 10): 1.0}, tmp_path)
+    assert [(s.function, s.score) for s in suspects] == [("is_physical", 1.0), ("", 0.5)], \
+        "covered by no test (it runs at import), the constant still comes after the line that reads it"
+    assert suspects[1].lines == [1, 2, 3, 4], "each line of a definition, but not a name assigned twice (SEEN)"
+    assert rank({("physics.py", 1): 1.0}, tmp_path)[0].lines == [1], "a line reading nothing adds nothing"

@@ -333,3 +333,27 @@ def test_two_terms_of_opposite_sign_are_exchanged_in_a_sum_but_not_two_added_one
     assert "    return (7 - ret.weekday() + weekday) % 7" in texts
     same_sign = "def s(a, b, c):\n    return a + b + c\n"
     assert not any("exchanged in the sum" in m.description for m in line_mutants("s.py", same_sign, 2))
+
+
+@pytest.mark.parametrize("source, line, expected", [
+    ("ABSOLUTE_ZERO_C = -237.15\n", 1, "ABSOLUTE_ZERO_C = -273.15"),  # two digits typed the wrong way round
+    ("HOUR_S = 3060\n", 1, "HOUR_S = 3600"),
+    # a string used as text without being stripped or lower-cased
+    ("def canonical(username):\n    return username.lower()\n", 2, "    return username.strip().lower()"),
+    ("def yes(answer):\n    return answer == 'yes'\n", 2, "    return answer.lower() == 'yes'"),
+    ('def vowels(text):\n    return sum(1 for ch in text if ch in "aeiou")\n', 2,
+     '    return sum(1 for ch in text.lower() if ch in "aeiou")'),
+])
+def test_a_mistyped_number_and_a_string_not_normalised_are_reached(source: str, line: int, expected: str):
+    found = next(m for m in line_mutants("t.py", source, line) if m.text == expected)
+    assert found.tier == 11, "with the rarer classes: after the catalogue, before inserted base cases"
+
+
+def test_no_normalising_call_where_nothing_says_the_value_is_text_and_no_call_that_changes_nothing():
+    texts = [m.text for m in line_mutants("t.py", "def f(items, n):\n    return items[n] == n\n", 2)]
+    assert not any(".lower()" in t or ".strip()" in t for t in texts), "no sign of text: no inserted call"
+    texts = [m.text for m in line_mutants("t.py", "def f(name):\n    return name.lower()\n", 2)]
+    assert "    return name.lower().lower()" not in texts and "    return name.strip().lower()" in texts
+    texts = [m.text for m in line_mutants("t.py", "MASK = 0x10\nN = 105\n", 2)]
+    assert "N = 150" in texts and "N = 015" not in texts, "a leading digit never swaps with a zero"
+    assert not any("x01" in t for t in [m.text for m in line_mutants("t.py", "MASK = 0x10\n", 1)]), "decimal only"
