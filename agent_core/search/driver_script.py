@@ -97,6 +97,35 @@ class _Contexts:
             self.outcomes[report.nodeid] = report.outcome if report.when == "call" else "error"
 
 
+class _OneProcess:
+    """A pytest plugin that keeps a project's own test runners out of the driver's way, whatever its addopts
+    say: pytest-cov's coverage (started after ours, it would take the tracer the per-test contexts need) and
+    pytest-xdist's workers (every test must run in this process, where the coverage contexts and the forked
+    mutant children are); a rerun plugin's retries, and (while localizing) a stop at the first failure, which
+    would leave the other tests without coverage. Their options stay accepted, so the command line still parses.
+    """
+
+    def __init__(self, stop_first):
+        self.stop_first = stop_first
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_load_initial_conftests(self, early_config, parser, args):
+        if getattr(early_config.known_args_namespace, "cov_source", None):
+            early_config.known_args_namespace.cov_source = None  # pytest-cov starts only with a source
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_cmdline_main(self, config):
+        option = config.option
+        if hasattr(option, "numprocesses"):
+            option.numprocesses, option.dist, option.tx = 0, "no", []
+        if hasattr(option, "reruns"):
+            option.reruns = 0
+        if not self.stop_first:
+            option.maxfail = 0
+        yield
+
+
 def _measured(cov, root):
     data = cov.get_data()
     files = {}
@@ -130,7 +159,7 @@ def localize(config):
     if cov is not None:
         cov.start()
     try:
-        pytest.main(list(config["args"]) + ["-p", "no:cacheprovider", "-q"], plugins=[plugin])
+        pytest.main(list(config["args"]) + ["-p", "no:cacheprovider", "-q"], plugins=[plugin, _OneProcess(False)])
     finally:
         if cov is not None:
             cov.stop()
@@ -368,14 +397,14 @@ def mutants(config):
     if config.get("hot"):
         forker = _HotForker(config)
         args = list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", "-x"]
-        code = pytest.main(args, plugins=[forker])
+        code = pytest.main(args, plugins=[forker, _OneProcess(True)])
         if forker.in_child:
             os._exit(int(code) or 4)
         return forker.result
     forker = _Forker(config)
     stop_first = [] if config.get("per_test") else ["-x"]
     code = pytest.main(list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", *stop_first],
-                       plugins=[forker])
+                       plugins=[forker, _OneProcess(not config.get("per_test"))])
     if forker.in_child:  # pytest ended before its session finished (a usage error)
         os._exit(int(code) or 4)
     return forker.result
