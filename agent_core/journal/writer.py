@@ -76,6 +76,7 @@ class Journal:
                                        "completion_tokens": call.usage.completion_tokens},
             duration_s=call.duration_s, attempts=call.attempts,
             **({"alternatives": call.alternatives} if call.alternatives else {}),
+            **({"cut": True} if call.cut else {}),
         )
 
     def finish(self, result: RunResult) -> None:

@@ -43,6 +43,7 @@ class LLMCall(BaseModel):
     prompt_tokens_estimated: bool = Field(
         default=False, description="usage.prompt_tokens is estimated from the prompt's length (a stream without usage)."
     )
+    cut: bool = Field(default=False, description="Cancelled before it was answered (its caller's deadline, a cancel).")
 
 
 class LLMObserver(Protocol):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -221,12 +222,21 @@ class OpenAIChatClient:
         fmt = response_format(mode, schema) if mode != "text" and schema is not None else None
         if fmt is not None:
             request["response_format"] = fmt
+        began = time.monotonic()
         try:
             done = await self._complete(client, base_url, profile.role, request)
         except LLMUnavailable:
             self._ledger.record(
                 account or profile.role, Usage(llm_calls=1)
             )  # sent, never answered: a call without tokens
+            raise
+        except asyncio.CancelledError:  # its caller's deadline (the explainer's) or a cancelled run: still a call
+            self._ledger.record(account or profile.role, Usage(llm_calls=1))
+            if self._observer is not None:
+                cut = Completion(text="", finish_reason=None, usage=Usage(llm_calls=1), attempts=1,
+                                 duration_s=time.monotonic() - began)
+                record = self._call_record(account or profile.role, schema, mode, messages, cut)
+                self._observer.on_llm_call(record.model_copy(update={"cut": True}))
             raise
         self._ledger.record(account or profile.role, done.usage)
         if self._observer is not None:

@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 from engine_support import FIX_EDIT, journal_records
 
 from agent_core.journal.render import render_markdown
@@ -123,3 +124,24 @@ def test_a_model_answer_is_kept_to_two_sentences_on_one_line_and_unusable_ones_a
     assert clean_answer('{"hypothesis": "x"}') == ("", "the answer was code or JSON, not sentences")
     long_text, _ = clean_answer("word " * 200)
     assert len(long_text) <= 400 and long_text.endswith("...")
+
+
+def test_an_explainer_call_cut_by_its_deadline_is_journaled_as_a_call(
+    project: Path, scripted_llm, run_fix, monkeypatch: pytest.MonkeyPatch
+):
+    from agent_core.pipeline import explain
+
+    monkeypatch.setattr(explain, "TIMEOUT_S", 1.0)
+    scripted_llm.add("coder", FIX_EDIT)
+    scripted_llm.add("explainer", Fault.hang(8, then=MODEL_SAYS))
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    out = run.json
+    assert run.code == 0 and out["status"] == "fixed", run.stderr
+    assert _explanation_record(project, out["run_id"])["source"] == "template"
+    calls = [r for r in journal_records(project, out["run_id"]) if r["type"] == "llm_call"]
+    assert [c["role"] for c in calls] == ["coder", "explainer"], "the cut call is in the journal, beside the coder's"
+    assert calls[1]["cut"] is True and calls[1]["answer"] == "" and 0.9 <= calls[1]["duration_s"] < 8
+    assert "cut" not in calls[0]
+    assert out["usage"]["llm_calls"] == 2, "and counted"
