@@ -9,6 +9,7 @@ import pytest
 from llm_support import GOOD, Verdict, closed_port
 
 from agent_core.llm.base import LLMUnavailable
+from agent_core.models import Usage
 from scripted_llm import Fault
 
 ASK = [{"role": "user", "content": "Plan the fix."}]
@@ -93,4 +94,4 @@ async def test_cancelling_aborts_the_request_promptly(scripted_llm, make_client)
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - start < 0.5
-    assert client.usage_by_role() == {}
+    assert client.usage_by_role() == {"coder": Usage(llm_calls=1)}, "sent, never answered: a call without tokens"
