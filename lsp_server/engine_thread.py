@@ -13,10 +13,27 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agent_core.events import RunEvent, RunHooks, SafetyViolation
+
+_LIVE: set[threading.Thread] = set()  # engine threads not yet finished (daemons: see join_engine_threads)
+
+
+def join_engine_threads(timeout: float) -> list[str]:
+    """Wait up to `timeout` s for the engine threads to finish; the names of those still running.
+
+    They are daemon threads so that a hung engine cannot keep a terminated
+    server alive; but a daemon thread is frozen mid-work at interpreter exit,
+    and one still removing (or still making) its shadow copy would leave it
+    behind. So the server waits for them, bounded, before it exits.
+    """
+    deadline = time.monotonic() + timeout
+    for thread in list(_LIVE):
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return sorted(t.name for t in _LIVE if t.is_alive())
 
 
 class ThreadedHooks:
@@ -59,8 +76,10 @@ async def run_in_thread(make: Callable[[], Awaitable[Any]], name: str) -> Any:
             ready.set()
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
+            _LIVE.discard(threading.current_thread())
 
     thread = threading.Thread(target=target, name=name, daemon=True)
+    _LIVE.add(thread)
     thread.start()
     try:
         return await asyncio.shield(outcome)

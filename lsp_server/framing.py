@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
 import os
+import queue
 import re
 import signal
 import sys
 import threading
-from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Coroutine
 from typing import Any, BinaryIO
 
 from cattrs import transform_error
@@ -44,6 +45,8 @@ from pygls.io_ import StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
 from agent_core.sandbox.proctree import kill_own_runs
+from lsp_server.engine_thread import join_engine_threads
+from lsp_server.runs import SHUTDOWN_GRACE_S
 
 LINE_CAP = 64 * 1024  # longest header line read at once; longer junk is read in pieces
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -55,16 +58,67 @@ log = logging.getLogger(__name__)
 
 
 class CappedStdinReader:
-    """stdin read in the server's thread pool: lines at most `LINE_CAP` bytes, bodies of a known length."""
+    """stdin read on a daemon thread of its own: lines at most `LINE_CAP` bytes, bodies of a known length.
 
-    def __init__(self, stdin: BinaryIO, executor: ThreadPoolExecutor | None = None) -> None:
-        self.stdin, self.executor = stdin, executor
+    Not in an executor: `concurrent.futures` joins its threads when the
+    interpreter exits, and the read waiting for the client's next message
+    never returns while the client keeps stdin open, so a server told to
+    `exit` stayed alive (an exit after an awaited clean-up always found that
+    read pending). The daemon thread reads an unbuffered duplicate of the
+    descriptor: a buffered reader's lock held by a daemon thread aborts the
+    interpreter at exit. No library reads a blocking stream on a thread that
+    the exit may abandon, hence these few lines.
+    """
+
+    def __init__(self, stdin: BinaryIO) -> None:
+        try:
+            self.stdin: Any = os.fdopen(os.dup(stdin.fileno()), "rb", buffering=0)  # os.dup: not inherited
+        except (AttributeError, OSError, io.UnsupportedOperation):  # an in-memory stream: no lock to fear
+            self.stdin = stdin
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="agentls-stdin", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            read, size, loop, future = self._jobs.get()
+            try:
+                data = read(size)
+            except Exception as exc:  # noqa: BLE001 - handed to the awaiting reader
+                loop.call_soon_threadsafe(_settle, future, None, exc)
+            else:
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: the server is exiting
+                    loop.call_soon_threadsafe(_settle, future, data, None)
+
+    async def _read(self, read: Callable[[int], bytes], size: int) -> bytes:
+        future = asyncio.get_running_loop().create_future()
+        self._jobs.put((read, size, asyncio.get_running_loop(), future))
+        return await future
 
     async def readline(self) -> bytes:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.readline, LINE_CAP)
+        return await self._read(self.stdin.readline, LINE_CAP)
 
     async def readexactly(self, n: int) -> bytes:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.read, n)
+        return await self._read(self._read_exactly, n)
+
+    def _read_exactly(self, n: int) -> bytes:
+        """`n` bytes, fewer only at the end of input (an unbuffered read returns what the pipe has)."""
+        chunks, left = [], n
+        while left > 0:
+            chunk = self.stdin.read(left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+
+def _settle(future: asyncio.Future, data: bytes | None, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(data)
 
 
 class StreamLineReader:
@@ -231,16 +285,31 @@ def start_tcp(server: Any, max_bytes: int, host: str, port: int) -> None:
         log.debug("the TCP server was cancelled")
 
 
-def start_io(server: Any, max_bytes: int, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """Serve `server` (a pygls server) over stdin/stdout with this loop, then shut it down."""
+def start_io(server: Any, max_bytes: int, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+    """Serve `server` (a pygls server) over stdin/stdout with this loop, then shut it down.
+
+    The exit code: 0, or 1 for an `exit` that came without a `shutdown` (the protocol's rule; pygls raises it).
+    """
     server._stop_event = stop_event = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-    reader = CappedStdinReader(stdin or sys.stdin.buffer, server.thread_pool)
+    reader = CappedStdinReader(stdin or sys.stdin.buffer)
+    code = 0
     try:
         asyncio.run(until_terminated(server, serve_messages(stop_event, reader, server.protocol, max_bytes)))
     except BrokenPipeError:
         log.error("the connection to the client is lost; shutting down")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
     finally:
         server.shutdown()
+        _wait_for_engines()
+    return code
+
+
+def _wait_for_engines() -> None:
+    """Let the cancelled runs' threads finish their clean-up (bounded) before the interpreter exits."""
+    still = join_engine_threads(SHUTDOWN_GRACE_S)
+    if still:
+        log.warning("exiting with engine threads still running: %s", ", ".join(still))

@@ -81,7 +81,9 @@ class QuickFixes:
         self._deps = deps
         self.offers: dict[str, Offer] = {}
         self.task: asyncio.Task | None = None
+        self.unfinished: set[asyncio.Task] = set()  # the search in flight and cancelled ones still cleaning up
         self.current: SearchInput | None = None  # the search in flight, or the one waiting for runs to end
+        self.closed = False  # shut down: no search starts again (a run cancelled by the shutdown ends after it)
 
     # -- starting and yielding -------------------------------------------------------------------
 
@@ -103,7 +105,12 @@ class QuickFixes:
         return any(r.run_id != ending for r in self._deps.runs.active.values())
 
     def _launch(self, given: SearchInput) -> None:
-        self.task = asyncio.create_task(self._search(given), name="agentls-quickfix-search")
+        if self.closed:
+            self.current = None
+            return
+        self.task = task = asyncio.create_task(self._search(given), name="agentls-quickfix-search")
+        self.unfinished.add(task)
+        task.add_done_callback(self.unfinished.discard)
 
     async def _search(self, given: SearchInput) -> None:
         settings = await self._deps.settings.load()
@@ -182,11 +189,12 @@ class QuickFixes:
         self.task = None
 
     async def stop(self) -> None:
-        """Shutdown: cancel the search and wait (bounded) for its clean-up."""
-        task = self.task
+        """Shutdown: cancel the search, wait (bounded) for its clean-up and that of the searches
+        cancelled before (an edit drops a search without waiting), and start none again."""
+        self.closed = True
         self.drop()
-        if task is not None:
-            await asyncio.wait([task], timeout=15)
+        if self.unfinished:
+            await asyncio.wait(set(self.unfinished), timeout=15)
 
     # -- offering and applying -------------------------------------------------------------------
 

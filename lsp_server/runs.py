@@ -106,11 +106,14 @@ class RunManager:
         self.previewer = Previewer(server, edits)
         self.offers = BestAttemptOffer(self.previewer, edits, self.show)
         self.observers: list[Any] = []  # run_started(run) / run_ended(run, result or None): quickfixes.py
+        self.closing = False  # shutdown or exit came: no run starts again
 
     # -- starting ------------------------------------------------------------------------------
 
     def start(self, request: RunRequest, action: str) -> dict:
         """Start a run in the background; `{"runId": id}` or `{"runId": None, "error": why}`."""
+        if self.closing:
+            return self.refuse("the server is shutting down")
         key = request.target_file or WORKSPACE_KEY
         busy = next((r for r in self.active.values() if r.key == key), None)
         if busy is not None:
@@ -264,14 +267,22 @@ class RunManager:
                 run.task.cancel()
 
     async def stop_all(self) -> None:
-        """Cancel every run and wait (bounded) for their cleanup."""
+        """Cancel every run and wait (bounded) for their cleanup; start nothing after.
+
+        The runs go first: a cancelled run's end can start a background search
+        (a test run that had its report), which the observers' stop then
+        cancels and waits for. The other way round, that search outlived the
+        shutdown and the process exited while its thread was copying the
+        workspace, leaving the copy behind (the soak's leftover).
+        """
+        self.closing = True
         tasks = [r.task for r in self.active.values() if r.task is not None]
         self.cancel()
         self.offers.withdraw()
-        for observer in self.observers:
-            await observer.stop()
         if tasks:
             await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
+        for observer in self.observers:
+            await observer.stop()
 
 
 def register(server: LanguageServer, deps: Deps) -> None:
@@ -286,8 +297,5 @@ def register(server: LanguageServer, deps: Deps) -> None:
         await manager.stop_all()
 
     @server.feature(lsp.EXIT)
-    def exit_(ls: LanguageServer, params: None) -> None:
-        manager.cancel()
-        manager.offers.withdraw()
-        for observer in manager.observers:
-            observer.drop()
+    async def exit_(ls: LanguageServer, params: None) -> None:
+        await manager.stop_all()  # at once when a shutdown came first; an exit alone still cleans up (bounded)

@@ -49,8 +49,8 @@ class AgentLanguageServer(LanguageServer):
     max_message_bytes = framing.DEFAULT_MAX_MESSAGE_BYTES
     stop_runs: Callable[[], Any] | None = None  # set by build_server; framing.until_terminated calls it
 
-    def start_io(self, stdin=None, stdout=None) -> None:  # noqa: ANN001 - pygls' signature
-        framing.start_io(self, self.max_message_bytes, stdin, stdout)
+    def start_io(self, stdin=None, stdout=None) -> int:  # noqa: ANN001 - pygls' signature
+        return framing.start_io(self, self.max_message_bytes, stdin, stdout)
 
     def start_tcp(self, host: str, port: int) -> None:
         framing.start_tcp(self, self.max_message_bytes, host, port)
@@ -87,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Serve until the client exits; 2 on a bad --tcp address."""
+    """Serve until the client exits; 1 for an exit without shutdown, 2 on a bad --tcp address."""
     logging.basicConfig(level=str(args.log_level).upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     server = build_server()
     server.max_message_bytes = max(1, args.max_message_bytes)
@@ -98,9 +98,8 @@ def serve(args: argparse.Namespace) -> int:
             logging.getLogger(__name__).error("--tcp wants HOST:PORT, got %r", args.tcp)
             return 2
         server.start_tcp(host, int(port))
-    else:
-        server.start_io()
-    return 0
+        return 0
+    return server.start_io()
 
 
 def _sweep_leftovers() -> None:
