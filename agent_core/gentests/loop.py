@@ -62,7 +62,9 @@ class Candidate:
 
     def prepare(self) -> None:
         try:
-            self.split, self.problem = split_code(self.test.code, self.test.name, self.target.context.import_line), ""
+            context = self.target.context
+            self.split, self.problem = split_code(self.test.code, self.test.name, context.import_line,
+                                                  context.imports), ""
         except BadTestCode as exc:
             self.split, self.problem = None, str(exc)
 

@@ -8,7 +8,11 @@ new file. Suspected-bug tests carry a `# agentls: suspected bug: ...` comment.
 from __future__ import annotations
 
 import ast
+import builtins
+import contextlib
 import re
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -27,11 +31,15 @@ class BadTestCode(ValueError):
     """Generated code that cannot be a test (syntax error, no test function)."""
 
 
-def split_code(code: str, name: str, import_line: str = "") -> SplitTest:
+def split_code(code: str, name: str, import_line: str = "", module_imports: Sequence[str] = ()) -> SplitTest:
     """Separate a generated test's imports from its body; raise BadTestCode when it is unusable.
 
     `import_line` (`from pkg.mod import f, g`) is the one the model was told to use: when the test calls one
-    of its names without importing it (a small model often drops the line), it is added."""
+    of its names without importing it (a small model often drops the line), it is added. So is, for any other
+    name the test uses and never binds, the target module's own import of it (`module_imports`, the module's
+    import statements: `from datetime import datetime, timedelta`), or `import name` for a standard-library
+    module: the bundled model writes `datetime.now()` and `timedelta(days=1)` without importing them, and,
+    shown the NameError, hands the same code back."""
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
@@ -53,7 +61,44 @@ def split_code(code: str, name: str, import_line: str = "") -> SplitTest:
     body = "\n".join(line for i, line in enumerate(lines) if i not in skip).strip("\n")
     implied = _implied_imports(body, imports)
     missing = _missing_target_import(tree, import_line)
-    return SplitTest(imports=[*implied, missing] if missing else implied, body=body)
+    implied = [*implied, missing] if missing else implied
+    return SplitTest(imports=[*implied, *_borrowed_imports(tree, implied, module_imports)], body=body)
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name a statement of `tree` binds: imports, assignments, definitions, parameters, handlers."""
+    bound = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+             for a in n.names}
+    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    bound |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ExceptHandler) and n.name}
+    return bound
+
+
+def _borrowed_imports(tree: ast.Module, added: list[str], module_imports: Sequence[str]) -> list[str]:
+    """Imports for the names the test uses and nothing binds: the target module's own, else a stdlib module's."""
+    bound = _bound_names(tree)
+    for line in added:
+        with contextlib.suppress(SyntaxError):
+            bound |= _bound_names(ast.parse(line))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    free = sorted(used - bound - set(dir(builtins)))
+    provides: dict[str, str] = {}
+    for text in module_imports:
+        with contextlib.suppress(SyntaxError):
+            statement = ast.parse(text.strip()).body[0]
+            if isinstance(statement, ast.ImportFrom) and (statement.level or statement.module == "__future__"):
+                continue  # a relative import means nothing in a test file
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                for alias in statement.names:
+                    provides.setdefault(alias.asname or alias.name.split(".")[0], text.strip())
+    out: list[str] = []
+    for name in free:
+        statement_text = provides.get(name) or (f"import {name}" if name in sys.stdlib_module_names else None)
+        if statement_text and statement_text not in out:
+            out.append(statement_text)
+    return out
 
 
 def _missing_target_import(tree: ast.Module, import_line: str) -> str | None:
@@ -63,12 +108,8 @@ def _missing_target_import(tree: ast.Module, import_line: str) -> str | None:
                   for a in n.names}
     except SyntaxError:
         return None
-    bound = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-             for a in n.names}
-    bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return import_line if (wanted & used) - bound else None
+    return import_line if (wanted & used) - _bound_names(tree) else None
 
 
 def _before_syntax_error(code: str, line: int) -> tuple[str, ast.Module] | None:

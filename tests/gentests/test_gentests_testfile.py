@@ -48,3 +48,37 @@ def test_a_doctest_traceback_copied_into_an_assertion_is_cut_off_and_the_asserti
     assert split.body == "\n".join(code.splitlines()[:3]) and split.imports == [IMPORT]
     with pytest.raises(BadTestCode, match="SyntaxError"):  # nothing asserted before the error: not salvaged
         split_code("def test_p():\n    x = 1\n    assert x == Traceback (most\n", "test_p")
+
+
+TIMEUTILS_IMPORTS = [  # boltons/timeutils.py's own imports, as the target context carries them
+    "from datetime import tzinfo, timedelta, date, datetime, timezone",
+    "import re",
+    "from .typeutils import make_sentinel",
+]
+TARGET = "from boltons.timeutils import relative_time"
+RELATIVE = (  # what the bundled model wrote for boltons' relative_time, 12 times over, never importing datetime
+    "def test_p():\n"
+    "    now = datetime.now(timezone.utc).replace(tzinfo=None)\n"
+    "    assert relative_time(now - timedelta(days=1), now) == '1 day ago'\n"
+)
+
+
+@pytest.mark.parametrize(
+    "code, module_imports, imports",
+    [
+        (RELATIVE, TIMEUTILS_IMPORTS, [TARGET, "from datetime import tzinfo, timedelta, date, datetime, timezone"]),
+        (RELATIVE, [], [TARGET, "import datetime"]),  # no module import of it: the stdlib module of that name
+        ("def test_p():\n    assert math.isclose(relative_time(1), 1.0)\n", TIMEUTILS_IMPORTS, [TARGET, "import math"]),
+        ("def test_p():\n    assert make_sentinel()\n", TIMEUTILS_IMPORTS, []),  # relative: means nothing here
+        ("def test_p():\n    assert unknown_name\n", TIMEUTILS_IMPORTS, []),  # nothing provides it: left to fail
+        (  # bound by the test itself: its own import, a parameter, an assignment, a handler
+            "import datetime\n\n\ndef test_p(re):\n    timedelta = 1\n    try:\n        pass\n"
+            "    except ValueError as date:\n        pass\n    assert datetime and re and timedelta and date\n",
+            TIMEUTILS_IMPORTS, ["import datetime"],
+        ),
+    ],
+)
+def test_a_name_the_test_uses_unbound_is_imported_as_the_target_module_or_the_stdlib_provides_it(
+    code, module_imports, imports
+):
+    assert split_code(code, "test_p", TARGET, module_imports).imports == imports
