@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import importlib
 import re
 import sys
 from collections.abc import Sequence
@@ -85,6 +86,7 @@ def _borrowed_imports(tree: ast.Module, added: list[str], module_imports: Sequen
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     free = sorted(used - bound - set(dir(builtins)))
     provides: dict[str, str] = {}
+    stdlib_modules: list[str] = []  # modules the target imports whole (`import datetime`), from the stdlib
     for text in module_imports:
         with contextlib.suppress(SyntaxError):
             statement = ast.parse(text.strip()).body[0]
@@ -93,12 +95,33 @@ def _borrowed_imports(tree: ast.Module, added: list[str], module_imports: Sequen
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
                 for alias in statement.names:
                     provides.setdefault(alias.asname or alias.name.split(".")[0], text.strip())
+            if isinstance(statement, ast.Import):
+                stdlib_modules += [a.name for a in statement.names if a.name.split(".")[0] in _SAFE_STDLIB]
     out: list[str] = []
     for name in free:
-        statement_text = provides.get(name) or (f"import {name}" if name in sys.stdlib_module_names else None)
+        statement_text = provides.get(name) or (f"import {name}" if name in _SAFE_STDLIB else None)
+        statement_text = statement_text or _stdlib_member(name, stdlib_modules)
         if statement_text and statement_text not in out:
             out.append(statement_text)
     return out
+
+
+# Standard-library modules whose import does something (a browser, a window, a printed poem) are never
+# imported to look a name up, nor added to a test.
+_SAFE_STDLIB = sys.stdlib_module_names - {"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"}
+
+
+def _stdlib_member(name: str, modules: list[str]) -> str | None:
+    """`from datetime import date` when the target does `import datetime` and the test says bare `date`."""
+    if name.startswith("_"):
+        return None
+    for module in modules:
+        try:
+            if hasattr(importlib.import_module(module), name):
+                return f"from {module} import {name}"
+        except ImportError:
+            continue
+    return None
 
 
 def _missing_target_import(tree: ast.Module, import_line: str) -> str | None:

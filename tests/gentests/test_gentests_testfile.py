@@ -71,6 +71,11 @@ RELATIVE = (  # what the bundled model wrote for boltons' relative_time, 12 time
         ("def test_p():\n    assert math.isclose(relative_time(1), 1.0)\n", TIMEUTILS_IMPORTS, [TARGET, "import math"]),
         ("def test_p():\n    assert make_sentinel()\n", TIMEUTILS_IMPORTS, []),  # relative: means nothing here
         ("def test_p():\n    assert unknown_name\n", TIMEUTILS_IMPORTS, []),  # nothing provides it: left to fail
+        (  # dateutil's easter.py does `import datetime`; the bundled model wrote bare `date(...)`
+            "def test_p():\n    assert relative_time(2024) == date(2024, 3, 31)\n", ["import datetime"],
+            [TARGET, "from datetime import date"],
+        ),
+        ("def test_p():\n    assert relative_time(2024) == date(2024, 3, 31)\n", ["import this"], [TARGET]),
         (  # bound by the test itself: its own import, a parameter, an assignment, a handler
             "import datetime\n\n\ndef test_p(re):\n    timedelta = 1\n    try:\n        pass\n"
             "    except ValueError as date:\n        pass\n    assert datetime and re and timedelta and date\n",
