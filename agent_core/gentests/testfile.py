@@ -86,7 +86,7 @@ def _borrowed_imports(tree: ast.Module, added: list[str], module_imports: Sequen
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     free = sorted(used - bound - set(dir(builtins)))
     provides: dict[str, str] = {}
-    stdlib_modules: list[str] = []  # modules the target imports whole (`import datetime`), from the stdlib
+    stdlib_modules: list[str] = []  # the stdlib modules the target imports from (`import datetime`, `from datetime`)
     for text in module_imports:
         with contextlib.suppress(SyntaxError):
             statement = ast.parse(text.strip()).body[0]
@@ -97,6 +97,8 @@ def _borrowed_imports(tree: ast.Module, added: list[str], module_imports: Sequen
                     provides.setdefault(alias.asname or alias.name.split(".")[0], text.strip())
             if isinstance(statement, ast.Import):
                 stdlib_modules += [a.name for a in statement.names if a.name.split(".")[0] in _SAFE_STDLIB]
+            elif isinstance(statement, ast.ImportFrom) and str(statement.module).split(".")[0] in _SAFE_STDLIB:
+                stdlib_modules.append(str(statement.module))
     out: list[str] = []
     for name in free:
         statement_text = provides.get(name) or (f"import {name}" if name in _SAFE_STDLIB else None)
@@ -112,7 +114,7 @@ _SAFE_STDLIB = sys.stdlib_module_names - {"antigravity", "this", "idlelib", "tki
 
 
 def _stdlib_member(name: str, modules: list[str]) -> str | None:
-    """`from datetime import date` when the target does `import datetime` and the test says bare `date`."""
+    """`from datetime import date` when the target imports from `datetime` and the test says bare `date`."""
     if name.startswith("_"):
         return None
     for module in modules:

@@ -76,6 +76,11 @@ RELATIVE = (  # what the bundled model wrote for boltons' relative_time, 12 time
             [TARGET, "from datetime import date"],
         ),
         ("def test_p():\n    assert relative_time(2024) == date(2024, 3, 31)\n", ["import this"], [TARGET]),
+        (  # dateutil's utils.py: `from datetime import datetime, time`; the test also used `timedelta`
+            "def test_p():\n    assert relative_time(datetime(2023, 1, 1), timedelta(days=1))\n",
+            ["from datetime import datetime, time"],
+            [TARGET, "from datetime import datetime, time", "from datetime import timedelta"],
+        ),
         (  # bound by the test itself: its own import, a parameter, an assignment, a handler
             "import datetime\n\n\ndef test_p(re):\n    timedelta = 1\n    try:\n        pass\n"
             "    except ValueError as date:\n        pass\n    assert datetime and re and timedelta and date\n",
