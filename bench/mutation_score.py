@@ -47,7 +47,7 @@ from agent_core.gentests.mutation import covered_lines, run_mutants, select_muta
 from agent_core.gentests.run import _baseline_files, run_gen_tests
 from agent_core.gentests.targets import select_targets
 from agent_core.journal.writer import Journal
-from agent_core.models import RunRequest
+from agent_core.models import RunRequest, RunResult
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace
@@ -121,8 +121,11 @@ async def gen_tests_row(copy: Path, module: str, function: str, settings: Settin
     request = RunRequest(kind="gen_tests", workspace=copy, target_file=module, target_symbol=function)
     started = time.monotonic()
     journal = Journal(copy, f"mutation-{function}", enabled=journals is not None)
-    result = await run_gen_tests(request, settings, NullHooks(), SimpleNamespace(journal=journal))
-    if journals is not None:
+    try:
+        result = await run_gen_tests(request, settings, NullHooks(), SimpleNamespace(journal=journal))
+    except Exception as exc:  # noqa: BLE001 - a model error ends this row, as the engine ends the run; the rest go on
+        result = RunResult(run_id=f"mutation-{function}", kind="gen_tests", status="error", error=str(exc))
+    if journals is not None and journal.dir.is_dir():
         shutil.copytree(journal.dir, journals / function, dirs_exist_ok=True)
     extra = result.extra
     mutation = extra.get("mutation") or {}

@@ -25,6 +25,7 @@ from agent_core.gentests.mutation_keep import MutationContext, apply_mutation_ru
 from agent_core.gentests.report import bug_report, summary_text
 from agent_core.gentests.targets import Target, TargetError, select_targets
 from agent_core.gentests.testfile import compose, destination
+from agent_core.llm.base import StructuredOutputError
 from agent_core.models import ChangeSet, RunRequest, RunResult
 from agent_core.settings import Settings
 from agent_core.workspace.changeset import file_change
@@ -68,12 +69,32 @@ async def _coverage_of(deps: GenTestsDeps, root: Path, files: list[str], target:
     return coverage_record.record(deps.journal, phase, root, target, result)
 
 
+# A second draw when the tester's answer does not have the expected form even after the client's repair
+# request: the bundled model's first answer at its usual temperature sometimes leaves out "tests" altogether.
+REDRAW_TEMPERATURE = 0.7
+
+
 async def _generate(deps: GenTestsDeps, template: str, targets: list[Target], folder: str,
                     taken: set[str]) -> list[Candidate]:
+    """The tester's tests for each target; a target whose answers never take the expected form is skipped
+    (journaled), and only when every target's were is the run an error."""
     cands: list[Candidate] = []
+    failure: StructuredOutputError | None = None
     for target in targets:
-        for test in await write_tests(deps.llm, template, target.context):
+        try:
+            tests = await write_tests(deps.llm, template, target.context)
+        except StructuredOutputError:
+            try:
+                tests = await write_tests(deps.llm, template, target.context, temperature=REDRAW_TEMPERATURE)
+            except StructuredOutputError as exc:
+                failure = exc
+                _journal(deps, "tool_call", tool="write_tests", args={"target": target.symbol.qualname},
+                         result={"error": str(exc)}, ok=False)
+                continue
+        for test in tests:
             cands.append(new_candidate(len(cands) + 1, test, target, folder, taken))
+    if failure is not None and not cands:
+        raise failure
     return cands
 
 

@@ -6,11 +6,13 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from gentests_support import PLANTED_LINE, measure_coverage
 
 from agent_core import events
 from agent_core.events import NullHooks, PhaseEvent
 from agent_core.gentests.run import run_gen_tests
+from agent_core.llm.base import StructuredOutputError
 from agent_core.models import RunRequest
 from agent_core.settings import Settings
 from agent_core.workspace.changeset import apply_change_set
@@ -165,3 +167,31 @@ async def test_existing_test_file_is_extended_and_coverage_is_reported(scripted_
     after = measure_coverage(shop_workspace, ["tests/test_shop.py"], "shop.py")
     assert result.extra["coverage"] == {"before": before, "after": after}
     assert after > before
+
+
+async def test_a_tester_answer_without_tests_is_drawn_again_before_the_run_gives_up(scripted_llm, shop_workspace: Path):
+    """dateutil's easter: the bundled model's answer lacked "tests" twice (the answer and its repair request)."""
+    shapeless = json.dumps({"name": "test_clamp", "code": "def test_clamp(): ..."})
+    for _ in range(2):
+        scripted_llm.add("tester", shapeless)
+    scripted_llm.add("tester", _tests(
+        ("test_clamp_high", "from shop import clamp\n\n\ndef test_clamp_high():\n    assert clamp(15, 0, 10) == 10\n"),
+    ))
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation=COVERAGE_RULE)
+    request = RunRequest(kind="gen_tests", workspace=shop_workspace, target_file="shop.py", target_symbol="clamp")
+    result = await run_gen_tests(request, settings, NullHooks())
+
+    assert result.status == "ok", result.error
+    assert result.extra["tests_kept"] == 1
+    temperatures = [r.get("temperature") for r in scripted_llm.requests_for("tester")]
+    assert temperatures[2] == 0.7 and temperatures[0] != 0.7  # the third request is the second draw
+
+
+async def test_when_every_draw_is_shapeless_the_run_ends_in_the_model_error(scripted_llm, shop_workspace: Path):
+    """The error the engine reports as the run's (status error, exit 1 in the CLI), after both draws."""
+    scripted_llm.default("tester", json.dumps({"name": "test_clamp"}))
+    settings = Settings(base_url=scripted_llm.base_url, max_iterations=1, mutation=COVERAGE_RULE)
+    request = RunRequest(kind="gen_tests", workspace=shop_workspace, target_file="shop.py", target_symbol="clamp")
+    with pytest.raises(StructuredOutputError, match="TesterOutput"):
+        await run_gen_tests(request, settings, NullHooks())
+    assert len(scripted_llm.requests_for("tester")) == 4  # two draws, each with its repair request

@@ -33,8 +33,10 @@ def _clip(text: str, limit: int = MAX_SOURCE_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "\n# ... (truncated)"
 
 
-async def write_tests(llm: LLMClient, template: str, target: TargetContext) -> list[GeneratedTest]:
-    """Ask for new tests of one target."""
+async def write_tests(
+    llm: LLMClient, template: str, target: TargetContext, temperature: float | None = None
+) -> list[GeneratedTest]:
+    """Ask for new tests of one target (`temperature`: the role's own unless given)."""
     existing = ""
     if target.existing:
         existing = "Existing tests already cover: " + ", ".join(target.existing[:10]) + ". Test other behaviour.\n"
@@ -49,7 +51,7 @@ async def write_tests(llm: LLMClient, template: str, target: TargetContext) -> l
             "existing": existing,
         },
     )
-    answer = await llm.structured("tester", _messages(text), TesterOutput)
+    answer = await llm.structured("tester", _messages(text), TesterOutput, temperature=temperature)
     return answer.tests
 
 
