@@ -135,6 +135,7 @@ class ScriptedLLM:
         self.request_headers: list[dict[str, str]] = []
         self.reject_json_schema = False
         self.honour_n = True
+        self.honour_max_tokens = False  # True: an answer longer than the request's max_tokens is cut ("length")
         self.reject_n = False
         self.stream_usage = True
         self.reject_stream = False
@@ -243,7 +244,12 @@ class ScriptedLLM:
             answer = answer(body)
         if isinstance(answer, Fault):
             return self._fault(body, answer)
-        return self._answer(body, self._contents(body, answer))
+        contents = self._contents(body, answer)
+        limit = body.get("max_tokens") if self.honour_max_tokens else None
+        if isinstance(limit, int) and any(estimate_tokens(c) > limit for c in contents):
+            # As a real server does: the answer stops at max_tokens (estimate_tokens' 4 characters each).
+            return self._answer(body, [c[: limit * 4] for c in contents], finish_reason="length")
+        return self._answer(body, contents)
 
     def _contents(self, body: dict[str, Any], answer: Answer) -> list[str]:
         n = max(1, int(body.get("n") or 1)) if self.honour_n else 1

@@ -15,7 +15,8 @@ raises `StreamRefused` so the caller can ask again without it.
 A request with `stream=True` goes through streaming.py: the deadline then
 bounds the retries and the wait for each answer to start, silence of
 `stall_s` fails an attempt (retried like a timeout), and an answer that keeps
-streaming runs until it ends or `cap_s` after the call started.
+streaming runs until it ends or `cap_s` after the call started (then it is
+cut there, as at a token limit: streaming.py).
 """
 
 from __future__ import annotations

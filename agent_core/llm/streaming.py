@@ -6,7 +6,12 @@ silent fails the attempt in seconds, while one that keeps sending (content
 chunks, or SSE keep-alive comments such as llama-cpp-python's `: ping` every
 15 s while it evaluates the prompt) keeps it alive. The wait for the answer to
 start (the response headers) is bounded by `start_s`; once it has started only
-the hard cap (`cap_at`, a monotonic time) ends it.
+the hard cap (`cap_at`, a monotonic time) ends it. An answer still arriving at
+the cap is cut there and kept, as `max_tokens` would have cut it (finish_reason
+"length"): minutes of a slow endpoint's answer are not thrown away, and the
+caller judges the cut answer as it judges any answer that hit its token limit
+(the coder's complete first function is still a candidate). Only a stream
+that brought no content by the cap (a prompt still being read) fails.
 
 The answer is assembled per choice index (content and finish_reason). Usage
 comes from the stream's final chunk when the endpoint sends one (OpenAI does
@@ -90,10 +95,11 @@ class _Choices:
         self.chunks += pieces
         return pieces
 
-    def assemble(self, messages: list[dict[str, Any]]) -> Assembled:
+    def assemble(self, messages: list[dict[str, Any]], unfinished: str | None = None) -> Assembled:
+        """The answer so far; `unfinished` stands for the finish_reason of a choice that has none yet."""
         indices = sorted(self.parts)
         texts = ["".join(self.parts[i]) for i in indices]
-        finish = self.finish.get(indices[0]) if indices else None
+        finish = (self.finish.get(indices[0]) or unfinished) if indices else None
         if self.usage is not None:
             usage = Usage(
                 prompt_tokens=int(self.usage.prompt_tokens or 0),
@@ -146,6 +152,8 @@ async def send_streamed(
     except TimeoutError:
         if not started:
             raise
+        if choices.chunks:
+            return choices.assemble(request.get("messages") or [], unfinished="length")
         raise StreamFailure(
             f"endpoint {endpoint} was still streaming its answer after {cap_s:g} s (llm_answer_cap_s)", retryable=False
         ) from None

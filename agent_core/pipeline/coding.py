@@ -27,7 +27,7 @@ from agent_core.pipeline.context import (
 )
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import apply_edits
-from agent_core.pipeline.focus import Target, render_suspects, retarget_to_focus
+from agent_core.pipeline.focus import Target, render_suspects, retarget_to_focus, target_code
 from agent_core.pipeline.sampling import Candidate, Sampler, temperatures
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.suspects import suspects_from_report
@@ -95,6 +95,7 @@ class _Step:
     files: str
     sources: list[str]
     targets: list[Target]
+    rewrite: str = ""  # the targets' own code: what the answer rewrites (its size bounds the answer)
 
 
 def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport | None, protect: bool) -> _Step:
@@ -116,7 +117,7 @@ def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport |
     others = render_files(deps.shadow, rest, budget=budget, tests_read_only=protect, focus=focus_from_report(report))
     files = "\n\n".join(p for p in (focused, others) if p and p != "(no files)") or "(no files)"
     sources = [f for f in [*focused_files, *shown] if not is_test_file(f)]
-    return _Step(step, files, list(dict.fromkeys(sources)), targets)
+    return _Step(step, files, list(dict.fromkeys(sources)), targets, target_code(deps.shadow, targets))
 
 
 async def _ask(
@@ -129,7 +130,7 @@ async def _ask(
         messages,
         n=n,
         temperature=temperature,
-        max_tokens=answer_budget(ctx.files),
+        max_tokens=answer_budget(ctx.files, ctx.rewrite),
         default_path=ctx.sources[0] if ctx.sources else "",
         fallback=bool(state.get("escalated")),
     )

@@ -133,6 +133,15 @@ def render_suspects(shadow: ShadowWorkspace, suspects: list[dict[str, Any]]) -> 
     return "\n\n".join(blocks), files, targets
 
 
+def target_code(shadow: ShadowWorkspace, targets: list[Target]) -> str:
+    """The targets' own lines as the prompt shows them (each cut at FUNCTION_CHARS); "" with none."""
+    parts = []
+    for t in targets:
+        lines = (shadow.readable(t.file) or "").split("\n")
+        parts.append("\n".join(lines[t.start_line - 1:t.end_line])[:FUNCTION_CHARS])
+    return "\n\n".join(p for p in parts if p)
+
+
 def _pieces(source: str) -> list[tuple[ast.stmt, str]] | None:
     try:
         tree = ast.parse(source)

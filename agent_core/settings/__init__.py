@@ -239,7 +239,8 @@ class Settings(BaseModel):
         default=600.0,
         gt=0,
         le=7200,
-        description="Longest one model call may take, a streaming answer included, in seconds.",
+        description="Longest one model call may take, a streaming answer included, in seconds; an answer "
+        "still streaming then is cut there, as at its token limit.",
     )
     roles: RoleProfiles = Field(default_factory=RoleProfiles, description="Per-role model profiles.")
     max_iterations: int = Field(default=3, ge=1, le=20, description="Code/test/reflect iterations per run.")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from engine_support import journal_records, make_project
 
+from agent_core.agents.coder.agent import answer_budget
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.focus import (
@@ -76,6 +77,27 @@ def test_the_prompt_stays_small_and_the_method_goes_back_in_place(tmp_path: Path
     assert focus["source"] == "state" and focus["shown_whole"][0] == f"big.py:{MEAN_START}-{MEAN_END} Stats.mean"
     expected = BIG.replace("        count = len(self.xs) - len(self.xs)\n", "        count = len(self.xs)\n")
     assert (project / "big.py").read_text() == expected, "only Stats.mean changed, at its own indentation"
+
+
+def test_the_answer_budget_follows_the_functions_to_rewrite_not_the_prompt(tmp_path: Path, scripted_llm, run_fix):
+    """A model that runs on after its answer (a small model repeating itself) is stopped by a budget the
+    size of the functions it rewrites, not of the prompt (outline, tests, failures) around them."""
+    project = make_project(tmp_path / "big", {"big.py": BIG, "test_big.py": TESTS})
+    scripted_llm.honour_max_tokens = True
+    babble = "".join(f"# the count is the length of the list ({i})\n" for i in range(3000))
+    scripted_llm.add("coder", ANSWER + "\nWhy it works:\n" + babble)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.stderr
+    request = scripted_llm.requests_for("coder")[0]
+    prompt = "\n".join(m["content"] for m in request["messages"])
+    shown = [line for line in BIG.splitlines()[MEAN_START - 4:MEAN_END]]  # Stats.__init__ and Stats.mean
+    assert request["max_tokens"] <= 384 + 2 * len("\n".join(shown)) // 3, request["max_tokens"]
+    assert answer_budget(prompt) > 2 * request["max_tokens"], "the prompt's budget would have let it run on"
+    call = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "llm_call")
+    assert call["usage"]["completion_tokens"] <= request["max_tokens"] * max(1, request.get("n") or 1)
+    assert "count = len(self.xs)\n        return" in (project / "big.py").read_text()
 
 
 def test_a_small_file_is_shown_whole_with_the_suspicious_line_marked(project: Path, scripted_llm, run_fix):

@@ -1,7 +1,7 @@
 """Streamed answers: assembled from SSE chunks, usage from the stream or counted, refusals
 remembered, and the time limits: a stall fails an attempt in about llm_stall_s, a slow but
 steady stream outlives llm_deadline_s, a hang before the headers ends at the deadline, the cap
-ends any answer. The real openai client against the scripted server's real SSE."""
+cuts any answer (keeping what arrived). The real openai client against the scripted server's real SSE."""
 
 from __future__ import annotations
 
@@ -190,8 +190,24 @@ async def test_streams_that_keep_dropping_end_with_a_cause_naming_it(scripted_ll
         await client.aclose()
 
 
-async def test_the_cap_ends_a_streaming_answer_without_a_retry(scripted_llm):
+async def test_the_cap_cuts_a_streaming_answer_and_keeps_what_arrived_without_a_retry(scripted_llm):
     scripted_llm.default("coder", Fault.slow(0.2, LONG))  # about 5.2 s
+    recorder = Recorder()
+    client = _client(scripted_llm.base_url, recorder, llm_stall_s=1.0, llm_deadline_s=1.0, llm_answer_cap_s=1.5)
+    started = time.monotonic()
+    try:
+        text = await client.text("coder", ASK)
+    finally:
+        await client.aclose()
+    assert time.monotonic() - started < 4.0, "cut at the cap, not streamed to the end"
+    assert text and LONG.startswith(text) and len(text) < len(LONG), text
+    (call,) = recorder.calls
+    assert call.answer == text and call.usage.completion_tokens > 0
+    assert len(scripted_llm.requests) == 1
+
+
+async def test_the_cap_ends_a_call_whose_answer_has_not_started_without_a_retry(scripted_llm):
+    scripted_llm.default("coder", Fault.pings(5.0, 0.25, LONG))  # the prompt still being read at the cap
     client = _client(scripted_llm.base_url, llm_stall_s=1.0, llm_deadline_s=1.0, llm_answer_cap_s=1.5)
     try:
         with pytest.raises(LLMUnavailable) as caught:

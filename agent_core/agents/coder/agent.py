@@ -8,10 +8,21 @@ from agent_core.agents.coder.schema import CoderOutput
 from agent_core.agents.render import render
 from agent_core.llm.base import LLMClient
 
+ANSWER_MAX_TOKENS = 4096
 
-def answer_budget(files: str) -> int:
-    """Tokens an answer may take: the shown code once over (about 3 characters a token) and some room."""
-    return min(4096, 256 + len(files) // 3)
+
+def answer_budget(files: str, rewrite: str = "") -> int:
+    """Tokens an answer may take (about 3 characters a token).
+
+    Without `rewrite`: the shown code once over and some room. With it (the functions of a big
+    file shown whole to be rewritten, pipeline/focus.py) the answer is those functions, so the
+    budget is twice their size and some room, however much of the file's outline and the other
+    files the prompt shows. A small model that falls into repeating itself streams until the
+    budget: with the files' budget one coder answer on toolz's 1,000-line itertoolz.py (a
+    10-line function to rewrite) was still streaming after 600 s on this 2-core machine.
+    """
+    shown = min(ANSWER_MAX_TOKENS, 256 + len(files) // 3)
+    return min(shown, 384 + 2 * len(rewrite) // 3) if rewrite else shown
 
 
 def coder_messages(template: str, *, task: str, files: str, failure: str, hypothesis: str,
