@@ -14,7 +14,8 @@ them, in the order they are tried on a line (most frequent first):
 4. boolean connectives: `and` <-> `or`;
 5. arithmetic operators: `+` <-> `-`, `*` <-> `/` / `//`, `/` <-> `//`, `%`, and the augmented forms;
 6. `min` <-> `max` (one, or both exchanged), twin names (`startswith`/`endswith`,
-   `lstrip`/`rstrip`, `any`/`all`, `upper`/`lower`, `floor`/`ceil`), `True` <-> `False`,
+   `lstrip`/`rstrip`, `any`/`all`, `upper`/`lower`, `floor`/`ceil`, `find`/`rfind`; the wrong end of
+   an ordered container: `iter`/`reversed`, `pop`/`popleft`, `append`/`appendleft`), `True` <-> `False`,
    `is` -> `==`, `is not` -> `!=`, `break` <-> `continue`;
 7. turned round: negation dropped (`not x` -> `x`), `==` <-> `!=`, or negation added around an
    `if`/`while`/`elif` condition (the larger edit last); a value computed and thrown away
@@ -65,7 +66,10 @@ _WORDS = {"and": ["or"], "or": ["and"], "min": ["max"], "max": ["min"], "True": 
           # searching and splitting from the wrong end
           "find": ["rfind"], "rfind": ["find"], "index": ["rindex"], "rindex": ["index"], "split": ["rsplit"],
           "rsplit": ["split"], "partition": ["rpartition"], "rpartition": ["partition"], "ljust": ["rjust"],
-          "rjust": ["ljust"], "removeprefix": ["removesuffix"], "removesuffix": ["removeprefix"]}
+          "rjust": ["ljust"], "removeprefix": ["removesuffix"], "removesuffix": ["removeprefix"],
+          # taking from or adding at the wrong end of an ordered container (FIFO and LIFO confused)
+          "iter": ["reversed"], "reversed": ["iter"], "popleft": ["pop"], "pop": ["popleft"],
+          "appendleft": ["append"], "append": ["appendleft"]}
 _FLIPS = {"==": ["!="], "!=": ["=="], "<": [">", ">=", "==", "!="], "<=": [">=", ">", "==", "!="],
           ">": ["<", "<=", "==", "!="], ">=": ["<=", "<", "==", "!="]}
 MAX_NAME_SWAPS = 16

@@ -259,6 +259,16 @@ def test_searching_from_the_wrong_end_is_a_twin_name():
     assert "    return text.rfind(' ', 0, limit + 1)" in [m.text for m in line_mutants("c.py", source, 2)]
 
 
+@pytest.mark.parametrize(("line", "expected"), [
+    ("    key = next(reversed(self.order))", "    key = next(iter(self.order))"),  # LRU taken from the MRU end
+    ("    return queue.pop()", "    return queue.popleft()"),  # a FIFO served as a LIFO
+    ("    queue.appendleft(item)", "    queue.append(item)"),
+])
+def test_the_wrong_end_of_an_ordered_container_is_a_twin_name(line: str, expected: str):
+    source = f"def take(self, queue, item):\n{line}\n"
+    assert expected in [m.text for m in line_mutants("c.py", source, 2)]
+
+
 def test_the_expressions_inside_an_f_string_get_the_catalogues_edits():
     source = (
         "def join(items, sep, oxford, word):\n"
