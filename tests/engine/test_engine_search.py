@@ -195,6 +195,34 @@ def test_a_slow_failing_test_gets_a_per_mutant_bound_from_its_own_time(tmp_path:
     assert search["found"]["after"] == "    return used >= quota" and search["timeouts"] == 0
 
 
+HANGING = {  # `n -= 1` written `n += 1`: every test with n > 0 loops forever
+    "countdown.py": (
+        'def countdown(n):\n    """n + (n - 1) + ... + 1."""\n    total = 0\n    while n > 0:\n'
+        "        total += n\n        n += 1\n    return total\n"
+    ),
+    "test_countdown.py": (
+        "from countdown import countdown\n\n\ndef test_zero():\n    assert countdown(0) == 0\n\n\n"
+        "def test_one():\n    assert countdown(1) == 1\n\n\ndef test_three():\n    assert countdown(3) == 6\n"
+    ),
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 60\n[sandbox]\ntest_timeout_s = 2\n",
+}
+
+
+def test_failing_tests_that_hang_do_not_set_the_per_mutant_bound(tmp_path: Path, scripted_llm, run_fix):
+    """A failing test cut by the localizing bound looped: its time is the bound's, not a slow test's need
+    (two hanging tests made the bound 61 s, and one mutant that still hung ate the whole 60 s budget)."""
+    project = make_project(tmp_path / "proj", HANGING)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and scripted_llm.requests == []
+    search = _search_record(project, run.json["run_id"])
+    # the setting (twice it with the covering tests), not 3 x the hung tests' 2 x 10 s + 1
+    assert search["mutant_timeout_s"] <= 4, search
+    assert search["found"]["after"] == "        n -= 1"
+
+
 def test_the_search_can_be_turned_off_and_localization_still_reaches_the_state(
     tmp_path: Path, scripted_llm, run_fix, monkeypatch
 ):
