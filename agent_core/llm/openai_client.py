@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
@@ -25,6 +26,7 @@ import openai
 from pydantic import BaseModel, SecretStr
 
 from agent_core.llm.base import LLMCall, LLMError, LLMObserver, LLMUnavailable, StructuredOutputError
+from agent_core.llm.detect import DetectedServer, detect_local_server
 from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, StreamRefused, complete
 from agent_core.llm.structured import (
     Mode,
@@ -90,6 +92,7 @@ class OpenAIChatClient:
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._ledger = UsageLedger()
         self._local_url: str | None = None
+        self._detected: DetectedServer | None = None  # a user's own local server, used in place of the bundled one
         self._no_n: set[str] = set()  # endpoints that refused a request with n > 1
         self._no_stream: set[str] = set()  # endpoints that refused stream=True
         self._no_stream_options: set[str] = set()  # endpoints that refused stream_options
@@ -311,6 +314,8 @@ class OpenAIChatClient:
         if temperature is not None:
             profile = profile.model_copy(update={"temperature": temperature})
         base_url = (profile.base_url or await self._local_endpoint()).rstrip("/")
+        if profile.base_url is None and self._detected is not None:
+            profile = profile.model_copy(update={"model": self._detected.pick_model(profile.model)})
         return profile, base_url, self._client_for(base_url, profile.api_key)
 
     def _client_for(self, base_url: str, api_key: str | None) -> openai.AsyncOpenAI:
@@ -331,6 +336,15 @@ class OpenAIChatClient:
         """The bundled local model's URL, started on demand by agent_core.local_model."""
         if self._local_url is not None:
             return self._local_url
+        if self._settings.detect_local_servers:
+            detected = await asyncio.to_thread(detect_local_server)
+            if detected is not None:
+                model = detected.pick_model(self._settings.model)
+                print(f"agentls: no endpoint configured; using {detected.name} at {detected.base_url} "
+                      f"(model {model}); set base_url to choose another, or detect_local_servers = false",
+                      file=sys.stderr, flush=True)
+                self._detected, self._local_url = detected, detected.base_url
+                return self._local_url
         try:
             from agent_core.local_model.endpoint import ensure_local_endpoint
         except ModuleNotFoundError as exc:
