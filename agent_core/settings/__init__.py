@@ -287,6 +287,11 @@ class Settings(BaseModel):
     local_model: str = Field(
         default="qwen2.5-coder-1.5b", description="Bundled local model used when no endpoint is configured."
     )
+    detect_local_servers: bool = Field(
+        default=True,
+        description="With no endpoint configured, use a running Ollama (port 11434) or LM Studio (port 1234) "
+        "before starting the bundled model.",
+    )
 
     def profile(self, role: Role) -> ResolvedProfile:
         """The effective endpoint, model, key and temperature for `role`."""

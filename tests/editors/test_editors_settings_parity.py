@@ -38,6 +38,7 @@ NOT_EXPOSED = {
     "prompts": "prompt templates belong in the workspace's .agentls.toml, next to the code",
     "journal": "the run journal backs Show trace; turning it off belongs to the CLI",
     "localModel": "the bundled model is chosen at install time, not per editor",
+    "detectLocalServers": "which local model server runs is a machine choice, made once in the user's config",
     "memory.path": "a machine path to the memory database; the project's .agentls/memory.sqlite is the default",
 }
 
