@@ -93,6 +93,7 @@ class Engine:
                 shadow.root,
                 self.settings.test_command,
                 self.settings.sandbox.timeout_s,
+                select=request.select,
                 test_timeout_s=per_test_bound(
                     None, self.settings.sandbox.test_timeout_s, self.settings.sandbox.timeout_s
                 ),

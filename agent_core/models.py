@@ -132,6 +132,11 @@ class TestReport(BaseModel):
         description="Duration of the slowest test that failed by itself, not stopped by the per-test bound "
         "(our pytest plugin only): fixed, it may run as long.",
     )
+    outcomes: dict[str, str] = Field(
+        default_factory=dict, exclude=True,
+        description="Node id -> passed/failed/error/skipped of every test (our pytest plugin only). Left out of "
+        "dumps (journals, graph state): a big suite's list is long; the MCP front end reports it.",
+    )
 
     @property
     def ok(self) -> bool:
@@ -169,6 +174,7 @@ class RunRequest(BaseModel):
     target_symbol: str | None = Field(default=None, description="Function or class name to focus on.")
     diagnostics: list[str] = Field(default_factory=list, description="Editor diagnostics to fold into the goal.")
     overlays: dict[str, str] = Field(default_factory=dict, description="Unsaved buffers: relative path -> text.")
+    select: list[str] = Field(default_factory=list, description="A test run's node ids or paths (default: all).")
     run_id: str | None = None
 
 

@@ -66,6 +66,9 @@ def parse_results(text: str, workspace: Path, hang_dump: str = "") -> TestReport
         elif event == "result":
             begun.pop(record["nodeid"], None)
             outcome = record.get("outcome")
+            nodeid = _nodeid(record, _rel(record["path"], workspace))
+            if report.outcomes.get(nodeid) in (None, "passed"):  # a teardown error after a pass counts
+                report.outcomes[nodeid] = "error" if outcome not in ("passed", "failed", "skipped") else outcome
             if outcome == "passed":
                 report.passed += 1
                 slowest = max(slowest or 0.0, float(record.get("duration") or 0.0))
@@ -83,6 +86,8 @@ def parse_results(text: str, workspace: Path, hang_dump: str = "") -> TestReport
         report.failures.append(_unfinished(record, workspace, hang_dump))
     report.slowest_pass_s = slowest
     report.slowest_fail_s = slowest_fail
+    for failure in report.failures:  # a collection error (its file's id) or a test that ended the process
+        report.outcomes.setdefault(failure.nodeid, "failed" if failure.kind == "failure" else "error")
     return report
 
 
