@@ -1,10 +1,11 @@
 """`agentls fix PATH`: plan, code, test in a sandbox and reflect until the tests pass.
 
 Without --apply the diff goes to stdout and nothing is written; with --apply
-the verified change set is written to PATH (all or nothing). With --json the
-last stdout line is one JSON object (see docs/pipeline.md). Exit codes: 0
-fixed (or the tests already pass), 1 unfixed, 2 bad input, bad configuration
-or an unreachable endpoint.
+the verified change set is written to PATH (all or nothing, git-aware:
+cli/apply.py). With --json the last stdout line is one JSON object (see
+docs/pipeline.md), printed whatever happens. Exit codes: 0 fixed (or the
+tests already pass), 1 unfixed, 2 bad input, bad configuration, an
+unreachable endpoint, or a change that could not be applied.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import sys
 from pathlib import Path
 
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
+from agent_core.cli.apply import add_apply_options, apply_result
 from agent_core.cli.progress import TerminalHooks
 from agent_core.models import RunRequest, RunResult
 from agent_core.settings import Settings, SettingsError, load_settings
-from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set
 
 _TWO = {"unavailable", "config", "bad_input"}
 
@@ -38,7 +39,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     """Options every engine-running command shares (fix, run, resume)."""
     p.add_argument("--base-url", dest="base_url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1")
     p.add_argument("--model", help="model name sent to the endpoint")
-    p.add_argument("--apply", action="store_true", help="write the verified change to PATH")
+    add_apply_options(p)
     p.add_argument("--allow-unsafe", dest="allow_unsafe", action="store_true",
                    help="test and apply changes the safety gate flags")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
@@ -66,12 +67,7 @@ def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, r
         hooks.close()
     if result.kind == "task" and result.status == "ok":  # a task whose change passed: fix's vocabulary
         result.status = "fixed"
-    if args.apply and result.status == "fixed" and result.change_set.changes:
-        try:
-            apply_change_set(request.workspace, result.change_set)
-        except ChangeSetConflict as exc:
-            result.error = f"not applied: {exc}"
-            result.extra["error_kind"] = "bad_input"
+    apply_result(args, request.workspace, request.goal, result)
     return _report(args, request.workspace, result)
 
 
@@ -97,6 +93,8 @@ def json_summary(result: RunResult) -> dict:
         "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
                   "llm_calls": result.usage.llm_calls},
         "duration_s": result.duration_s, "error": result.error, "explanation": result.explanation,
+        "applied": bool(result.extra.get("applied")), "commit": result.extra.get("commit"),
+        "dropped": result.extra.get("dropped", []),
     }
 
 
@@ -110,9 +108,13 @@ def _report(args: argparse.Namespace, workspace: Path, result: RunResult) -> int
     if result.error:
         print(f"agentls: {result.status}: {result.error}", file=sys.stderr)
     else:
-        applied = " (applied)" if args.apply and result.status == "fixed" else (
+        applied = " (applied)" if result.extra.get("applied") else (
             " (not applied: rerun with --apply)" if result.change_set.changes else "")
         print(f"agentls: {result.summary}{applied}", file=sys.stderr)
+    if result.extra.get("commit"):
+        print(f"agentls: committed as {result.extra['commit'][:12]} (git revert undoes it)", file=sys.stderr)
+    for dropped in result.extra.get("dropped", []):
+        print(f"agentls: left out of the fix: {dropped['path']} ({dropped['reason']})", file=sys.stderr)
     print(f"agentls: {where}", file=sys.stderr)
     if args.json:
         print(json.dumps(json_summary(result)))
@@ -125,5 +127,6 @@ def _fail(args: argparse.Namespace, message: str) -> int:
         print(json.dumps({"status": "error", "run_id": "", "iterations": 0, "files_changed": [],
                           "tests": {"passed": 0, "failed": 0, "errors": 0}, "failures": [],
                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
-                          "duration_s": 0.0, "error": message, "explanation": ""}))
+                          "duration_s": 0.0, "error": message, "explanation": "", "applied": False,
+                          "commit": None, "dropped": []}))
     return EXIT_BAD_INPUT

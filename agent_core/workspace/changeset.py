@@ -2,14 +2,21 @@
 
 `compute_change_set` diffs every file the run touched against the text the
 run started from (line-level `difflib.SequenceMatcher`; zero-based spans in
-the ORIGINAL text). `apply_change_set` is the CLI's `--apply`: all or
-nothing, refusing when a file no longer holds the text the run saw.
+the ORIGINAL text), keeping each file's line endings (a CRLF file stays CRLF).
+`apply_change_set` is the CLI's `--apply`: all or nothing across files
+(temp files beside each target, then renames, undone on any error), keeping
+each file's mode (and owner, as root), refusing when a file no longer holds
+the text the run saw.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import errno
 import os
+import re
+import secrets
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -67,8 +74,19 @@ def apply_text_edits(original: str, edits: list[TextEdit]) -> str:
     return out
 
 
+def keep_line_endings(original: str | None, new: str | None) -> str | None:
+    """`new` with the line endings of `original`: a file mostly in CRLF stays CRLF (a model writes LF)."""
+    if not original or not new:
+        return new
+    crlf = original.count("\r\n")
+    if crlf <= original.count("\n") - crlf:
+        return new
+    return re.sub(r"(?<!\r)\n", "\r\n", new)
+
+
 def file_change(path: str, original: str | None, new: str | None) -> FileChange | None:
-    """The change from `original` to `new` (None meaning absent), or None when equal."""
+    """The change from `original` to `new` (None meaning absent, kept in the original's line endings), or None."""
+    new = keep_line_endings(original, new)
     if original == new:
         return None
     kind: Literal["modify", "create", "delete"] = (
@@ -96,6 +114,8 @@ def compute_change_set(shadow: ShadowWorkspace) -> ChangeSet:
 
 def _check(workspace: Path, change: FileChange) -> Path:
     target = resolve_inside(workspace, change.path)
+    if target.exists() and not target.is_file():
+        raise ChangeSetConflict(f"{change.path} is not a regular file; nothing was applied")
     current = read_exact(target) if target.is_file() else None
     if change.kind == "create" and current is not None:
         raise ChangeSetConflict(f"{change.path} already exists; the run expected to create it")
@@ -115,32 +135,127 @@ def _new_file_mode() -> int:
     return 0o666 & ~umask
 
 
+def _side_name(target: Path, kind: str) -> Path:
+    """A fresh name beside `target` (same folder, so a rename never crosses a file system)."""
+    return target.with_name(f".agentls-{kind}-{secrets.token_hex(6)}-{target.name}")
+
+
+_NO_LINKS = (errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK)
+
+
+class _Transaction:
+    """Apply a change set with renames only, and undo it (hand-written: no library does a multi-file rename swap).
+
+    `stage` writes each new text to a temp file beside its target with the
+    target's mode (and owner, when running as root, so applying as root does
+    not hand the user's file to root); `commit` keeps each old file under a
+    side name (a hard link: the target is never missing) and renames the temp
+    file over it; `rollback` renames the old files back, removes what was new,
+    the temp files and the folders it made; `finish` drops the side names.
+    """
+
+    def __init__(self) -> None:
+        self.staged: list[tuple[Path | None, Path]] = []  # (temp file or None: delete, target)
+        self.done: list[tuple[Path, Path | None]] = []  # (target, its old file's side name or None: was new)
+        self.made_dirs: list[Path] = []
+
+    def _mkdirs(self, folder: Path) -> None:
+        missing = []
+        while not folder.exists():
+            missing.append(folder)
+            folder = folder.parent
+        for path in reversed(missing):
+            path.mkdir()
+            self.made_dirs.append(path)
+            _own_like(path, folder)
+
+    def stage(self, target: Path, new: str | None) -> None:
+        if new is None:
+            self.staged.append((None, target))
+            return
+        self._mkdirs(target.parent)
+        data = encode_exact(target, new)
+        fd, name = tempfile.mkstemp(prefix=".agentls-new-", dir=target.parent)
+        tmp = Path(name)
+        self.staged.append((tmp, target))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+            _own_like(tmp, target)
+        else:
+            os.chmod(tmp, _new_file_mode())
+            _own_like(tmp, target.parent)
+
+    def commit(self) -> None:
+        for tmp, target in self.staged:
+            side = _side_name(target, "old") if target.exists() else None
+            if tmp is None:  # a delete: the old file moves aside until the whole change set is in
+                if side is not None:
+                    os.replace(target, side)
+                self.done.append((target, side))
+                continue
+            if side is not None:
+                try:
+                    os.link(target, side)
+                except OSError as exc:
+                    if exc.errno not in _NO_LINKS:
+                        raise
+                    os.replace(target, side)  # no hard links on this file system: a moment without the file
+            self.done.append((target, side))
+            os.replace(tmp, target)
+
+    def rollback(self) -> list[str]:
+        """Undo in reverse order; the problems met (best effort: every step is tried)."""
+        problems: list[str] = []
+        steps = [(lambda t=t, s=s: os.replace(s, t) if s is not None else t.unlink(missing_ok=True))
+                 for t, s in reversed(self.done)]
+        steps += [(lambda t=t: t.unlink(missing_ok=True)) for t, _ in self.staged if t is not None]
+        steps += [(lambda d=d: d.rmdir()) for d in reversed(self.made_dirs)]
+        for step in steps:
+            try:
+                step()
+            except OSError as exc:
+                problems.append(str(exc))
+        return problems
+
+    def finish(self) -> None:
+        for _, side in self.done:
+            if side is not None:
+                with contextlib.suppress(OSError):
+                    side.unlink()
+
+
+def _own_like(path: Path, model: Path) -> None:
+    """Give `path` the owner and group of `model` when running as root (as anyone else it is already the user's)."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        st = model.stat()
+        os.chown(path, st.st_uid, st.st_gid)
+
+
 def apply_change_set(workspace: Path, change_set: ChangeSet) -> list[str]:
-    """Write the change set into `workspace`, all or nothing; return the paths written."""
+    """Write the change set into `workspace`, all or nothing; return the paths written.
+
+    Any failure (a file the user changed meanwhile, a path that cannot be
+    written, a rename refused) raises `ChangeSetConflict` with every file as
+    it was and no temp file left.
+    """
     workspace = Path(workspace).resolve()
     try:
         targets = [(_check(workspace, c), c) for c in change_set.changes]
-    except ValueError as exc:  # PathRefused
-        raise ChangeSetConflict(str(exc)) from exc
-    staged: list[tuple[str, Path]] = []
+    except (ValueError, OSError) as exc:  # PathRefused, UndecodableFile, an unreadable file
+        raise ChangeSetConflict(f"{exc}; nothing was applied" if "nothing was applied" not in str(exc)
+                                else str(exc)) from exc
+    txn = _Transaction()
     try:
         for target, change in targets:
-            if change.new is None:
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            data = encode_exact(target, change.new)
-            fd, tmp = tempfile.mkstemp(prefix=".agentls-", dir=target.parent)
-            staged.append((tmp, target))
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.chmod(tmp, target.stat().st_mode & 0o7777 if target.exists() else _new_file_mode())
+            txn.stage(target, change.new)
+        txn.commit()
     except (OSError, UndecodableFile) as exc:
-        for tmp, _ in staged:
-            os.unlink(tmp)
-        raise ChangeSetConflict(f"could not write the change set: {exc}; nothing was applied") from exc
-    for tmp, target in staged:
-        os.replace(tmp, target)
-    for target, change in targets:
-        if change.new is None:
-            target.unlink()
+        problems = txn.rollback()
+        undo = f" (undoing it also failed: {'; '.join(problems)})" if problems else ""
+        raise ChangeSetConflict(f"could not write the change set: {exc}; nothing was applied{undo}") from exc
+    txn.finish()
     return [c.path for c in change_set.changes]

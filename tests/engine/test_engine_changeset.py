@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,84 @@ def test_apply_refuses_paths_outside_the_workspace(tmp_path: Path):
     with pytest.raises(ChangeSetConflict, match="outside the workspace"):
         apply_change_set(ws, cs)
     assert not (tmp_path / "evil.py").exists()
+
+
+def _all_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+
+
+def test_a_failing_write_leaves_every_file_as_it_was(tmp_path: Path):
+    """The second file cannot be staged (its parent is a file: no permission bypasses that, not even root's)."""
+    ws = _ws(tmp_path)
+    before = _all_files(ws)
+    cs = ChangeSet(changes=[file_change("a.py", "x = 1\n", "x = 10\n"), file_change("b.py/c.py", None, "z = 1\n")])
+    with pytest.raises(ChangeSetConflict, match="nothing was applied"):
+        apply_change_set(ws, cs)
+    assert (ws / "a.py").read_text() == "x = 1\n" and (ws / "b.py").read_text() == "y = 2\n"
+    assert _all_files(ws) == before, "no temp file left"
+
+
+@pytest.fixture
+def immutable(tmp_path: Path):
+    """`chattr +i` on a file (a rename over it fails even for root); cleared again after the test."""
+    marked: list[Path] = []
+
+    def mark(path: Path) -> None:
+        subprocess.run(["chattr", "+i", str(path)], check=True)
+        marked.append(path)
+
+    yield mark
+    for path in marked:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_a_failing_rename_rolls_back_the_files_already_renamed(tmp_path: Path, immutable):
+    ws = _ws(tmp_path)
+    (ws / "z.py").write_text("z = 1\n")
+    immutable(ws / "z.py")
+    before = {p: (ws / p).read_bytes() for p in ("a.py", "b.py", "z.py")}
+    inode = (ws / "a.py").stat().st_ino
+    cs = ChangeSet(changes=[file_change("a.py", "x = 1\n", "x = 10\n"), file_change("b.py", "y = 2\n", None),
+                            file_change("pkg/new.py", None, "n = 1\n"), file_change("z.py", "z = 1\n", "z = 2\n")])
+    with pytest.raises(ChangeSetConflict, match="nothing was applied"):
+        apply_change_set(ws, cs)
+    assert {p: (ws / p).read_bytes() for p in before} == before
+    assert (ws / "a.py").stat().st_ino == inode, "the original file itself is back"
+    assert _all_files(ws) == ["a.py", "b.py", "z.py"], "no temp, side or new file or folder left"
+
+
+def test_mode_and_owner_are_kept(tmp_path: Path):
+    ws = _ws(tmp_path)
+    target = ws / "a.py"
+    target.chmod(0o640)
+    if os.geteuid() == 0:  # root writes a user's file: it stays the user's
+        os.chown(target, 4321, 8765)
+        os.chown(ws, 4321, 8765)
+    apply_change_set(ws, ChangeSet(changes=[file_change("a.py", "x = 1\n", "x = 10\n"),
+                                            file_change("sub/new.py", None, "n = 1\n")]))
+    st = target.stat()
+    assert st.st_mode & 0o7777 == 0o640 and target.read_text() == "x = 10\n"
+    if os.geteuid() == 0:
+        assert (st.st_uid, st.st_gid) == (4321, 8765)
+        assert ((ws / "sub").stat().st_uid, (ws / "sub/new.py").stat().st_uid) == (4321, 4321)
+
+
+def test_crlf_files_stay_crlf(tmp_path: Path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "w.py").write_bytes(b"a = 1\r\nb = 2\r\n")
+    (ws / "u.py").write_bytes(b"c = 1\nd = 2\n")
+    cs = ChangeSet(changes=[file_change("w.py", "a = 1\r\nb = 2\r\n", "a = 1\nb = 3\nc = 4\n"),
+                            file_change("u.py", "c = 1\nd = 2\n", "c = 1\nd = 3\n")])
+    apply_change_set(ws, cs)
+    assert (ws / "w.py").read_bytes() == b"a = 1\r\nb = 3\r\nc = 4\r\n"
+    assert (ws / "u.py").read_bytes() == b"c = 1\nd = 3\n"
+
+
+def test_apply_refuses_to_create_over_a_folder(tmp_path: Path):
+    ws = _ws(tmp_path)
+    (ws / "d.py").mkdir()
+    with pytest.raises(ChangeSetConflict, match="not a regular file"):
+        apply_change_set(ws, ChangeSet(changes=[file_change("a.py", "x = 1\n", "x = 10\n"),
+                                                file_change("d.py", None, "d = 1\n")]))
+    assert (ws / "a.py").read_text() == "x = 1\n"
