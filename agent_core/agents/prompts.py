@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
+from typing import Any
 
-from agent_core.agents.render import placeholders
+from agent_core.agents.render import PLACEHOLDER, placeholders
 from agent_core.settings import Settings, SettingsError
+from agent_core.workspace.instructions import read_project_instructions
 
 PROMPT_MODULES = {
     "planner": "agent_core.agents.planner.prompt",
@@ -63,3 +65,32 @@ def effective_prompts(settings: Settings, workspace: Path | None = None) -> dict
             raise SettingsError(f"prompts.{role}: the override is missing required placeholder(s) {names}")
         out[role] = text
     return out
+
+
+# Roles whose prompts carry the project's own instructions (AGENTS.md): those that plan, write or test code.
+INSTRUCTED_ROLES = ("planner", "coder", "tester")
+
+
+def with_instructions(prompts: dict[str, str], text: str, files: tuple[str, ...]) -> dict[str, str]:
+    """`prompts` with the project's instructions appended to the planner's, coder's and tester's templates."""
+    # A `{name}` in the instructions would be filled like a placeholder: spaced out, it stays text.
+    safe = PLACEHOLDER.sub(lambda m: "{ " + m.group(1) + " }", text)
+    block = f"\n\nThe project's own instructions ({', '.join(files)}); follow them where they apply:\n{safe}"
+    return {role: template + block if role in INSTRUCTED_ROLES else template for role, template in prompts.items()}
+
+
+def run_prompts(settings: Settings, workspace: Path, journal: Any = None) -> dict[str, str]:
+    """The effective templates of a run, with the workspace's AGENTS.md/CONVENTIONS.md (journaled when read)."""
+    return instructed(effective_prompts(settings, workspace), workspace, journal)
+
+
+def instructed(prompts: dict[str, str], workspace: Path, journal: Any = None) -> dict[str, str]:
+    """`prompts` with the workspace's instruction files appended (see `with_instructions`); the journal names them."""
+    found = read_project_instructions(workspace)
+    if found is None:
+        return prompts
+    if journal is not None:
+        roles = [role for role in INSTRUCTED_ROLES if role in prompts]
+        journal.write("instructions", files=list(found.files), chars=len(found.text), truncated=found.truncated,
+                      roles=roles)
+    return with_instructions(prompts, found.text, found.files)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_core.agents.prompts import effective_prompts
+from agent_core.agents.prompts import effective_prompts, instructed
 from agent_core.agents.tester.agent import write_tests
 from agent_core.agents.tester.prompt import TEMPLATE
 from agent_core.analysis.symbols import analyse, test_files
@@ -35,10 +35,9 @@ def _emit(hooks: RunHooks, run_id: str, phase: Phase, message: str, pct: int) ->
     hooks.emit(PhaseEvent(run_id=run_id, phase=phase, message=message, percentage=max(0, min(100, pct))))
 
 
-def _template(settings: Settings, workspace: Path) -> str:
-    if "tester" not in settings.prompts:
-        return TEMPLATE
-    return effective_prompts(settings, workspace)["tester"]
+def _template(settings: Settings, workspace: Path, journal: Any = None) -> str:
+    template = TEMPLATE if "tester" not in settings.prompts else effective_prompts(settings, workspace)["tester"]
+    return instructed({"tester": template}, workspace, journal)["tester"]
 
 
 def _journal(deps: GenTestsDeps, type_: str, **fields: Any) -> None:
@@ -132,7 +131,7 @@ async def _run(request: RunRequest, settings: Settings, hooks: RunHooks, deps: G
     before = await _coverage_of(deps, root, baseline, target_file, timeout, "before")
     _emit(hooks, run_id, "coding", f"writing tests for {', '.join(t.symbol.qualname for t in targets)}", 15)
     taken = {s.name for s in analyse(existing).symbols} if existing is not None else set()
-    cands = await _generate(deps, _template(settings, root), targets, Path(dest).parent.as_posix(), taken)
+    cands = await _generate(deps, _template(settings, root, deps.journal), targets, Path(dest).parent.as_posix(), taken)
     _journal(deps, "tool_call", tool="generate_tests", args={"targets": [t.symbol.qualname for t in targets]},
              result={"tests": [c.test.name for c in cands]}, ok=True)
     progress_n = [0]

@@ -229,6 +229,12 @@ def _plan(r: dict[str, Any], fmt: Format, depth: int) -> None:
         fmt.line(f"rejected: {r['error']}", depth + 1)
 
 
+def _instructions(r: dict[str, Any], fmt: Format, depth: int) -> None:
+    cut = ", cut to fit" if r.get("truncated") else ""
+    fmt.line(f"project instructions: {', '.join(r.get('files') or [])} ({r.get('chars', 0)} characters{cut}) "
+             f"in the {', '.join(r.get('roles') or [])} prompts", depth)
+
+
 def _event(r: dict[str, Any], fmt: Format, depth: int) -> None:
     event = r.get("event") or {}
     if event.get("type") == "message":  # phases are progress noise; messages are worth reading
@@ -286,6 +292,7 @@ _HANDLERS = {
     "gate": _gate,
     "reflection": _reflection,
     "plan": _plan,
+    "instructions": _instructions,
     "event": _event,
     "change_set": _change_set,
     "explanation": _explanation,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_core.agents.prompts import effective_prompts
+from agent_core.agents.prompts import run_prompts
 from agent_core.events import MessageEvent, RunHooks
 from agent_core.journal.writer import Journal
 from agent_core.llm.factory import make_llm_client
@@ -51,7 +51,7 @@ async def run_pipeline(
     def notice(text: str) -> None:
         hooks.emit(MessageEvent(run_id=run_id, level="warning", text=text))
 
-    prompts = effective_prompts(settings, request.workspace)
+    prompts = run_prompts(settings, request.workspace, journal)
     sandbox = sandbox_for_run(settings, hooks, run_id)
     memory = open_run_memory(settings, notice, request.workspace)
     llm = make_llm_client(settings, journal, on_wait=getattr(hooks, "llm_waiting", None))
