@@ -172,9 +172,7 @@ def _apply(root: Path, mutant: Mutant) -> str:
     """Write `mutant` into the file; the file's previous text."""
     target = root / mutant.path
     before = read_exact(target)
-    lines = before.split("\n")
-    lines[mutant.line - 1] = mutant.text
-    write_exact(target, "\n".join(lines))
+    write_exact(target, mutant.applied(before))
     return before
 
 
@@ -314,7 +312,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     if winner is None or passed is None:
         deps.journal.write("search", found=None, **stats)
         return out
-    before = originals[winner.path].split("\n")[winner.line - 1]
+    before = "\n".join(originals[winner.path].split("\n")[winner.line - 1 : winner.last])
     deps.journal.write("search", found=_found(winner, before), **stats)
     deps.journal.write("test_report", report=passed.model_dump(mode="json"))
     deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=passed))

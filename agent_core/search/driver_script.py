@@ -9,7 +9,7 @@ CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_
     `test_timeout_s`, and writes
     {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}},
      "durations": {nodeid: seconds}}.
-CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text"}],
+CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text", "end"?}],
     "timeout_s": s, "budget_s": s, "max_passing": n, "out": "rel.json"}
     starts pytest once on the failing tests and, at collection time, forks a child per mutant that
     serves the mutated source of `path` to the import system (the files on disk are never written),
@@ -277,7 +277,7 @@ class _Forker(_MutantChildren):
 
     def _fork(self, mutant):
         lines = self._source(mutant["path"]).split("\n")
-        lines[mutant["line"] - 1] = mutant["text"]
+        lines[mutant["line"] - 1 : max(mutant["line"], mutant.get("end") or 0)] = [mutant["text"]]
         pid = os.fork()
         if pid == 0:
             self.in_child = True
@@ -374,7 +374,8 @@ class _HotForker(_MutantChildren):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-        if not driver_swap.swap(mutant["path"], self._source(mutant["path"]), mutant["line"], mutant["text"]):
+        if not driver_swap.swap(mutant["path"], self._source(mutant["path"]), mutant["line"], mutant["text"],
+                                mutant.get("end") or 0):
             os._exit(UNSWAPPABLE)
         keep = list(dict.fromkeys([*self.config["failing"], *(mutant.get("tests") or [])]))
         order = {nodeid: i for i, nodeid in enumerate(keep)}

@@ -80,20 +80,23 @@ def _code(code, name, firstlineno):
     return None
 
 
-def swap(path, source, line, text):
-    """Put `text` as line `line` of the module file `path` (whose text is `source`) into the live function
-    that holds it; whether it could (anything unexpected, e.g. an older Python's ast, is a no)."""
+def swap(path, source, line, text, end=0):
+    """Put `text` as line `line` (through line `end`, when set) of the module file `path` (whose text is
+    `source`) into the live function that holds it; whether it could (anything unexpected, e.g. an older
+    Python's ast, is a no)."""
     try:
-        return _swap(path, source, line, text)
+        return _swap(path, source, line, text, max(line, end))
     except Exception:  # noqa: BLE001 - the slow way still tries the mutant
         return False
 
 
-def _swap(path, source, line, text):
+def _swap(path, source, line, text, end):
     try:
         chain = _chain(ast.parse(source), line)
     except (SyntaxError, ValueError):
         return False
+    if chain and end > (getattr(chain[-1], "end_lineno", None) or 0):
+        return False  # the replaced lines run past the function
     module = _module(path) if chain else None
     if module is None:
         return False
@@ -104,7 +107,7 @@ def _swap(path, source, line, text):
     if function is None:
         return False
     lines = source.split("\n")
-    lines[line - 1] = text
+    lines[line - 1 : end] = [text]
     old = function.__code__
     try:
         compiled = compile("\n".join(lines), old.co_filename, "exec", dont_inherit=True)

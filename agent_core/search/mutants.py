@@ -78,13 +78,26 @@ MAX_SWAPPED_ARGS = 5  # calls with more arguments only swap neighbours
 
 @dataclass(frozen=True)
 class Mutant:
-    """One line of `path` replaced by `text` (the new line, without its newline)."""
+    """Line `line` of `path` (through line `end`, when set) replaced by `text` (without its final newline)."""
 
     path: str
     line: int
     text: str
     description: str
     tier: int = 0  # position of its bug class in the catalogue order (lower: tried first)
+    end: int = 0  # the last line replaced, when a template replaces several (a block put under an `if`)
+    concerns: tuple[str, ...] = ()  # why a green candidate may still be wrong (search/ranking.py)
+
+    @property
+    def last(self) -> int:
+        """The last original line this mutant replaces."""
+        return max(self.line, self.end)
+
+    def applied(self, source: str) -> str:
+        """`source` with this mutant in place."""
+        lines = source.split("\n")
+        lines[self.line - 1 : self.last] = [self.text]
+        return "\n".join(lines)
 
 
 def _tokens(source: str, line: int) -> list[tokenize.TokenInfo]:

@@ -83,7 +83,7 @@ async def _try(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None, hot: bool,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
-    entries: list[dict[str, Any]] = [{"id": i, "path": m.path, "line": m.line, "text": m.text}
+    entries: list[dict[str, Any]] = [{"id": i, "path": m.path, "line": m.line, "text": m.text, "end": m.last}
                                      for i, m in enumerate(mutants)]
     collected = list(nodeids)
     if covering is not None:
