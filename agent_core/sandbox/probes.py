@@ -82,6 +82,46 @@ async def probe_memory(sandbox: Any, workspace: Path, limits: Any) -> ProbeResul
                        f"limit_hit={result.limit_hit}")
 
 
+_TMPFS_CODE = """
+import os, sys
+limit = int(sys.argv[1]) * 2**20
+chunk = b"\\0" * 2**20
+for folder in ("/tmp", "/dev/shm"):
+    st = os.statvfs(folder)
+    written, paths, error = 0, [], "-"
+    try:
+        while written < limit:
+            paths.append(os.path.join(folder, "agentls-tmpfs-probe-%d-%d" % (os.getpid(), len(paths))))
+            with open(paths[-1], "wb") as handle:
+                for _ in range(32):
+                    if written >= limit:
+                        break
+                    handle.write(chunk)
+                    written += len(chunk)
+    except OSError as exc:
+        error = type(exc).__name__
+    finally:
+        for path in paths:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    print("TMPFS", folder, st.f_blocks * st.f_frsize // 2**20, written // 2**20, error)
+"""
+
+
+async def probe_tmpfs(sandbox: Any, workspace: Path, limits: Any) -> ProbeResult:
+    """Write more than the memory setting into /tmp and /dev/shm: a tmpfs is host RAM the memory limit does not
+    count, so each must be sized below the setting and stop the writer there (the files are removed at once)."""
+    want = limits.memory_mb + 64
+    result = await sandbox.run([sandbox.python, "-c", _TMPFS_CODE, str(want)], workspace, timeout_s=60.0)
+    seen = [line.split()[1:] for line in result.stdout.splitlines() if line.startswith("TMPFS ")]
+    held = len(seen) == 2 and all(int(size) <= limits.memory_mb and int(written) < want for _, size, written, _ in seen)
+    detail = "; ".join(f"{folder}: size {size} MiB, a {want} MiB write stopped at {written} MiB ({error})"
+                       for folder, size, written, error in seen)
+    return ProbeResult("tmpfs bounded", held, detail or f"probe exit {result.exit_code}: {result.stderr[-200:]}")
+
+
 async def probe_pids(sandbox: Any, workspace: Path, limits: Any) -> ProbeResult:
     want = limits.pids + 32
     code = (
@@ -122,7 +162,7 @@ async def probe_env(sandbox: Any, workspace: Path, limits: Any) -> ProbeResult:
 
 
 PROBES: tuple[Callable[[Any, Path, Any], Awaitable[ProbeResult]], ...] = (
-    probe_network, probe_writes, probe_memory, probe_pids, probe_timeout, probe_env,
+    probe_network, probe_writes, probe_memory, probe_tmpfs, probe_pids, probe_timeout, probe_env,
 )
 
 

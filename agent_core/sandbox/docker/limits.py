@@ -1,7 +1,9 @@
 """What locks a sandbox container down, and which limit a finished run ran into (pure; unit-tested).
 
 A run's container has no network, a CPU quota, a memory limit without swap, a
-pids limit, a read-only root filesystem with a tmpfs `/tmp`, the shadow
+pids limit, a read-only root filesystem with a tmpfs `/tmp` and a `/dev/shm`
+sized from the memory setting (constants.tmpfs_sizes; the engine counts
+their pages against the memory limit too), the shadow
 workspace bind-mounted at its own path as the only writable place, uid 65534
 (when we are root), every capability dropped, `no-new-privileges` and
 rlimits on file size, core dumps and open files. Labels name the owning
@@ -17,7 +19,7 @@ from typing import Any
 
 from docker.types import Ulimit
 
-from agent_core.sandbox.constants import SANDBOX_UID
+from agent_core.sandbox.constants import SANDBOX_UID, tmpfs_sizes
 
 LABEL_RUN = "agentls.run"
 LABEL_OWNER = "agentls.owner_pid"
@@ -33,6 +35,7 @@ def container_options(sandbox: Any, workspace: Path, timeout_s: float) -> dict[s
     """Keyword arguments of `containers.create` that make up the isolation (pure; unit-tested)."""
     ws = str(workspace)
     mib = 1024 * 1024
+    tmp_mb, shm_mb = tmpfs_sizes(sandbox.memory_mb)
     return {
         "working_dir": ws,
         "network_mode": "none",
@@ -41,7 +44,8 @@ def container_options(sandbox: Any, workspace: Path, timeout_s: float) -> dict[s
         "memswap_limit": sandbox.memory_mb * mib,
         "pids_limit": sandbox.pids,
         "read_only": True,
-        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={min(sandbox.file_size_mb, sandbox.memory_mb // 2)}m"},
+        "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={tmp_mb}m"},
+        "shm_size": shm_mb * mib,
         "volumes": {ws: {"bind": ws, "mode": "rw"}},
         "user": container_user(),
         "cap_drop": ["ALL"],
@@ -73,6 +77,8 @@ def limit_hit(state: dict[str, Any], exit_code: int | None, timed_out: bool, out
         return "memory"
     if exit_code == 128 + 25 or "File too large" in output:
         return "file_size"
+    if exit_code and "No space left on device" in output:
+        return "disk"
     if exit_code and ("MemoryError" in output or "Cannot allocate memory" in output):
         return "memory"
     if exit_code and ("Resource temporarily unavailable" in output or "BlockingIOError: [Errno 11]" in output):

@@ -4,7 +4,11 @@ The shadow workspace is handed to the sandbox uid for the run and back after
 it. A wall-clock timeout kills the container; the container is removed in
 every outcome, including when the awaiting task is cancelled. An engine that
 cannot see this machine's files gets the workspace copied in and out
-(transfer.py). The SDK is blocking; each run executes in a worker thread.
+(transfer.py). The run's uid gets a passwd and group entry (identity.py),
+bound read-only over the image's /etc files when the engine sees this
+machine's files; a copying engine keeps the image's own (its `nobody`, 65534,
+is the uid used as root). The SDK is blocking; each run executes in a worker
+thread.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from agent_core.sandbox.docker.engine import (
 )
 from agent_core.sandbox.docker.limits import container_options, container_user, limit_hit
 from agent_core.sandbox.docker.transfer import copies_workspace, extract_back, workspace_tar
+from agent_core.sandbox.identity import identity_files
 from agent_core.sandbox.project_image import project_image_tag, src_pythonpath
 
 
@@ -96,6 +101,11 @@ class DockerSandbox:
             if workspace.parent == workspace:
                 raise SandboxError("copy mode needs a workspace below /, not / itself")
             options["mounts"] = [Mount(target=str(workspace.parent), source=None, type="volume")]
+        else:
+            uid, gid = (int(part) for part in options["user"].split(":"))
+            passwd, group = identity_files(uid, gid)
+            options["volumes"].update({str(passwd): {"bind": "/etc/passwd", "mode": "ro"},
+                                       str(group): {"bind": "/etc/group", "mode": "ro"}})
         job = asyncio.ensure_future(
             asyncio.to_thread(run.execute, argv, workspace, options, limit, inner_env, image)
         )
