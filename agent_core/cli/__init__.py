@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from agent_core import __version__
-from agent_core.cli import interrupt
 
 # Subcommand modules, in the order they appear in --help. A module that is
 # missing (a feature not installed) is skipped rather than breaking the CLI.
@@ -38,7 +38,7 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentls", description="Plan, code, test in a sandbox, reflect.")
-    parser.add_argument("--version", action="version", version=f"agentls {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"agentls {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:
@@ -52,15 +52,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv in (["--version"], ["-V"]):  # answered before any subcommand (and the engine) is imported
+        print(f"agentls {__version__}")
+        return EXIT_OK
+    from agent_core.cli import interrupt  # imports the engine: only once a command will run
+
     parser = build_parser()
     args = parser.parse_args(argv)
     interrupt.sweep_dead_owners()  # what a killed agentls left in the temp dir
     try:
         with interrupt.terminate_as_interrupt():
-            return int(args.func(args))
+            code = int(args.func(args))
+        sys.stdout.flush()  # inside the try: a reader that left shows here, not at the interpreter's exit
+        return code
     except KeyboardInterrupt:
         print(f"agentls: {interrupt.describe()}", file=sys.stderr)
         return interrupt.exit_status()
+    except BrokenPipeError:
+        # The reader went away (`agentls trace | head`): stop quietly, as `cat` does, instead of a traceback;
+        # stdout is pointed at /dev/null so the interpreter's final flush cannot raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

@@ -43,3 +43,24 @@ def test_doctor_json_on_bad_settings_is_an_error_object(tmp_path: Path, capsys) 
     code = cli_main(["sandbox", "doctor", "--workspace", str(tmp_path), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 2 and "sandbox.timeout_s" in report["error"] and report["probes"] == []
+
+
+def test_version_answers_without_importing_the_engine() -> None:
+    probe = ("import sys; from agent_core.cli import main; code = main(['--version']); "
+             "heavy = sorted(m for m in ('agent_core.engine', 'langgraph', 'openai', 'docker') if m in sys.modules); "
+             "print(code, heavy)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path: Path) -> None:
+    # `agentls config show | head -0`: the pipe is closed before agentls writes a word.
+    proc = subprocess.Popen([sys.executable, "-m", "agent_core", "config", "show", "--workspace", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
