@@ -37,14 +37,15 @@ def test_api_key_from_env_only(tmp_path: Path):
 
 
 def test_role_profile_falls_back_and_overrides(tmp_path: Path):
-    (tmp_path / ".agentls.toml").write_text(
+    user = tmp_path / "user.toml"  # endpoints and key variables come from the user's file, never the project's
+    user.write_text(
         'base_url = "http://main/v1"\n[roles.coder]\nmodel = "big"\napi_key_env = "CODER_KEY"\ntemperature = 0.9\n'
     )
     import os
 
     os.environ["CODER_KEY"] = "sk-coder"
     try:
-        s = load_settings(tmp_path, env={"AGENTLS_API_KEY": "sk-main"})
+        s = load_settings(tmp_path, env={"AGENTLS_API_KEY": "sk-main", "AGENTLS_CONFIG": str(user)})
         coder, planner = s.profile("coder"), s.profile("planner")
     finally:
         del os.environ["CODER_KEY"]
@@ -59,7 +60,7 @@ def test_role_profile_falls_back_and_overrides(tmp_path: Path):
         ("max_iterations = 0\n", "max_iterations"),
         ("[sandbox]\ntimeout_s = -1\n", "sandbox.timeout_s"),
         ("nonsense = 1\n", "nonsense"),
-        ("safety = 'sometimes'\n", "safety"),
+        ("[sandbox]\ndocker_workspace = 'sometimes'\n", "sandbox.docker_workspace"),
         ("this is not toml", ".agentls.toml"),
     ],
 )

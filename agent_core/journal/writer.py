@@ -1,8 +1,9 @@
 """The run journal: one JSON object per line under `<workspace>/.agentls/runs/<run_id>/`.
 
 Every record has "ts", "run_id" and "type" plus type-specific keys (see
-docs/pipeline.md). Secrets (the configured API keys and anything shaped like
-an `sk-...` key) are redacted from every record before it is written. The
+docs/pipeline.md). Secrets (the configured API keys, anything shaped like an
+`sk-...` key, and every URL's userinfo and key-like query values) are redacted
+from every record before it is written, by `agent_core.settings.redact`. The
 journal is also the LLM client's observer, so every model call is recorded.
 At the end it writes summary.json (the RunResult without file texts) and
 changes.diff.
@@ -11,7 +12,6 @@ changes.diff.
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Iterable
@@ -20,10 +20,10 @@ from typing import Any
 
 from agent_core.llm.base import LLMCall
 from agent_core.models import RunResult, Usage
+from agent_core.settings.redact import REDACTED, Redactor
 from agent_core.workspace.statedir import ensure_state_dir
 
-REDACTED = "[redacted]"
-_KEY_SHAPES = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
+__all__ = ["REDACTED", "Journal", "runs_dir", "summary"]
 
 
 def runs_dir(workspace: Path) -> Path:
@@ -37,7 +37,7 @@ class Journal:
         self.run_id = run_id
         self.dir = runs_dir(workspace) / run_id
         self.enabled = enabled
-        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        self._redactor = Redactor(secrets)
         self._lock = threading.Lock()
         # The run's model usage so far (note_usage), for an errored end.
         self.usage: Usage = Usage()
@@ -51,9 +51,8 @@ class Journal:
         return self.dir / "journal.jsonl"
 
     def redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
-        return _KEY_SHAPES.sub(REDACTED, text)
+        """`text` without the run's secrets or any URL's credentials (agent_core.settings.redact)."""
+        return self._redactor(text)
 
     def write(self, type_: str, **fields: Any) -> None:
         """Append one record of `type_`."""

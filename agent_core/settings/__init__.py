@@ -6,6 +6,11 @@ nested keys joined by `__`), then explicit overrides (CLI flags or the editor's
 `initializationOptions` / `workspace/configuration`); the layers are read in
 `settings/sources.py`. Keys may be written snake_case or camelCase. API keys are
 never read from files: a file names the environment variable that holds the key.
+A project's own files may not set the keys in `settings/trust.py`'s
+`TRUSTED_ONLY` (endpoints, key variables, the sandbox backend, safety, ...):
+those are dropped and listed in `Settings.ignored`, unless the user trusts the
+folder. A bad setting is reported with its file and line, or its variable, and
+a "did you mean" (`settings/explain.py`).
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasGenerator, BaseModel, Field, SecretStr, ValidationError
+from pydantic import AliasGenerator, BaseModel, Field, PrivateAttr, SecretStr, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_settings import SettingsConfigDict
 
 from agent_core.models import Role
+from agent_core.settings.explain import describe_validation_error, env_near_misses
 from agent_core.settings.sources import Layer, SettingsError, merged, read_layers
+from agent_core.settings.trust import IgnoredSetting, apply_trust
 
 __all__ = ["Settings", "SettingsError", "load_settings", "load_settings_with_layers"]
 
@@ -204,6 +211,9 @@ class Settings(BaseModel):
     """Everything a user can configure about agentls."""
 
     model_config = _CONFIG
+    # What loading found but did not apply: project-file keys outside the trust boundary, misspelt variables.
+    _ignored: list[IgnoredSetting] = PrivateAttr(default_factory=list)
+    _warnings: list[str] = PrivateAttr(default_factory=list)
 
     base_url: str | None = Field(
         default=None, description="OpenAI-compatible endpoint; unset means the bundled local model."
@@ -293,6 +303,16 @@ class Settings(BaseModel):
         "before starting the bundled model.",
     )
 
+    @property
+    def ignored(self) -> list[IgnoredSetting]:
+        """The trusted-only keys a project file set that were not applied (settings/trust.py)."""
+        return list(self._ignored)
+
+    @property
+    def notices(self) -> list[str]:
+        """Warnings a front end shows once per run: every ignored key (with its file), misspelt variables."""
+        return [item.message() for item in self._ignored] + list(self._warnings)
+
     def profile(self, role: Role) -> ResolvedProfile:
         """The effective endpoint, model, key and temperature for `role`."""
         p: ModelProfile = getattr(self.roles, role)
@@ -346,14 +366,18 @@ def load_settings_with_layers(
     workspace: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
+    overrides_origin: str = "command line",
 ) -> tuple[Settings, list[Layer], str | None]:
-    """The effective settings, the layers they came from, and the variable the API key came from."""
+    """The effective settings, the layers they came from (project keys outside the trust boundary removed),
+    and the variable the API key came from. `overrides_origin` names the overrides in messages."""
     env = os.environ if env is None else env
-    layers = read_layers(Settings, workspace, overrides, env)
+    layers, ignored = apply_trust(read_layers(Settings, workspace, overrides, env, overrides_origin), workspace, env)
     try:
         settings = Settings.model_validate(merged(layers))
     except ValidationError as exc:
-        raise SettingsError(describe_validation_error(exc)) from exc
+        raise SettingsError(describe_validation_error(exc, layers, Settings)) from exc
+    settings._ignored = ignored
+    settings._warnings = env_near_misses(env, Settings)
     key = _api_key(settings.api_key_env, env)
     if key:
         settings.api_key = SecretStr(key[1])
@@ -364,15 +388,7 @@ def load_settings(
     workspace: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
+    overrides_origin: str = "command line",
 ) -> Settings:
-    """Build the effective settings; raise SettingsError naming every bad key."""
-    return load_settings_with_layers(workspace, overrides, env)[0]
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """One readable line per bad setting: `sandbox.timeout_s: Input should be greater than 0`."""
-    parts = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "settings"
-        parts.append(f"{loc}: {err['msg']}")
-    return "invalid settings: " + "; ".join(parts)
+    """Build the effective settings; raise SettingsError naming every bad key, where it was set."""
+    return load_settings_with_layers(workspace, overrides, env, overrides_origin)[0]

@@ -168,9 +168,13 @@ def _env_layer(model: type[BaseModel], env: Mapping[str, str]) -> Layer | None:
 
 
 def read_layers(
-    model: type[BaseModel], workspace: Path | None, overrides: Mapping[str, Any] | None, env: Mapping[str, str]
+    model: type[BaseModel],
+    workspace: Path | None,
+    overrides: Mapping[str, Any] | None,
+    env: Mapping[str, str],
+    overrides_origin: str = "command line",
 ) -> list[Layer]:
-    """Every non-empty layer above the defaults, lowest precedence first."""
+    """Every non-empty layer above the defaults, lowest precedence first; `overrides_origin` names the flags'."""
     layers = [_file_layer(USER_FILE, user_config_file(env), model)]
     if workspace is not None:
         layers.append(_file_layer(PYPROJECT, workspace / "pyproject.toml", model))
@@ -179,7 +183,7 @@ def read_layers(
     if overrides:
         flags = normalise_keys({k: v for k, v in overrides.items() if v is not None})
         flags.pop("api_key", None)
-        layers.append(Layer(FLAG, "overrides", flags) if flags else None)
+        layers.append(Layer(FLAG, overrides_origin, flags) if flags else None)
     return [layer for layer in layers if layer is not None]
 
 
