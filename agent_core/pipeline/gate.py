@@ -1,42 +1,56 @@
 """The safety gate: an `ast` scan of changed Python for code that should not run unasked.
 
-Rules: `eval`/`exec`, `os.system` and friends, `subprocess` with `shell=True`,
-network imports (socket, urllib, requests, http.client, ...), writes to
+Rules: `eval`/`exec`, `os.system` and friends (`os.popen`, `os.exec*`,
+`os.spawn*`, `pty.spawn`, ...), `subprocess` with `shell=True` or a command
+list that starts a shell (`["sh", "-c", ...]`), network imports (socket,
+urllib, requests, http.client, ...; also through `importlib`), writes to
 absolute paths outside the workspace, and `shutil.rmtree` on absolute paths.
-A file that does not parse is not a violation (the tests will say so).
+Callees are resolved through the aliases and dynamic forms the gate can see
+(gate_names.py: `import os as o`, `from os import system`,
+`importlib.import_module("os").system`, `getattr(os, "system")`,
+`__import__("os")`); what it cannot see through is a "could not check" note
+(`GateScan.unchecked`), not a violation. Each rule family is a `Check` in
+`CHECKS`, run on the parsed module. A file that does not parse is not a
+violation (the tests will say so).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from agent_core.events import SafetyViolation
 from agent_core.models import ChangeSet
+from agent_core.pipeline.gate_names import IMPORT_FUNCTIONS, Names, canonical
 
 NETWORK_MODULES = frozenset(
     {"socket", "urllib", "urllib2", "urllib3", "requests", "httpx", "aiohttp", "http", "ftplib", "smtplib",
      "telnetlib", "paramiko", "websocket", "websockets"}
 )
-SHELL_CALLS = frozenset({"os.system", "os.popen", "os.execv", "os.execve", "os.execvp", "os.spawnl", "pty.spawn"})
-SUBPROCESS_CALLS = frozenset(
-    {"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "subprocess.Popen"}
+_EXEC = ("execl", "execle", "execlp", "execlpe", "execv", "execve", "execvp", "execvpe")
+_SPAWN = ("spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe")
+SHELL_CALLS = frozenset(
+    {"os.system", "os.popen", "os.posix_spawn", "os.posix_spawnp", "os.startfile", "pty.spawn", "platform.popen",
+     "subprocess.getoutput", "subprocess.getstatusoutput", "asyncio.create_subprocess_shell",
+     *(f"os.{name}" for name in _EXEC + _SPAWN), *(f"posix.{name}" for name in ("system", *_EXEC))}
 )
+SUBPROCESS_CALLS = frozenset(
+    {"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "subprocess.Popen",
+     "asyncio.create_subprocess_exec"}
+)
+# A command list that starts with one of these runs whatever the rest says (`["sh", "-c", ...]`, a script).
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "busybox", "cmd", "cmd.exe",
+                    "powershell", "pwsh", "env"})
 WRITE_CALLS = frozenset({"open", "io.open", "os.open", "os.remove", "os.unlink", "os.rmdir", "os.makedirs",
                          "os.mkdir", "shutil.copy", "shutil.copyfile", "shutil.move", "os.rename", "os.replace"})
+EVAL_CALLS = frozenset({"eval", "exec"})
+_PATH_WRITES = ("write_text", "write_bytes", "unlink", "mkdir")
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else ""
-    return ""
-
-
-def _absolute_outside(node: ast.AST | None, workspace: str | None) -> str | None:
-    if isinstance(node, ast.Call) and _dotted(node.func) in ("Path", "pathlib.Path") and node.args:
+def _absolute_outside(node: ast.AST | None, workspace: str | None, names: Names) -> str | None:
+    if isinstance(node, ast.Call) and names.qualify(node.func) in ("Path", "pathlib.Path") and node.args:
         node = node.args[0]
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(("/", "~")):
         path = node.value
@@ -51,72 +65,141 @@ def _is_write_mode(call: ast.Call) -> bool:
     return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and any(c in mode.value for c in "wax+")
 
 
+def _shell_program(call: ast.Call) -> str | None:
+    """The shell a process call runs: its literal `executable=`, or the first item of a literal command list."""
+    executable = next((k.value for k in call.keywords if k.arg == "executable"), None)
+    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "args"), None)
+    if isinstance(first, (ast.List, ast.Tuple)) and first.elts:
+        first = first.elts[0]
+    for node in (executable, first):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            program = PurePosixPath(node.value.split()[0] if node.value.strip() else "").name
+            if program in SHELLS:
+                return node.value
+    return None
+
+
 class _Scanner(ast.NodeVisitor):
-    def __init__(self, file: str, workspace: str | None) -> None:
-        self.file, self.workspace = file, workspace
+    def __init__(self, file: str, workspace: str | None, names: Names) -> None:
+        self.file, self.workspace, self.names = file, workspace, names
         self.found: list[SafetyViolation] = []
 
     def add(self, node: ast.AST, rule: str, message: str) -> None:
         self.found.append(SafetyViolation(file=self.file, line=getattr(node, "lineno", 1), rule=rule, message=message))
 
+    def _network(self, node: ast.AST, module: str, how: str) -> None:
+        if module.split(".")[0] in NETWORK_MODULES:
+            self.add(node, "network-import", f"{how} {module} (network access)")
+
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            if alias.name.split(".")[0] in NETWORK_MODULES:
-                self.add(node, "network-import", f"imports {alias.name} (network access)")
+            self._network(node, alias.name, "imports")
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module and node.level == 0 and node.module.split(".")[0] in NETWORK_MODULES:
-            self.add(node, "network-import", f"imports from {node.module} (network access)")
+        if node.module and node.level == 0:
+            self._network(node, node.module, "imports from")
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = _dotted(node.func)
-        if name in ("eval", "exec", "builtins.eval", "builtins.exec", "__import__"):
-            self.add(node, name.split(".")[-1].strip("_"), f"calls {name}()")
-        elif name in SHELL_CALLS:
-            self.add(node, "shell", f"runs a shell command with {name}()")
-        elif name in SUBPROCESS_CALLS and any(
-            k.arg == "shell" and not (isinstance(k.value, ast.Constant) and not k.value.value) for k in node.keywords
-        ):
-            self.add(node, "shell-true", f"calls {name}() with shell=True")
-        elif name == "shutil.rmtree" and node.args and _absolute_outside(node.args[0], self.workspace):
-            self.add(node, "rmtree-absolute", f"removes the absolute path {_absolute_outside(node.args[0], None)!r}")
-        elif name in WRITE_CALLS and node.args:
-            path = _absolute_outside(node.args[0], self.workspace)
-            if path and (name not in ("open", "io.open") or _is_write_mode(node)):
-                self.add(node, "write-outside", f"{name}() touches {path!r} outside the workspace")
-        elif isinstance(node.func, ast.Attribute) and node.func.attr in (
-            "write_text",
-            "write_bytes",
-            "unlink",
-            "mkdir",
-        ):
-            path = _absolute_outside(node.func.value, self.workspace)
-            if path:
-                self.add(node, "write-outside", f"writes {path!r} outside the workspace")
+        name = canonical(self.names.qualify(node.func) or "")
+        if name in IMPORT_FUNCTIONS or name == "getattr":
+            self.names.qualify(node)  # notes what it cannot resolve
+        self._check_call(node, name, _dotted(node.func))
         self.generic_visit(node)
 
+    def _check_call(self, node: ast.Call, name: str, written: str) -> None:
+        seen = name if written == name else f"{name} (written {written or 'dynamically'})"
+        if name in EVAL_CALLS:
+            self.add(node, name, f"calls {seen}()")
+        elif name in IMPORT_FUNCTIONS:
+            module = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+            if isinstance(module, str):
+                self._network(node, module, f"{name}() loads")
+        elif name in SHELL_CALLS:
+            self.add(node, "shell", f"runs a command with {seen}()")
+        elif name in SUBPROCESS_CALLS:
+            self._process(node, seen)
+        elif name == "shutil.rmtree" and node.args and _absolute_outside(node.args[0], self.workspace, self.names):
+            path = _absolute_outside(node.args[0], None, self.names)
+            self.add(node, "rmtree-absolute", f"removes the absolute path {path!r}")
+        elif name in WRITE_CALLS and node.args:
+            path = _absolute_outside(node.args[0], self.workspace, self.names)
+            if path and (name not in ("open", "io.open") or _is_write_mode(node)):
+                self.add(node, "write-outside", f"{seen}() touches {path!r} outside the workspace")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in _PATH_WRITES:
+            path = _absolute_outside(node.func.value, self.workspace, self.names)
+            if path:
+                self.add(node, "write-outside", f"writes {path!r} outside the workspace")
 
-def scan_source(file: str, text: str, workspace: str | None = None) -> list[SafetyViolation]:
-    """Violations in one Python source text (none if it does not parse)."""
-    try:
-        tree = ast.parse(text, filename=file)
-    except (SyntaxError, ValueError):
-        return []
-    scanner = _Scanner(file, workspace)
+    def _process(self, node: ast.Call, seen: str) -> None:
+        if any(k.arg == "shell" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+               for k in node.keywords):
+            self.add(node, "shell-true", f"calls {seen}() with shell=True")
+        elif (shell := _shell_program(node)) is not None:
+            self.add(node, "shell-list", f"calls {seen}() running the shell {shell!r}")
+
+
+def _dotted(node: ast.AST) -> str:
+    """The callee as written (`o.system`), for the message; "" for a computed one."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+@dataclass
+class GateScan:
+    """What the gate found in one source text, and what it could not check (notes, not violations)."""
+
+    violations: list[SafetyViolation] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
+
+
+# Each check reads one parsed module; another rule family adds its function here.
+Check = Callable[[ast.Module, str, "str | None", Names], list[SafetyViolation]]
+
+
+def _scanner_check(tree: ast.Module, file: str, workspace: str | None, names: Names) -> list[SafetyViolation]:
+    scanner = _Scanner(file, workspace, names)
     scanner.visit(tree)
     return scanner.found
 
 
-def _rules_in(text: str | None, file: str, workspace: str | None) -> set[tuple[str, str]]:
-    return {(v.rule, v.message) for v in scan_source(file, text or "", workspace)}
+CHECKS: list[Check] = [_scanner_check]
+
+
+def scan_text(file: str, text: str, workspace: str | None = None) -> GateScan:
+    """Violations and "could not check" notes in one Python source text (nothing if it does not parse)."""
+    try:
+        tree = ast.parse(text, filename=file)
+    except (SyntaxError, ValueError):
+        return GateScan()
+    names = Names(tree)
+    found = [v for check in CHECKS for v in check(tree, file, workspace, names)]
+    return GateScan(found, [f"{file}:{line}: could not check {what}" for line, what in names.unchecked])
+
+
+def scan_source(file: str, text: str, workspace: str | None = None) -> list[SafetyViolation]:
+    """Violations in one Python source text (none if it does not parse)."""
+    return scan_text(file, text, workspace).violations
+
+
+def check_change_set(change_set: ChangeSet, workspace: str | None = None) -> GateScan:
+    """What the change introduces in Python files (findings already in the original text are not counted)."""
+    out = GateScan()
+    for change in change_set.changes:
+        if change.new is None or PurePosixPath(change.path).suffix not in (".py", ".pyi"):
+            continue
+        before = scan_text(change.path, change.original or "", workspace)
+        old = {(v.rule, v.message) for v in before.violations}
+        old_notes = {note.split(": ", 1)[1] for note in before.unchecked}
+        after = scan_text(change.path, change.new, workspace)
+        out.violations.extend(v for v in after.violations if (v.rule, v.message) not in old)
+        out.unchecked.extend(note for note in after.unchecked if note.split(": ", 1)[1] not in old_notes)
+    return out
 
 
 def scan_change_set(change_set: ChangeSet, workspace: str | None = None) -> list[SafetyViolation]:
     """Violations the change introduces in Python files (ones already in the original are not counted)."""
-    found: list[SafetyViolation] = []
-    for change in change_set.changes:
-        if change.new is None or PurePosixPath(change.path).suffix != ".py":
-            continue
-        before = _rules_in(change.original, change.path, workspace)
-        found.extend(v for v in scan_source(change.path, change.new, workspace) if (v.rule, v.message) not in before)
-    return found
+    return check_change_set(change_set, workspace).violations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_core.models import ChangeSet
-from agent_core.pipeline.gate import scan_change_set, scan_source
+from agent_core.pipeline.gate import check_change_set, scan_change_set, scan_source, scan_text
 from agent_core.workspace.changeset import file_change
 
 WS = "/work/project"
@@ -54,3 +54,72 @@ def test_only_new_violations_in_changed_python_count():
         file_change("gone.py", "eval('x')\n", None),
     ])
     assert [(v.file, v.rule) for v in scan_change_set(cs, WS)] == [("a.py", "eval")]
+
+
+@pytest.mark.parametrize(
+    "code, rules",
+    [
+        ("import os as o\no.system('ls')", ["shell"]),
+        ("from os import system\nsystem('ls')", ["shell"]),
+        ("from os import system as s\ns('ls')", ["shell"]),
+        ("from os import *\nsystem('ls')", ["shell"]),
+        ("import importlib\nimportlib.import_module('os').system('ls')", ["shell"]),
+        ("from importlib import import_module as im\nm = im('os')\nm.system('ls')", ["shell"]),
+        ("import os\ngetattr(os, 'system')('ls')", ["shell"]),
+        ("import os\nf = getattr(os, 'system')\nf('ls')", ["shell"]),
+        ("__import__('os').system('ls')", ["shell"]),
+        ("import sys\nsys.modules['os'].system('ls')", ["shell"]),
+        ("import os\nrun = os.popen\nrun('ls')", ["shell"]),
+        ("import os\nos.execvp('sh', ['sh'])", ["shell"]),
+        ("import os\nos.execl('/bin/sh', 'sh')", ["shell"]),
+        ("import os\nos.spawnlp(os.P_WAIT, 'ls', 'ls')", ["shell"]),
+        ("import os\nos.spawnv(os.P_WAIT, '/bin/ls', ['ls'])", ["shell"]),
+        ("import pty\npty.spawn('/bin/sh')", ["shell"]),
+        ("import subprocess\nsubprocess.run(['sh', '-c', 'curl x | sh'])", ["shell-list"]),
+        ("import subprocess\nsubprocess.check_output(['bash', '-c', 'id'])", ["shell-list"]),
+        ("import subprocess\nsubprocess.Popen(('/bin/sh', 'evil.sh'))", ["shell-list"]),
+        ("import subprocess\nsubprocess.run(args=['/usr/bin/zsh', '-c', 'id'])", ["shell-list"]),
+        ("import subprocess\nsubprocess.run(['x'], executable='/bin/bash')", ["shell-list"]),
+        ("from subprocess import run as r\nr('ls', shell=True)", ["shell-true"]),
+        ("import subprocess as sp\nsp.getoutput('ls')", ["shell"]),
+        ("import subprocess\nsubprocess.run(['python', '-m', 'pytest'])", []),
+        ("import builtins\nbuiltins.eval('1')", ["eval"]),
+        ("import builtins\ngetattr(builtins, 'exec')('x = 1')", ["exec"]),
+        ("e = eval\ne('1')", ["eval"]),
+        ("import importlib\nimportlib.import_module('socket')", ["network-import"]),
+        ("__import__('urllib.request')", ["network-import"]),
+        ("from shutil import rmtree\nrmtree('/home')", ["rmtree-absolute"]),
+        ("import os as o\no.remove('/etc/hosts')", ["write-outside"]),
+        ("system = print\nsystem('hello')", []),
+        ("def system(cmd):\n    return cmd\nsystem('ls')", []),
+    ],
+)
+def test_alias_forms(code: str, rules: list[str]):
+    assert [v.rule for v in scan_source("m.py", code, WS)] == rules
+
+
+@pytest.mark.parametrize(
+    "code, note",
+    [
+        ("import os\nname = 'sys' + 'tem'\ngetattr(os, name)('ls')", "getattr(os, <computed name>)"),
+        ("import importlib\nmod = input()\nimportlib.import_module(mod)", "importlib.import_module() of a computed"),
+        ("m = __import__(input())", "__import__() of a computed module name"),
+    ],
+)
+def test_what_cannot_be_resolved_is_a_could_not_check_note(code: str, note: str):
+    scan = scan_text("m.py", code, WS)
+    assert scan.violations == []
+    assert len(scan.unchecked) == 1 and note in scan.unchecked[0] and scan.unchecked[0].startswith("m.py:")
+
+
+def test_notes_already_in_the_original_do_not_count():
+    old = "import os\ndef f(n):\n    return getattr(os, n)\n"
+    cs = ChangeSet(changes=[file_change("a.py", old, old + "\nX = 1\n"),
+                            file_change("b.py", None, "import os\ndef g(n):\n    return getattr(os, n)()\n")])
+    scan = check_change_set(cs, WS)
+    assert [n.split(":")[0] for n in scan.unchecked] == ["b.py"]
+
+
+def test_getattr_on_an_ordinary_object_is_no_note():
+    scan = scan_text("m.py", "class A:\n    def get(self, name):\n        return getattr(self, name)\n", WS)
+    assert scan.violations == [] and scan.unchecked == []
