@@ -39,7 +39,21 @@ DEFAULT_COMMAND = (
     "--n_ctx {n_ctx} --n_threads {threads} --n_threads_batch {threads} --interrupt_requests false"
 )  # without the last flag the server cuts a streamed answer short whenever another request arrives
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
-INSTALL_HINT = "pip install 'agentls[local]'"
+LOCAL_EXTRA = "'llama-cpp-python[server]>=0.3'"  # the `local` extra of pyproject.toml
+
+
+def install_hint(exe: str) -> str:
+    """How to add the local model server to the environment of `exe`, in the tool that made it.
+
+    A pipx or uv tool environment has no pip of its own to call (uv's) or must not be changed
+    behind its manager's back (pipx's): `pip install` there would go to the wrong environment.
+    """
+    parts = Path(exe).parts
+    if "pipx" in parts and "venvs" in parts:
+        return f"pipx inject agentls {LOCAL_EXTRA}"
+    if "uv" in parts and "tools" in parts:
+        return f"uv tool install --reinstall --with {LOCAL_EXTRA} PATH-OF-YOUR-AGENTLS-CHECKOUT"
+    return f"{exe} -m pip install {LOCAL_EXTRA}"
 
 
 class ServerError(RuntimeError):
@@ -210,7 +224,7 @@ def check_command(argv: list[str]) -> None:
     missing = _missing_modules(exe)
     if missing:
         raise ServerError(
-            f"llama-cpp-python's server is not installed in {exe} (missing: {', '.join(missing)}): {INSTALL_HINT}"
+            f"llama-cpp-python's server is not installed in {exe} (missing: {', '.join(missing)}): {install_hint(exe)}"
         )
 
 

@@ -5,7 +5,7 @@
 ;; Runs the agentls language server for Python buffers: `agentls-server-command'
 ;; when you set it; else `agentls serve --stdio' when `agentls' is on
 ;; `exec-path' (the recommended install, beside your project rather than in
-;; it: `pipx install agentls' or `uv tool install agentls'); else
+;; it, from a checkout: `pipx install /path/to/agentls'); else
 ;; `python3 -m lsp_server' (agentls installed in that interpreter, e.g. an
 ;; activated venv).  It serves `python-mode' and
 ;; Emacs 29's `python-ts-mode', through eglot (built into Emacs 29;

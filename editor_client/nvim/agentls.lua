@@ -2,7 +2,7 @@
 -- On Neovim 0.11+ use lsp/agentls.lua beside this file instead (vim.lsp.config / vim.lsp.enable).
 --
 -- Starts the server for every Python buffer, one server per project root: `agentls serve --stdio`
--- when `agentls` is on PATH (installed as a tool: `pipx install agentls` / `uv tool install agentls`),
+-- when `agentls` is on PATH (installed as a tool from a checkout: `pipx install /path/to/agentls`),
 -- else `python3 -m lsp_server` (agentls installed in that interpreter). It adds
 -- :AgentlsPlanAndFix, :AgentlsGenerateTests, :AgentlsRunTask {goal}, :AgentlsRunTests,
 -- :AgentlsCancel, :AgentlsShowTrace. Code actions (Plan and fix, Generate tests) come through

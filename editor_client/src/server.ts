@@ -96,7 +96,8 @@ export class AgentlsServer implements vscode.Disposable {
       this.output.show(true);
       throw new Error(
         `agentls: the server did not start with ${commandLine} (${String(error)}); install agentls as a tool ` +
-          "(pipx install agentls, or uv tool install agentls) so that it is on PATH, or set agentls.serverCommand",
+          "from a checkout (pipx install /path/to/agentls, or uv tool install /path/to/agentls) so that it is on PATH, " +
+          "or set agentls.serverCommand",
       );
     }
     this.client = client;

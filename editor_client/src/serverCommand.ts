@@ -3,8 +3,8 @@
  *
  * Order: the `agentls.serverCommand` setting, used as given; the interpreter
  * the user chose in `agentls.python`; `agentls` on PATH (the recommended
- * install, beside the project: `pipx install agentls` / `uv tool install
- * agentls`); the Python extension's selected interpreter, else `python3`. An
+ * install, beside the project, from a checkout: `pipx install /path/to/agentls`
+ * / `uv tool install /path/to/agentls`); the Python extension's selected interpreter, else `python3`. An
  * interpreter runs `-m agent_core serve --stdio`, so agentls must be
  * installed in it.
  */

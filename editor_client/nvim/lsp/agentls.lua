@@ -15,7 +15,7 @@
 --   vim.lsp.enable("agentls")
 --
 -- The server is `agentls serve --stdio` from PATH: install agentls as a tool, beside your
--- project rather than inside it (`pipx install agentls` or `uv tool install agentls`). To use
+-- project rather than inside it (from a checkout: `pipx install /path/to/agentls`). To use
 -- an interpreter where agentls is installed instead:
 --   vim.lsp.config("agentls", { cmd = { "/path/to/python", "-m", "agent_core", "serve", "--stdio" } })
 --
