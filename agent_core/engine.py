@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.errors import BadRequest
-from agent_core.events import PhaseEvent, RunHooks, TestReportEvent
+from agent_core.events import MessageEvent, PhaseEvent, RunHooks, TestReportEvent
 from agent_core.gentests.deps import GenTestsDeps
 from agent_core.gentests.run import run_gen_tests
 from agent_core.journal.writer import Journal
@@ -57,6 +57,8 @@ class Engine:
                           settings=self.settings.model_dump(mode="json", exclude={"api_key"}),
                           request=request.model_dump(mode="json"))
         hooks = _JournalledHooks(hooks, journal)
+        for notice in self.settings.notices:  # project keys outside the trust boundary, misspelt variables
+            hooks.emit(MessageEvent(run_id=run_id, level="warning", text=notice))
         try:
             result = await self._dispatch(request, hooks, journal, resume)
         except asyncio.CancelledError:
@@ -68,6 +70,8 @@ class Engine:
                                usage=journal.usage, usage_by_role=journal.usage_by_role,
                                extra={"error_kind": _error_kind(exc)})
         result.duration_s = round(time.monotonic() - started, 3)
+        if self.settings.notices:
+            result.extra["settings_warnings"] = self.settings.notices
         journal.finish(result)
         return result
 

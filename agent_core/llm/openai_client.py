@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
 
 import openai
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel
 
 from agent_core.llm.base import LLMCall, LLMError, LLMObserver, LLMUnavailable, StructuredOutputError
 from agent_core.llm.detect import DetectedServer, detect_local_server
@@ -42,6 +42,7 @@ from agent_core.llm.structured import (
 from agent_core.llm.usage import UsageLedger
 from agent_core.models import ROLES, Role, Usage
 from agent_core.settings import ResolvedProfile, Settings
+from agent_core.settings.redact import Redactor, redact_url
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -97,7 +98,7 @@ class OpenAIChatClient:
         self._no_stream: set[str] = set()  # endpoints that refused stream=True
         self._no_stream_options: set[str] = set()  # endpoints that refused stream_options
         profiles = [*map(settings.profile, ROLES), *filter(None, map(settings.fallback_profile, ROLES))]
-        self._secrets = [SecretStr(k) for k in {p.api_key for p in profiles} if k]
+        self._redact = Redactor(k for k in {p.api_key for p in profiles} if k)
 
     # -- accounting ------------------------------------------------------------------
     def usage_by_role(self) -> dict[str, Usage]:
@@ -182,7 +183,9 @@ class OpenAIChatClient:
         sent = with_instruction(messages, mode, schema)
         done = await self._request(client, base_url, profile, mode, sent, schema)
         if mode != "extract" and looks_ignored(done.text, done.finish_reason):
-            raise _FormatIgnored(f"endpoint {base_url} ignored response_format {mode} (the answer held no JSON)")
+            raise _FormatIgnored(
+                f"endpoint {redact_url(base_url)} ignored response_format {mode} (the answer held no JSON)"
+            )
         value, error = parse_answer(done.text, done.finish_reason, schema)
         if value is not None:
             return value  # type: ignore[return-value]
@@ -262,7 +265,7 @@ class OpenAIChatClient:
                 return await complete(
                     client,
                     sent,
-                    endpoint=base_url,
+                    endpoint=redact_url(base_url),  # it goes into error messages: no credentials
                     timeout=self._settings.request_timeout_s,
                     policy=self._policy,
                     on_wait=(lambda elapsed, tokens: waiting(role, elapsed, tokens)) if waiting is not None else None,
@@ -296,12 +299,8 @@ class OpenAIChatClient:
         )
 
     def _scrub(self, value: Any) -> Any:
-        """`value` with any configured API key replaced by ***."""
-        if not isinstance(value, str):
-            return value
-        for secret in self._secrets:
-            value = value.replace(secret.get_secret_value(), "***")
-        return value
+        """`value` without any configured API key or URL credentials (a short key only where it is a whole value)."""
+        return self._redact(value) if isinstance(value, str) else value
 
     # -- endpoints and clients ------------------------------------------------------------
     async def _route(

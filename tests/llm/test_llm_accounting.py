@@ -13,6 +13,7 @@ from agent_core.llm.base import LLMUnavailable
 from agent_core.llm.factory import make_llm_client
 from agent_core.llm.openai_client import NO_ENDPOINT, OpenAIChatClient
 from agent_core.settings import Settings
+from agent_core.settings.redact import REDACTED
 from scripted_llm import ScriptedLLM, estimate_tokens
 
 
@@ -87,7 +88,7 @@ async def test_api_key_is_sent_but_never_recorded(scripted_llm, make_client, rec
     (call,) = recorder.calls
     dumped = call.model_dump_json()
     assert API_KEY not in dumped
-    assert "***" in call.messages[-1]["content"] and "***" in call.answer
+    assert REDACTED in call.messages[-1]["content"] and REDACTED in call.answer
     assert API_KEY not in repr(client.__dict__)
 
 
