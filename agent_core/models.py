@@ -169,6 +169,8 @@ class RunRequest(BaseModel):
     kind: RunKind
     workspace: Path
     goal: str | None = None
+    hint: str | None = Field(default=None, description="The user's steer for the planner and coder, e.g. where the "
+                             "bug is or what not to touch; it does not change what counts as fixed.")
     target_file: str | None = Field(default=None, description="Workspace-relative file the run is about.")
     target_span: Span | None = Field(default=None, description="Selection within target_file.")
     target_symbol: str | None = Field(default=None, description="Function or class name to focus on.")

@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("fix", help="fix failing tests (or reach --goal) and show or apply the change")
     p.add_argument("path", metavar="PATH", help="the project directory")
     p.add_argument("--goal", help="what to achieve (default: make the failing tests pass)")
+    p.add_argument("--hint", help="a steer for the planner and coder, e.g. 'the bug is in parse_date's year handling'")
     p.add_argument("--test-cmd", dest="test_cmd", help="test command run in the sandbox (default: pytest)")
     p.add_argument("--max-iterations", dest="max_iterations", type=int, help="code/test rounds (default 3)")
     p.add_argument("--samples", type=int, help="coder answers drawn and tested per round (default 3)")
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(workspace.resolve(), overrides)
     except SettingsError as exc:
         return _fail(args, str(exc))
-    return execute(args, settings, RunRequest(kind="fix", workspace=workspace.resolve(), goal=args.goal))
+    return execute(args, settings, RunRequest(kind="fix", workspace=workspace.resolve(), goal=args.goal,
+                                                  hint=args.hint))
 
 
 def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, resume: bool = False) -> int:

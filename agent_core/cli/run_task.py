@@ -25,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("goal", metavar="GOAL", help="what to do, e.g. 'add a --verbose flag to the CLI'")
     p.add_argument("path", metavar="PATH", nargs="?", default=".", help="the project directory (default: .)")
     p.add_argument("--file", help="the file the task is mainly about (relative to PATH)")
+    p.add_argument("--hint", help="a steer for the planner and coder (where to look, what not to touch)")
     p.add_argument("--test-cmd", dest="test_cmd", help="test command run in the sandbox (default: pytest)")
     p.add_argument("--max-iterations", dest="max_iterations", type=int, help="code/test rounds (default 3)")
     add_run_options(p)
@@ -47,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(workspace.resolve(), overrides)
     except SettingsError as exc:
         return _fail(args, str(exc))
-    request = RunRequest(kind="task", workspace=workspace.resolve(), goal=args.goal, target_file=args.file)
+    request = RunRequest(kind="task", workspace=workspace.resolve(), goal=args.goal, target_file=args.file,
+                         hint=args.hint)
     return execute(args, settings, request)

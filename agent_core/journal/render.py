@@ -120,6 +120,9 @@ def _header(trace: Trace, fmt: Format) -> None:
     s = trace.summary
     fmt.heading(1, f"Run {s.run_id}: {s.kind}, {s.status}")
     fmt.line(f"goal: {trim(s.goal, 300) or '-'}")
+    hint = (trace.start.get("request") or {}).get("hint")
+    if hint:
+        fmt.line(f"hint: {trim(hint, 300)}")
     fmt.line(f"started {s.started_text}, took {s.duration_s:.2f} s, {s.iterations} iteration(s)")
     fmt.line(f"tokens: {s.prompt_tokens} prompt + {s.completion_tokens} completion in {s.llm_calls} call(s)")
     settings = trace.start.get("settings") or {}

@@ -1,5 +1,8 @@
 """The run's goal text: the user's words, else "fix the failing tests", plus what the editor pointed at.
 
+The user's hint (`agentls fix --hint`, the editors' "Plan and fix with a hint...") rides with the
+pointer, so both the planner and the one-step textual plan the coder reads carry it.
+
 The pointer (file, symbol, a quoted selection, the diagnostics the action was
 asked on) goes into the goal the planner reads and into the one-step textual
 plan the coder reads, so a quick fix started from a diagnostic or a selected
@@ -15,6 +18,7 @@ from agent_core.workspace.shadow import ShadowWorkspace
 
 DEFAULT_GOAL = "Fix the failing tests."
 SELECTION_LIMIT = 400  # characters of a selection quoted in the goal
+HINT_LIMIT = 500  # characters of the user's hint: a steer, not a second goal
 
 
 def default_goal(request: RunRequest, target_text: str | None = None) -> str:
@@ -35,6 +39,9 @@ def editor_pointer(request: RunRequest, target_text: str | None = None) -> str:
             parts.append("Selected there:\n" + "\n".join(f"    {line}" for line in selected.splitlines()))
     if request.diagnostics:
         parts.append("Diagnostics:\n" + "\n".join(f"- {d}" for d in request.diagnostics[:10]))
+    hint = " ".join((request.hint or "").split())[:HINT_LIMIT]
+    if hint:
+        parts.append(f"The user's hint: {hint}")
     return "\n".join(parts)
 
 
