@@ -187,7 +187,9 @@ def make_row(task: Task, summary: dict, wall: float, verified: bool, memory: str
 def run_one(task: Task, args: argparse.Namespace, memory: Memory) -> dict:
     workspace = task.prepare(memory.scratch / "work" / task.name.replace("/", "__"))
     write_settings(workspace, memory.file_for(task.name), task.settings)
-    env = _env() | {"XDG_CACHE_HOME": str(memory.cache_for(task.name))}
+    # a project file may not set memory.path (agent_core/settings/trust.py): the environment does
+    env = _env() | {"XDG_CACHE_HOME": str(memory.cache_for(task.name)),
+                    "AGENTLS_MEMORY__PATH": str(memory.file_for(task.name))}
     summary, wall = run_agentls(workspace, args, env)
     fixed = summary.get("status") == "fixed"
     edit = search_edit(workspace, str(summary.get("run_id") or "")) if fixed else ""

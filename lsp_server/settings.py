@@ -3,9 +3,16 @@
 Both are dicts of the engine's settings (camelCase or snake_case keys, either
 flat or under an "agentls" key) merged in that order over the workspace's
 files and the environment by `agent_core.settings.load_settings`. Invalid
-settings are reported once with `window/showMessage` and the run goes on with
-the defaults (files and environment only, or the bare defaults if those are
-bad too). `workspace/didChangeConfiguration` is picked up by the next run.
+settings are reported once with `window/showMessage`, naming the file and line,
+the variable or the editor key, with the key probably meant, and the run goes
+on with the defaults (files and environment only, or the bare defaults if those
+are bad too). Keys a project file may not set (endpoints, key variables, the
+sandbox backend, safety: agent_core/settings/trust.py) are ignored and shown
+once as a warning naming the file and the key; each run repeats them in its
+own message. The editor's settings count as the user's own: the client sends
+those keys from user scope only (VS Code: `"scope": "machine"` and
+`inspect().globalValue`; docs/editors.md). `workspace/didChangeConfiguration`
+is picked up by the next run.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ if TYPE_CHECKING:
     from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 SECTION = "agentls"
+EDITOR_ORIGIN = "editor settings"  # how the editor's overrides are named in messages (settings/explain.py)
 log = logging.getLogger(__name__)
 
 
@@ -100,21 +108,28 @@ class SettingsStore:
             await asyncio.shield(self._refresh)
         root, overrides = self.root(), self.overrides()
         try:
-            return await asyncio.to_thread(load_settings, root, overrides)
+            return self._noticed(await asyncio.to_thread(load_settings, root, overrides, None, EDITOR_ORIGIN))
         except SettingsError as exc:
             self._report(str(exc))
         try:
-            return await asyncio.to_thread(load_settings, root, None)
+            return self._noticed(await asyncio.to_thread(load_settings, root, None))
         except SettingsError as exc:
             self._report(str(exc))
             return Settings()
 
-    def _report(self, text: str) -> None:
+    def _noticed(self, settings: Settings) -> Settings:
+        """Show each of the settings' notices (ignored project keys, misspelt variables) once."""
+        for notice in settings.notices:
+            self._report(notice, lsp.MessageType.Warning, "")
+        return settings
+
+    def _report(self, text: str, kind: lsp.MessageType = lsp.MessageType.Error,
+                then: str = ". Using the default settings.") -> None:
         if text in self._reported:
             return
         self._reported.add(text)
-        message = f"agentls: {text}. Using the default settings."
-        self._server.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
+        message = f"agentls: {text}{then}"
+        self._server.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
 
 
 def register(server: LanguageServer, deps: Deps) -> None:

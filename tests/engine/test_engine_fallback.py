@@ -11,16 +11,19 @@ from scripted_llm import ScriptedLLM
 REFLECTION = {"hypothesis": "add subtracts", "file": "calc.py", "change": "return a + b", "confidence": "low"}
 
 
-def _fallback_config(project: Path, url: str) -> None:
-    (project / ".agentls.toml").write_text(f'[fallback]\nbase_url = "{url}"\nmodel = "big-model"\ntemperature = 0.1\n')
+def _fallback_config(project: Path, url: str, monkeypatch) -> None:
+    """The fallback endpoint in the user's config file: a project file may not choose an endpoint."""
+    user = project.parent / "user-config.toml"
+    user.write_text(f'[fallback]\nbase_url = "{url}"\nmodel = "big-model"\ntemperature = 0.1\n')
+    monkeypatch.setenv("AGENTLS_CONFIG", str(user))
 
 
-def test_the_fallback_codes_only_after_the_first_models_rounds_fail(project: Path, scripted_llm, run_fix):
+def test_the_fallback_codes_only_after_the_first_models_rounds_fail(project: Path, scripted_llm, run_fix, monkeypatch):
     scripted_llm.default("coder", WRONG_EDIT)
     scripted_llm.default("reflector", REFLECTION)
     with ScriptedLLM() as big:
         big.add("coder", FIX_EDIT)
-        _fallback_config(project, big.base_url)
+        _fallback_config(project, big.base_url, monkeypatch)
 
         run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "2")
 
@@ -42,10 +45,10 @@ def test_the_fallback_codes_only_after_the_first_models_rounds_fail(project: Pat
         assert end["usage"][key] == sum(u[key] for u in end["usage_by_role"].values()), key
 
 
-def test_the_fallback_is_not_asked_when_the_first_model_fixes_it(project: Path, scripted_llm, run_fix):
+def test_the_fallback_is_not_asked_when_the_first_model_fixes_it(project: Path, scripted_llm, run_fix, monkeypatch):
     scripted_llm.add("coder", FIX_EDIT)
     with ScriptedLLM() as big:
-        _fallback_config(project, big.base_url)
+        _fallback_config(project, big.base_url, monkeypatch)
 
         run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
 
@@ -54,14 +57,14 @@ def test_the_fallback_is_not_asked_when_the_first_model_fixes_it(project: Path, 
     assert "fallback" not in end["usage_by_role"]
 
 
-def test_unfixed_by_both_ends_unfixed_after_both_budgets(project: Path, scripted_llm, run_fix):
+def test_unfixed_by_both_ends_unfixed_after_both_budgets(project: Path, scripted_llm, run_fix, monkeypatch):
     scripted_llm.default("coder", WRONG_EDIT)
     scripted_llm.default("reflector", REFLECTION)
     scripted_llm.default("planner", {"approach": "again", "subtasks": [
         {"id": "t1", "description": "fix add in calc.py", "priority": 5, "dependencies": [], "files": ["calc.py"]}]})
     with ScriptedLLM() as big:
         big.default("coder", WRONG_EDIT)
-        _fallback_config(project, big.base_url)
+        _fallback_config(project, big.base_url, monkeypatch)
 
         run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "1")
 

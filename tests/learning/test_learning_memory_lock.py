@@ -18,9 +18,9 @@ time.sleep(300)
 """
 
 
-def test_locked_memory_database_does_not_stop_a_run(project: Path, tmp_path: Path, scripted_llm, cli):
+def test_locked_memory_database_does_not_stop_a_run(project: Path, tmp_path: Path, scripted_llm, cli, monkeypatch):
     memory = tmp_path / "mem.sqlite"
-    (project / ".agentls.toml").write_text(f'[memory]\npath = "{memory}"\n')
+    monkeypatch.setenv("AGENTLS_MEMORY__PATH", str(memory))  # a project file may not move the memory outside it
     locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(memory)], stdout=subprocess.PIPE, text=True)
     try:
         assert locker.stdout.readline().strip() == "locked"

@@ -23,9 +23,10 @@ def _reflections(scripted_llm) -> list[dict]:
     return reflections
 
 
-def test_earlier_failure_and_its_fix_reach_the_reflector(project: Path, tmp_path: Path, scripted_llm, cli):
+def test_earlier_failure_and_its_fix_reach_the_reflector(project: Path, tmp_path: Path, scripted_llm, cli,
+                                                         monkeypatch):
     memory = tmp_path / "memory" / "agentls.sqlite"
-    (project / ".agentls.toml").write_text(f'[memory]\npath = "{memory}"\n')
+    monkeypatch.setenv("AGENTLS_MEMORY__PATH", str(memory))  # a project file may not move the memory outside it
 
     _script_failed_attempt_then_fix(scripted_llm)
     first = cli("fix", str(project), "--base-url", scripted_llm.base_url, "--json")

@@ -18,7 +18,9 @@ def test_each_role_uses_its_endpoint_model_and_key(project: Path, scripted_llm, 
     monkeypatch.setenv("LRN_CODER_KEY", CODER_KEY)
     planner_server = ScriptedLLM().start()
     try:
-        (project / ".agentls.toml").write_text(
+        user = project.parent / "user-config.toml"  # endpoints and key variables: the user's file, not the project's
+        monkeypatch.setenv("AGENTLS_CONFIG", str(user))
+        user.write_text(
             f'base_url = "{scripted_llm.base_url}"\nmodel = "shared-model"\n'
             f'[roles.planner]\nbase_url = "{planner_server.base_url}"\nmodel = "planner-model"\n'
             'api_key_env = "LRN_PLANNER_KEY"\n'
@@ -41,7 +43,7 @@ def test_each_role_uses_its_endpoint_model_and_key(project: Path, scripted_llm, 
         for path in [p for p in run_dir(project, run.json["run_id"]).iterdir() if p.is_file()]:
             data = path.read_bytes()
             assert PLANNER_KEY.encode() not in data and CODER_KEY.encode() not in data, path
-        config = (project / ".agentls.toml").read_text()
+        config = user.read_text()
         assert PLANNER_KEY not in config and CODER_KEY not in config, "files name the variables, not the keys"
     finally:
         planner_server.stop()
