@@ -2,7 +2,9 @@
 
 `git apply` is the well-kept implementation of the format (git's own and
 plain `diff -u` output, new and deleted files, renames, `--recount` for hunk
-headers whose counts a hand-written or generated diff got wrong); it runs in
+headers whose counts a hand-written or generated diff got wrong, and
+`--unidiff-zero` so a hunk with less trailing context than leading, as
+agents write them, is not pinned to the end of its file); it runs in
 the tree with repository discovery stopped at the tree, so it works on a
 shadow copy that is no repository and refuses paths that leave it or pass a
 symbolic link. What it touches is listed first (`--numstat -z`, nothing
@@ -98,7 +100,7 @@ def read_diff(text: str, root: Path) -> Diff:
 def apply_diff(diff: Diff, root: Path) -> None:
     """Apply `diff` to the tree `root`, all or nothing (git checks every hunk first); DiffError when it does not
     apply."""
-    args = [f"-p{diff.strip}", "--recount", "--whitespace=nowarn"]
+    args = [f"-p{diff.strip}", "--recount", "--unidiff-zero", "--whitespace=nowarn"]
     check = _git([*args, "--check", "-"], root, diff.text)
     if check.returncode != 0:
         raise DiffError(f"the diff does not apply: {_why(check)}")

@@ -24,6 +24,7 @@ SUBCOMMANDS = (
     "agent_core.cli.test_cmd",
     "agent_core.cli.gen_tests",
     "agent_core.cli.serve",
+    "agent_core.cli.mcp",
     "agent_core.cli.sandbox",
     "agent_core.cli.model",
     "agent_core.cli.journal",

@@ -25,9 +25,9 @@ from packaging.version import Version
 from agent_core.sandbox.constants import TEST_TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
-OWN = {"agent_core", "lsp_server"}
+OWN = {"agent_core", "lsp_server", "mcp_server"}
 # A new major version of these has broken (or is known to break) code like ours: each needs an upper bound.
-MAJOR_BOUNDED = ("openai", "langgraph", "langgraph-checkpoint-sqlite")
+MAJOR_BOUNDED = ("openai", "langgraph", "langgraph-checkpoint-sqlite", "mcp")
 
 
 def declared() -> dict[str, Requirement]:

@@ -1,0 +1,38 @@
+"""`agentls mcp [--http PORT] [--root DIR ...]`: start the MCP server (stdio by default).
+
+Like `agentls serve`, this replaces the current process with
+`python -m mcp_server`: the engine package never imports a protocol layer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("mcp", help="run the MCP server (stdio by default) for other agents")
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT (/mcp)")
+    parser.add_argument("--root", action="append", default=[], metavar="DIR",
+                        help="where projects may be when the client declares no MCP roots (repeatable; "
+                             "default: the working directory)")
+    parser.add_argument("--log-level", default="WARNING", help="logging level on stderr (default WARNING)")
+    parser.set_defaults(func=run)
+
+
+def server_argv(args: argparse.Namespace) -> list[str]:
+    argv = [sys.executable, "-m", "mcp_server", "--log-level", args.log_level]
+    if args.http is not None:
+        argv += ["--http", str(args.http)]
+    for root in args.root:
+        argv += ["--root", root]
+    return argv
+
+
+def run(args: argparse.Namespace) -> int:
+    argv = server_argv(args)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(argv[0], argv)
+    return 0  # not reached: execv replaces the process
