@@ -40,6 +40,7 @@ from agent_core.pipeline.searching import candidates, find_single_edit, localize
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.describe import describe_change
 from agent_core.search.localize import Suspect
+from agent_core.search.templates import seen_exceptions
 from agent_core.settings import Settings
 from agent_core.workspace.changeset import compute_change_set
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact
@@ -145,7 +146,7 @@ async def _search(
         }
         if not suspects or not failing:
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
-        mutants = candidates(shadow.root, suspects, settings.search.max_mutants)
+        mutants = candidates(shadow.root, suspects, settings.search.max_mutants, seen_exceptions(report))
         sources = {m.path: read_exact(shadow.root / m.path) for m in mutants}
         winner, passed, found = await find_single_edit(deps, failing, mutants, where, report.duration_s, report)
         stats.update(found, search_s=round(time.monotonic() - started - stats["localize_s"], 3))

@@ -34,9 +34,12 @@ from agent_core.search.localize import (
     traceback_scores,
 )
 from agent_core.search.mutants import Mutant, line_mutants
+from agent_core.search.ranking import arrange, templates_for
 from agent_core.search.sandboxed import collect_coverage, try_mutants
+from agent_core.search.templates import seen_exceptions
 from agent_core.settings import Settings
 from agent_core.testing.runner import per_test_bound, pytest_argv
+from agent_core.testing.verdict import judge
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
 
 HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (a `@curry`-wrapped function, a
@@ -108,6 +111,8 @@ class Localization:
     outcomes: dict[str, str] = field(default_factory=dict)
     durations: dict[str, float] = field(default_factory=dict)  # seconds per test while localizing (under coverage)
     test_bound_s: float = 0.0  # the per-test bound while localizing: a test that took that long was cut (it hung)
+    error: str = ""  # why the localizing driver collected nothing (a usage error, a crash), with its output's tail
+    recorder: str = ""  # what recorded the per-test lines (coverage.py X, agentls' line tracer), or why none did
 
     def covering(self, path: str, line: int) -> list[str]:
         """The tests that passed at the baseline and ran `path`:`line`: a mutant of that line must keep them
@@ -134,21 +139,25 @@ async def localize_failure(deps: SearchDeps, report: TestReport) -> Localization
         data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, select)
         wider = files_of(failing)
         if select and _passing(data) < MIN_PASSING_NEIGHBOURS and set(wider) != set(select):
-            data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, wider) or data
+            wider_data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, wider)
+            data = data if wider_data.get("error") else wider_data
     boosts = traceback_scores(report, root)
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
     if data and data.get("files") and failed_ids:
         suspects = rank(combine(coverage_scores(data["files"], outcomes), boosts), root)
         return Localization(suspects, "coverage", failed_ids, data["files"], outcomes, data.get("durations") or {},
-                            per_test)
-    return Localization(rank(boosts, root), "traceback", failing)
+                            per_test, recorder=data.get("recorder") or "")
+    return Localization(rank(boosts, root), "traceback", failing, error=(data or {}).get("error") or "",
+                        recorder=(data or {}).get("recorder") or "")
 
 
-def candidates(root: Path, suspects: list[Suspect], limit: int) -> list[Mutant]:
+def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list[str] | None = None) -> list[Mutant]:
     """Mutants of the suspects' lines, the most suspicious lines first whichever function they are in (a
     function scores as its best line, so its other lines may be far less suspicious than another function's);
-    among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order)."""
+    among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order).
+    Then search/ranking.py places the templates (with `exceptions`, the failing tests' exception types) and
+    moves the candidates with a concern (a variable left unused) after the ones without."""
     sources: dict[str, str] = {}
     ranked: list[tuple[float, str, int]] = []
     for suspect in suspects:
@@ -164,8 +173,8 @@ def candidates(root: Path, suspects: list[Suspect], limit: int) -> list[Mutant]:
         batch = [m for _, file, line in tied for m in line_mutants(file, sources[file], line)]
         out += sorted(batch, key=lambda m: m.tier)
         if len(out) >= limit:
-            return out[:limit]
-    return out
+            break
+    return arrange(out[:limit], templates_for(root, sources, ranked, exceptions), sources, limit)
 
 
 def _apply(root: Path, mutant: Mutant) -> str:
@@ -200,6 +209,7 @@ async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None 
     try:
         timeout_s, bound = verify_bounds(s, baseline)
         report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, timeout_s, test_timeout_s=bound)
+        report = judge(report, baseline)  # what "verified" means, as for any candidate (testing/verdict.py)
         return report if report.ok else None
     finally:
         if report is None or not report.ok:  # restored exactly, however the run ended
@@ -259,6 +269,8 @@ async def find_single_edit(
             hot=True,
         )
         stats["stopped"] = stopped
+        if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
+            stats["stopped"], stats["error"] = "error", stopped.removeprefix("error: ")
         index += len(results)
         stats["tried"] += len(results)
         stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
@@ -296,13 +308,14 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         return {"suspects": []}
     suspects, failing = where.suspects, where.failing
     listed = [s.as_dict() for s in suspects]
-    deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes))
-    out: dict = {"suspects": listed}
+    deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes),
+                       recorder=where.recorder, **({"error": where.error} if where.error else {}))
+    out: dict = {"suspects": listed, **({"search_error": f"localizing: {where.error}"} if where.error else {})}
     typed_goal = bool((deps.request.goal or "").strip())  # more than "the tests pass": the model reads it
     if not deps.settings.search.enabled or typed_goal or not suspects or not failing:
         return out
     deps.phase("testing", "trying single-edit fixes of the suspicious lines", 6)
-    mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants)
+    mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants, seen_exceptions(report))
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
         winner, passed, stats = await find_single_edit(deps, failing, mutants, where, report.duration_s, report)
@@ -311,6 +324,8 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         winner, passed, stats = None, None, {}
     if winner is None or passed is None:
         deps.journal.write("search", found=None, **stats)
+        if stats.get("error"):
+            out["search_error"] = f"trying mutants: {stats['error']}"
         return out
     before = "\n".join(originals[winner.path].split("\n")[winner.line - 1 : winner.last])
     deps.journal.write("search", found=_found(winner, before), **stats)

@@ -1,0 +1,276 @@
+"""Templates that add control flow around a suspicious statement: a guard before it, a `try` or an `if` around it.
+
+Tried after the single edits (search/templates.py orders them). Each mirrors a
+kind of fix that real projects make and that no one-line edit reaches:
+
+- a guard before the statement: `if x is None: continue` in a loop, `if not x: return []` in a function
+  (a list holding None, an empty argument, an optional attribute: the fix adds the check the author forgot);
+  x is an object the statement dereferences (`x.attr`, `x[i]`) or passes on (`f(x)`);
+- the statement under `try`, catching the exception the failing test sees (IndexError around a `pop()`
+  on an empty stack, KeyError around a lookup, ValueError around `int(text)`), then `pass`, `continue`,
+  `break`, a default returned, or the assigned name set to None;
+- one to three consecutive statements put under an `if` whose condition the function already tests
+  (a block that must only run in one case), or a name of the block being set.
+
+A template's text replaces the statement's lines (`Mutant.end` when it spans several).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from agent_core.search.linetext import span
+
+INDENT = "    "
+MAX_GUARDED = 3  # objects of one statement a guard may test
+MAX_DEFAULTS = 2  # values a guard or handler may return
+MAX_CONDITIONS = 4  # conditions tried for an `if` around a block
+MAX_BLOCK = 3  # statements an `if` may be put around
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Delete)
+_POPS = ("pop", "popleft", "popitem")
+
+
+def _lookup(node: ast.AST) -> bool:  # `x[i]` or `x.pop()`: IndexError, KeyError
+    return isinstance(node, ast.Subscript) or isinstance(node, ast.Call) and isinstance(
+        node.func, ast.Attribute) and node.func.attr in _POPS
+
+
+# which operations raise which exceptions: a `try` is only put around a statement that can raise the one seen
+# (any other exception: a statement with a call, which may raise anything)
+_RAISERS = {
+    "IndexError": _lookup, "KeyError": _lookup,
+    "AttributeError": lambda node: isinstance(node, ast.Attribute),
+    "TypeError": lambda node: isinstance(node, (ast.Call, ast.BinOp, ast.Subscript)),
+    "ZeroDivisionError": lambda node: isinstance(node, ast.BinOp) and isinstance(
+        node.op, (ast.Div, ast.FloorDiv, ast.Mod)),
+    "StopIteration": lambda node: isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    and node.func.id == "next",
+}
+Template = tuple[str, int, str]  # (new text, last original line replaced, description)
+
+
+class Place:
+    """A statement that starts on a line, with what a template needs around it: its function, whether a loop
+    holds it (in that function), its body and position there, its indentation and lines."""
+
+    def __init__(self, tree: ast.Module, lines: list[str], line: int) -> None:
+        self.lines = lines
+        self.statement: ast.stmt | None = None
+        self.function: ast.AST | None = None
+        self.in_loop = False
+        self.body: list[ast.stmt] = []
+        self.functions: list[ast.AST] = []  # the functions holding the statement, outermost first
+        self._find(tree, line)
+
+    def scope(self) -> set[str]:
+        """The parameters and assigned names of the functions holding the statement (not a comprehension's
+        variables, which exist only inside it)."""
+        names: set[str] = set()
+        for function in self.functions:
+            names |= {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}  # type: ignore[attr-defined]
+            comprehended = {id(n) for c in ast.walk(function) if isinstance(c, ast.comprehension)
+                            for n in ast.walk(c.target)}
+            names |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                      and id(n) not in comprehended}
+        return names
+
+    def _find(self, node: ast.AST, line: int, function: ast.AST | None = None, in_loop: bool = False) -> None:
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(node, name, None)
+            if not isinstance(block, list):
+                continue
+            loop_body = isinstance(node, _LOOPS) and name == "body"
+            for child in block:
+                if not (child.lineno <= line <= (child.end_lineno or child.lineno)):
+                    continue
+                if isinstance(child, ast.stmt) and child.lineno == line:
+                    self.statement, self.function, self.body = child, function, block
+                    self.in_loop = in_loop or loop_body
+                    return
+                inner = child if isinstance(child, _FUNCTIONS) else function
+                if isinstance(child, _FUNCTIONS):
+                    self.functions.append(child)
+                self._find(child, line, inner, (in_loop or loop_body) and not isinstance(child, _FUNCTIONS))
+
+    @property
+    def indent(self) -> str:
+        text = self.lines[self.statement.lineno - 1] if self.statement else ""
+        return text[: len(text) - len(text.lstrip())]
+
+    def text_of(self, statements: list[ast.stmt]) -> list[str] | None:
+        """The source lines of `statements` (consecutive), or None when a string literal spans lines there
+        (indenting those lines would change the string)."""
+        first, last = statements[0].lineno, statements[-1].end_lineno or statements[-1].lineno
+        for stmt in statements:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and (
+                        node.end_lineno or node.lineno) > node.lineno:
+                    return None
+        if first != self.statement.lineno or self.lines[first - 1][: len(self.indent)] != self.indent:  # type: ignore[union-attr]
+            return None
+        return self.lines[first - 1 : last]
+
+
+def usable(place: Place) -> bool:
+    """A statement a template may touch: inside a function, not an `elif` (which cannot be preceded)."""
+    stmt = place.statement
+    if stmt is None or place.function is None or isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
+        return False
+    return not place.lines[stmt.lineno - 1].lstrip().startswith(("elif", "else", "except", "finally", "@"))
+
+
+def _header(stmt: ast.stmt) -> list[ast.AST]:
+    """The parts of a statement evaluated on its own line (a compound statement's header, not its body)."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in stmt.items]
+    return [stmt]
+
+
+def _dotted(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name) or isinstance(node, ast.Attribute) and _dotted(node.value)
+
+
+def guarded_objects(place: Place) -> list[str]:
+    """What the statement dereferences or passes on: `x` of `x.attr`, `x[i]`, `f(x)`, `for _ in x` (names and
+    dotted names rooted at a parameter or local of the enclosing functions: not modules, builtins, `self`)."""
+    stmt, lines = place.statement, place.lines
+    assert stmt is not None
+    found: list[str] = []
+    for part in _header(stmt):
+        for node in ast.walk(part):
+            bases: list[ast.AST] = []
+            if isinstance(node, (ast.Attribute, ast.Subscript)):
+                bases.append(node.value)
+            if isinstance(node, ast.Call):
+                bases += [a for a in node.args if not isinstance(a, ast.Starred)]
+            bases += [stmt.iter] if isinstance(stmt, (ast.For, ast.AsyncFor)) and node is stmt.iter else []
+            bases += [node.iter] if isinstance(node, ast.comprehension) else []
+            for base in bases:
+                if _dotted(base) and base.lineno == base.end_lineno:  # type: ignore[attr-defined]
+                    found.append(_source(lines, base))
+    scope = place.scope()
+    return [f for f in dict.fromkeys(found) if f.split(".")[0] in scope and f not in ("self", "cls")][:MAX_GUARDED]
+
+
+def _source(lines: list[str], node: ast.AST) -> str:
+    text = lines[node.lineno - 1]  # type: ignore[attr-defined]
+    s, e = span(text, node)
+    return text[s:e]
+
+
+def defaults(function: ast.AST, lines: list[str]) -> list[str]:
+    """What a guard or handler returns: the function's own empty-ish return values (`[]`, `0`, `""`, None), its
+    bare `return` when it returns nothing, else None."""
+    values: list[str] = []
+    bare = True
+    for node in _own_nodes(function):
+        if isinstance(node, ast.Return) and node.value is not None:
+            bare = False
+            value = node.value
+            empty = isinstance(value, ast.Constant) and not value.value or isinstance(
+                value, (ast.List, ast.Tuple, ast.Set)) and not value.elts or isinstance(
+                value, ast.Dict) and not value.keys
+            if empty and value.lineno == value.end_lineno:
+                values.append(_source(lines, value))
+    if bare:
+        return ["return"]
+    return [f"return {v}" for v in dict.fromkeys([*values, "None"])][:MAX_DEFAULTS]
+
+
+def _own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of `function`, not of the functions and classes defined inside it."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _exits(place: Place) -> list[str]:
+    return ["continue"] if place.in_loop else defaults(place.function, place.lines)  # type: ignore[arg-type]
+
+
+def guard_templates(place: Place) -> list[Template]:
+    """`if x is None: <exit>` and `if not x: <exit>` before the statement, for each object it uses."""
+    stmt = place.statement
+    if not usable(place) or stmt is None:
+        return []
+    indent, text = place.indent, place.lines[stmt.lineno - 1]
+    out: list[Template] = []
+    for obj in guarded_objects(place):
+        for test in (f"{obj} is None", f"not {obj}"):
+            for exit_ in _exits(place):
+                guard = f"{indent}if {test}:\n{indent}{INDENT}{exit_}\n{text}"
+                out.append((guard, stmt.lineno, f"guard `if {test}: {exit_}` added"))
+    return out
+
+
+def _can_raise(stmt: ast.stmt, exception: str) -> bool:
+    raises = _RAISERS.get(exception, lambda node: isinstance(node, ast.Call))
+    return any(raises(node) for node in ast.walk(stmt))
+
+
+def try_templates(place: Place, exceptions: list[str]) -> list[Template]:
+    """The statement under `try`, catching each exception the failing tests saw that it can raise."""
+    stmt = place.statement
+    if not usable(place) or not isinstance(stmt, _SIMPLE):
+        return []
+    body = place.text_of([stmt])
+    if body is None:
+        return []
+    indent = place.indent
+    handlers = ["pass"] if not isinstance(stmt, ast.Return) else []
+    if place.in_loop:
+        handlers = ["continue", "break", *handlers]
+    handlers += defaults(place.function, place.lines)  # type: ignore[arg-type]
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        handlers.append(f"{stmt.targets[0].id} = None")
+    inner = "\n".join(INDENT + line for line in body)
+    out: list[Template] = []
+    for exception in exceptions:
+        if not _can_raise(stmt, exception):
+            continue
+        for handler in dict.fromkeys(handlers):
+            new = f"{indent}try:\n{inner}\n{indent}except {exception}:\n{indent}{INDENT}{handler}"
+            out.append((new, stmt.end_lineno or stmt.lineno, f"`{exception}` caught around the line: `{handler}`"))
+    return out
+
+
+def conditions(place: Place) -> list[str]:
+    """Conditions for an `if` around a block: the ones the function already tests (one line each), then
+    whether an object the first statement uses is set."""
+    tests = [n.test for n in _own_nodes(place.function) if isinstance(n, (ast.If, ast.While))]  # type: ignore[arg-type]
+    tests.sort(key=lambda t: abs(t.lineno - place.statement.lineno))  # type: ignore[union-attr]
+    found = [_source(place.lines, t) for t in tests if t.lineno == t.end_lineno]
+    found += [f"{obj} is not None" for obj in guarded_objects(place)]
+    return list(dict.fromkeys(found))[:MAX_CONDITIONS]
+
+
+def block_templates(place: Place) -> list[Template]:
+    """One to MAX_BLOCK statements, from the suspicious one on, put under `if <condition>:`."""
+    stmt = place.statement
+    if not usable(place) or stmt is None or isinstance(stmt, ast.Return):
+        return []
+    start = next(i for i, s in enumerate(place.body) if s is stmt)
+    out: list[Template] = []
+    for size in range(1, MAX_BLOCK + 1):
+        block = place.body[start : start + size]
+        body = place.text_of(block) if len(block) == size else None
+        if body is None:
+            break
+        inner = "\n".join(INDENT + line if line.strip() else line for line in body)
+        for test in conditions(place):
+            if any(test in place.lines[s.lineno - 1] for s in block[:1] if isinstance(s, (ast.If, ast.While))):
+                continue  # `if c:` around `if c:` changes nothing
+            new = f"{place.indent}if {test}:\n{inner}"
+            out.append((new, block[-1].end_lineno or block[-1].lineno, f"{size} statement(s) put under `if {test}:`"))
+    return out

@@ -1,0 +1,145 @@
+"""The order the search tries its candidates in, and why a green one may still be wrong (right, not just green).
+
+The first candidate that passes every test wins, so the order is the ranking:
+
+1. the single edits of the most suspicious lines (mutants.py), the first TEMPLATES_AFTER of them;
+2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES;
+3. then the candidates with a concern, each after every one without: a candidate that leaves a variable
+   assigned and unused (`l_bar_user, r_bar_user = ...` then only `r_bar_user` used), drops the only use of
+   a parameter (the function now ignores an input a caller passes), or deletes a statement;
+4. the rest of the single edits (clean ones first).
+
+A concern is named in the candidate's description (`leaves `l_bar_user` unused`), which the journal, the
+trace and the editor's fix title show, so a green candidate that may overfit the tests says so. A
+green fix that leaves the code this way is often the wrong fix that the tests happen not to catch: the
+real fix usually uses what the code computes (real-history corpus: the one fix the search made changed
+`r_bar_user` alone and lost a user's `bar_format` left part).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import textwrap
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agent_core.search.mutants import Mutant
+from agent_core.search.templates import template_mutants
+
+TEMPLATES_AFTER = 300  # single edits tried before any template (the likelier fixes, and most of a 120 s budget)
+TEMPLATE_LINES = 6  # the most suspicious lines that get templates
+MAX_TEMPLATES = 120
+
+
+@dataclass
+class _Facts:
+    unused: set[str]
+    together: dict[str, set[str]]  # a name -> the names assigned in the same tuple target
+    param_uses: dict[str, int]
+    statements: int
+    stored_on: dict[str, set[int]]  # a name -> the lines (of the function's text, from 1) that assign it
+
+
+@functools.lru_cache(maxsize=32)
+def _tree(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _innermost_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+            if found is None or node.lineno >= found.lineno:
+                found = node
+    return found
+
+
+def _facts(function_text: str) -> _Facts | None:
+    tree = _tree(textwrap.dedent(function_text))
+    if tree is None or not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    function = tree.body[0]
+    stored: dict[str, set[int]] = {}
+    loaded: dict[str, int] = {}
+    declared: set[str] = set()
+    together: dict[str, set[str]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.setdefault(node.id, set()).add(node.lineno)
+        elif isinstance(node, ast.Name):
+            loaded[node.id] = loaded.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared |= set(node.names)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                group = {e.id for e in getattr(target, "elts", []) if isinstance(e, ast.Name)}
+                for name in group:
+                    together[name] = together.get(name, set()) | (group - {name})
+    params = [a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)]
+    unused = {n for n in set(stored) - set(loaded) - declared if not n.startswith("_")}
+    statements = sum(isinstance(n, ast.stmt) for n in ast.walk(function))
+    return _Facts(unused, together, {p: loaded.get(p, 0) for p in params}, statements, stored)
+
+
+def concerns(source: str, mutant: Mutant) -> tuple[str, ...]:
+    """What the candidate leaves wrong in its function, compared with `source` (the file before it)."""
+    tree = _tree(source)
+    function = _innermost_function(tree, mutant.line) if tree is not None else None
+    if function is None or (function.end_lineno or 0) < mutant.last:
+        return ()
+    lines = source.split("\n")
+    first, last = function.lineno, function.end_lineno or function.lineno
+    before = _facts("\n".join(lines[first - 1 : last]))
+    after = _facts("\n".join([*lines[first - 1 : mutant.line - 1], mutant.text, *lines[mutant.last : last]]))
+    if before is None or after is None:
+        return ()
+    changed = set(range(mutant.line - first + 1, mutant.line - first + 1 + mutant.text.count("\n") + 1))
+    newly_used = before.unused - after.unused
+    # newly unused; or unused still, and assigned on the changed lines (`l_bar_user, r_bar = ...`) or beside a
+    # name the candidate starts to use (`l_bar_user, r_bar_user = ...` and then only `r_bar_user` used)
+    left = sorted((after.unused - before.unused) | {
+        n for n in after.unused & before.unused
+        if after.together.get(n, set()) & newly_used or after.stored_on.get(n, set()) & changed})
+    out = [f"leaves `{name}` unused" for name in left]
+    for param, uses in before.param_uses.items():
+        if uses and not after.param_uses.get(param):
+            out.append(f"drops the only use of `{param}`" if uses == 1 else f"drops every use of `{param}`")
+    if after.statements < before.statements:
+        out.append("deletes a statement")
+    return tuple(out)
+
+
+def with_concerns(mutant: Mutant, source: str) -> Mutant:
+    """`mutant` with its concerns recorded and named in its description."""
+    found = concerns(source, mutant)
+    if not found:
+        return mutant
+    return replace(mutant, concerns=found, description=f"{mutant.description}; {', '.join(found)}")
+
+
+def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float, str, int]],
+                  exceptions: list[str] | None) -> list[Mutant]:
+    """The templates of the TEMPLATE_LINES most suspicious lines of `ranked` ((score, file, line), best
+    first), at most MAX_TEMPLATES."""
+    lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
+    out = [m for file, line in lines for m in template_mutants(file, sources[file], line, exceptions, root)]
+    return out[:MAX_TEMPLATES]
+
+
+def arrange(singles: list[Mutant], templates: list[Mutant], sources: dict[str, str], limit: int) -> list[Mutant]:
+    """The order the search tries `singles` (already ranked) and `templates` in (see the module's docstring)."""
+    marked = [with_concerns(m, sources[m.path]) for m in singles]
+    extra = [with_concerns(m, sources[m.path]) for m in templates]
+    head, tail = marked[:TEMPLATES_AFTER], marked[TEMPLATES_AFTER:]
+
+    def clean(group: list[Mutant]) -> list[Mutant]:
+        return [m for m in group if not m.concerns]
+
+    def flagged(group: list[Mutant]) -> list[Mutant]:
+        return [m for m in group if m.concerns]
+
+    return [*clean(head), *clean(extra), *flagged(head), *flagged(extra), *clean(tail), *flagged(tail)][:limit]
