@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
 def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, resume: bool = False) -> int:
     """Run the engine with terminal progress, apply a verified change on --apply, report, return the exit code."""
-    hooks = TerminalHooks(sys.stderr, allow_unsafe=args.allow_unsafe)
+    hooks = TerminalHooks(sys.stderr, allow_unsafe=args.allow_unsafe, allow_non_code=args.allow_non_code)
     try:
         result = interrupt.run_engine(settings, request, hooks, resume=resume)
     finally:
@@ -90,7 +90,7 @@ def json_summary(result: RunResult) -> dict:
         "status": result.status if result.status in ("fixed", "unfixed", "passed", "error") else "unfixed",
         "run_id": result.run_id, "iterations": result.iterations, "files_changed": result.change_set.files,
         "tests": {"passed": report.passed if report else 0, "failed": report.failed if report else 0,
-                  "errors": report.errors if report else 0},
+                  "errors": report.errors if report else 0, "skipped": report.skipped if report else 0},
         "failures": failures,
         "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
                   "llm_calls": result.usage.llm_calls},
@@ -127,7 +127,7 @@ def _fail(args: argparse.Namespace, message: str) -> int:
     print(f"agentls: {message}", file=sys.stderr)
     if args.json:
         print(json.dumps({"status": "error", "run_id": "", "iterations": 0, "files_changed": [],
-                          "tests": {"passed": 0, "failed": 0, "errors": 0}, "failures": [],
+                          "tests": {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}, "failures": [],
                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
                           "duration_s": 0.0, "error": message, "explanation": "", "applied": False,
                           "commit": None, "dropped": []}))

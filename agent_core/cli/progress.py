@@ -14,11 +14,11 @@ from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolatio
 
 
 class TerminalHooks:
-    """Shows events on `stream`; approves unsafe code only when `allow_unsafe`."""
+    """Shows events on `stream`; approves unsafe code only when `allow_unsafe`, non-code files when `allow_non_code`."""
 
-    def __init__(self, stream: TextIO | None = None, allow_unsafe: bool = False) -> None:
+    def __init__(self, stream: TextIO | None = None, allow_unsafe: bool = False, allow_non_code: bool = False) -> None:
         self.stream = stream or sys.stderr
-        self.allow_unsafe = allow_unsafe
+        self.allow_unsafe, self.allow_non_code = allow_unsafe, allow_non_code
         self.tty = self.stream.isatty()
         self._bar_shown = False
 
@@ -35,6 +35,10 @@ class TerminalHooks:
     async def approve(self, violations: list[SafetyViolation]) -> bool:
         for v in violations:
             self._line(f"safety: {v.file}:{v.line}: {v.message} [{v.rule}]")
+        if violations and all(v.rule == "non-code" for v in violations):  # the gate asks these on their own
+            if not self.allow_non_code:
+                self._line("safety: left out (rerun with --allow-non-code to let the fix change such a file)")
+            return self.allow_non_code
         if not self.allow_unsafe:
             self._line("safety: rejected (rerun with --allow-unsafe to test and apply such code)")
         return self.allow_unsafe

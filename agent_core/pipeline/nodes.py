@@ -1,8 +1,8 @@
 """Graph nodes: plain async functions of (state, deps) returning the keys they change.
 
 Coding lives in coding.py and reflection in reflecting.py; these are the rest:
-the baseline test run, planning and replanning, the safety gate, the
-sandboxed test run and finalisation.
+the baseline test run, planning and replanning, the sandboxed test run and
+finalisation (the safety gate node is gating.py's, reached as `nodes.gate`).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from agent_core.models import Plan, TestReport
 from agent_core.pipeline.attempts import first_state, keep_or_rewind
 from agent_core.pipeline.context import layout
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.gate import scan_change_set
+from agent_core.pipeline.gating import gate as gate  # the gate node, re-exported for graph.py
 from agent_core.pipeline.goal import editor_pointer, target_text
 from agent_core.pipeline.recall import planner_hints, remember_outcome
 from agent_core.pipeline.reflecting import record_failures
 from agent_core.pipeline.routers import no_tests_yet
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.testrun import run_checked
-from agent_core.pipeline.verification import guard_verification
+from agent_core.pipeline.verification import guard_verification, protect_collected
 from agent_core.testing.baseline_check import broken_baseline
 from agent_core.workspace.changeset import compute_change_set
 
@@ -38,6 +38,7 @@ async def baseline(state: RunState, deps: RunDeps) -> dict:
     """Run the tests once before any change: the failing output guides planner and coder."""
     deps.phase("testing", "running the tests before any change", 3)
     report, _ = await _run_tests(deps, None)  # nothing changed yet: nothing to put back
+    protect_collected(deps, report)  # what the project's pytest collects is a test file (verification.py)
     broken = broken_baseline(report, deps.shadow.root, deps.settings.test_command)
     goal_tests_judge = deps.settings.verify.goal_tests and bool((deps.request.goal or "").strip())
     if broken and not (
@@ -135,26 +136,6 @@ async def replan(state: RunState, deps: RunDeps) -> dict:
     )
     out = await _llm_plan(state, deps, _replan_context(state))
     return {**out, "revisions": state.get("revisions", 0) + 1, "reflection": state.get("reflection")}
-
-
-async def gate(state: RunState, deps: RunDeps) -> dict:
-    """Scan the changed Python; ask, block or allow per settings.safety."""
-    deps.phase("gate", "checking the change for unsafe code", deps.progress(state.get("iteration", 0), 0.45))
-    violations = scan_change_set(compute_change_set(deps.shadow), str(deps.request.workspace.resolve()))
-    approved = True
-    if violations:
-        mode = deps.settings.safety
-        approved = mode == "allow" or (mode == "ask" and await deps.hooks.approve(violations))
-    found = [v.model_dump(mode="json") for v in violations]
-    deps.journal.write("gate", violations=found, approved=approved)
-    if approved:
-        return {"gate": {"violations": found, "approved": True}}
-    listed = "; ".join(f"{v.file}:{v.line} {v.message}" for v in violations)
-    return {
-        "gate": {"violations": found, "approved": False},
-        "status": "error",
-        "error": f"rejected by the safety gate: {listed}",
-    }
 
 
 def _reuse(state: RunState, deps: RunDeps) -> TestReport | None:

@@ -105,7 +105,8 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
     if final.get("error_kind"):
         extra["error_kind"] = final["error_kind"]
-    for key in ("goal_tests", "verdict"):  # the tester's tests of the goal; the verifier's score and feedback
+    for key in ("goal_tests", "verdict", "dropped", "search_error"):  # the tester's goal tests; the verifier's
+        # score; files left out; why the search's driver failed
         if final.get(key):
             extra[key] = final[key]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
@@ -127,6 +128,7 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
 
 
 def _summary(status: str, report: TestReport | None, attempt: ChangeSet) -> str:
-    tests = f"{report.passed} passed, {report.failed} failed, {report.errors} errors" if report else "no test run"
+    tests = (f"{report.passed} passed, {report.failed} failed, {report.errors} errors, {report.skipped} skipped"
+             if report else "no test run")
     files = ", ".join(attempt.files) if attempt.changes else "no files"
     return f"{status}: {tests}; changed {files}"

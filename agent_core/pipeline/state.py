@@ -29,7 +29,8 @@ class RunState(TypedDict, total=False):
     recorded: list[str]  # per-failure signatures recorded in memory (resolved when the run is fixed)
     tool_errors: list[str]  # edits that could not be applied in the last coding round
     edits_applied: int
-    gate: dict[str, Any] | None  # {"violations": [...], "approved": bool}
+    gate: dict[str, Any] | None  # {"violations", "approved", "unchecked", "approved_files"} (gating.py)
+    dropped: list[dict[str, str]]  # {"path", "reason"}: files a candidate changed that are not part of the fix
     last_diff: str
     shadow_files: dict[str, str | None]  # text of every file the run changed (rebuilds the shadow on resume)
     best: dict[str, Any] | None  # {"score", "files", "report"}: the state with the fewest failures so far
@@ -41,6 +42,7 @@ class RunState(TypedDict, total=False):
     goal_tests: dict[str, Any] | None  # {"path", "tests", "dropped"}: the tester's tests of the goal (goal_tests.py)
     verdict: dict[str, Any] | None  # the verifier's last {"score", "feedback", "accepted", "round"} (verifying.py)
     found_by: str  # "search" when a mutant fixed the run before any model call
+    search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
     status: str  # set by finalize or by a node that ends the run
     error: str | None
     error_kind: str  # with status "error": "config" for an environment problem (the CLI exits 2)

@@ -52,7 +52,7 @@ def test_an_edit_to_a_latin1_file_is_applied_in_latin1(tmp_path: Path, scripted_
 
 def test_a_file_created_by_apply_gets_the_umask_default_mode(project: Path, scripted_llm, run_fix):
     scripted_llm.add("coder", {"edits": [FIX_EDIT["edits"][0],
-                                         {"path": "notes/NEWS.md", "search": "", "replace": "add adds\n"}]})
+                                         {"path": "notes/news.py", "search": "", "replace": "NEWS = 1\n"}]})
     old = os.umask(0o027)
     try:
         run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
@@ -60,8 +60,8 @@ def test_a_file_created_by_apply_gets_the_umask_default_mode(project: Path, scri
         os.umask(old)
 
     assert run.code == 0, run.stderr
-    assert (project / "notes" / "NEWS.md").read_text() == "add adds\n"
-    assert stat.S_IMODE((project / "notes" / "NEWS.md").stat().st_mode) == 0o640
+    assert (project / "notes" / "news.py").read_text() == "NEWS = 1\n"
+    assert stat.S_IMODE((project / "notes" / "news.py").stat().st_mode) == 0o640
 
 
 def test_a_file_name_that_is_not_utf8_does_not_crash_the_run(project: Path, scripted_llm, run_fix):
