@@ -1,0 +1,83 @@
+"""Right, not just green: which candidates carry a concern, and the order the search tries candidates in."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_core.search.mutants import Mutant, line_mutants
+from agent_core.search.ranking import TEMPLATES_AFTER, arrange, concerns, with_concerns
+from agent_core.search.templates import template_mutants
+
+SOURCE = '''\
+def render(bar, fmt=None):
+    l_bar, r_bar = "|", "|"
+    if fmt:
+        l_bar_user, r_bar_user = fmt.split("{bar}")
+        return l_bar + bar + r_bar
+    return l_bar + bar + r_bar
+
+
+def scale(xs, factor):
+    total = 0
+    for x in xs:
+        total += x * factor
+    return total
+'''
+
+
+def _mutant(line: int, text: str) -> Mutant:
+    return Mutant("m.py", line, text, "test edit")
+
+
+@pytest.mark.parametrize("line, text, expected", [
+    # the real-history case: one name of a pair changed, its twin left unused
+    (4, '        l_bar_user, r_bar = fmt.split("{bar}")', ("leaves `l_bar_user` unused",)),
+    (5, "        return l_bar + bar + r_bar_user", ("leaves `l_bar_user` unused",)),
+    # a parameter's only use dropped: the function ignores an input
+    (12, "        total += x * x", ("drops the only use of `factor`",)),
+    # a variable that was used no longer is
+    (12, "        total += factor", ("leaves `x` unused",)),
+    # a statement emptied: all it used is left
+    (12, "        pass", ("leaves `x` unused", "drops the only use of `factor`")),
+    # clean: the pair changed together, a boundary, a guard
+    (5, "        return l_bar_user + bar + r_bar_user", ()),
+    (4, '        l_bar, r_bar = fmt.split("{bar}")', ()),
+    (12, "        total -= x * factor", ()),
+    (12, "        if x is None:\n            continue\n        total += x * factor", ()),
+])
+def test_concerns_name_what_a_green_candidate_leaves_wrong(line, text, expected):
+    assert concerns(SOURCE, _mutant(line, text)) == expected
+
+
+def test_a_deleted_statement_is_a_concern():
+    source = "def f(items):\n    items.sort()\n    items.reverse()\n    return items\n"
+    assert concerns(source, Mutant("m.py", 2, "    items.sort()\n    return items", "x", end=4)) == (
+        "deletes a statement",)
+
+
+def test_the_concern_is_said_in_the_description():
+    single = Mutant("m.py", 4, '        l_bar_user, r_bar = fmt.split("{bar}")', "`r_bar_user` -> `r_bar`")
+    flagged = with_concerns(single, SOURCE)
+    assert flagged.concerns == ("leaves `l_bar_user` unused",)
+    assert flagged.description == "`r_bar_user` -> `r_bar`; leaves `l_bar_user` unused"
+
+
+def test_templates_come_after_the_first_single_edits_and_concerns_after_the_clean_ones():
+    singles = line_mutants("m.py", SOURCE, 4) + line_mutants("m.py", SOURCE, 5)
+    templates = template_mutants("m.py", SOURCE, 5)
+    order = arrange(singles, templates, {"m.py": SOURCE}, limit=1000)
+
+    texts = [m.text.strip() for m in order]
+    right = texts.index("return l_bar_user + bar + r_bar_user")
+    wrong = texts.index('l_bar_user, r_bar = fmt.split("{bar}")')
+    assert right < wrong, "the pair changed together is tried before the single edit that leaves a twin unused"
+    assert all(not m.concerns for m in order[:right]) and order[wrong].concerns
+    assert len(order) == len(singles) + len(templates)
+    first_template = next(i for i, m in enumerate(order) if m in templates)
+    clean_singles = [m for m in order if m in singles and not m.concerns]
+    assert first_template == min(len(clean_singles), TEMPLATES_AFTER), "every clean single edit first"
+
+
+def test_the_limit_holds_with_templates():
+    singles = line_mutants("m.py", SOURCE, 5)
+    assert len(arrange(singles, template_mutants("m.py", SOURCE, 5), {"m.py": SOURCE}, limit=10)) == 10

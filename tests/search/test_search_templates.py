@@ -1,0 +1,178 @@
+"""Templates beyond one token: which multi-token candidates a line gets (source in, candidate sources out)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from agent_core import models
+from agent_core.search.templates import MAX_PER_LINE, TEMPLATE_TIER, seen_exceptions, template_mutants
+
+SOURCE = '''\
+import os
+
+
+def total(items):
+    total = 0
+    for item in items:
+        total += item.value
+    return total
+
+
+def take(stacks, name):
+    value = stacks[name].pop()
+    return value
+
+
+def parse(texts):
+    out = []
+    for text in texts:
+        out.append(int(text))
+    return out
+
+
+def render(bar, fmt=None):
+    l_bar, r_bar = "|", "|"
+    if fmt:
+        l_bar_user, r_bar_user = fmt.split("{bar}")
+        return l_bar + bar + r_bar
+    return l_bar + bar + r_bar
+
+
+def load(path, encoding="utf-8", strict=False):
+    return open(path, encoding=encoding).read()
+
+
+def read_all(paths, encoding):
+    texts = [load(p) for p in paths]
+    return ":".join(texts)
+
+
+def save(output, parts):
+    def write(name):
+        return os.path.join(output_path, name)
+    return [write(p) for p in parts]
+
+
+def fit(items, width, pad):
+    return items.ljust(len(width), pad)
+
+
+def describe(node):
+    if node.children:
+        node.visit()
+    label = node.label
+    node.count += 1
+    return label
+'''
+LINES = SOURCE.split("\n")
+
+
+def _line(start: str) -> int:
+    return next(n for n, text in enumerate(LINES, 1) if text.strip().startswith(start))
+
+
+def _after(line: int, exceptions: list[str] | None = None) -> list[str]:
+    """Each candidate of `line` as the function it leaves (the lines from `line` - 1 on, until the next def)."""
+    out = []
+    for mutant in template_mutants("m.py", SOURCE, line, exceptions):
+        lines = mutant.applied(SOURCE).split("\n")
+        end = next((i for i in range(line, len(lines)) if lines[i].startswith("def ")), len(lines))
+        out.append("\n".join(x.strip() for x in lines[line - 1 : end] if x.strip()))
+    return out
+
+
+@pytest.mark.parametrize("start, exceptions, expected", [
+    # a guard before the line: a None in a list of rows skipped (`continue` in a loop)
+    ("total += item.value", None, "if item is None:\ncontinue\ntotal += item.value\nreturn total"),
+    ("total += item.value", None, "if not item:\ncontinue\ntotal += item.value\nreturn total"),
+    # ... and in a function, its own empty value returned
+    ("value = stacks[name].pop()", None, "if not stacks:\nreturn None\nvalue = stacks[name].pop()\nreturn value"),
+    # the exception the failing test saw, caught around the line that raises it
+    ("value = stacks[name].pop()", ["IndexError"],
+     "try:\nvalue = stacks[name].pop()\nexcept IndexError:\nreturn None\nreturn value"),
+    ("value = stacks[name].pop()", ["IndexError"],
+     "try:\nvalue = stacks[name].pop()\nexcept IndexError:\nvalue = None\nreturn value"),
+    ("out.append(int(text))", ["ValueError"],
+     "try:\nout.append(int(text))\nexcept ValueError:\ncontinue\nreturn out"),
+    # twin names changed together
+    ("return l_bar + bar + r_bar", None,
+     "return l_bar_user + bar + r_bar_user\nreturn l_bar + bar + r_bar"),
+    ('l_bar_user, r_bar_user = fmt.split("{bar}")', None,
+     'l_bar, r_bar = fmt.split("{bar}")\nreturn l_bar + bar + r_bar\nreturn l_bar + bar + r_bar'),
+    # a keyword argument the callee (defined in the module) accepts, passed on from the scope; one dropped
+    ("texts = [load(p) for p in paths]", None,
+     'texts = [load(p, encoding=encoding) for p in paths]\nreturn ":".join(texts)'),
+    ("return open(path, encoding=encoding).read()", None, "return open(path).read()"),
+    # a name of the enclosing function in a nested one
+    ("return os.path.join(output_path, name)", None,
+     "return os.path.join(output, name)\nreturn [write(p) for p in parts]"),
+    # a separator that must follow the platform
+    ('return ":".join(texts)', None, "return os.pathsep.join(texts)"),
+    # an argument moved into the nested call before it, or out of it
+    ("return items.ljust(len(width), pad)", None, "return items.ljust(len(width, pad))"),
+])
+def test_templates_cover_the_multi_token_fixes_of_real_projects(start, exceptions, expected):
+    assert expected in _after(_line(start), exceptions)
+
+
+@pytest.mark.parametrize("start, text", [
+    # statements put under an `if` the function already tests, or under a name being set: one to three
+    ("label = node.label", "    if node.children:\n        label = node.label"),
+    ("label = node.label", "    if node.children:\n        label = node.label\n        node.count += 1"),
+    ("label = node.label", "    if node is not None:\n        label = node.label\n        node.count += 1\n"
+                           "        return label"),
+])
+def test_a_block_is_put_under_an_if_as_one_range_of_lines(start, text):
+    line = _line(start)
+    found = {m.text: m for m in template_mutants("m.py", SOURCE, line)}
+    assert text in found
+    assert found[text].last == line + text.count("\n") - 1, "the block's lines are replaced, not kept below"
+
+
+def test_a_template_is_tried_after_every_single_edit_and_each_line_gets_a_bounded_number():
+    for line in range(1, len(LINES) + 1):
+        mutants = template_mutants("m.py", SOURCE, line, ["IndexError", "ValueError"])
+        assert len(mutants) <= MAX_PER_LINE
+        for mutant in mutants:
+            assert mutant.tier == TEMPLATE_TIER
+            ast.parse(mutant.applied(SOURCE))  # every candidate parses
+
+
+@pytest.mark.parametrize("start, exceptions, absent", [
+    # no `try` for an exception the line cannot raise: IndexError needs a subscript or a pop
+    ("return open(path, encoding=encoding).read()", ["IndexError"], "except IndexError"),
+    # no guard on a comprehension's variable (it does not exist before the statement)
+    ("texts = [load(p) for p in paths]", None, "if p is None"),
+    # no module or builtin swapped for an enclosing name
+    ("return os.path.join(output_path, name)", None, "output.path.join"),
+    # AssertionError never comes from the failure: it is the test's own assertion
+    ("value = stacks[name].pop()", [], "except"),
+])
+def test_templates_stay_out_of_what_cannot_be_the_fix(start, exceptions, absent):
+    assert not any(absent in text for text in _after(_line(start), exceptions))
+
+
+def test_module_level_lines_and_def_lines_get_no_template():
+    assert template_mutants("m.py", SOURCE, _line("import os")) == []
+    assert template_mutants("m.py", SOURCE, _line("def total(items)")) == []
+
+
+def test_a_block_is_at_most_three_statements_of_the_same_body():
+    inner = [m for m in template_mutants("m.py", SOURCE, _line("node.visit()")) if m.last > m.line]
+    assert inner == [], "`node.visit()` is alone in its `if` body"
+    line = _line("label = node.label")
+    assert max(m.last for m in template_mutants("m.py", SOURCE, line)) == line + 2
+
+
+@pytest.mark.parametrize("messages, expected", [
+    (["IndexError: pop from empty list"], ["IndexError"]),
+    (["assert 1 == 2", "KeyError: 'a'", "KeyError: 'b'", "json.decoder.JSONDecodeError: x"],
+     ["KeyError", "JSONDecodeError"]),
+    (["AssertionError: boom"], []),
+])
+def test_the_exceptions_the_failing_tests_saw(messages, expected):
+    report = models.TestReport(failed=len(messages), failures=[
+        models.TestFailure(nodeid=f"t.py::t{i}", file="t.py", line=1, message=m) for i, m in enumerate(messages)])
+    assert seen_exceptions(report) == expected
