@@ -16,7 +16,13 @@ import {
 } from "vscode-languageclient/node";
 import { resolveInterpreter } from "./interpreter";
 import { chooseServerCommand } from "./serverCommand";
-import { SECTION, configuredPython, configuredServerCommand, engineSettings } from "./settings";
+import {
+  type ContributedSettings,
+  SECTION,
+  configuredPython,
+  configuredServerCommand,
+  engineSettings,
+} from "./settings";
 import type { RunStatus } from "./status";
 
 export class AgentlsServer implements vscode.Disposable {
@@ -25,7 +31,7 @@ export class AgentlsServer implements vscode.Disposable {
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
-    private readonly settingKeys: readonly string[],
+    private readonly settingKeys: ContributedSettings,
     private readonly status: RunStatus,
   ) {}
 
@@ -107,13 +113,23 @@ export class AgentlsServer implements vscode.Disposable {
   private clientOptions(): LanguageClientOptions {
     const status = this.status;
     const keys = this.settingKeys;
+    const output = this.output;
+    const reported = new Set<string>();
+    const onIgnored = (key: string, scopes: string[]): void => {
+      const text = `agentls: ${SECTION}.${key} is set in the ${scopes.join(" and ")} settings and ignored: it can be set in your user settings only (a repository may not choose the endpoint, key variable, sandbox or safety)`;
+      if (!reported.has(text)) {
+        reported.add(text);
+        output.warn(text);
+        void vscode.window.showWarningMessage(text);
+      }
+    };
     return {
       documentSelector: [
         { scheme: "file", language: "python" },
         { scheme: "untitled", language: "python" },
       ],
       outputChannel: this.output,
-      initializationOptions: engineSettings(keys),
+      initializationOptions: engineSettings(keys, undefined, onIgnored),
       middleware: {
         handleWorkDoneProgress: (token, params, next) => {
           status.update(token, params);
@@ -127,7 +143,7 @@ export class AgentlsServer implements vscode.Disposable {
             }
             return params.items.map((item, index) =>
               item.section === SECTION
-                ? engineSettings(keys, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined)
+                ? engineSettings(keys, item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined, onIgnored)
                 : (defaults[index] as unknown),
             );
           },

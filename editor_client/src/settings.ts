@@ -7,8 +7,12 @@
  * (`agentls.sandbox.timeoutS` -> `{ sandbox: { timeoutS } }`), so values from
  * the workspace's `pyproject.toml` / `.agentls.toml` are not overridden by
  * editor defaults. Client-only settings (how to start the server) are never sent.
+ * Settings declared `"scope": "machine"` (endpoints, key variables, the sandbox
+ * backend, safety, ...) are sent from the user's own settings only; a workspace
+ * or folder value for one is dropped and reported (settingsScope.ts).
  */
 import * as vscode from "vscode";
+import { chosenValue, userOnlyKeys } from "./settingsScope";
 
 export const SECTION = "agentls";
 
@@ -21,14 +25,24 @@ interface ConfigurationContribution {
   properties?: Record<string, unknown>;
 }
 
-/** The setting keys (without the `agentls.` prefix) contributed by this extension's package.json. */
-export function contributedKeys(extension: vscode.Extension<unknown>): string[] {
+/** The contributed settings: every key (without the `agentls.` prefix), and those read from user scope only. */
+export interface ContributedSettings {
+  keys: readonly string[];
+  userOnly: ReadonlySet<string>;
+}
+
+/** Called for a user-only setting whose workspace or folder value was dropped. */
+export type IgnoredReporter = (key: string, scopes: string[]) => void;
+
+/** The settings contributed by this extension's package.json. */
+export function contributedKeys(extension: vscode.Extension<unknown>): ContributedSettings {
   const packageJSON = extension.packageJSON as { contributes?: { configuration?: ConfigurationContribution } };
   const properties = packageJSON.contributes?.configuration?.properties ?? {};
   const prefix = `${SECTION}.`;
-  return Object.keys(properties)
+  const keys = Object.keys(properties)
     .filter((key) => key.startsWith(prefix))
     .map((key) => key.slice(prefix.length));
+  return { keys, userOnly: new Set(userOnlyKeys(properties, prefix)) };
 }
 
 /** `{"sandbox.timeoutS": 5}` -> `{sandbox: {timeoutS: 5}}`. */
@@ -49,24 +63,25 @@ export function nest(flat: ReadonlyMap<string, unknown>): SettingsTree {
   return tree;
 }
 
-/** The value a user set for `key`, most specific scope first; undefined when only the default applies. */
-function explicitValue(config: vscode.WorkspaceConfiguration, key: string): unknown {
-  const info = config.inspect(key);
-  if (info === undefined) {
-    return undefined;
-  }
-  return info.workspaceFolderValue ?? info.workspaceValue ?? info.globalValue;
-}
-
-/** The engine settings to send: explicitly set values only, client-only keys dropped. */
-export function engineSettings(keys: readonly string[], scope?: vscode.ConfigurationScope): SettingsTree {
+/**
+ * The engine settings to send: explicitly set values only, client-only keys dropped, user-only keys from
+ * the user's settings only (a workspace or folder value is reported to `onIgnored`, never sent).
+ */
+export function engineSettings(
+  settings: ContributedSettings,
+  scope?: vscode.ConfigurationScope,
+  onIgnored?: IgnoredReporter,
+): SettingsTree {
   const config = vscode.workspace.getConfiguration(SECTION, scope);
   const flat = new Map<string, unknown>();
-  for (const key of keys) {
+  for (const key of settings.keys) {
     if (CLIENT_ONLY.includes(key)) {
       continue;
     }
-    const value = explicitValue(config, key);
+    const { value, ignored } = chosenValue(config.inspect(key), settings.userOnly.has(key));
+    if (ignored.length > 0) {
+      onIgnored?.(key, ignored);
+    }
     if (value !== undefined && value !== null) {
       flat.set(key, value);
     }

@@ -251,3 +251,45 @@ def test_a_settings_change_restarts_only_for_the_server_process(built: Path) -> 
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == ["notify", "notify", "restart", "restart", "restart", "notify", "none", "none"]
+
+
+SCOPES = """
+const { chosenValue, userOnlyKeys } = require(process.argv[1]);
+const properties = require(process.argv[2]).contributes.configuration.properties;
+const cases = JSON.parse(process.argv[3]);
+console.log(JSON.stringify({
+  userOnly: userOnlyKeys(properties, "agentls.").sort(),
+  chosen: cases.map(([info, userOnly]) => chosenValue(info, userOnly)),
+}));
+"""
+
+
+def test_user_only_settings_never_come_from_a_workspace(built: Path) -> None:
+    """The compiled settingsScope.js: the machine-scoped keys (the engine's TRUSTED_ONLY) are read from the
+    user's settings only; a workspace or folder value for one is dropped and reported (issue 27)."""
+    from pydantic.alias_generators import to_camel
+
+    from agent_core.settings.trust import TRUSTED_ONLY
+
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    cases = [
+        [{"globalValue": "http://mine/v1", "workspaceValue": "http://repo/v1"}, True],
+        [{"workspaceFolderValue": "process"}, True],
+        [{"globalValue": 3, "workspaceValue": 4, "workspaceFolderValue": 5}, False],
+        [{"globalValue": 3}, False],
+    ]
+    proc = subprocess.run([node, "-e", SCOPES, str(built / "out" / "settingsScope.js"), str(built / "package.json"),
+                           json.dumps(cases)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["chosen"] == [
+        {"value": "http://mine/v1", "ignored": ["workspace"]},
+        {"ignored": ["folder"]},
+        {"value": 5, "ignored": []},
+        {"value": 3, "ignored": []},
+    ]
+    offered = {key.removeprefix("agentls.") for key in json.loads((built / "package.json").read_text())
+               ["contributes"]["configuration"]["properties"]}
+    trusted = {".".join(to_camel(p) for p in key.split(".")) for key in TRUSTED_ONLY}
+    assert set(out["userOnly"]) == trusted & offered and "baseUrl" in out["userOnly"]
