@@ -10,7 +10,7 @@ async def test_invalid_initialization_options_are_reported_and_the_server_keeps_
         await s.until(lambda: any("invalid settings" in m for m in s.messages()), timeout=30)
         (message,) = [m for m in s.client.messages if "invalid settings" in m.message]
         assert message.type == lsp.MessageType.Error
-        assert "max_iterations" in message.message and "sandbox.backend" in message.message
+        assert "agentls.maxIterations" in message.message and "agentls.sandbox.backend" in message.message
         assert "default settings" in message.message
         uri = s.open("calc.py")
         params = lsp.CodeActionParams(
