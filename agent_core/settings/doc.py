@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from agent_core.settings import Settings
+from agent_core.settings.trust import TRUSTED_ONLY
 
 HEADER = """# Configuration
 
@@ -38,7 +39,16 @@ that set it):
 
 Keys may be written snake_case (files) or camelCase (editors). API keys are
 never read from files: `api_key_env` names the variable holding one (then
-`AGENTLS_API_KEY`, then `OPENAI_API_KEY`).
+`AGENTLS_API_KEY`, then `OPENAI_API_KEY`). A project's own files (3 and 4)
+may not set the keys listed under "Trust boundary" below.
+
+A bad setting stops the CLI (exit 2) with where it was written and, for an
+unknown key, the key probably meant:
+`/w/.agentls.toml, line 3: max_iteration: unknown setting; did you mean
+max_iterations?`; an environment variable is named as such, an editor setting
+by its editor key (`agentls.maxIteration`). The language server shows the same
+message and goes on with the defaults. An `AGENTLS_*` variable that is no
+setting but looks like one (`AGENTLS_MAX_ITERATION`) is a warning, not an error.
 
 The files' JSON schema is `agent_core/settings/settings.schema.json` (`agentls config
 schema` prints it); a TOML editor that reads schemas (taplo, Even Better TOML)
@@ -71,9 +81,47 @@ def rows(model: type[BaseModel] = Settings, prefix: str = "") -> Iterator[tuple[
         yield key, editor, _type_name(annotation), json.dumps(default), field.description or ""
 
 
+TRUST = """
+## Trust boundary
+
+A cloned repository is not trusted. The keys below choose where your source
+and API key are sent, how isolated the tests and model-written code run, or
+make agentls run code or send data without being asked: they are read only
+from your user config file, the environment, command-line flags and your
+editor's *user* settings. `[tool.agentls]` in `pyproject.toml` or
+`.agentls.toml` that sets one is ignored, with a warning naming the file and
+the key (the CLI on stderr, the run's journal and `summary.json` under
+`extra.settings_warnings`; the language server as a warning message), and
+`agentls config show` lists it as IGNORED with the reason. A value that only
+tightens is kept (a project may ask for `bubblewrap` or `docker`, for
+`safety = "block"`, or turn `run_tests_on_save` off).
+
+To let a project you trust set them, `agentls config trust PATH` (`--remove`,
+`--list`): the list is `trusted-folders.json` beside the user config file,
+outside every project, and covers the folder and everything under it.
+
+`test_command` stays a project setting: it runs inside the sandbox, whose
+backend only you choose. So do `prompts` (a path is read only to fill a
+prompt template that must hold its placeholders), limits and budgets.
+In VS Code the same keys are `"scope": "machine"`: VS Code accepts them only in
+user (or remote) settings, and the extension sends them from user scope only,
+reporting a workspace or folder value it dropped (docs/editors.md).
+
+| setting (file) | editor key | a project file may set |
+| --- | --- | --- |
+"""
+
+
+def trust_rows() -> Iterator[str]:
+    for key, rule in TRUSTED_ONLY.items():
+        editor = "agentls." + ".".join(to_camel(part) for part in key.split("."))
+        allowed = ", ".join(f"`{json.dumps(v)}`" for v in sorted(rule.project_may_set, key=str)) or "nothing"
+        yield f"| `{key}` | `{editor}` | {allowed} (it {rule.why}) |"
+
+
 def render() -> str:
     lines = [f"| `{k}` | `{e}` | {t} | `{d}` | {desc} |" for k, e, t, d, desc in rows()]
-    return HEADER + "\n".join(lines) + "\n"
+    return HEADER + "\n".join(lines) + "\n" + TRUST + "\n".join(trust_rows()) + "\n"
 
 
 if __name__ == "__main__":
