@@ -5,12 +5,16 @@ the mutant's own description (`n` -> `n + 1`): the edit is shown inside the
 innermost call, comparison, boolean or arithmetic expression, subscript or
 negation of the original line that contains it. When no such expression
 holds the edit (a statement inserted, a keyword changed), the changed line
-itself is shown, and the mutant's description when that is too long.
+itself is shown, and the mutant's description when that is too long. A change
+that leaves a variable unused or drops a parameter's use says so after it.
 """
 
 from __future__ import annotations
 
 import ast
+
+from agent_core.search.mutants import Mutant
+from agent_core.search.ranking import concerns
 
 MAX_SHOWN = 60  # characters of one side of the change; longer falls back to the mutant's description
 _EXPRESSIONS = (ast.Call, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Subscript)
@@ -54,7 +58,15 @@ def enclosing_expression(source: str, line: int, start: int, end: int) -> tuple[
 
 
 def describe_change(source: str, line: int, after: str, fallback: str) -> str:
-    """"`before` -> `after`" for line `line` of `source` replaced by `after` (which may hold several lines)."""
+    """"`before` -> `after`" for line `line` of `source` replaced by `after` (which may hold several lines), with
+    what the change leaves wrong when it does ("; leaves `l_bar_user` unused", search/ranking.py): a green fix
+    that may overfit the tests says so in the editor's title too."""
+    shown = _shown(source, line, after, fallback)
+    found = concerns(source, Mutant("", line, after, shown))
+    return f"{shown}; {', '.join(found)}" if found and not all(c in shown for c in found) else shown
+
+
+def _shown(source: str, line: int, after: str, fallback: str) -> str:
     before = source.split("\n")[line - 1]
     if "\n" not in after:
         start, end_before, end_after = changed_span(before, after)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent_core.search.describe import describe_change
 from agent_core.search.mutants import Mutant, line_mutants
 from agent_core.search.ranking import TEMPLATES_AFTER, arrange, concerns, with_concerns
 from agent_core.search.templates import template_mutants
@@ -81,3 +82,10 @@ def test_templates_come_after_the_first_single_edits_and_concerns_after_the_clea
 def test_the_limit_holds_with_templates():
     singles = line_mutants("m.py", SOURCE, 5)
     assert len(arrange(singles, template_mutants("m.py", SOURCE, 5), {"m.py": SOURCE}, limit=10)) == 10
+
+
+def test_the_editor_title_of_a_fix_says_what_it_leaves_unused():
+    wrong = describe_change(SOURCE, 4, '        l_bar_user, r_bar = fmt.split("{bar}")', "fallback")
+    right = describe_change(SOURCE, 5, "        return l_bar_user + bar + r_bar_user", "fallback")
+    assert wrong.endswith("; leaves `l_bar_user` unused")
+    assert right == "`l_bar + bar + r_bar` -> `l_bar_user + bar + r_bar_user`"
