@@ -1,21 +1,25 @@
 """Runs inside the sandbox for localization and mutant search; writes one JSON result (copied into the shadow).
 
-Stdlib + pytest (+ coverage for localization) only. Usage:
+Stdlib + pytest (+ coverage for localization) only, and Python 3.7 syntax: the project's own interpreter
+runs it. Its siblings driver_swap.py, driver_trace.py and driver_options.py are copied beside it. Usage:
     python driver.py CONFIG_JSON
 CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_s": s, "select": [...],
     "out": "rel.json"}
     runs the suite once under coverage.py (only the tests whose node ids equal or lie under one of
     `select`, when given), one coverage context per test node id, each test's call bounded by
     `test_timeout_s`, and writes
-    {"coverage": bool, "outcomes": {nodeid: outcome}, "files": {rel_path: {nodeid: [lines]}},
-     "durations": {nodeid: seconds}}.
+    {"coverage": bool, "recorder": what recorded the lines, "outcomes": {nodeid: outcome},
+     "files": {rel_path: {nodeid: [lines]}}, "durations": {nodeid: seconds}, "exit": pytest's status}
+    (and "error" when pytest ended before any test ran). Where coverage.py does not run (a project
+    interpreter older than the coverage.py it can import, or none), driver_trace.py records the lines.
 CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path", "line", "text", "end"?}],
     "timeout_s": s, "budget_s": s, "max_passing": n, "out": "rel.json"}
     starts pytest once on the failing tests and, at collection time, forks a child per mutant that
     serves the mutated source of `path` to the import system (the files on disk are never written),
     collects, runs the tests and exits with pytest's status; a child that outlives `timeout_s` is
     killed with its process group. Writes
-    {"results": [{"id", "outcome": "passed" | "failed" | "timeout"}], "stopped": null | "budget" | "enough"}.
+    {"results": [{"id", "outcome": "passed" | "failed" | "timeout"}], "stopped": null | "budget" | "enough",
+     "exit": pytest's status} (and "error" when not one mutant ran).
     A mutant with "tests": [...] runs those too, after the failing tests ("nodeids" is then what pytest
     collects, e.g. the files, and "failing" the failing tests' ids; each child keeps those and its "tests").
     With "per_test": true (mutation testing) every test runs (no -x), each test's call is bounded by
@@ -32,10 +36,12 @@ import time
 
 import pytest
 
-try:
-    import driver_swap  # copied beside this script in the sandbox (sandboxed.py)
+try:  # copied beside this script in the sandbox (sandboxed.py)
+    import driver_options
+    import driver_swap
+    import driver_trace
 except ImportError:  # imported as part of agent_core (the import-rule tests import every module)
-    from agent_core.search import driver_swap
+    from agent_core.search import driver_options, driver_swap, driver_trace
 
 
 class TestTimeout(Exception):
@@ -97,35 +103,6 @@ class _Contexts:
             self.outcomes[report.nodeid] = report.outcome if report.when == "call" else "error"
 
 
-class _OneProcess:
-    """A pytest plugin that keeps a project's own test runners out of the driver's way, whatever its addopts
-    say: pytest-cov's coverage (started after ours, it would take the tracer the per-test contexts need) and
-    pytest-xdist's workers (every test must run in this process, where the coverage contexts and the forked
-    mutant children are); a rerun plugin's retries, and (while localizing) a stop at the first failure, which
-    would leave the other tests without coverage. Their options stay accepted, so the command line still parses.
-    """
-
-    def __init__(self, stop_first):
-        self.stop_first = stop_first
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_load_initial_conftests(self, early_config, parser, args):
-        if getattr(early_config.known_args_namespace, "cov_source", None):
-            early_config.known_args_namespace.cov_source = None  # pytest-cov starts only with a source
-        yield
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_cmdline_main(self, config):
-        option = config.option
-        if hasattr(option, "numprocesses"):
-            option.numprocesses, option.dist, option.tx = 0, "no", []
-        if hasattr(option, "reruns"):
-            option.reruns = 0
-        if not self.stop_first:
-            option.maxfail = 0
-        yield
-
-
 def _measured(cov, root):
     data = cov.get_data()
     files = {}
@@ -147,24 +124,48 @@ def _measured(cov, root):
     return files
 
 
-def localize(config):
-    root = os.getcwd()
+def line_recorder(root):
+    """(recorder, what it is) started: coverage.py when it runs on this interpreter (with contexts, 5.0 and later),
+    else the line tracer shipped beside this script (driver_trace.py), else (None, why not)."""
+    why = ""
     try:
         import coverage
 
         cov = coverage.Coverage(data_file=None, source=[root], config_file=False)
-    except Exception:  # noqa: BLE001 - no usable coverage.py here: outcomes only
-        cov = None
-    plugin = _Contexts(cov, config.get("test_timeout_s"), config.get("select") or ())
-    if cov is not None:
+        if not hasattr(cov, "switch_context"):
+            raise RuntimeError(f"coverage.py {coverage.__version__} has no per-test contexts")
         cov.start()
+        return cov, f"coverage.py {coverage.__version__}"
+    except Exception as exc:  # noqa: BLE001 - any coverage.py that cannot run here: our tracer instead
+        version = "{}.{}".format(*sys.version_info[:2])
+        why = f"coverage.py does not run on Python {version} here ({type(exc).__name__}: {str(exc)[:200]})"
     try:
-        pytest.main(list(config["args"]) + ["-p", "no:cacheprovider", "-q"], plugins=[plugin, _OneProcess(False)])
+        tracer = driver_trace.LineTracer(root)
+        tracer.start()
+        return tracer, "agentls' line tracer; " + why
+    except Exception as exc:  # noqa: BLE001 - no line data at all: outcomes and tracebacks only
+        return None, f"none; {why}; the line tracer failed ({type(exc).__name__}: {exc})"
+
+
+def localize(config):
+    root = os.getcwd()
+    cov, recorder = line_recorder(root)
+    plugin = _Contexts(cov, config.get("test_timeout_s"), config.get("select") or ())
+    try:
+        args = [*config["args"], *driver_options.neutral_args(), "-q", "--continue-on-collection-errors"]
+        code = pytest.main(args, plugins=[plugin, driver_options.OneProcess(False)])
     finally:
         if cov is not None:
             cov.stop()
-    files = _measured(cov, root) if cov is not None else {}
-    return {"coverage": cov is not None, "outcomes": plugin.outcomes, "files": files, "durations": plugin.durations}
+    if cov is None:
+        files = {}
+    else:
+        files = cov.measured(root) if hasattr(cov, "measured") else _measured(cov, root)
+    result = {"coverage": cov is not None, "recorder": recorder, "outcomes": plugin.outcomes, "files": files,
+              "durations": plugin.durations, "exit": int(code)}
+    if not plugin.outcomes and int(code) not in (0, 1, 5):
+        result["error"] = f"pytest exited with status {int(code)} before running any test"
+    return result
 
 
 def _serve_mutant(path, source):
@@ -191,12 +192,14 @@ def _same_file(a, b):
         return False
 
 
-def _wait(pid, timeout_s, unswappable=False):
+def _wait(pid, timeout_s, unswappable=False, statuses=None):
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+            if statuses is not None:
+                statuses.append(code)
             if unswappable and code == UNSWAPPABLE:
                 return "unswappable"
             return "passed" if code == 0 else "failed"
@@ -220,6 +223,7 @@ class _MutantChildren:
         self.config = config
         self.sources = {}
         self.result = {"results": [], "stopped": None}
+        self.statuses = []  # each child's exit status: all of them a usage or internal error is the driver's failure
         self.in_child = False
 
     def _source(self, path):
@@ -245,7 +249,7 @@ class _MutantChildren:
             if pid == 0:
                 return True
             began = time.monotonic()
-            outcome = _wait(pid, self.config["timeout_s"], unswappable=self.hot)
+            outcome = _wait(pid, self.config["timeout_s"], unswappable=self.hot, statuses=self.statuses)
             entry = {"id": mutant["id"], "outcome": outcome, "duration_s": round(time.monotonic() - began, 3)}
             entry.update(self._outcome_extra(mutant))
             self.result["results"].append(entry)
@@ -397,25 +401,45 @@ class _HotForker(_MutantChildren):
 def mutants(config):
     if config.get("hot"):
         forker = _HotForker(config)
-        args = list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", "-x"]
-        code = pytest.main(args, plugins=[forker, _OneProcess(True)])
+        args = list(config["nodeids"]) + [*driver_options.neutral_args(), "-x"]
+        code = pytest.main(args, plugins=[forker, driver_options.OneProcess(True)])
         if forker.in_child:
             os._exit(int(code) or 4)
-        return forker.result
+        return _with_status(forker, config, code)
     forker = _Forker(config)
     stop_first = [] if config.get("per_test") else ["-x"]
-    code = pytest.main(list(config["nodeids"]) + ["-p", "no:cacheprovider", "-p", "no:terminal", *stop_first],
-                       plugins=[forker, _OneProcess(not config.get("per_test"))])
+    code = pytest.main(list(config["nodeids"]) + [*driver_options.neutral_args(), *stop_first],
+                       plugins=[forker, driver_options.OneProcess(not config.get("per_test"))])
     if forker.in_child:  # pytest ended before its session finished (a usage error)
         os._exit(int(code) or 4)
-    return forker.result
+    return _with_status(forker, config, code)
+
+
+_NOT_RUN = {3: "an internal error", 4: "a usage error", 5: "no test collected"}  # pytest's exit statuses
+
+
+def _with_status(forker, config, code):
+    """The result with pytest's exit status, and an error when not one mutant ran (a usage error, a test file that
+    does not collect, a crash) or every mutant's child ended without running a test: never a result that looks
+    like a search that found nothing."""
+    result = forker.result
+    result["exit"] = int(code)
+    if config["mutants"] and not result["results"] and result["stopped"] is None:
+        result["error"] = f"pytest exited with status {int(code)} before any mutant ran"
+    elif forker.statuses and len(set(forker.statuses)) == 1 and forker.statuses[0] in _NOT_RUN:
+        status = forker.statuses[0]
+        result["error"] = f"pytest ended with status {status} ({_NOT_RUN[status]}) for every mutant: none was tried"
+    return result
 
 
 def main():
     sys.path.insert(0, os.getcwd())  # like `python -m pytest`: the workspace root is importable
     with open(sys.argv[1]) as handle:
         config = json.load(handle)
-    result = localize(config) if config["mode"] == "localize" else mutants(config)
+    try:
+        result = localize(config) if config["mode"] == "localize" else mutants(config)
+    finally:
+        driver_options.clean_up()
     with open(config["out"], "w") as handle:
         json.dump(result, handle)
 

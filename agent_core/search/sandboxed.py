@@ -2,8 +2,11 @@
 
 The script is copied into the shadow's `.agentls/search/` (never part of a
 change set) and removed again with its config and result afterwards. A run
-that produces no result (timeout, crash, limit) comes back as None: the
-search is an optimisation and its failures are data, never the run's end.
+that produces no result (timeout, crash, limit) or ends before any test or
+mutant ran (a usage error, a test file that does not import) comes back with
+an "error" that says so, with the tail of its output: the search is an
+optimisation and its failures are data, never the run's end, but never
+silent either.
 """
 
 from __future__ import annotations
@@ -15,36 +18,54 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent_core.sandbox.base import Sandbox
+from agent_core.sandbox.base import CommandResult, Sandbox
 from agent_core.search.mutants import Mutant
 
 DRIVER_DIR = ".agentls/search"
 _SCRIPT = Path(__file__).with_name("driver_script.py")
-_SWAP = Path(__file__).with_name("driver_swap.py")  # imported by the script in the sandbox
+_SIBLINGS = ("driver_swap.py", "driver_trace.py", "driver_options.py")  # imported by the script in the sandbox
+ERROR_TAIL = 800  # characters of the driver's output kept in an error
 
 
-async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
-    """Run the driver with `config` on `root`; its JSON result, or None when it wrote none."""
+def driver_error(result: CommandResult, error: str | None) -> str:
+    """What went wrong in a driver run: its own error or why it wrote no result, and its output's tail."""
+    if error is None:
+        error = ("the search driver timed out" if result.timed_out else
+                 f"the search driver wrote no result (exit {result.exit_code}"
+                 + (f", {result.limit_hit} limit" if result.limit_hit else "") + ")")
+    tail = (result.stderr.strip() or result.stdout.strip())[-ERROR_TAIL:]
+    return f"{error}: {tail}" if tail else error
+
+
+async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """Run the driver with `config` on `root`: its JSON result, with an "error" (driver_error) when it failed."""
     folder = root / DRIVER_DIR
     folder.mkdir(parents=True, exist_ok=True)
     try:
         shutil.copyfile(_SCRIPT, folder / "driver.py")
-        shutil.copyfile(_SWAP, folder / "driver_swap.py")
+        for name in _SIBLINGS:
+            shutil.copyfile(_SCRIPT.with_name(name), folder / name)
         (folder / "config.json").write_text(json.dumps({**config, "out": f"{DRIVER_DIR}/result.json"}))
-        await sandbox.run([sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root,
-                          timeout_s=timeout_s)
+        result = await sandbox.run([sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root,
+                                   timeout_s=timeout_s)
         out = folder / "result.json"
-        return json.loads(out.read_text()) if out.is_file() else None
-    except (OSError, ValueError):
-        return None
+        try:
+            data = json.loads(out.read_text()) if out.is_file() else {}
+        except (OSError, ValueError) as exc:
+            data = {"error": f"the search driver's result is unreadable ({exc})"}
+        if not data or data.get("error"):
+            data["error"] = driver_error(result, data.get("error"))
+        return data
+    except OSError as exc:
+        return {"error": f"the search driver could not be set up: {exc}"}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 async def collect_coverage(sandbox: Sandbox, root: Path, pytest_args: list[str], timeout_s: float,
-                           test_timeout_s: float, select: list[str] | None = None) -> dict | None:
-    """{"coverage", "outcomes", "files"} of one suite run with per-test coverage contexts (only the tests
-    under the node ids `select`, when given), or None."""
+                           test_timeout_s: float, select: list[str] | None = None) -> dict:
+    """{"coverage", "recorder", "outcomes", "files"} of one suite run with per-test coverage contexts (only the
+    tests under the node ids `select`, when given); {"error": ...} (and no outcomes) when the driver failed."""
     config = {"mode": "localize", "args": pytest_args, "test_timeout_s": test_timeout_s, "select": select or []}
     return await run_driver(sandbox, root, config, timeout_s)
 
@@ -53,7 +74,8 @@ async def try_mutants(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], *, mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None = None, hot: bool = False,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
-    """Each tried mutant with its outcome on `nodeids` (passed/failed/timeout), and why the driver stopped.
+    """Each tried mutant with its outcome on `nodeids` (passed/failed/timeout), and why the driver stopped
+    ("budget", "enough", or "error: ..." when it tried none: a usage error, a crash; see run_driver).
 
     With `covering`, each mutant also runs the tests it names for that mutant (after `nodeids`). With `hot`,
     the suite is collected once and each mutant swapped into its live function (driver_swap.py); the mutants
@@ -98,6 +120,6 @@ async def _try(
               "timeout_s": mutant_timeout_s, "budget_s": budget_s, "max_passing": max_passing, "mutants": entries}
     # The driver keeps its own budget; the sandbox bound only catches a driver that stops answering.
     data = await run_driver(sandbox, root, config, timeout_s=budget_s + 2 * mutant_timeout_s + 30)
-    if data is None:
-        return [], "driver produced no result"
+    if data.get("error"):
+        return [], f"error: {data['error']}"
     return [(mutants[r["id"]], r["outcome"]) for r in data["results"]], data.get("stopped")
