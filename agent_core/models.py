@@ -134,8 +134,14 @@ class TestReport(BaseModel):
     )
     outcomes: dict[str, str] = Field(
         default_factory=dict, exclude=True,
-        description="Node id -> passed/failed/error/skipped of every test (our pytest plugin only). Left out of "
-        "dumps (journals, graph state): a big suite's list is long; the MCP front end reports it.",
+        description="Node id -> passed/failed/error/skipped/xfailed/xpassed of every test (our pytest plugin "
+        "only). Left out of dumps (journals, graph state): a big suite's list is long; the MCP front end reports "
+        "it, and testing/verdict.py reads it before the report is dumped.",
+    )
+    test_files: list[str] = Field(
+        default_factory=list, exclude=True,
+        description="Workspace-relative files the run's pytest collected tests from (our pytest plugin only): "
+        "what the project's pytest counts as a test file, protected in a fix run.",
     )
 
     @property

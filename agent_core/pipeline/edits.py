@@ -80,8 +80,9 @@ def _workspace_relative(tools: FileTools, path: str) -> str:
 
 def _refusal(tools: FileTools, edit: Edit, protect_tests: bool) -> str | None:
     """Why an edit is not applied at all, or None."""
-    if protect_tests and is_protected(_workspace_relative(tools, edit.path)):
-        return protected_refusal(_workspace_relative(tools, edit.path))
+    rel = _workspace_relative(tools, edit.path)
+    if protect_tests and (is_protected(rel) or rel in tools.shadow.verification):  # by name, or pytest collects it
+        return protected_refusal(rel)
     if not edit.search and edit.path.endswith(".py"):
         try:
             ast.parse(textwrap.dedent(edit.replace))

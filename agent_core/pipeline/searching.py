@@ -1,8 +1,11 @@
 """The `search` node: localize the fault, then try single-edit mutants before any model call.
 
-Runs between baseline and plan in "fix" runs whose baseline has failing tests.
+Runs between baseline and plan in "fix" runs whose baseline has failing tests,
+whatever goal the user typed (the goal reaches the model if the search finds
+nothing). Localizing and searching share `search.budget_s`.
 Localization (agent_core.search.localize) ranks suspicious functions and lines
-from per-test coverage and the failing tracebacks; the ranking goes into the
+from per-test coverage, the failing tracebacks and where hung tests were
+stopped (agent_core.search.hangs); the ranking goes into the
 state as `suspects` for the coder. Then mutants of the top lines
 (agent_core.search.mutants) run against the failing tests in one sandboxed
 process with a per-mutant time bound; a mutant that passes them is written
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -26,6 +30,7 @@ from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
 from agent_core.sandbox.base import Sandbox
+from agent_core.search.hangs import hang_scores, hung_mutant_bound, localizing_bound, unhung_duration
 from agent_core.search.localize import (
     Suspect,
     combine,
@@ -63,12 +68,14 @@ class SearchDeps(Protocol):
     run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
 
 
+LOCALIZE_SHARE = 0.5  # localizing may take this share of what is left of search.budget_s (it counts against it)
+MIN_LOCALIZE_S = 5.0  # less left than this: no coverage run, the tracebacks alone
 BIG_SUITE_TESTS = 300  # above this many tests (or BIG_SUITE_S seconds), coverage is collected on a part of it
 BIG_SUITE_S = 20.0
 
 
 def _big_suite(report: TestReport) -> bool:
-    return report.passed + report.failed + report.errors > BIG_SUITE_TESTS or report.duration_s > BIG_SUITE_S
+    return report.passed + report.failed + report.errors > BIG_SUITE_TESTS or unhung_duration(report) > BIG_SUITE_S
 
 
 def neighbourhood(failing: list[str]) -> list[str]:
@@ -114,34 +121,55 @@ class Localization:
     error: str = ""  # why the localizing driver collected nothing (a usage error, a crash), with its output's tail
     recorder: str = ""  # what recorded the per-test lines (coverage.py X, agentls' line tracer), or why none did
 
+    _by_line: dict[tuple[str, int], list[str]] | None = field(default=None, init=False, repr=False)
+
     def covering(self, path: str, line: int) -> list[str]:
         """The tests that passed at the baseline and ran `path`:`line`: a mutant of that line must keep them
-        passing, and they are a small part of a big suite (the ones most likely to notice a wrong mutant)."""
-        return [
-            nodeid
-            for nodeid, lines in (self.files.get(path) or {}).items()
-            if self.outcomes.get(nodeid) == "passed" and line in lines and nodeid not in self.failing
-        ]
+        passing, and they are a small part of a big suite (the ones most likely to notice a wrong mutant).
+
+        From an index (path, line) -> tests built once: scanning every test's lines for each of 1,000 mutants
+        took 200 s on a 1,238-test suite."""
+        if self._by_line is None:
+            failing = set(self.failing)
+            self._by_line = defaultdict(list)
+            for rel, per_test in self.files.items():
+                for nodeid, lines in per_test.items():
+                    if self.outcomes.get(nodeid) == "passed" and nodeid not in failing:
+                        for number in dict.fromkeys(lines):
+                            self._by_line[(rel, number)].append(nodeid)
+        return list(self._by_line.get((path, line), ()))
 
 
-async def localize_failure(deps: SearchDeps, report: TestReport) -> Localization:
-    """Rank the suspicious functions and lines of the failure in `report`."""
+def _share(timeout: float, deadline: float | None) -> float:
+    """A localizing run's timeout within LOCALIZE_SHARE of what is left of the search's budget (0: no time left)."""
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    return min(timeout, LOCALIZE_SHARE * left) if left >= MIN_LOCALIZE_S else 0.0
+
+
+async def localize_failure(deps: SearchDeps, report: TestReport, deadline: float | None = None) -> Localization:
+    """Rank the suspicious functions and lines of the failure in `report` (within the search's budget, when it
+    ends at `deadline`: localizing counts against it)."""
     root = deps.shadow.root
     failing = [f.nodeid for f in report.failures]
     is_pytest, argv = pytest_argv(deps.settings.test_command, deps.sandbox.python)
     data = None
+    per_test = localizing_bound(max(10.0, 2 * deps.settings.search.mutant_timeout_s), report)  # a looping test
+    # fails, its loop covered; after a hang at the baseline, at the pace of the passing tests (search/hangs.py)
     if is_pytest and not report.timed_out and report.limit_hit is None:
         timeout = min(deps.settings.sandbox.timeout_s, max(30.0, 4 * report.duration_s + 10))
-        per_test = max(10.0, 2 * deps.settings.search.mutant_timeout_s)  # a looping test fails, its loop covered
         select = neighbourhood(failing) if _big_suite(report) else None
         if select:
             timeout = deps.settings.sandbox.timeout_s  # a part of the suite: no longer bounded by its time
-        data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, select)
+        if within := _share(timeout, deadline):
+            data = await collect_coverage(deps.sandbox, root, argv[3:], within, per_test, select)
         wider = files_of(failing)
-        if select and _passing(data) < MIN_PASSING_NEIGHBOURS and set(wider) != set(select):
-            wider_data = await collect_coverage(deps.sandbox, root, argv[3:], timeout, per_test, wider)
+        if select and _passing(data) < MIN_PASSING_NEIGHBOURS and set(wider) != set(select) and (
+                within := _share(timeout, deadline)):
+            wider_data = await collect_coverage(deps.sandbox, root, argv[3:], within, per_test, wider)
             data = data if wider_data.get("error") else wider_data
-    boosts = traceback_scores(report, root)
+    boosts = combine(traceback_scores(report, root), hang_scores(report, root))
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
     if data and data.get("files") and failed_ids:
@@ -236,14 +264,15 @@ def _slow_tests_bound(where: Localization | None, failing: list[str], mutants: l
 
 async def find_single_edit(
     deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
-    suite_s: float = 0.0, baseline: TestReport | None = None,
+    suite_s: float = 0.0, baseline: TestReport | None = None, deadline: float | None = None,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
     """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
     seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
     sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
-    suite; with that suite's report and the search's figures."""
+    suite; with that suite's report and the search's figures. The search ends at `deadline` (by default
+    `search.budget_s` from now; the caller's, when localizing already spent part of it)."""
     s = deps.settings.search
-    deadline = time.monotonic() + s.budget_s
+    deadline = deadline if deadline is not None else time.monotonic() + s.budget_s
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering = None
     timeout_s = s.mutant_timeout_s
@@ -253,7 +282,8 @@ async def find_single_edit(
 
         timeout_s = COVERING_TIMEOUT_FACTOR * s.mutant_timeout_s  # the failing tests and their neighbours
         stats["with_covering"] = True
-    timeout_s = max(timeout_s, _slow_tests_bound(where, failing, mutants, covering))
+    slow_s = _slow_tests_bound(where, failing, mutants, covering)
+    timeout_s = hung_mutant_bound(max(timeout_s, slow_s), slow_s, baseline)  # a mutant that still loops: seconds
     stats["mutant_timeout_s"] = round(timeout_s, 1)
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
@@ -301,24 +331,28 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     if state.get("kind") != "fix" or report is None or report.ok:
         return {}
     deps.phase("testing", "localizing the failure", 5)
+    started = time.monotonic()
+    searching = deps.settings.search.enabled  # whatever the goal says: a fix run whose tests fail is searched
+    deadline = started + deps.settings.search.budget_s if searching else None  # localizing counts against it
     try:
-        where = await localize_failure(deps, report)
+        where = await localize_failure(deps, report, deadline)
     except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return {"suspects": []}
     suspects, failing = where.suspects, where.failing
     listed = [s.as_dict() for s in suspects]
     deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes),
-                       recorder=where.recorder, **({"error": where.error} if where.error else {}))
+                       recorder=where.recorder, localize_s=round(time.monotonic() - started, 3),
+                       **({"error": where.error} if where.error else {}))
     out: dict = {"suspects": listed, **({"search_error": f"localizing: {where.error}"} if where.error else {})}
-    typed_goal = bool((deps.request.goal or "").strip())  # more than "the tests pass": the model reads it
-    if not deps.settings.search.enabled or typed_goal or not suspects or not failing:
-        return out
+    if not searching or not suspects or not failing:
+        return out  # a typed goal still reaches the model after a search that found nothing
     deps.phase("testing", "trying single-edit fixes of the suspicious lines", 6)
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants, seen_exceptions(report))
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
-        winner, passed, stats = await find_single_edit(deps, failing, mutants, where, report.duration_s, report)
+        winner, passed, stats = await find_single_edit(deps, failing, mutants, where, unhung_duration(report),
+                                                       report, deadline)
     except Exception as exc:  # noqa: BLE001 - the search is an aid too
         deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
         winner, passed, stats = None, None, {}

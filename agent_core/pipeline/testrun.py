@@ -5,7 +5,11 @@ candidate's failing-tests and whole-suite runs) goes through `run_checked`:
 the files that judge a run are put back as the run found them before and
 after it (pipeline/verification.py), and each test gets the per-test time
 bound derived from the baseline (testing/runner.py `per_test_bound`), so a
-hang costs seconds and a candidate cannot rig its own verification. The
+hang costs seconds and a candidate cannot rig its own verification; in a
+fix run the report is judged against the baseline (testing/verdict.py: the
+baseline's failing tests must pass, not skip or vanish), and a run during
+which the code under test changed a test file or the test configuration
+verifies nothing. The
 goal's generated tests are kept as written (pipeline/goal_guard.py), and a
 fix of another tool's diagnostic is re-checked with that tool
 (pipeline/toolcheck.py): its remaining findings join the report as failures.
@@ -19,9 +23,10 @@ from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.goal_guard import restore_goal_tests
 from agent_core.pipeline.toolcheck import recheck
-from agent_core.pipeline.verification import guard_verification
+from agent_core.pipeline.verification import guard_verification, tests_protected
 from agent_core.testing.linters import is_tool_nodeid
 from agent_core.testing.runner import per_test_bound
+from agent_core.testing.verdict import CHANGED_DURING_RUN, distrust, judge
 
 
 async def run_checked(
@@ -34,5 +39,10 @@ async def run_checked(
     bound = per_test_bound(baseline, s.sandbox.test_timeout_s, s.sandbox.timeout_s)
     report = await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, timeout_s or s.sandbox.timeout_s,
                                   select=list(select), test_timeout_s=bound)
-    undone += guard_verification(deps, "by the code during the test run") + restore_goal_tests(deps)
+    during = guard_verification(deps, "by the code during the test run")
+    if tests_protected(deps.request) and baseline is not None:  # what "verified" means (testing/verdict.py)
+        report = judge(report, baseline, select)
+        if during:  # a test file the run had not collected yet may have judged this very run
+            report = distrust(report, CHANGED_DURING_RUN)
+    undone += during + restore_goal_tests(deps)
     return await recheck(deps, report), undone

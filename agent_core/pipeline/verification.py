@@ -9,16 +9,22 @@ to those files are refused (`pipeline/edits.py`), and around every sandboxed
 test run `guard_verification` puts every protected file back as the run found
 it (a new conftest.py is removed, a changed pytest.ini restored), whoever
 changed it, and reports each such change as a refused edit.
+
+Test files are what the project's pytest collects, not only what their names
+look like: `protect_collected` adds every file the baseline run collected
+tests from (`TestReport.test_files`: a `tests.py`, a `*_check.py` that
+`python_files` names) to the protected set, as the run found it; the name
+rule (`workspace/testfiles.py`) still holds when collection says nothing.
 """
 
 from __future__ import annotations
 
 import re
 
-from agent_core.models import RunRequest
+from agent_core.models import RunRequest, TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.edits import protected_refusal
-from agent_core.workspace.testfiles import restore_protected
+from agent_core.workspace.testfiles import collected_entries, restore_protected
 
 _TEST_OBJECT = (r"(?:tests?\b|test (?:file|code|case|suite)s?|test_\w+\.py|\w+_test\.py|asserts?\b|assertions?"
                 r"|conftest|pytest\.ini|test config\w*|expected (?:value|output|result)s?)")
@@ -83,3 +89,14 @@ def guard_verification(deps: RunDeps, moment: str) -> list[str]:
         deps.journal.write("tool_call", tool="guard_verification", args={"path": rel}, result=why, ok=False)
         notes.append(f"- {rel}: {why}")
     return notes
+
+
+def protect_collected(deps: RunDeps, baseline: TestReport) -> list[str]:
+    """Protect the files the baseline's pytest collected tests from, as they are now; the paths added."""
+    if not tests_protected(deps.request):
+        return []
+    added = collected_entries(deps.shadow.root, baseline.test_files, deps.shadow.verification)
+    deps.shadow.verification.update(added)
+    if added:
+        deps.journal.write("protected", files=sorted(added), why="collected by the project's pytest")
+    return sorted(added)

@@ -34,6 +34,7 @@ class ProcessSandbox:
 
     name = "process"
     isolated = False
+    passes_fds = True  # run(pass_fds=...) keeps those descriptors open in the child (testing/channel.py)
 
     def __init__(self, settings: SandboxSettings | None = None, *, runtime: SandboxRuntime | None = None) -> None:
         self.settings = settings or SandboxSettings()
@@ -47,6 +48,7 @@ class ProcessSandbox:
         *,
         timeout_s: float | None = None,
         env: dict[str, str] | None = None,
+        pass_fds: tuple[int, ...] = (),
     ) -> CommandResult:
         """Run argv with cwd = workspace, limited and timed, but not isolated."""
         with claim_run_uid() as uid:
@@ -57,5 +59,5 @@ class ProcessSandbox:
             prepare_workspace(workspace / ".agentls", uid)
             return await launch(
                 argv, cwd=workspace, env=inner_env, timeout_s=limits.timeout_s,
-                uid=uid, limits=limits, run_id=new_marker(),
+                uid=uid, limits=limits, run_id=new_marker(), pass_fds=pass_fds,
             )

@@ -123,9 +123,15 @@ def parse_junit(xml_text: str, workspace: Path) -> TestReport:
                 report.failed += 1
             else:
                 report.errors += 1
-            report.failures.append(_failure(case, problem, workspace))
-        elif case.find("skipped") is not None:
+            failure = _failure(case, problem, workspace)
+            report.failures.append(failure)
+            report.outcomes.setdefault(failure.nodeid, "failed" if problem.tag == "failure" else "error")
+            continue
+        nodeid = _nodeid(case, _case_file(case, workspace))
+        if case.find("skipped") is not None:
             report.skipped += 1
+            report.outcomes.setdefault(nodeid, "skipped")
         else:
             report.passed += 1
+            report.outcomes.setdefault(nodeid, "passed")
     return report

@@ -2,33 +2,48 @@
 
 This module runs *inside the sandbox*, in whatever Python ends up running
 pytest (the sandbox's interpreter, a uv/tox/hatch environment, ...), so it
-imports nothing but the standard library and pytest. The runner copies it into
-the workspace's `.agentls/` as `agentls_report_plugin.py`, puts that directory
-on `PYTHONPATH` and names it in `PYTEST_PLUGINS`; any command that ends up
-running pytest (`uv run pytest`, `make test`, `timeout 60 python -m pytest`)
-loads it. Without `PYTEST_AGENTLS_REPORT` in the environment it does nothing.
+imports nothing but the standard library and pytest. The runner
+(testing/channel.py) copies it under a name of its own for each run
+(`agentls_report_<random>`) into a directory outside the workspace, puts that
+directory on `PYTHONPATH` and names it in `PYTEST_PLUGINS`; any command that
+ends up running pytest (`uv run pytest`, `make test`, `timeout 60 python -m
+pytest`) loads it, and no file of the project can stand in for it (it cannot
+know the name). Without a report target in the environment it does nothing.
 
-Environment:
+Environment (each read once at configure time and removed, so that nested
+pytest runs (a project's own pytester tests) do nothing and the tests cannot
+read them from `os.environ`):
 
-- `PYTEST_AGENTLS_REPORT`: the JSON-lines file to append records to. Read
-  once and removed, so that nested pytest runs (a project's own pytester
-  tests) do nothing; pytest-xdist workers, which collect and run the tests,
-  apply the two settings below and the controller writes the records;
+- `PYTEST_AGENTLS_REPORT_FD`: an inherited file descriptor (write-only, opened
+  by the host before the run on a file outside the sandbox) to append records
+  to; it is moved to a high, close-on-exec descriptor. Backends that cannot
+  pass descriptors (Docker) give `PYTEST_AGENTLS_REPORT`, a path, instead.
+  pytest-xdist workers apply the two settings below and the controller writes
+  the records;
+- `PYTEST_AGENTLS_NONCE`: a random token written into every record: the host
+  drops records without it (lines the code under test forges);
+- `PYTEST_AGENTLS_HANG_FD` (or the report path + `.hang`): where the per-test
+  bound's faulthandler dump goes;
 - `PYTEST_AGENTLS_SELECT`: a file of absolute node ids (`/abs/file.py::name`),
   one per line; every other test is deselected;
 - `PYTEST_AGENTLS_TEST_TIMEOUT`: seconds one test phase (setup, call,
-  teardown) may take. A SIGALRM handler fails the test where it is stuck; a
-  faulthandler dump (`<report>.hang`) followed by an exit backs it up for
-  code that swallows the failure or blocks in C.
+  teardown) may take at most; below that the bound follows the passing
+  tests' times, and shortens once a test hung (`Pace`). A SIGALRM handler
+  fails the test where it is stuck (its stack is the hanging line); a
+  faulthandler dump followed by an exit backs it up for code that swallows
+  the failure or blocks in C.
 
 Records, one JSON object per line: `start`, `collect_error`, `begin` (before
 a test runs: a `begin` without a `result` is a test that killed the process),
-`result` and `finish`. Paths are absolute.
+`result` (outcome passed, failed, error, skipped, xfailed or xpassed) and
+`finish` with the session's counts: a run without its `finish` ended before
+pytest did (`os._exit`, a crash) and is not a clean run. Paths are absolute.
 """
 
 from __future__ import annotations
 
 import faulthandler
+import fcntl
 import json
 import os
 import signal
@@ -40,10 +55,17 @@ from typing import Any, TextIO
 import pytest
 
 REPORT_VAR = "PYTEST_AGENTLS_REPORT"
+REPORT_FD_VAR = "PYTEST_AGENTLS_REPORT_FD"
+HANG_FD_VAR = "PYTEST_AGENTLS_HANG_FD"
+TOKEN_VAR = "PYTEST_AGENTLS_NONCE"  # not *_TOKEN: sandbox_env drops names that look secret
 SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
 HANG_SUFFIX = ".hang"
+PACE_FACTOR = 10.0  # Pace: a test may take this many times the slowest passing test phase so far ...
+PACE_FLOOR_S = 10.0  # ... and at least this long, until a test hangs ...
+HUNG_FLOOR_S = 2.0  # ... then at least this long
 _LONGREPR_CAP = 6000
+_HIGH_FD = 1000  # the report's descriptor is moved up here: out of the way of the fds tests open
 
 
 def _crash(longrepr: Any) -> dict | None:
@@ -66,25 +88,43 @@ def _entries(longrepr: Any) -> list[list]:
     return found
 
 
-class Reporter:
-    """The per-session half of the plugin, registered only when the report variable is set."""
+class Sink:
+    """Where the records go: an inherited descriptor (moved out of the way) or, without one, a path."""
 
-    def __init__(self, config: pytest.Config, path: str) -> None:
-        self.config = config
+    def __init__(self, fd: int | None, path: str) -> None:
+        self.fd = fd
         self.path = path
+
+    def write(self, line: str) -> None:
+        """Append one line; a report that cannot be written must not break the user's test run."""
+        try:
+            if self.fd is not None:
+                data = line.encode("utf-8")
+                while data:  # O_APPEND: each write lands at the end
+                    data = data[os.write(self.fd, data):]
+            else:
+                with open(self.path, "a", encoding="utf-8") as out:
+                    out.write(line)
+        except OSError:
+            pass
+
+
+class Reporter:
+    """The per-session half of the plugin, registered only when a report target is set."""
+
+    def __init__(self, config: pytest.Config, sink: Sink, token: str) -> None:
+        self.config = config
+        self.sink = sink
+        self.token = token
         params = getattr(config, "invocation_params", None)  # older pytest versions lack these names
         self.base = str(params.dir) if params is not None else os.getcwd()
         self.rootdir = str(getattr(config, "rootpath", None) or config.rootdir)  # type: ignore[attr-defined]  # older pytest
         self.reports: dict[str, list] = {}
+        self.counts: dict[str, int] = {}
 
     # -- output ---------------------------------------------------------------------------------
     def write(self, **record: Any) -> None:
-        """Append one record; a report that cannot be written must not break the user's test run."""
-        try:
-            with open(self.path, "a", encoding="utf-8") as out:
-                out.write(json.dumps(record, default=str) + "\n")
-        except OSError:
-            pass
+        self.sink.write(json.dumps({**record, "token": self.token}, default=str) + "\n")
 
     def absolute(self, path: str) -> str:
         return os.path.normpath(os.path.join(self.rootdir, path))
@@ -110,12 +150,14 @@ class Reporter:
         reports = self.reports.pop(nodeid, [])
         bad = next((r for r in reports if r.failed), None)
         shown = bad or next((r for r in reports if r.skipped), None)
+        xfail = any(hasattr(r, "wasxfail") for r in reports)
         if bad is not None:
             outcome = "failed" if bad.when == "call" else "error"
         elif shown is not None:
-            outcome = "skipped"
+            outcome = "xfailed" if xfail else "skipped"
         else:
-            outcome = "passed"
+            outcome = "xpassed" if xfail else "passed"
+        self.counts[outcome] = self.counts.get(outcome, 0) + 1
         record = {"event": "result", "nodeid": nodeid, "path": self.absolute(location[0]),
                   "line": (location[1] + 1) if location[1] is not None else None, "outcome": outcome,
                   "when": shown.when if shown is not None else "call",
@@ -126,17 +168,19 @@ class Reporter:
         self.write(**record)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.write(event="finish", exitstatus=int(exitstatus), collected=session.testscollected)
+        self.write(event="finish", exitstatus=int(exitstatus), collected=session.testscollected,
+                   counts=self.counts)
 
 
 class Controls:
     """What runs where the tests run (this process, or each pytest-xdist worker): selection and the time bound."""
 
-    def __init__(self, bound: float, select: list[str], hang_path: str | None) -> None:
+    def __init__(self, bound: float, select: list[str], hang_path: str | None, hang_fd: int | None = None) -> None:
         self.bound = bound
+        self.pace = Pace(bound)
         self.select = select
         self.hang_path = hang_path
-        self.hang_file: TextIO | None = None
+        self.hang_file: TextIO | None = os.fdopen(hang_fd, "w", encoding="utf-8") if hang_fd is not None else None
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         faulthandler.cancel_dump_traceback_later()
@@ -174,10 +218,15 @@ class Controls:
     def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
         yield from self._bounded(item)
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.passed:
+            self.pace.passed(report.duration)
+
     def _bounded(self, item: pytest.Item) -> Generator[None, None, None]:
         if not self.bound:
             yield
             return
+        self.bound = self.pace.now()
         self._arm_backstop()
         use_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGALRM, self._on_alarm) if use_alarm else None
@@ -199,7 +248,30 @@ class Controls:
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
         __tracebackhide__ = True
-        raise Hung(f"Timeout: the test ran longer than the {self.bound:g} s per-test bound and was stopped here")
+        why = " (shortened: an earlier test hung)" if self.pace.hung else ""
+        self.pace.hung = True
+        raise Hung(f"Timeout: the test ran longer than the {self.bound:g} s per-test bound{why} and was stopped here")
+
+
+class Pace:
+    """The per-test bound as the run goes, capped by the configured one (`cap`): once a test has passed, it
+    follows the slowest passing test phase so far (PACE_FACTOR times it, at least PACE_FLOOR_S), and once a test
+    hung, at least only HUNG_FLOOR_S. The first hang already showed where the code loops (its stack at the
+    bound); the others need not each cost the whole bound (four hanging tests made a baseline 240 s)."""
+
+    def __init__(self, cap: float) -> None:
+        self.cap = cap
+        self.slowest: float | None = None
+        self.hung = False
+
+    def passed(self, seconds: float) -> None:
+        self.slowest = max(self.slowest or 0.0, seconds)
+
+    def now(self) -> float:
+        if self.slowest is None and not self.hung:
+            return self.cap
+        floor = HUNG_FLOOR_S if self.hung else PACE_FLOOR_S
+        return min(self.cap, max(floor, PACE_FACTOR * (self.slowest or 0.0)))
 
 
 class Hung(pytest.fail.Exception):  # type: ignore[name-defined]  # a BaseException: an `except Exception` in the code under test does not eat it
@@ -224,15 +296,47 @@ def _read_lines(path: str) -> list[str]:
         return []
 
 
+def _own_fd(name: str) -> int | None:
+    """The inherited descriptor `name` gives, moved to a high close-on-exec one (the original closed)."""
+    text = os.environ.pop(name, "")
+    if not text.isdigit():
+        return None
+    fd = int(text)
+    for low in (_HIGH_FD, 3):  # a low RLIMIT_NOFILE refuses the high range
+        try:
+            moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
+        except OSError:
+            continue
+        os.close(fd)
+        return moved
+    return None
+
+
+def _no_rewrite_cache() -> None:
+    """pytest reads a rewritten test module from `__pycache__/*-pytest-*.pyc` when the header matches the
+    source: a file the code under test can write while the run collects. Compile test modules afresh."""
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:
+        return
+    if hasattr(rewrite, "_read_pyc"):
+        rewrite._read_pyc = lambda *args, **kwargs: None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     path = os.environ.pop(REPORT_VAR, "")
+    fd = _own_fd(REPORT_FD_VAR)
+    hang_fd = _own_fd(HANG_FD_VAR)
+    token = os.environ.pop(TOKEN_VAR, "")
     worker = hasattr(config, "workerinput")  # a pytest-xdist worker of a run that has the report
-    if not path and not worker:
+    if not path and fd is None and not worker:
         return
+    _no_rewrite_cache()
     bound = _float(os.environ.get(TIMEOUT_VAR, ""))
     select = _read_lines(os.environ.get(SELECT_VAR, ""))
     if bound or select:
-        config.pluginmanager.register(Controls(bound, select, path + HANG_SUFFIX if path else None), "agentls-controls")
-    if path and not worker:
+        hang_path = path + HANG_SUFFIX if path and hang_fd is None else None
+        config.pluginmanager.register(Controls(bound, select, hang_path, hang_fd), "agentls-controls")
+    if (path or fd is not None) and not worker:
         config.option.continue_on_collection_errors = True  # one broken module must not hide every result
-        config.pluginmanager.register(Reporter(config, path), "agentls-reporter")
+        config.pluginmanager.register(Reporter(config, Sink(fd, path), token), "agentls-reporter")

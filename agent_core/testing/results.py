@@ -10,6 +10,14 @@ fall back to the text. A test that began but has no result ended the process:
 it is reported as an error located from the faulthandler dump of its stack
 (the per-test bound's backstop) when there is one. Frames inside `.agentls/`
 (the plugin itself) are never a location.
+
+Only records that carry the run's token count (lines the code under test
+appends are dropped), and every session the plugin started must end with its
+`finish` record, whose counts agree with the results: a run that ended
+before pytest did (`os._exit(0)` after forging a report) is an error, never
+a pass. xfailed tests count as skipped and xpassed ones as passed, each kept
+under its own name in `outcomes` (testing/verdict.py asks more of a
+baseline's failing tests than a count).
 """
 
 from __future__ import annotations
@@ -28,28 +36,53 @@ from agent_core.testing.junit import (
 )
 from agent_core.workspace.testfiles import is_protected
 
+SESSION_NODEID = "(test session)"  # the failure of a run that did not end cleanly
+_OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
 HUNG_MARK = "Timeout: the test "  # the per-test bound's failure messages (pytest_plugin.Hung, an ended process)
 
 _MAX_TRACEBACK = 6000
 _DUMP_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+)')
 
 
-def read_records(text: str) -> list[dict]:
-    """The well-formed records of a report file (a line cut short by a killed process is skipped)."""
+def read_records(text: str, token: str | None = None) -> list[dict]:
+    """The well-formed records of a report (a line cut short by a killed process is skipped); given a
+    `token`, only the records that carry it."""
     records = []
     for line in text.splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(record, dict) and "event" in record:
-            records.append(record)
+        if isinstance(record, dict) and isinstance(record.get("event"), str):
+            if token is None or record.get("token") == token:
+                records.append(record)
     return records
 
 
-def parse_results(text: str, workspace: Path, hang_dump: str = "") -> TestReport | None:
+def _unclean(records: list[dict]) -> str | None:
+    """Why the records are not a clean run (a session without its `finish`, or counts that disagree)."""
+    tally: dict[str, int] | None = None
+    for record in records:
+        if record["event"] == "start":
+            if tally is not None:
+                return "a pytest session started before the one before it finished"
+            tally = {}
+        elif record["event"] == "result" and tally is not None:
+            outcome = str(record.get("outcome"))
+            tally[outcome] = tally.get(outcome, 0) + 1
+        elif record["event"] == "finish":
+            if tally is None or tally != (record.get("counts") or {}):
+                return "the test report's results do not add up to its session's counts: not a clean run"
+            tally = None
+    if tally is not None:
+        return ("the test process ended before pytest finished its session (os._exit, a crash or a kill): "
+                "not a clean run")
+    return None
+
+
+def parse_results(text: str, workspace: Path, hang_dump: str = "", token: str | None = None) -> TestReport | None:
     """A report from the plugin's records; None when pytest never started a session with the plugin."""
-    records = read_records(text)
+    records = read_records(text, token)
     if not any(r["event"] == "start" for r in records):
         return None
     report = TestReport()
@@ -61,18 +94,20 @@ def parse_results(text: str, workspace: Path, hang_dump: str = "") -> TestReport
         if event == "collect_error":
             report.errors += 1
             report.failures.append(_collect_failure(record, workspace))
+            report.test_files.append(_rel(record["path"], workspace))
         elif event == "begin":
             begun[record["nodeid"]] = record
         elif event == "result":
             begun.pop(record["nodeid"], None)
             outcome = record.get("outcome")
             nodeid = _nodeid(record, _rel(record["path"], workspace))
+            report.test_files.append(_rel(record["path"], workspace))
             if report.outcomes.get(nodeid) in (None, "passed"):  # a teardown error after a pass counts
-                report.outcomes[nodeid] = "error" if outcome not in ("passed", "failed", "skipped") else outcome
-            if outcome == "passed":
+                report.outcomes[nodeid] = outcome if outcome in _OUTCOMES else "error"
+            if outcome in ("passed", "xpassed"):
                 report.passed += 1
                 slowest = max(slowest or 0.0, float(record.get("duration") or 0.0))
-            elif outcome == "skipped":
+            elif outcome in ("skipped", "xfailed"):
                 report.skipped += 1
             else:
                 report.failed += outcome == "failed"
@@ -84,6 +119,11 @@ def parse_results(text: str, workspace: Path, hang_dump: str = "") -> TestReport
     for record in begun.values():  # the process ended inside this test
         report.errors += 1
         report.failures.append(_unfinished(record, workspace, hang_dump))
+    unclean = _unclean(records)
+    if unclean and not begun:  # a test that ended the process says so already
+        report.errors += 1
+        report.failures.append(TestFailure(nodeid=SESSION_NODEID, file="", line=1, message=unclean, kind="error"))
+    report.test_files = sorted(set(report.test_files))
     report.slowest_pass_s = slowest
     report.slowest_fail_s = slowest_fail
     for failure in report.failures:  # a collection error (its file's id) or a test that ended the process

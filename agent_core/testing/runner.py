@@ -1,20 +1,24 @@
 """Run a workspace's tests in a sandbox and return a structured `TestReport`.
 
 Every run loads our pytest plugin (`pytest_plugin.py`) through the
-environment: the module is copied into a per-run directory under the
-workspace's `.agentls/`, which goes on `PYTHONPATH`, and `PYTEST_PLUGINS`
-names it. So any command that ends up running pytest (`pytest`,
+environment, from outside the workspace and under a name of its own for the
+run, and hears its records on a channel the tests cannot write
+(`channel.py`). So any command that ends up running pytest (`pytest`,
 `uv run pytest`, `tox -e py`, `make test`, `timeout 60 python -m pytest`,
-`env X=1 pytest`) writes per-test results as JSON lines, which `results.py`
-turns into counts and located failures; the plugin also applies the node-id
-selection (`select`) and the per-test time bound (`test_timeout_s`). For tox,
-which passes only a few variables to its environments, `TOX_OVERRIDE` adds
-ours to `pass_env`.
+`env X=1 pytest`) reports per-test results, which `results.py` turns into
+counts and located failures; the plugin also applies the node-id selection
+(`select`) and the per-test time bound (`test_timeout_s`). For tox, which
+passes only a few variables to its environments, `TOX_OVERRIDE` adds ours to
+`pass_env`. Bytecode the workspace holds is removed before each run, none is
+written (`PYTHONDONTWRITEBYTECODE`; plain pytest commands also get `-p
+no:cacheprovider`), and the plugin keeps pytest from reading its rewritten
+test modules' caches: a stale or forged `.pyc` never stands in for a test.
 
 A plain pytest command (`pytest ...`, `python -m pytest ...`) also runs with
 the sandbox's interpreter and writes JUnit XML, read (by `junit.py`) only
-when the plugin did not load. Any other command, or a run that ends without
-either (a crash before pytest starts, a limit), is reported from its exit
+when the plugin did not load (a run that loaded it is judged by its records
+only). Any other command, or a run that ends without either (a crash before
+pytest starts, a limit), is reported from its exit
 code and the tail of its output, with `timed_out` and `limit_hit` set.
 Failing tests are data: nothing here raises for them.
 """
@@ -32,17 +36,19 @@ from pathlib import Path
 
 from agent_core.models import TestReport
 from agent_core.sandbox.base import CommandResult, Sandbox
+from agent_core.testing.channel import (  # noqa: F401 - the plugin's names, re-exported for the runner's users
+    HANG_SUFFIX,
+    REPORT_VAR,
+    SELECT_VAR,
+    TIMEOUT_VAR,
+    Channel,
+    open_channel,
+)
 from agent_core.testing.junit import parse_junit
 from agent_core.testing.results import parse_results
+from agent_core.workspace.bytecode import remove_bytecode
 
 OUTPUT_TAIL = 4000
-PLUGIN_MODULE = "agentls_report_plugin"
-PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")  # read, not imported: it imports pytest
-REPORT_VAR = "PYTEST_AGENTLS_REPORT"  # the plugin's own names (pytest_plugin.py), kept in step by a test
-SELECT_VAR = "PYTEST_AGENTLS_SELECT"
-TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
-HANG_SUFFIX = ".hang"
-TOX_PASS_ENV = "testenv.pass_env+=PYTHONPATH,PYTEST_PLUGINS,PYTEST_AGENTLS_*"
 MIN_TEST_BOUND_S = 2.0
 TEST_BOUND_FACTOR = 10.0
 FAILING_BOUND_FACTOR = 3.0  # a test that failed by itself at the baseline may take 3x (+1 s) that long once fixed
@@ -101,15 +107,19 @@ async def run_tests(
     workspace = Path(workspace).resolve()
     is_pytest, argv = pytest_argv(test_command, getattr(sandbox, "python", "python3"))
     made_dir = not (workspace / ".agentls").exists()
-    run_dir = workspace / ".agentls" / f"tests-{os.getpid()}-{next(_counter)}"
-    run_dir.mkdir(parents=True)
+    run_dir = _fresh_run_dir(workspace)
+    fds = bool(getattr(sandbox, "passes_fds", False))
+    channel = open_channel(run_dir, workspace, select, test_timeout_s, fds)
     try:
-        env = plugin_env(run_dir, workspace, select, test_timeout_s)
+        remove_bytecode(workspace)
+        env = {**channel.env, "PYTHONDONTWRITEBYTECODE": "1"}
         if is_pytest:
             argv = [*argv, *pytest_options(str((run_dir / "junit.xml").relative_to(workspace)))]
-        result = await sandbox.run([*argv, *extra_args], workspace, timeout_s=timeout_s, env=env)
-        report = _read_report(run_dir, workspace) or _from_exit_code(result, is_pytest)
+        extra = {"pass_fds": channel.pass_fds} if fds else {}
+        result = await sandbox.run([*argv, *extra_args], workspace, timeout_s=timeout_s, env=env, **extra)
+        report = _read_report(channel, workspace) or _from_exit_code(result, is_pytest)
     finally:
+        channel.close()
         shutil.rmtree(run_dir, ignore_errors=True)
         if made_dir:
             _remove_if_empty(run_dir.parent)
@@ -120,23 +130,6 @@ async def run_tests(
     report.output = trim_output(result)
     report.backend = getattr(sandbox, "name", "")
     return report
-
-
-def plugin_env(run_dir: Path, workspace: Path, select: Sequence[str], test_timeout_s: float | None) -> dict[str, str]:
-    """Put the plugin in `run_dir` and return the variables that load it in any pytest the command starts."""
-    shutil.copyfile(PLUGIN_SOURCE, run_dir / f"{PLUGIN_MODULE}.py")
-    env = {
-        "PYTHONPATH": str(run_dir),
-        "PYTEST_PLUGINS": PLUGIN_MODULE,
-        REPORT_VAR: str(run_dir / "results.jsonl"),
-        "TOX_OVERRIDE": TOX_PASS_ENV,
-    }
-    if select:
-        (run_dir / "select.txt").write_text("".join(f"{workspace / node}\n" for node in select), encoding="utf-8")
-        env[SELECT_VAR] = str(run_dir / "select.txt")
-    if test_timeout_s:
-        env[TIMEOUT_VAR] = f"{test_timeout_s:g}"
-    return env
 
 
 def per_test_bound(baseline: TestReport | None, setting: float = 0.0, run_timeout_s: float = 300.0) -> float:
@@ -151,14 +144,14 @@ def per_test_bound(baseline: TestReport | None, setting: float = 0.0, run_timeou
     return max(MIN_TEST_BOUND_S, run_timeout_s / 5)
 
 
-def _read_report(run_dir: Path, workspace: Path) -> TestReport | None:
+def _read_report(channel: Channel, workspace: Path) -> TestReport | None:
     """The plugin's report when pytest loaded it, else the JUnit XML of a plain pytest command."""
-    results = _read_text(run_dir / "results.jsonl")
+    results, hang = channel.records()
     if results:
-        report = parse_results(results, workspace, _read_text(run_dir / f"results.jsonl{HANG_SUFFIX}"))
+        report = parse_results(results, workspace, hang, token=channel.token)
         if report is not None:
             return report
-    junit = _read_text(run_dir / "junit.xml")
+    junit = channel.junit()
     if junit:
         try:
             return parse_junit(junit, workspace)
@@ -167,20 +160,27 @@ def _read_report(run_dir: Path, workspace: Path) -> TestReport | None:
     return None
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
 def _from_exit_code(result: CommandResult, is_pytest: bool) -> TestReport:
-    """A report without per-test data: the run crashed, timed out, or is not pytest."""
-    if result.exit_code == 0 and not result.timed_out:
+    """A report without per-test data: the run crashed, timed out, or is not pytest. A pytest run that exits 0
+    without a report (its plugin's records and its JUnit XML both missing or unreadable) passes nothing: the
+    tests may have removed or replaced them."""
+    if result.exit_code == 0 and not result.timed_out and not is_pytest:
         return TestReport(passed=1)
     if is_pytest or result.timed_out or result.exit_code is None:
         return TestReport(errors=1)
     return TestReport(failed=1)
+
+
+def _fresh_run_dir(workspace: Path) -> Path:
+    """A new folder for this run under the workspace's `.agentls/`; a link a run planted there is removed
+    first (the host would create the folder, as root, wherever it points)."""
+    state = workspace / ".agentls"
+    if state.is_symlink() or (state.exists() and not state.is_dir()):
+        state.unlink()
+    state.mkdir(exist_ok=True)
+    run_dir = state / f"tests-{os.getpid()}-{next(_counter)}"
+    run_dir.mkdir()
+    return run_dir
 
 
 def _remove_if_empty(directory: Path) -> None:

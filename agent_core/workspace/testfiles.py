@@ -18,13 +18,16 @@ fail must stay out of the candidate's reach, so every layer asks this module
 `protected_files` lists those a test run executes or reads in a tree, skipping what a shadow copy skips (a
 symbolic link is listed by its target, `SYMLINK` + target, never followed);
 `restore_protected` puts a tree's protected files back as such a listing has them.
+The name rule is the fallback: in a fix run, the files the project's pytest
+collected at the baseline join such a listing too (`collected_entries`,
+pipeline/verification.py), whatever their names.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath, PurePosixPath
 
 from agent_core.workspace.ignore import skip_dir
@@ -102,6 +105,33 @@ def protected_files(root: Path) -> dict[str, bytes]:
     return found
 
 
+def _entry(root: Path, rel: str) -> bytes | None:
+    """A listing's entry for `root / rel`: SYMLINK + target for a link (never followed), the bytes of a
+    regular file, None for anything else (or when a folder on the way inside `root` is a link)."""
+    path = root / rel
+    try:
+        if any((root / parent).is_symlink() for parent in PurePosixPath(rel).parents):
+            return None
+        if path.is_symlink():
+            return SYMLINK + os.fsencode(os.readlink(path))
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def collected_entries(root: Path, files: Iterable[str], known: Mapping[str, bytes]) -> dict[str, bytes]:
+    """Listing entries for `files` (workspace-relative, as pytest collected them) not in `known` yet."""
+    found: dict[str, bytes] = {}
+    for rel in files:
+        parts = _parts(rel)
+        if not parts or ".." in parts or PurePosixPath(rel).is_absolute() or rel in known:
+            continue
+        entry = _entry(root, rel)
+        if entry is not None:
+            found[rel] = entry
+    return found
+
+
 def _real_parent(root: Path, rel: str) -> Path:
     """`root / rel`'s parent as a real directory inside `root`: a symlink or file in the way is removed."""
     current = root
@@ -128,6 +158,10 @@ def restore_protected(root: Path, original: Mapping[str, bytes]) -> list[str]:
     written through a symbolic link: a link in the way is removed first.
     """
     current = protected_files(root)
+    for rel in original.keys() - current.keys():  # listed by collection, not by name: looked at directly
+        entry = _entry(root, rel)
+        if entry is not None:
+            current[rel] = entry
     changed = sorted(rel for rel in original.keys() | current.keys() if original.get(rel) != current.get(rel))
     for rel in changed:
         target = _real_parent(root, rel) / PurePosixPath(rel).name

@@ -234,7 +234,7 @@ def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(
         code = cli_main(["fix", str(project), "--base-url", scripted_llm.base_url, "--json"])
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert code == 0 and result["status"] == "fixed", err.getvalue()
-    assert result["tests"] == {"passed": 2, "failed": 0, "errors": 0}
+    assert result["tests"] == {"passed": 2, "failed": 0, "errors": 0, "skipped": 0}
 
     (project / "pyproject.toml").write_text(DEPS_PROJECT["pyproject.toml"].replace('["six"]', '["six>=1.10"]'))
     assert project_image_tag(docker_engine, project) != tag  # a changed dependency file is a new layer

@@ -19,7 +19,7 @@ def test_one_line_bug_fixed_in_one_iteration(project: Path, scripted_llm, run_fi
     out = run.json
     assert out["status"] == "fixed" and out["iterations"] == 1 and out["error"] is None
     assert out["files_changed"] == ["calc.py"]
-    assert out["tests"] == {"passed": 2, "failed": 0, "errors": 0}
+    assert out["tests"] == {"passed": 2, "failed": 0, "errors": 0, "skipped": 0}
     assert out["usage"]["llm_calls"] == 2 and out["usage"]["prompt_tokens"] > 0
     assert snapshot(project) == before, "without --apply nothing is written"
     # the textual pre-plan handled 'fix the failing tests': no planner call; then the explanation

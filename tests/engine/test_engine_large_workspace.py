@@ -28,7 +28,7 @@ def test_fix_runs_without_the_ignored_paths_and_applies_only_the_fix(tmp_path: P
 
     assert run.code == 0, run.stderr
     assert run.json["status"] == "fixed" and run.json["files_changed"] == ["calc.py"]
-    assert run.json["tests"] == {"passed": 3, "failed": 0, "errors": 0}
+    assert run.json["tests"] == {"passed": 3, "failed": 0, "errors": 0, "skipped": 0}
     after = snapshot(project)
     assert after["calc.py"] != before["calc.py"]
     assert {rel: data for rel, data in after.items() if rel != "calc.py"} == {

@@ -73,7 +73,7 @@ def _cli(*args: str) -> CliRun:
 def test_agentls_test_reports_the_real_per_test_outcome(venv_project: Path) -> None:
     run = _cli("test", str(venv_project), "--json")
     out = json.loads(run.stdout.strip().splitlines()[-1])
-    assert out["tests"] == {"passed": 1, "failed": 2, "errors": 0}, run.stderr
+    assert out["tests"] == {"passed": 1, "failed": 2, "errors": 0, "skipped": 0}, run.stderr
     failures = {f["nodeid"]: f for f in out["failures"]}
     assert set(failures) == {"tests/test_core.py::test_greet", "tests/test_core.py::test_shout"}
     assert "Hello, Ann?" in failures["tests/test_core.py::test_greet"]["message"]
@@ -90,6 +90,6 @@ def test_agentls_fix_fixes_the_failing_test_of_an_editable_src_layout(venv_proje
     assert run.code == 0, run.stderr
     out = run.json
     assert out["status"] == "fixed" and out["files_changed"] == ["src/greetpkg/core.py"], out
-    assert out["tests"] == {"passed": 3, "failed": 0, "errors": 0}
+    assert out["tests"] == {"passed": 3, "failed": 0, "errors": 0, "skipped": 0}
     assert [r["role"] for r in scripted_llm.requests] == ["coder", "explainer"]
     assert _sources(venv_project) == before, "without --apply the project is untouched"

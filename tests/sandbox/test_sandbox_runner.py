@@ -11,6 +11,7 @@ from sandbox_support import make_backend
 
 from agent_core.models import TestReport as Report
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
+from agent_core.testing import channel
 from agent_core.testing.runner import pytest_argv, run_tests
 
 PROJECT = {
@@ -144,7 +145,8 @@ def test_command_mapping(command: str, expected: tuple[bool, list[str]]) -> None
     assert pytest_argv(command, "PY") == expected
 
 
-async def test_junit_is_the_fallback_when_the_plugin_does_not_load(workspace: Path) -> None:
+async def test_junit_is_the_fallback_when_the_plugin_does_not_load(workspace: Path, monkeypatch) -> None:
+    monkeypatch.setattr(channel, "plugin_name", lambda: "agentls_report_plugin")  # a name `-p no:` can block
     _write(
         workspace, {"test_one.py": "def test_good():\n    pass\n\n\ndef test_bad():\n    x = 2\n    assert x == 3\n"}
     )

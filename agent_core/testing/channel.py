@@ -1,0 +1,134 @@
+"""The in-sandbox pytest plugin's way in and its records' way out, both out of the tested code's reach.
+
+Way in: the plugin (pytest_plugin.py) is copied, for each run, under a name
+no one can guess (`agentls_report_<random>`), into a directory the host
+makes outside the workspace; that directory goes on `PYTHONPATH` (bubblewrap
+binds it read-only) and `PYTEST_PLUGINS` names the module. A top-level
+`agentls_report_plugin.py` in the project, which `python -m pytest` would
+import before anything on `PYTHONPATH`, is just another file.
+
+Way out, on a sandbox that passes file descriptors (`passes_fds`: bubblewrap,
+the plain process): the records go to a file the host created and unlinked
+before the run, through a write-only, append-only descriptor the plugin moves
+out of the way and hides from the environment; the per-test bound's
+faulthandler dump likewise. Nothing of either is in the workspace, so nothing
+the tests write there is read as a result. A sandbox that cannot pass
+descriptors (Docker) gets a file in the run's `.agentls/` folder, read
+without following links (workspace/hostread.py). In both, every record
+carries a random token the plugin takes from the environment at start-up
+(and removes), so the host drops lines the code under test forges, and a run
+without the plugin's `finish` record is not a clean run (testing/results.py).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
+from agent_core.workspace.hostread import read_fd, read_planted_text
+
+PLUGIN_PREFIX = "agentls_report_"
+PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")  # read, not imported: it imports pytest
+REPORT_VAR = "PYTEST_AGENTLS_REPORT"  # the plugin's own names (pytest_plugin.py), kept in step by a test
+REPORT_FD_VAR = "PYTEST_AGENTLS_REPORT_FD"
+HANG_FD_VAR = "PYTEST_AGENTLS_HANG_FD"
+TOKEN_VAR = "PYTEST_AGENTLS_NONCE"  # not *_TOKEN: sandbox_env drops names that look secret
+SELECT_VAR = "PYTEST_AGENTLS_SELECT"
+TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
+HANG_SUFFIX = ".hang"
+TOX_PASS_ENV = "testenv.pass_env+=PYTHONPATH,PYTEST_PLUGINS,PYTEST_AGENTLS_*"
+RESULTS_CAP = 64 * 1024 * 1024  # a run's records beyond this are cut (its `finish` with them: not clean)
+HANG_CAP = 1024 * 1024
+JUNIT_CAP = 64 * 1024 * 1024
+
+
+def plugin_name() -> str:
+    """A module name for one run's copy of the plugin that no file of the project can anticipate."""
+    return PLUGIN_PREFIX + secrets.token_hex(8)
+
+
+@dataclass
+class Channel:
+    """One test run's plugin copy, its variables, and where its records come back."""
+
+    run_dir: Path  # the run's folder in the workspace (JUnit XML; the records on a sandbox without fds)
+    workspace: Path
+    token: str = field(default_factory=lambda: secrets.token_hex(16))
+    env: dict[str, str] = field(default_factory=dict)
+    pass_fds: tuple[int, ...] = ()
+    plugin_dir: Path | None = None
+    _read_fds: tuple[int, ...] = ()
+
+    def records(self) -> tuple[str, str]:
+        """(records text, faulthandler dump text) the plugin wrote, read without following anything."""
+        if self._read_fds:
+            results, hang = (read_fd(fd, cap).decode("utf-8", "replace")
+                             for fd, cap in zip(self._read_fds, (RESULTS_CAP, HANG_CAP), strict=True))
+            return results, hang
+        rel = self.run_dir.relative_to(self.workspace)
+        return (read_planted_text(self.workspace, rel / "results.jsonl", RESULTS_CAP),
+                read_planted_text(self.workspace, rel / f"results.jsonl{HANG_SUFFIX}", HANG_CAP))
+
+    def junit(self) -> str:
+        return read_planted_text(self.workspace, self.run_dir.relative_to(self.workspace) / "junit.xml", JUNIT_CAP)
+
+    def close(self) -> None:
+        for fd in (*self.pass_fds, *self._read_fds):
+            os.close(fd)
+        self.pass_fds = self._read_fds = ()
+        if self.plugin_dir is not None:
+            remove_temp_dir(self.plugin_dir)
+            self.plugin_dir = None
+
+
+def _host_file(directory: Path, name: str) -> tuple[int, int]:
+    """(write-only append fd for the sandbox, read fd for the host) of a new file, unlinked at once."""
+    path = directory / name
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+    try:
+        read = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        os.close(fd)
+        raise
+    finally:
+        path.unlink()
+    os.set_inheritable(fd, True)
+    return fd, read
+
+
+def open_channel(
+    run_dir: Path, workspace: Path, select: Sequence[str], test_timeout_s: float | None, fds: bool,
+) -> Channel:
+    """Copy the plugin for one run and return the variables (and descriptors) that load and hear it."""
+    channel = Channel(run_dir=run_dir, workspace=workspace)
+    try:
+        where = run_dir
+        if fds:
+            where = channel.plugin_dir = make_temp_dir("plugin")
+            os.chmod(where, 0o755)  # the sandbox's uid imports the plugin from here
+            results, results_read = _host_file(where, "results")
+            hang, hang_read = _host_file(where, "hang")
+            channel.pass_fds, channel._read_fds = (results, hang), (results_read, hang_read)
+            channel.env = {REPORT_FD_VAR: str(results), HANG_FD_VAR: str(hang)}
+        else:
+            channel.env = {REPORT_VAR: str(run_dir / "results.jsonl")}
+        module = plugin_name()
+        shutil.copyfile(PLUGIN_SOURCE, where / f"{module}.py")
+        os.chmod(where / f"{module}.py", 0o644)
+        channel.env.update({"PYTHONPATH": str(where), "PYTEST_PLUGINS": module, TOKEN_VAR: channel.token,
+                            "TOX_OVERRIDE": TOX_PASS_ENV})
+        if select:
+            (where / "select.txt").write_text("".join(f"{workspace / node}\n" for node in select), encoding="utf-8")
+            os.chmod(where / "select.txt", 0o644)
+            channel.env[SELECT_VAR] = str(where / "select.txt")
+        if test_timeout_s:
+            channel.env[TIMEOUT_VAR] = f"{test_timeout_s:g}"
+    except BaseException:
+        channel.close()
+        raise
+    return channel
