@@ -1,0 +1,214 @@
+"""Fix rate of `agentls fix` on the real-history corpus (bench/history_corpus/): green, and the author's way.
+
+    .venv/bin/python bench/history_corpus.py fetch        # once: sdists and each project version's venv
+    .venv/bin/python bench/history_fix_rate.py --search-only [--tasks PROJECT/BUG ...] [--projects NAME ...]
+        [--timeout S] [--max-iterations N] [--memory fresh|carried] [--out rows.json]
+
+Each task is a fresh copy of a project's released tree with one fix its
+authors made taken out again (history_corpus.py), with its own `.venv` of the
+manifest's Python, and `.agentls.toml` naming the project's test command, as
+a user's checkout would have; the bug's place is never named. agentls runs as
+a user would (`agentls fix COPY --json --apply`, bench/fix_rate.py's
+run_one); `--search-only` points it at an endpoint that does not answer
+(http://127.0.0.1:9/v1), so only localization and the mutant search can fix
+it, at 0 tokens; without it the configured endpoint (or the bundled local
+model) is used.
+
+Per task: green (agentls said fixed and the project's suite passes here with
+the copy's `.venv`), the author's way (the files the author's fix touches are
+the author's, byte for byte ("same") or as Python syntax trees, ast.dump
+("equivalent"), and no other source file of the tree differs from the
+author's in its syntax tree), by the search or by the model, tokens, wall
+time, and the machine's load average (os.getloadavg) at the task's start and
+end: other jobs on a shared machine slow every run. Prints a table and totals;
+--out writes the rows and the run's metadata as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import datetime
+import json
+import os
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+from functools import partial
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import fix_rate
+import history_corpus as hc
+import real_projects as rp
+
+DEAD_ENDPOINT = "http://127.0.0.1:9/v1"
+_SKIP_DIRS = {".venv", ".agentls", "__pycache__", ".git", ".tox", "build", "dist"}
+
+
+def _syntax(text: str) -> str | None:
+    try:
+        return ast.dump(ast.parse(text))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _sources(tree: Path) -> dict[str, Path]:
+    """The tree's .py files by relative path, outside venvs and agentls's own folders."""
+    found = {}
+    for path in tree.rglob("*.py"):
+        rel = path.relative_to(tree)
+        if not _SKIP_DIRS & set(rel.parts[:-1]):
+            found[str(rel)] = path
+    return found
+
+
+def author_way(bug: hc.HistoryBug, workspace: Path) -> str:
+    """"same" / "equivalent" (see the module docstring) or "different: <why>"."""
+    author = hc.author_tree(bug)
+    mine, theirs = _sources(workspace), _sources(author)
+    stray = sorted(set(mine) - set(theirs))
+    if stray:
+        return f"different: new file {stray[0]}"
+    verdict = "same"
+    for rel, path in mine.items():
+        ours, original = path.read_bytes(), theirs[rel].read_bytes()
+        if ours == original:
+            continue
+        if _syntax(ours.decode("utf-8", "replace")) != _syntax(original.decode("utf-8", "replace")):
+            return f"different: {rel}"
+        verdict = "equivalent"
+    return verdict
+
+
+def _check(bug: hc.HistoryBug, verdicts: dict[str, str], workspace: Path) -> bool:
+    """The project's suite on the copy after the run (the task's `check`); records the author's-way verdict."""
+    verdicts[bug.task] = author_way(bug, workspace)
+    return rp.run_suite(bug.env, workspace).green
+
+
+def history_tasks(bugs: list[hc.HistoryBug], verdicts: dict[str, str]) -> list[fix_rate.Task]:
+    return [fix_rate.Task(name=bug.task, kind=bug.kind, prepare=partial(hc.buggy_copy, bug),
+                          check=partial(_check, bug, verdicts),
+                          settings={"test_command": shlex.join(["pytest", *bug.env.pytest_args()])})
+            for bug in bugs]
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def run_tasks(bugs: list[hc.HistoryBug], args: argparse.Namespace) -> list[dict]:
+    """Each bug through fix_rate.run_one, in order, with its verdict, Python and the load around it."""
+    verdicts: dict[str, str] = {}
+    tasks = history_tasks(bugs, verdicts)
+    rows = []
+    kept = tempfile.mkdtemp(prefix="agentls-history-") if args.keep else None
+    with contextlib.nullcontext(kept) if kept else tempfile.TemporaryDirectory(prefix="agentls-history-") as scratch:
+        memory = fix_rate.Memory(args.memory, Path(scratch), args.memory_file.resolve() if args.memory_file else None)
+        for n, (bug, task) in enumerate(zip(bugs, tasks, strict=True), start=1):
+            load_start = _load()
+            row = fix_rate.run_one(task, args, memory)
+            removed, added = bug.changed_lines
+            row |= {"python": bug.python, "version": f"{bug.previous}->{bug.version}", "fix_lines": [removed, added],
+                    "author_way": verdicts.get(bug.task, "") if row["verified"] else "",
+                    "load_start": load_start, "load_end": _load()}
+            rows.append(row)
+            print(f"[{n}/{len(tasks)}] {task.name}: {row['outcome']} ({row['status']}) {row['author_way']} "
+                  f"{row['wall_s']} s {row['tokens']} tokens load {load_start}->{row['load_end']}",
+                  file=sys.stderr, flush=True)
+    return rows
+
+
+def is_author_way(row: dict) -> bool:
+    return row["verified"] and row["author_way"] in ("same", "equivalent")
+
+
+def table(rows: list[dict]) -> str:
+    lines = [f"{'task':<50} {'kind':<14} {'py':<5} {'outcome':<11} {'author':<11} {'tokens':>7} {'wall s':>7} "
+             f"{'load':>9}"]
+    lines += [f"{r['task']:<50} {r['kind']:<14} {r['python']:<5} {r['outcome']:<11} "
+              f"{(r['author_way'] or '-').split(':')[0]:<11} {r['tokens']:>7,} {r['wall_s']:>7.1f} "
+              f"{r['load_start']:>4.1f}-{r['load_end']:<4.1f}" for r in rows]
+    return "\n".join(lines)
+
+
+def _share(rows: list[dict], pred) -> str:
+    return f"{sum(1 for r in rows if pred(r))}/{len(rows)}"
+
+
+def report(rows: list[dict]) -> str:
+    multi = [r for r in rows if r["kind"] != "one-line"]
+    lines = [
+        f"green (fixed, suite re-checked here): {_share(rows, lambda r: r['verified'])}",
+        f"the author's way:                     {_share(rows, is_author_way)}",
+        f"by the search:                        {_share(rows, lambda r: r['outcome'] == 'search')}",
+        f"by the model:                         "
+        f"{_share(rows, lambda r: r['outcome'] in ('first round', 'later round'))}",
+        f"more than one line (not one-line):    green {_share(multi, lambda r: r['verified'])}, "
+        f"the author's way {_share(multi, is_author_way)}",
+    ]
+    if rows:
+        walls = [r["wall_s"] for r in rows]
+        loads = [r["load_start"] for r in rows] + [r["load_end"] for r in rows]
+        lines += [f"wall time: median {statistics.median(walls):.1f} s, total {sum(walls):.0f} s, "
+                  f"max {max(walls):.1f} s, over 300 s: {sum(1 for w in walls if w > 300)}",
+                  f"tokens: total {sum(r['tokens'] for r in rows):,}",
+                  f"load average (1 min) at task starts/ends: min {min(loads):.1f}, "
+                  f"median {statistics.median(loads):.1f}, max {max(loads):.1f}"]
+    wrong = [r for r in rows if r["verified"] and not is_author_way(r)]
+    if wrong:
+        lines.append("green but not the author's way (review):")
+        lines += [f"  {r['task']:<48} {r['search_edit'] or r['author_way']}"[:200] for r in wrong]
+    return "\n".join(lines)
+
+
+def _commit() -> str:
+    proc = subprocess.run(["git", "-C", str(rp.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=False)
+    return proc.stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", nargs="*", help="only these projects")
+    parser.add_argument("--tasks", nargs="*", help="only these PROJECT/BUG tasks")
+    parser.add_argument("--search-only", action="store_true",
+                        help=f"the model off: agentls's endpoint is {DEAD_ENDPOINT}, which does not answer")
+    fix_rate.add_common_arguments(parser)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.search_only:
+        os.environ |= {"AGENTLS_BASE_URL": DEAD_ENDPOINT, "AGENTLS_API_KEY": "x"}
+    try:
+        bugs = [b for b in hc.load_bugs() if (not args.projects or b.project in args.projects)
+                and (not args.tasks or b.task in args.tasks)]
+        if not bugs:
+            print("no task selected", file=sys.stderr)
+            return 2
+        for group in hc.by_version(bugs).values():  # sdists and venvs before any task's clock starts
+            hc.author_tree(group[0])
+            hc.ensure_env(group[0])
+        args.base_url = fix_rate.ensure_endpoint()
+        started, load = datetime.datetime.now(datetime.UTC), _load()
+        rows = run_tasks(bugs, args)
+    except rp.CorpusError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    meta = {"commit": _commit(), "started": started.isoformat(timespec="seconds"), "load_start": load,
+            "load_end": _load(), "search_only": args.search_only, "argv": sys.argv[1:],
+            "endpoint": args.base_url or os.environ.get("AGENTLS_BASE_URL") or os.environ.get("OPENAI_BASE_URL")}
+    if args.out:
+        args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2), encoding="utf-8")
+    print(table(rows))
+    print(report(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
