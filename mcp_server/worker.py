@@ -58,6 +58,7 @@ async def run_engine_call(make: Callable[[QueuedHooks], Awaitable[T]], on_event:
     events: asyncio.Queue[RunEvent] = asyncio.Queue()
     hooks = QueuedHooks(server_loop, events)
     outcome: asyncio.Future[Any] = server_loop.create_future()
+    outcome.add_done_callback(_retrieved)  # a cancelled call's outcome is delivered after nobody awaits it
     box: dict[str, Any] = {}
     ready = threading.Event()
 
@@ -107,6 +108,11 @@ async def run_engine_call(make: Callable[[QueuedHooks], Awaitable[T]], on_event:
     if failed is not None:
         raise failed
     return value
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 async def _pump(events: asyncio.Queue[RunEvent], on_event: OnEvent) -> None:

@@ -62,7 +62,8 @@ def server_descendants(server_pid: int) -> list[int]:
                 continue
     found, frontier = [], [server_pid]
     while frontier:
-        children = [child for child, parent in parents.items() if parent == frontier.pop()]
+        pid = frontier.pop()
+        children = [child for child, parent in parents.items() if parent == pid]
         found += children
         frontier += children
     return found

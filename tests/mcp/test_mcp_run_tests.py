@@ -9,7 +9,8 @@ from pathlib import Path
 from mcp_support import CALC
 
 PYENV = Path.home() / ".pyenv" / "versions"
-VERSION_TEST = "import sys\n\n\ndef test_version():\n    print('python', sys.version_info[:2])\n    assert sys.version_info[:2] == (3, 12)\n"
+VERSION_TEST = ("import sys\n\n\ndef test_version():\n    print('python', sys.version_info[:2])\n"
+                "    assert sys.version_info[:2] == (3, 12)\n")
 
 
 def _python_312() -> Path:

@@ -1,0 +1,48 @@
+"""`fix` over stdio: the full pipeline streams progress, returns a verified diff, and stops when cancelled."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import anyio
+from mcp_support import CALC, server_descendants, until
+
+from scripted_faults import Fault
+
+PLAN = {"approach": "Fix add.", "subtasks": [{"id": "t1", "description": "make add add in calc.py",
+                                             "files": ["calc.py"]}]}
+FIX = {"edits": [{"path": "calc.py", "search": "    return a - b\n", "replace": "    return a + b\n"}],
+       "explanation": "add must add"}
+
+
+def _script(llm, coder_answer) -> None:
+    llm.default("planner", PLAN)
+    llm.add("coder", coder_answer)
+    llm.default("coder", FIX)
+    llm.default("reflector", {"hypothesis": "wrong operator", "file": "calc.py", "change": "use +",
+                              "confidence": "high"})
+
+
+async def test_fix_streams_progress_stops_cleanly_when_cancelled_and_returns_a_verified_diff(mcp_session, scripted_llm):
+    _script(scripted_llm, Fault.hang(60))  # the first coder call hangs; the next ones fix add
+    async with mcp_session() as s:
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(s.call, "fix", project=str(s.project)))
+            await until(lambda: bool(scripted_llm.requests_for("coder")), timeout=90)
+            assert s.pid > 0 and any(s.tmpdir.iterdir()), "the run's shadow copy exists while it waits for the coder"
+            group.cancel_scope.cancel()  # the SDK sends notifications/cancelled for the abandoned request
+        await until(lambda: not any(s.tmpdir.iterdir()) and server_descendants(s.pid) == [], timeout=30)
+        messages = [m or "" for _, _, m in s.progress]
+        assert any(m.startswith("planning") for m in messages) and any(m.startswith("coding") for m in messages)
+        assert all(total == 100 for _, total, _ in s.progress)
+        assert (s.project / "calc.py").read_text() == CALC["calc.py"]
+
+        asked = len(scripted_llm.requests)
+        result = await s.call("fix", project=str(s.project), hint="add subtracts")
+        data = result.structured_content
+        assert not result.is_error and data["status"] == "fixed", result.content
+        assert "+    return a + b" in data["diff"] and data["files"] == ["calc.py"]
+        assert data["llm_calls"] >= 1 and data["tests"]["failed"] == 0
+        assert (s.project / "calc.py").read_text() == CALC["calc.py"], "the tool returns the diff, never writes"
+        hinted = [r for r in scripted_llm.requests[asked:] if "add subtracts" in str(r["messages"])]
+        assert hinted, "the hint reached the model"
