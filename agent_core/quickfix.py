@@ -39,6 +39,7 @@ from agent_core.models import ChangeSet, RunRequest, TestReport
 from agent_core.pipeline.searching import candidates, find_single_edit, localize_failure
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.describe import describe_change
+from agent_core.search.hangs import unhung_duration
 from agent_core.search.localize import Suspect
 from agent_core.search.templates import seen_exceptions
 from agent_core.settings import Settings
@@ -137,7 +138,8 @@ async def _search(
     sandbox = make_sandbox(settings, notice)
     with ShadowWorkspace(Path(workspace), overlays) as shadow:
         deps = _Deps(settings, sandbox, shadow, run_tests)
-        where = await localize_failure(deps, report)
+        deadline = started + settings.search.budget_s  # localizing counts against the search's budget
+        where = await localize_failure(deps, report, deadline)
         suspects, failing = where.suspects, where.failing
         stats: dict[str, Any] = {
             "evidence": where.evidence,
@@ -148,7 +150,8 @@ async def _search(
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
         mutants = candidates(shadow.root, suspects, settings.search.max_mutants, seen_exceptions(report))
         sources = {m.path: read_exact(shadow.root / m.path) for m in mutants}
-        winner, passed, found = await find_single_edit(deps, failing, mutants, where, report.duration_s, report)
+        winner, passed, found = await find_single_edit(deps, failing, mutants, where, unhung_duration(report),
+                                                       report, deadline)
         stats.update(found, search_s=round(time.monotonic() - started - stats["localize_s"], 3))
         if winner is None or passed is None:
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
