@@ -2,7 +2,9 @@
 
 A command asks for a run and gets its id at once; the run goes on as an
 asyncio task that awaits the engine on a thread of its own (engine_thread.py),
-so no engine work ever runs on the server's loop. One run per file at a time; several files at once. Each run
+so no engine work ever runs on the server's loop. One run per file at a time; several files at once, at most
+`max_concurrent_runs` working (run_slots.py): the others wait in a queue, each told by its `$/progress` (or a
+message, without progress support) how many runs are ahead. Each run
 reports `$/progress` (cancellable), feeds the safety gate's question to the
 user, and ends with at most one `workspace/applyEdit`, carrying the run's
 reason and previewed first (preview.py); a run that fails marks its failing
@@ -34,6 +36,7 @@ from lsp_server.edits import EditApplier
 from lsp_server.engine_thread import ThreadedHooks, run_in_thread
 from lsp_server.failed_runs import FAILED, BestAttemptOffer
 from lsp_server.preview import Previewer, Proposal
+from lsp_server.run_slots import RunSlots
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
 
@@ -107,6 +110,7 @@ class RunManager:
         self.offers = BestAttemptOffer(self.previewer, edits, self.show)
         self.observers: list[Any] = []  # run_started(run) / run_ended(run, result or None): quickfixes.py
         self.closing = False  # shutdown or exit came: no run starts again
+        self.slots = RunSlots()  # the run queue: settings.max_concurrent_runs work at once
 
     # -- starting ------------------------------------------------------------------------------
 
@@ -137,10 +141,17 @@ class RunManager:
     async def _run(self, run: ActiveRun) -> None:
         end_message = "cancelled"
         result: RunResult | None = None
+        slot = False
         try:
             await self._begin_progress(run)
             settings = await self.settings.load()
             run.preview = settings.preview_edits
+            if not self.slots.free(settings.max_concurrent_runs):
+                self._queued(run, settings.max_concurrent_runs)
+            await self.slots.acquire(settings.max_concurrent_runs)
+            slot = True
+            self.report_progress(run, PhaseEvent(run_id=run.run_id, phase="starting", message="starting",
+                                                 percentage=0))
             hooks = ThreadedHooks(LspHooks(self, run), asyncio.get_running_loop())
             result = await run_in_thread(
                 lambda: self.engine_factory(settings).run(run.request, hooks), name=f"agentls-run-{run.run_id}"
@@ -154,6 +165,8 @@ class RunManager:
             end_message = f"failed: {exc}"
             self.show(f"{run.label} failed: {exc}", lsp.MessageType.Error)
         finally:
+            if slot:
+                self.slots.release()
             self._end_progress(run, end_message)
             for task in run.background:
                 task.cancel()
@@ -240,6 +253,14 @@ class RunManager:
             return
         run.progress = True
         self.server.work_done_progress.begin(run.token, convert.progress_begin(run.label, "starting"))
+
+    def _queued(self, run: ActiveRun, limit: int) -> None:
+        ahead = self.slots.waiting
+        text = f"queued: {self.slots.running} running (at most {limit} at once), {ahead} waiting ahead"
+        if run.progress:
+            self.report_progress(run, PhaseEvent(run_id=run.run_id, phase="starting", message=text, percentage=0))
+        else:
+            self.show(f"{run.label}: {text}")
 
     def report_progress(self, run: ActiveRun, event: PhaseEvent) -> None:
         if run.progress:

@@ -2,7 +2,11 @@
 
 Checkpoints live in `<workspace>/.agentls/checkpoints.sqlite`, one LangGraph
 thread per run (thread_id = run_id), written after every node
-(durability "sync"), and deleted when the run completes. While a run works
+(durability "sync"), and deleted when the run completes. Each run has its own
+connection (`open_saver`), in WAL mode (readers never block the writer) with a
+long busy timeout: concurrent runs take turns at the write lock instead of
+failing with `database is locked` when a loaded machine keeps one run's
+transaction open for more than SQLite's default 5 s. While a run works
 it holds the run's lease (journal/lease.py: an exclusive `flock` on
 `<run dir>/run.lock`), so `agentls resume` can tell a live run from an
 interrupted one; the lock file also names the run's shadow copy so a resume
@@ -22,6 +26,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -33,6 +38,7 @@ from agent_core.workspace.shadow import ShadowWorkspace, write_exact
 
 CHECKPOINTS = "checkpoints.sqlite"
 RESUMABLE_KINDS = ("fix", "task")
+BUSY_TIMEOUT_S = 120.0  # how long a checkpoint write waits for another run's write lock
 
 
 def checkpoint_path(workspace: Path) -> Path:
@@ -93,6 +99,17 @@ class RunCheckpoint:
 
 
 @contextlib.asynccontextmanager
+async def open_saver(path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> AsyncIterator[AsyncSqliteSaver]:
+    """One run's checkpointer on the workspace's database: its own connection, WAL, a long busy timeout."""
+    async with aiosqlite.connect(str(path), timeout=busy_timeout_s) as conn:
+        await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        if (await (await conn.execute("PRAGMA journal_mode")).fetchone() or ("",))[0] != "wal":
+            await conn.execute("PRAGMA journal_mode = WAL")  # once per database; the saver's setup asks again
+        await conn.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: a checkpoint is not a bank ledger
+        yield AsyncSqliteSaver(conn)
+
+
+@contextlib.asynccontextmanager
 async def run_checkpointer(journal: Journal, given: Any = None) -> AsyncIterator[RunCheckpoint]:
     """The run's lock and the workspace's SQLite checkpointer (or `given`), for the run's duration."""
     if not journal.enabled:
@@ -104,7 +121,7 @@ async def run_checkpointer(journal: Journal, given: Any = None) -> AsyncIterator
             yield RunCheckpoint(given, lease)
             return
         path = journal.dir.parent.parent / CHECKPOINTS
-        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        async with open_saver(path) as saver:
             yield RunCheckpoint(saver, lease)
     finally:
         lease.release()

@@ -282,6 +282,10 @@ class Settings(BaseModel):
     run_tests_on_save: bool = Field(
         default=False, description="Editor: run the tests when a Python file of the workspace is saved."
     )
+    max_concurrent_runs: int = Field(
+        default=2, ge=1, le=32,
+        description="Editor: runs that work at once; more wait in a queue, first come first served.",
+    )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
     search: SearchSettings = Field(default_factory=SearchSettings, description="Localization and mutant search.")
