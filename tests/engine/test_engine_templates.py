@@ -109,3 +109,29 @@ def test_a_green_candidate_that_leaves_a_variable_unused_ranks_below_the_right_o
     namespace: dict = {}
     exec((project / "bars.py").read_text(), namespace)  # the fix is right where the tests do not look
     assert namespace["render"]("##", "[{bar}>") == "[##>" and namespace["render"]("##") == "|##|"
+
+
+CLAMP = {  # two wrong bounds, one per failing test: no single edit passes both, each fixes one
+    "clamp.py": (
+        "def clamp(x, lo, hi):\n    if x < lo:\n        return hi\n    if x > hi:\n        return lo\n    return x\n"
+    ),
+    "test_clamp.py": (
+        "from clamp import clamp\n\n\ndef test_low():\n    assert clamp(-1, 0, 5) == 0\n\n\n"
+        "def test_high():\n    assert clamp(9, 0, 5) == 5\n\n\ndef test_inside():\n    assert clamp(3, 0, 5) == 3\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+
+def test_a_second_edit_is_searched_from_a_partial_fix(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, CLAMP, "--apply")
+
+    found = search["found"]
+    assert (found["line"], found["before"], found["after"]) == (
+        3, "        return hi\n    if x > hi:\n        return lo",
+        "        return lo\n    if x > hi:\n        return hi",
+    ), "both bounds, as one change from the first edited line to the last"
+    assert found["description"] == "two edits: `hi` -> `lo`; then `lo` -> `hi`"
+    assert search["partial_fixes"] >= 1 and search["tried"] == search["mutants"], "after every single edit"
+    assert (project / "clamp.py").read_text() == CLAMP["clamp.py"].replace(
+        "return hi", "return @").replace("return lo", "return hi").replace("return @", "return lo")
