@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from agent_core.events import TestReportEvent
 from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.pipeline.state import RunState
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.hangs import hang_scores, hung_mutant_bound, localizing_bound, unhung_duration
@@ -356,6 +357,12 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     except Exception as exc:  # noqa: BLE001 - the search is an aid too
         deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
         winner, passed, stats = None, None, {}
+    if (winner is None or passed is None) and deadline is not None and not stats.get("error"):
+        winner, passed, pairs = await from_partial_fix(  # two edits, from a partial fix (pipeline/pairs.py)
+            deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
+            lambda: candidates(deps.shadow.root, suspects, SECOND_EDITS, seen_exceptions(report)),
+            lambda more: find_single_edit(deps, failing, more, where, unhung_duration(report), report, deadline))
+        stats.update(pairs)
     if winner is None or passed is None:
         deps.journal.write("search", found=None, **stats)
         if stats.get("error"):
