@@ -1,14 +1,16 @@
 """`agentls sandbox build-image | doctor`: make the Docker sandbox image, and check the sandbox holds.
 
-`doctor` says which backend a run would use and why, and which interpreter and
-environment the project's tests run with and why, then runs one tiny probe
+`doctor` says which backend a run would use and why, which interpreter and
+environment the project's tests run with and why, and what records the
+search's per-test lines there (coverage.py, agentls' own line tracer, or
+nothing, asked of the search driver in the sandbox), then runs one tiny probe
 per limit (network, writes outside the workspace, memory, processes, timeout,
 secrets in the environment) and prints a table: exit 0 when every limit
 holds, 1 otherwise, 2 when the settings or the chosen backend are unusable.
 `doctor --project PATH` instead runs the project's suite on the host and in
 the sandbox and lists the tests whose outcome differs (exit 1 when any does).
 With --json the text goes to stderr and stdout gets one JSON object: backend,
-why, engine (url, source, tls: the Docker engine and what chose it), limits,
+why, engine (url, source, tls: the Docker engine and what chose it), coverage, limits,
 probes (limit, held, detail), all_hold and error.
 """
 
@@ -24,6 +26,7 @@ from typing import Any
 
 from agent_core.sandbox import factory, probes
 from agent_core.sandbox.base import SandboxError
+from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.sandbox.compare import compare_project, format_comparison
 from agent_core.sandbox.project_image import project_image_tag
 from agent_core.settings import SettingsError, load_settings
@@ -131,6 +134,8 @@ def doctor_command(args: argparse.Namespace) -> int:
         _print_json(args, report, error=f"no usable environment: {exc}")
         return EXIT_BAD_INPUT
     print(f"environment: {report['environment']}", file=out)
+    report["coverage"] = coverage_recorder(sandbox, workspace)
+    print(f"coverage: {report['coverage']}", file=out)
     if args.project is not None:
         comparison = compare_project(sandbox, args.project.resolve(), settings.sandbox.timeout_s)
         print(format_comparison(comparison), file=out)
@@ -170,7 +175,11 @@ def docker_engine() -> dict:
 def describe_environment(sandbox: Any, workspace: Path) -> str:
     """The interpreter the sandbox runs the project's tests with, and why (SandboxError when none)."""
     if hasattr(sandbox, "environment"):
-        return sandbox.environment(workspace.resolve()).describe()
+        from agent_core.sandbox.envview import added_roots
+
+        env = sandbox.environment(workspace.resolve())
+        added = added_roots(env)
+        return env.describe() + (f"; agentls adds {', '.join(added)} after its own site-packages" if added else "")
     runtime = getattr(sandbox, "runtime", None)
     if runtime is not None:
         site = f" with agentls' test packages from {runtime.site_dir}" if runtime.site_dir else ""
@@ -186,6 +195,24 @@ def describe_environment(sandbox: Any, workspace: Path) -> str:
         )
     missing = f"; {tag} is not built (agentls sandbox build-image --project)" if tag else ""
     return f"{sandbox.python} in {settings.docker_image}{missing}"
+
+
+def coverage_recorder(sandbox: Any, workspace: Path) -> str:
+    """What records the search's per-test lines for this project in this sandbox, asked of the driver there."""
+    from agent_core.search.sandboxed import line_recorder
+
+    project = workspace.resolve()
+    base = make_temp_dir("probe", origin=project)
+    try:
+        (base / project.name).mkdir()
+        what = asyncio.run(line_recorder(sandbox, base / project.name))
+    finally:
+        remove_temp_dir(base)
+    if what.startswith("none"):
+        return f"no per-test lines ({what.removeprefix('none').lstrip(':; ')}): the search localizes from tracebacks"
+    if what.startswith("agentls' line tracer"):
+        return "yes, by agentls' line tracer (" + what.removeprefix("agentls' line tracer; ") + ")"
+    return f"yes, by {what}"
 
 
 def _print_json(args: argparse.Namespace, report: dict, **fields: object) -> None:

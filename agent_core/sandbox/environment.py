@@ -85,8 +85,8 @@ class ProjectEnvironment:
         version = ".".join(map(str, interp.version))
         where = f"environment {interp.prefix}" if interp.is_venv else f"prefix {interp.prefix}"
         pytest = "its own pytest" if interp.has_pytest else "no pytest of its own"
-        if interp.missing:
-            pytest += f"; agentls' copy of {', '.join(interp.missing)} is added"
+        if interp.missing:  # what agentls adds depends on the version (envview.plan_view); `coverage:` says
+            pytest += f"; lacks {', '.join(interp.missing)}"
         return f"{self.kind}: {self.python} (Python {version}, {where}, {pytest}); {self.reason}"
 
 

@@ -27,6 +27,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_core.sandbox.constants import TEST_TOOLS
 from agent_core.sandbox.environment import ProjectEnvironment
 from agent_core.sandbox.project_image import src_pythonpath
 from agent_core.sandbox.runtime import SITE_ROOT, ensure_sandbox_site
@@ -114,6 +115,22 @@ def pytest_script_dir(site: Path, root: Path = SITE_ROOT) -> Path:
     return target
 
 
+def added_roots(env: ProjectEnvironment) -> tuple[str, ...]:
+    """The test distributions of agentls' sandbox site that go after the environment's own (none: no site).
+
+    The same Python: all of them. Another Python (a pyenv `.python-version`, an older or newer venv) without
+    pytest: pytest and what it needs are pure Python, so they run there, and so does coverage (the fault
+    localization's spectrum), whose compiled tracer another Python ignores for its pure-Python one (where
+    coverage.py does not run, the search driver records lines with its own tracer). Not hypothesis: it needs
+    its compiled part. Another Python with its own pytest: nothing.
+    """
+    if env.interpreter.version == tuple(sys.version_info[:2]):
+        return TEST_TOOLS
+    if not env.interpreter.has_pytest and env.interpreter.version >= PURE_PYTEST_FROM:
+        return ("pytest", "coverage")
+    return ()
+
+
 def plan_view(
     env: ProjectEnvironment, workspace: Path, origin: Path | None, caller_pythonpath: str | None,
 ) -> EnvView:
@@ -125,14 +142,9 @@ def plan_view(
     site: Path | None = None
     links = [(str(env.python), f"{BIN_DIR}/{name}") for name in ("python", "python3")
              if not (env.bin_dir / name).exists()]
-    if env.interpreter.version == tuple(sys.version_info[:2]):
-        site = ensure_sandbox_site()
-    elif not env.interpreter.has_pytest and env.interpreter.version >= PURE_PYTEST_FROM:
-        # Another Python (a pyenv `.python-version`, an older or newer venv) without pytest: pytest and
-        # what it needs are pure Python, so they run there, and so does coverage (the fault localization's
-        # spectrum), whose compiled tracer another Python ignores for its pure-Python one. Not hypothesis:
-        # it needs its compiled part.
-        site = ensure_sandbox_site(roots=("pytest", "coverage"))
+    roots = added_roots(env)
+    if roots:
+        site = ensure_sandbox_site(roots=roots)
     if site is not None:
         script_dir = pytest_script_dir(site)
         dirs += [site, script_dir]

@@ -3,6 +3,7 @@
 Stdlib + pytest (+ coverage for localization) only, and Python 3.7 syntax: the project's own interpreter
 runs it. Its siblings driver_swap.py, driver_trace.py and driver_options.py are copied beside it. Usage:
     python driver.py CONFIG_JSON
+CONFIG "recorder": {"mode": "recorder", "out": "rel.json"} writes {"recorder": what would record per-test lines}.
 CONFIG "localize": {"mode": "localize", "args": [...pytest args], "test_timeout_s": s, "select": [...],
     "out": "rel.json"}
     runs the suite once under coverage.py (only the tests whose node ids equal or lie under one of
@@ -437,7 +438,13 @@ def main():
     with open(sys.argv[1]) as handle:
         config = json.load(handle)
     try:
-        result = localize(config) if config["mode"] == "localize" else mutants(config)
+        if config["mode"] == "recorder":  # `agentls sandbox doctor`: what would record the per-test lines here
+            recorder, result = line_recorder(os.getcwd())
+            if recorder is not None:
+                recorder.stop()
+            result = {"recorder": result}
+        else:
+            result = localize(config) if config["mode"] == "localize" else mutants(config)
     finally:
         driver_options.clean_up()
     with open(config["out"], "w") as handle:

@@ -70,6 +70,13 @@ async def collect_coverage(sandbox: Sandbox, root: Path, pytest_args: list[str],
     return await run_driver(sandbox, root, config, timeout_s)
 
 
+async def line_recorder(sandbox: Sandbox, root: Path) -> str:
+    """What records per-test lines in `sandbox` for the project `root` is a copy of: "coverage.py X", "agentls'
+    line tracer; why not coverage.py", or "none: why" (what `agentls sandbox doctor` reports)."""
+    data = await run_driver(sandbox, root, {"mode": "recorder"}, timeout_s=60.0)
+    return data.get("recorder") or f"none: {data.get('error')}"
+
+
 async def try_mutants(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], *, mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None = None, hot: bool = False,

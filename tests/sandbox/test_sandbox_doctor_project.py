@@ -10,6 +10,7 @@ import pytest
 
 from agent_core.cli import main as cli_main
 from agent_core.sandbox.bubblewrap import probe_bwrap
+from old_python import copy_venv_into
 
 pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
 
@@ -53,7 +54,26 @@ def test_doctor_names_the_venv_it_chose_and_why(tmp_path: Path, capsys) -> None:
     assert code == 0, out
     assert f"environment: venv: {project / '.venv' / 'bin' / 'python'}" in out
     assert "the project has .venv/" in out and "no pytest of its own" in out
+    assert "agentls adds pytest, hypothesis, coverage after its own site-packages" in out
+    assert "coverage: yes, by coverage.py " in out
     assert "no test changes outcome in the sandbox" in out
+
+
+def test_doctor_says_what_records_per_test_lines_on_python_37(tmp_path: Path, capsys) -> None:
+    """agentls' coverage.py needs a newer Python: the search driver's own tracer records the lines there."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    copy_venv_into(project)
+
+    code = cli_main(["sandbox", "doctor", "--backend", "bubblewrap", "--project", str(project)])
+
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "(Python 3.7, environment" in out and "its own pytest; lacks hypothesis, coverage" in out
+    assert "agentls adds" not in out
+    assert ("coverage: yes, by agentls' line tracer (coverage.py does not run on Python 3.7 here "
+            "(ModuleNotFoundError: No module named 'coverage'))") in out
 
 
 def test_doctor_project_that_is_not_a_directory_is_bad_input(tmp_path: Path, capsys) -> None:
