@@ -1,0 +1,58 @@
+"""The MCP edge of the fault-injection suite: malformed calls get an error result, never a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from mcp_support import AGENTLS, CALC, REPO
+
+OUTSIDE = "--- a/../evil.py\n+++ b/../evil.py\n@@ -1 +1 @@\n-a\n+b\n"
+MISSING_FILE = "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-a\n+b\n"
+STALE = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a / b\n+    return a + b\n"
+
+
+async def test_malformed_calls_get_error_results_and_the_server_keeps_serving(mcp_session):
+    async with mcp_session() as s:
+        project = str(s.project)
+        cases = [
+            ("run_tests", {}, "project"),
+            ("run_tests", {"project": 5}, "project"),
+            ("run_tests", {"project": project, "tests": "tests/test_calc.py"}, "tests"),
+            ("run_tests", {"project": project + "/calc.py"}, "is not a directory"),
+            ("run_tests", {"project": project + "\x00"}, "directory path"),
+            ("verify_patch", {"project": project}, "diff"),
+            ("verify_patch", {"project": project, "diff": ""}, "the diff is empty"),
+            ("verify_patch", {"project": project, "diff": "not a diff at all"}, "the diff cannot be read"),
+            ("verify_patch", {"project": project, "diff": MISSING_FILE}, "does not apply"),
+            ("verify_patch", {"project": project, "diff": STALE}, "does not apply"),
+            ("verify_patch", {"project": project, "diff": ["x"]}, "diff"),
+            ("gen_tests", {"project": project, "file": "../../etc/passwd"}, "outside the project"),
+            ("localize", {"project": project, "test_cmd": 7}, "test_cmd"),
+        ]
+        for name, arguments, says in cases:
+            result = await s.client.call_tool(name, arguments)
+            assert result.is_error, (name, arguments, result)
+            assert says in result.content[0].text, (name, arguments, result.content[0].text)
+        unknown = await s.client.call_tool("no_such_tool", {})
+        assert unknown.is_error and unknown.content[0].text == "Unknown tool: no_such_tool"
+        refused = await s.client.call_tool("verify_patch", {"project": project, "diff": OUTSIDE})
+        assert refused.structured_content["refused"].startswith("../evil.py is outside the project")
+        assert (s.project / "calc.py").read_text() == CALC["calc.py"]
+        tools = await s.client.list_tools()
+        assert {t.name for t in tools.tools} == {"run_tests", "verify_patch", "localize", "quick_fix", "fix",
+                                                 "gen_tests"}
+
+
+def test_garbage_on_stdin_is_answered_or_skipped_and_the_server_still_initializes(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    lines = ["this is not json", "{\"jsonrpc\": \"2.0\", \"id\": 9, \"method\": 5}", "[1, 2", json.dumps(init)]
+    done = subprocess.run([str(AGENTLS), "mcp", "--root", str(tmp_path)], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path, check=False)
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    initialized = [a for a in answers if a.get("id") == 1]
+    assert initialized and initialized[0]["result"]["serverInfo"]["name"] == "agentls", (answers, done.stderr[-2000:])
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
