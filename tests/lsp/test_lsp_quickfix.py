@@ -164,8 +164,8 @@ async def test_the_search_yields_to_a_run_the_user_starts_and_resumes_after_it(l
         pid = s.client._server.pid
         await s.until(lambda: server_descendants(pid), timeout=30)  # the search is running
 
-        goal = {"uri": count_uri, "goal": "count_up(n) should include n"}  # a typed goal: the model is asked
-        run_id = (await s.command("agentls.planAndFix", goal))["runId"]
+        goal = {"uri": count_uri, "goal": "count_up(n) should include n"}  # a task: the model is asked (a fix
+        run_id = (await s.command("agentls.runTask", goal))["runId"]  # with a typed goal would search first)
         await s.until(lambda: s.scripted_requests(), timeout=90)  # the user's run waits for its model
         await s.until(lambda: not server_descendants(pid), timeout=30)  # and the search gave way
         assert await _verified(s, count_uri, _at(2)) == []
