@@ -108,7 +108,8 @@ class SandboxSettings(BaseModel):
         default=0.0,
         ge=0,
         description="Time bound of one test, in seconds, enforced inside pytest; 0 derives it from the baseline "
-        "(10x its slowest passing test, at least 2 s, or 3x its slowest failing one plus 1 s when longer).",
+        "(10x its slowest passing test, at least 2 s, or 3x its slowest failing one plus 1 s when longer). Below "
+        "it the bound follows the run's passing tests (10x the slowest so far, at least 10 s; 2 s once one hung).",
     )
 
 
@@ -139,7 +140,8 @@ class SearchSettings(BaseModel):
         default=1000, ge=1, le=5000, description="Most mutants tried per run (the time budget usually ends it first)."
     )
     budget_s: float = Field(
-        default=120.0, gt=0, description="Seconds the mutant search may spend on the failing tests."
+        default=120.0, gt=0, description="Seconds the search may spend in all, localizing included (a localizing "
+        "run takes at most half of what is left)."
     )
     mutant_timeout_s: float = Field(
         default=5.0, gt=0, description="Seconds one mutant may run the failing tests before it is stopped."
