@@ -41,7 +41,7 @@ async def _start_all(s, files: list[str]) -> list[str]:
 async def test_ten_fix_runs_queue_two_at_a_time_and_all_end_fixed(lsp_session, scripted_llm):
     script_fix(scripted_llm)
     scripted_llm.default("explainer", "add used c; it adds b now.")
-    async with lsp_session() as s:
+    async with lsp_session({"search": {"enabled": False}}) as s:
         run_ids = await _start_all(s, _modules(s.root, 10))
         await s.until(lambda: len(_ended(s, run_ids)) == 10, timeout=600)
         ended = _ended(s, run_ids)
@@ -55,10 +55,13 @@ async def test_ten_fix_runs_queue_two_at_a_time_and_all_end_fixed(lsp_session, s
 
 
 async def test_a_hundred_runs_all_end_with_a_status_and_none_locked(lsp_session, scripted_llm):
-    async with lsp_session({"maxConcurrentRuns": 10}) as s:
+    async with lsp_session({"maxConcurrentRuns": 10, "search": {"enabled": False}}) as s:
         (s.root / "calc.py").write_text(FIXED_CALC)  # the tests pass: each run is a baseline and its end
         run_ids = await _start_all(s, _modules(s.root, 100))
         await s.until(lambda: len(_ended(s, run_ids)) == 100, timeout=600)
         ended = _ended(s, run_ids)
         assert not [m for m in ended.values() if "locked" in m]
-        assert all(m.startswith("passed") for m in ended.values()), {m for m in ended.values()}
+        assert all(m.startswith("passed: 1 passed") for m in ended.values()), set(ended.values())
+        queued = [r for r in run_ids if any("queued:" in (v.message or "")
+                                            for v in s.client.progress_reports[f"agentls/{r}"])]
+        assert len(queued) >= 90, "ten start, the others wait their turn"
