@@ -18,6 +18,7 @@ import os
 import re
 import secrets
 import tempfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -210,15 +211,23 @@ class _Transaction:
     def rollback(self) -> list[str]:
         """Undo in reverse order; the problems met (best effort: every step is tried)."""
         problems: list[str] = []
-        steps = [(lambda t=t, s=s: os.replace(s, t) if s is not None else t.unlink(missing_ok=True))
-                 for t, s in reversed(self.done)]
-        steps += [(lambda t=t: t.unlink(missing_ok=True)) for t, _ in self.staged if t is not None]
-        steps += [(lambda d=d: d.rmdir()) for d in reversed(self.made_dirs)]
-        for step in steps:
+
+        def attempt(step: Callable[..., object], *args: object) -> None:
             try:
-                step()
+                step(*args)
             except OSError as exc:
                 problems.append(str(exc))
+
+        for target, side in reversed(self.done):
+            if side is not None:
+                attempt(os.replace, side, target)
+            else:
+                attempt(target.unlink, True)
+        for tmp, _ in self.staged:
+            if tmp is not None:
+                attempt(tmp.unlink, True)
+        for folder in reversed(self.made_dirs):
+            attempt(folder.rmdir)
         return problems
 
     def finish(self) -> None:
