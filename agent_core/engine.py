@@ -101,6 +101,7 @@ class Engine:
                 test_timeout_s=per_test_bound(
                     None, self.settings.sandbox.test_timeout_s, self.settings.sandbox.timeout_s
                 ),
+                paced=not self.settings.sandbox.test_timeout_s,  # a derived bound follows the passing tests
             )
         journal.write("test_report", report=report.model_dump(mode="json"))
         hooks.emit(TestReportEvent(run_id=run_id, report=report))

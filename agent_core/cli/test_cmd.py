@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
                     settings.test_command,
                     timeout_s=settings.sandbox.timeout_s,
                     test_timeout_s=per_test_bound(None, settings.sandbox.test_timeout_s, settings.sandbox.timeout_s),
+                    paced=not settings.sandbox.test_timeout_s,  # a derived bound follows the passing tests
                 )
             )
     except SandboxError as exc:

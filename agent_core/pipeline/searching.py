@@ -237,7 +237,8 @@ async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None 
     report = None
     try:
         timeout_s, bound = verify_bounds(s, baseline)
-        report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, timeout_s, test_timeout_s=bound)
+        report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, timeout_s, test_timeout_s=bound,
+                                      paced=not s.sandbox.test_timeout_s)
         report = judge(report, baseline)  # what "verified" means, as for any candidate (testing/verdict.py)
         return report if report.ok else None
     finally:

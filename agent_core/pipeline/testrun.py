@@ -38,7 +38,8 @@ async def run_checked(
     select = [node for node in select if not is_tool_nodeid(node)]  # a tool's finding is re-checked below
     bound = per_test_bound(baseline, s.sandbox.test_timeout_s, s.sandbox.timeout_s)
     report = await deps.run_tests(deps.sandbox, deps.shadow.root, s.test_command, timeout_s or s.sandbox.timeout_s,
-                                  select=list(select), test_timeout_s=bound)
+                                  select=list(select), test_timeout_s=bound,
+                                  paced=not s.sandbox.test_timeout_s)  # a derived bound follows the passing tests
     during = guard_verification(deps, "by the code during the test run")
     if tests_protected(deps.request) and baseline is not None:  # what "verified" means (testing/verdict.py)
         report = judge(report, baseline, select)

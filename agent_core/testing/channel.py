@@ -40,6 +40,7 @@ HANG_FD_VAR = "PYTEST_AGENTLS_HANG_FD"
 TOKEN_VAR = "PYTEST_AGENTLS_NONCE"  # not *_TOKEN: sandbox_env drops names that look secret
 SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
+PACE_VAR = "PYTEST_AGENTLS_PACE"
 HANG_SUFFIX = ".hang"
 TOX_PASS_ENV = "testenv.pass_env+=PYTHONPATH,PYTEST_PLUGINS,PYTEST_AGENTLS_*"
 RESULTS_CAP = 64 * 1024 * 1024  # a run's records beyond this are cut (its `finish` with them: not clean)
@@ -103,6 +104,7 @@ def _host_file(directory: Path, name: str) -> tuple[int, int]:
 
 def open_channel(
     run_dir: Path, workspace: Path, select: Sequence[str], test_timeout_s: float | None, fds: bool,
+    paced: bool = False,
 ) -> Channel:
     """Copy the plugin for one run and return the variables (and descriptors) that load and hear it."""
     channel = Channel(run_dir=run_dir, workspace=workspace)
@@ -128,6 +130,8 @@ def open_channel(
             channel.env[SELECT_VAR] = str(where / "select.txt")
         if test_timeout_s:
             channel.env[TIMEOUT_VAR] = f"{test_timeout_s:g}"
+            if paced:
+                channel.env[PACE_VAR] = "1"
     except BaseException:
         channel.close()
         raise

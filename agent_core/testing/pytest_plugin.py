@@ -27,8 +27,10 @@ read them from `os.environ`):
 - `PYTEST_AGENTLS_SELECT`: a file of absolute node ids (`/abs/file.py::name`),
   one per line; every other test is deselected;
 - `PYTEST_AGENTLS_TEST_TIMEOUT`: seconds one test phase (setup, call,
-  teardown) may take at most; below that the bound follows the passing
-  tests' times, and shortens once a test hung (`Pace`). A SIGALRM handler
+  teardown) may take; with `PYTEST_AGENTLS_PACE` set (a bound derived by
+  agentls, not the user's setting) that is the cap under which a test's call
+  follows the passing tests' times, and shortens once a test hung (`Pace`).
+  A SIGALRM handler
   fails the test where it is stuck (its stack is the hanging line); a
   faulthandler dump followed by an exit backs it up for code that swallows
   the failure or blocks in C.
@@ -60,6 +62,7 @@ HANG_FD_VAR = "PYTEST_AGENTLS_HANG_FD"
 TOKEN_VAR = "PYTEST_AGENTLS_NONCE"  # not *_TOKEN: sandbox_env drops names that look secret
 SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
+PACE_VAR = "PYTEST_AGENTLS_PACE"
 HANG_SUFFIX = ".hang"
 PACE_FACTOR = 10.0  # Pace: a test may take this many times the slowest passing test phase so far ...
 PACE_FLOOR_S = 10.0  # ... and at least this long, until a test hangs ...
@@ -175,9 +178,10 @@ class Reporter:
 class Controls:
     """What runs where the tests run (this process, or each pytest-xdist worker): selection and the time bound."""
 
-    def __init__(self, bound: float, select: list[str], hang_path: str | None, hang_fd: int | None = None) -> None:
+    def __init__(self, bound: float, select: list[str], hang_path: str | None, hang_fd: int | None = None,
+                 paced: bool = False) -> None:
         self.bound = bound
-        self.pace = Pace(bound)
+        self.pace = Pace(bound, paced)
         self.select = select
         self.hang_path = hang_path
         self.hang_file: TextIO | None = os.fdopen(hang_fd, "w", encoding="utf-8") if hang_fd is not None else None
@@ -208,25 +212,25 @@ class Controls:
     # -- the per-test time bound ----------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
-        yield from self._bounded(item)
+        yield from self._bounded(item, "setup")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        yield from self._bounded(item)
+        yield from self._bounded(item, "call")
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
-        yield from self._bounded(item)
+        yield from self._bounded(item, "teardown")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.passed:
+        if report.passed and report.when == "call":
             self.pace.passed(report.duration)
 
-    def _bounded(self, item: pytest.Item) -> Generator[None, None, None]:
+    def _bounded(self, item: pytest.Item, phase: str) -> Generator[None, None, None]:
         if not self.bound:
             yield
             return
-        self.bound = self.pace.now()
+        self.bound = self.pace.now(phase)
         self._arm_backstop()
         use_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGALRM, self._on_alarm) if use_alarm else None
@@ -248,27 +252,29 @@ class Controls:
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
         __tracebackhide__ = True
-        why = " (shortened: an earlier test hung)" if self.pace.hung else ""
+        why = " (shortened: an earlier test hung)" if self.pace.hung and self.bound < self.pace.cap else ""
         self.pace.hung = True
         raise Hung(f"Timeout: the test ran longer than the {self.bound:g} s per-test bound{why} and was stopped here")
 
 
 class Pace:
-    """The per-test bound as the run goes, capped by the configured one (`cap`): once a test has passed, it
-    follows the slowest passing test phase so far (PACE_FACTOR times it, at least PACE_FLOOR_S), and once a test
-    hung, at least only HUNG_FLOOR_S. The first hang already showed where the code loops (its stack at the
-    bound); the others need not each cost the whole bound (four hanging tests made a baseline 240 s)."""
+    """The per-test bound as the run goes, capped by the configured one (`cap`). When `paced`, a test's call,
+    once a test has passed, may take PACE_FACTOR times the slowest passing call so far (at least PACE_FLOOR_S),
+    and once a test hung, at least only HUNG_FLOOR_S: the first hang already showed where the code loops (its
+    stack at the bound), the others need not each cost the whole bound (four hanging tests made a baseline
+    240 s). Setup and teardown (a slow session fixture) keep the cap."""
 
-    def __init__(self, cap: float) -> None:
+    def __init__(self, cap: float, paced: bool = True) -> None:
         self.cap = cap
+        self.paced = paced
         self.slowest: float | None = None
         self.hung = False
 
     def passed(self, seconds: float) -> None:
         self.slowest = max(self.slowest or 0.0, seconds)
 
-    def now(self) -> float:
-        if self.slowest is None and not self.hung:
+    def now(self, phase: str = "call") -> float:
+        if not self.paced or phase != "call" or (self.slowest is None and not self.hung):
             return self.cap
         floor = HUNG_FLOOR_S if self.hung else PACE_FLOOR_S
         return min(self.cap, max(floor, PACE_FACTOR * (self.slowest or 0.0)))
@@ -336,7 +342,8 @@ def pytest_configure(config: pytest.Config) -> None:
     select = _read_lines(os.environ.get(SELECT_VAR, ""))
     if bound or select:
         hang_path = path + HANG_SUFFIX if path and hang_fd is None else None
-        config.pluginmanager.register(Controls(bound, select, hang_path, hang_fd), "agentls-controls")
+        paced = os.environ.get(PACE_VAR) == "1"
+        config.pluginmanager.register(Controls(bound, select, hang_path, hang_fd, paced), "agentls-controls")
     if (path or fd is not None) and not worker:
         config.option.continue_on_collection_errors = True  # one broken module must not hide every result
         config.pluginmanager.register(Reporter(config, Sink(fd, path), token), "agentls-reporter")

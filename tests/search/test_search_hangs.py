@@ -111,6 +111,14 @@ def test_the_per_test_bound_follows_the_passing_tests(events: list, expected: fl
         else:
             pace.hung = True
     assert pace.now() == expected
+    assert pace.now("setup") == pace.now("teardown") == 60.0, "a slow fixture keeps the cap"
+    assert Pace(60.0, paced=False).now() == 60.0, "the user's own bound is the bound"
+
+
+def test_the_channel_and_the_plugin_agree_on_the_pace_variable():
+    from agent_core.testing import channel, pytest_plugin
+
+    assert channel.PACE_VAR == pytest_plugin.PACE_VAR
 
 
 def test_the_covering_index_answers_as_the_scan_did():
