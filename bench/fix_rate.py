@@ -10,8 +10,9 @@ copied to a temp dir without task.toml and fix.patch, and `agentls fix DIR
 once here and reused by every run). A run counts as fixed when agentls says
 so and pytest passes on the copy afterwards (re-checked here).
 
-The failure/pattern memory is set per copy through a `.agentls.toml` written
-into it (`[memory] path = "..."`, the documented setting):
+The failure/pattern memory is set per copy through `AGENTLS_MEMORY__PATH` in
+agentls's environment (a project's `.agentls.toml` may not move it outside the
+project: docs/configuration.md, "Trust boundary"):
 - `--memory fresh` (default): a memory file and cache dir of its own per task,
   so no task learns from another or from an earlier run of itself;
 - `--memory carried`: one memory file (`--memory-file`, else one in the
@@ -112,13 +113,18 @@ def _toml_value(value: object) -> str:
 
 
 def write_settings(workspace: Path, memory_file: Path, settings: dict) -> None:
-    """`.agentls.toml` in the copy: the memory file, plus the task's own top-level settings."""
+    """`.agentls.toml` in the copy: the task's own top-level settings (the memory file's folder is made here;
+    the file itself reaches agentls through `memory_env`)."""
     memory_file.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"{key} = {_toml_value(value)}" for key, value in settings.items()]
-    lines += ["", "[memory]", f"path = {json.dumps(str(memory_file))}", ""]
-    text = "\n".join(lines).lstrip("\n")
+    text = "\n".join(lines) + "\n"
     tomllib.loads(text)  # a value the writer cannot express is a bug here, not a confusing agentls error
     (workspace / ".agentls.toml").write_text(text, encoding="utf-8")
+
+
+def memory_env(memory_file: Path) -> dict[str, str]:
+    """The memory file as agentls reads it: from the environment (a project file may not set memory.path)."""
+    return {"AGENTLS_MEMORY__PATH": str(memory_file)}
 
 
 def run_agentls(workspace: Path, args: argparse.Namespace, env: dict[str, str]) -> tuple[dict, float]:
@@ -187,9 +193,7 @@ def make_row(task: Task, summary: dict, wall: float, verified: bool, memory: str
 def run_one(task: Task, args: argparse.Namespace, memory: Memory) -> dict:
     workspace = task.prepare(memory.scratch / "work" / task.name.replace("/", "__"))
     write_settings(workspace, memory.file_for(task.name), task.settings)
-    # a project file may not set memory.path (agent_core/settings/trust.py): the environment does
-    env = _env() | {"XDG_CACHE_HOME": str(memory.cache_for(task.name)),
-                    "AGENTLS_MEMORY__PATH": str(memory.file_for(task.name))}
+    env = _env() | memory_env(memory.file_for(task.name)) | {"XDG_CACHE_HOME": str(memory.cache_for(task.name))}
     summary, wall = run_agentls(workspace, args, env)
     fixed = summary.get("status") == "fixed"
     edit = search_edit(workspace, str(summary.get("run_id") or "")) if fixed else ""

@@ -15,7 +15,7 @@ copy is set up the way a user's checkout of that project is:
                                 (the editable install puts the tree's import root, `.` or `src`, on the
                                 venv's sys.path, so the suite imports the code under test from the tree)
     project/.agentls.toml       test_command = "pytest <the project's test dir> [--deselect ...]"
-                                [memory] path = "<the memory file of this mode>"
+    (environment)               AGENTLS_MEMORY__PATH = "<the memory file of this mode>"
 
 (`.venv` is built from a per-project venv in the cache, see real_projects.py,
 so a task is set up in about a second without the network.) agentls is then

@@ -76,7 +76,8 @@ MEMORY_STAND_IN = textwrap.dedent(
     workspace = Path(sys.argv[2])
     settings = tomllib.loads((workspace / ".agentls.toml").read_text())
     with open(os.environ["STAND_IN_LOG"], "a") as log:
-        log.write(json.dumps([workspace.name, settings["memory"]["path"], os.environ["XDG_CACHE_HOME"]]) + "\\n")
+        log.write(json.dumps([workspace.name, os.environ["AGENTLS_MEMORY__PATH"], os.environ["XDG_CACHE_HOME"]])
+                  + "\\n")
     patch = Path(os.environ["STAND_IN_CORPUS"]) / workspace.name / "fix.patch"
     subprocess.run(["git", "apply", str(patch)], cwd=workspace, check=True)
     if workspace.name == "factorial_base_case":  # the search found it: no model call, no tokens
@@ -146,8 +147,10 @@ def test_written_settings_are_what_agentls_reads(tmp_path: Path):
     fix_rate = _load_fix_rate()
     memory_file = tmp_path / "mem" / "carried.sqlite"
     fix_rate.write_settings(tmp_path, memory_file, {"test_command": 'pytest tests --deselect "t.py::a b"'})
-    settings = load_settings(tmp_path, env={})
+    settings = load_settings(tmp_path, env={"AGENTLS_CONFIG": str(tmp_path / "none.toml"),
+                                            **fix_rate.memory_env(memory_file)})
     assert settings.memory.path == str(memory_file) and memory_file.parent.is_dir()
+    assert settings.ignored == [], "nothing the bench writes is outside a project file's trust boundary"
     assert settings.test_command == 'pytest tests --deselect "t.py::a b"'
 
 

@@ -5,7 +5,7 @@ The project is packed here as an sdist into a cache of the test's own
 through a `.pth` line, and its manifest carries two bugs. The stand-in checks
 what a task's copy looks like to agentls (the bug in place, no answer, a
 `.venv` that imports the copy's `src/` code and runs its suite, the
-`.agentls.toml` with the test command and memory file), fixes one bug and
+`.agentls.toml` with the test command, the memory file in the environment), fixes one bug and
 gives up on the other; the harness must re-check with the project's suite.
 """
 
@@ -72,7 +72,7 @@ MANIFEST = textwrap.dedent(
 )
 STAND_IN = textwrap.dedent(
     """
-    import json, subprocess, sys, tomllib
+    import json, os, subprocess, sys, tomllib
     from pathlib import Path
     ws = Path(sys.argv[2])
     settings = tomllib.loads((ws / ".agentls.toml").read_text())
@@ -89,7 +89,7 @@ STAND_IN = textwrap.dedent(
         print(json.dumps({"status": "fixed", "iterations": 0, "extra": {"found_by": "search"},
                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0}}))
     else:
-        print(json.dumps({"status": "fixed", "iterations": 1, "error": settings["memory"]["path"],
+        print(json.dumps({"status": "fixed", "iterations": 1, "error": os.environ["AGENTLS_MEMORY__PATH"],
                           "usage": {"prompt_tokens": 200, "completion_tokens": 40, "llm_calls": 1}}))
     """
 )
