@@ -108,8 +108,9 @@ class SandboxSettings(BaseModel):
         default=0.0,
         ge=0,
         description="Time bound of one test, in seconds, enforced inside pytest; 0 derives it from the baseline "
-        "(10x its slowest passing test, at least 2 s, or 3x its slowest failing one plus 1 s when longer). Below "
-        "it the bound follows the run's passing tests (10x the slowest so far, at least 10 s; 2 s once one hung).",
+        "(10x its slowest passing test, at least 2 s, or 3x its slowest failing one plus 1 s when longer), a cap "
+        "under which a test's call follows the run's passing tests (10x the slowest so far, at least 10 s; 2 s "
+        "once one hung).",
     )
 
 
