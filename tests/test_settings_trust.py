@@ -122,3 +122,20 @@ def test_a_list_in_the_project_does_not_trust_it(tmp_path: Path):
     (tmp_path / "trusted-folders.json").write_text(json.dumps({"folders": [str(tmp_path)]}))
     (tmp_path / ".agentls.toml").write_text('base_url = "http://repo/v1"\n')
     assert load_settings(tmp_path, env=_env(tmp_path)).base_url is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'baseUrl = "http://repo/v1"\n',
+        'base-url = "http://repo/v1"\n',
+        'roles = { coder = { baseUrl = "http://repo/v1" } }\n',
+        'roles.coder.base_url = "http://repo/v1"\n',
+        '[fallback]\napiKeyEnv = "GITHUB_TOKEN"\n',
+    ],
+)
+def test_other_spellings_do_not_slip_past(tmp_path: Path, text: str):
+    (tmp_path / ".agentls.toml").write_text(text)
+    settings = load_settings(tmp_path, env=_env(tmp_path))
+    assert (settings.base_url, settings.roles.coder.base_url, settings.fallback.api_key_env) == (None, None, None)
+    assert len(settings.ignored) == 1
