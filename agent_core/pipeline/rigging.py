@@ -59,8 +59,9 @@ class _Finder(ast.NodeVisitor):
         if isinstance(target, ast.Name) and target.id in ASSERTION_NAMES:
             self._add(target, f"rebinds `{target.id}`, the assertion machinery the tests rely on")
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
-            owner = self.names.qualify(target) if isinstance(target, ast.Subscript) else None
-            owner = owner or self.names.qualify(target.value)
+            owner = self.names.qualify(target)  # `builtins.AssertionError`; `sys.modules["pytest"]` is `pytest`
+            if owner is None and isinstance(target, ast.Subscript):
+                owner = self.names.qualify(target.value)  # `__builtins__["AssertionError"]`
             if _root(owner) in JUDGES:
                 self._add(target, f"patches `{owner}`: builtins or the test framework judge the run")
         elif isinstance(target, (ast.Tuple, ast.List)):
