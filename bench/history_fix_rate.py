@@ -168,6 +168,19 @@ def report(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def markdown(rows: list[dict]) -> str:
+    """The table of docs/benchmarks.md: one line per bug with its run's outcome."""
+    bugs = {b.task: b for b in hc.load_bugs()}
+    lines = ["| bug | versions | Python | kind | fix -/+ | outcome | author's way | wall s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        bug = bugs.get(r["task"])
+        removed, added = bug.changed_lines if bug else (0, 0)
+        lines.append(f"| `{r['task']}` | {r['version']} | {r['python']} | {r['kind']} | -{removed}/+{added} | "
+                     f"{r['outcome']} | {(r['author_way'] or '-').split(':')[0]} | {r['wall_s']:.0f} |")
+    return "\n".join(lines)
+
+
 def _commit() -> str:
     proc = subprocess.run(["git", "-C", str(rp.ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True, check=False)
@@ -181,7 +194,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search-only", action="store_true",
                         help=f"the model off: agentls's endpoint is {DEAD_ENDPOINT}, which does not answer")
     fix_rate.add_common_arguments(parser)
+    parser.add_argument("--markdown-from", type=Path, help="print the docs table of an --out file and stop")
     args = parser.parse_args(argv)
+    if args.markdown_from:
+        saved = json.loads(args.markdown_from.read_text(encoding="utf-8"))
+        print(markdown(saved["rows"]))
+        print(report(saved["rows"]))
+        return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.search_only:
         os.environ |= {"AGENTLS_BASE_URL": DEAD_ENDPOINT, "AGENTLS_API_KEY": "x"}
