@@ -14,6 +14,11 @@ PLAN = {"approach": "Fix add.", "subtasks": [{"id": "t1", "description": "make a
 FIX = {"edits": [{"path": "calc.py", "search": "    return a - b\n", "replace": "    return a + b\n"}],
        "explanation": "add must add"}
 
+GENERATED = {"tests": [{
+    "name": "test_area_example", "kind": "pytest", "target": "area", "rationale": "an example",
+    "code": "from shapes import area\n\n\ndef test_area_example():\n    assert area(3, 4) == 12\n",
+}]}
+
 
 def _script(llm, coder_answer) -> None:
     llm.default("planner", PLAN)
@@ -25,7 +30,9 @@ def _script(llm, coder_answer) -> None:
 
 async def test_fix_streams_progress_stops_cleanly_when_cancelled_and_returns_a_verified_diff(mcp_session, scripted_llm):
     _script(scripted_llm, Fault.hang(60))  # the first coder call hangs; the next ones fix add
-    async with mcp_session() as s:
+    scripted_llm.add("tester", GENERATED)
+    files = {**CALC, "shapes.py": "def area(w, h):\n    return w * h\n"}  # no test covers it yet
+    async with mcp_session(files, extra_env={"AGENTLS_MUTATION__ENABLED": "false"}) as s:
         async with anyio.create_task_group() as group:
             group.start_soon(partial(s.call, "fix", project=str(s.project)))
             await until(lambda: bool(scripted_llm.requests_for("coder")), timeout=90)
@@ -46,3 +53,9 @@ async def test_fix_streams_progress_stops_cleanly_when_cancelled_and_returns_a_v
         assert (s.project / "calc.py").read_text() == CALC["calc.py"], "the tool returns the diff, never writes"
         hinted = [r for r in scripted_llm.requests[asked:] if "add subtracts" in str(r["messages"])]
         assert hinted, "the hint reached the model"
+
+        generated = await s.call("gen_tests", project=str(s.project), file="shapes.py", target="area")
+        data = generated.structured_content
+        assert not generated.is_error and data["status"] == "ok", generated.content
+        assert "+def test_area_example():" in data["diff"] and data["llm_calls"] == 1, data
+        assert "test_area_example" not in "".join(p.read_text() for p in s.project.rglob("*.py")), "never written"
