@@ -1,4 +1,4 @@
-"""`fix` over stdio: the full pipeline streams progress, returns a verified diff, and stops when cancelled."""
+"""`fix` and `gen_tests` over stdio: the full pipelines stream progress, return diffs, and stop when cancelled."""
 
 from __future__ import annotations
 
