@@ -12,6 +12,14 @@ listing and the source walks (`hidden_or_skipped` adds hidden folders):
   gitignore dialect. As in git, a file the repository tracks stays in though
   a rule matches it: in a git work tree, `git ls-files --ignored` names those
   once (without git, or outside a work tree, the rules alone decide).
+
+One exception keeps the code importable: an ignored Python module (`.py`, or
+an extension module built in place) that a kept `.py` file beside it imports
+stays in (`imported_by_siblings`). A setuptools_scm or hatch-vcs project
+ignores its generated `src/pkg/_version.py`, which `__init__.py` imports:
+left out, the package cannot be imported in the sandbox and every test
+errors before any search. Only folders that hold an ignored module are read,
+and only their own kept `.py` files, once per folder.
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ SKIP_DIRS = frozenset(
 )
 GITIGNORE = ".gitignore"
 GIT_TIMEOUT_S = 20.0
+IMPORTER_BYTES = 200_000  # the part of a kept module read for its imports
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(.+)|import[ \t]+(.+))", re.MULTILINE)
 
 
 def skip_dir(name: str) -> bool:
@@ -73,6 +83,29 @@ class _Rules:
 _GROUP = re.compile(r"\(\?P<[A-Za-z_]\w*>")
 
 
+def module_name(filename: str) -> str | None:
+    """The module a file named so would be imported as (`_version.py`, `_speedups.cpython-37m-x86_64-linux-gnu.so`
+    -> `_speedups`), or None for any other file (bytecode too: never trusted, never copied)."""
+    if filename.endswith(".py"):
+        stem = filename[:-3]
+    elif filename.endswith((".so", ".pyd")):  # an extension module built in place, for any interpreter
+        stem = filename.split(".", 1)[0]
+    else:
+        return None
+    return stem if stem.isidentifier() else None
+
+
+def imported_names(source: str) -> set[str]:
+    """Every dotted part and imported name of a module's import statements (`from ._version import v` -> _version,
+    v; `import pkg.version as x` -> pkg, version): a superset of the sibling modules it may import."""
+    names: set[str] = set()
+    for match in _IMPORT.finditer(source):
+        module, imported, plain = match.groups()
+        for part in (module or "", imported or "", plain or ""):
+            names.update(re.findall(r"[A-Za-z_]\w*", part))
+    return names
+
+
 def tracked_but_ignored(root: Path) -> set[str]:
     """Files git tracks under `root` that its ignore rules match (empty without git or a work tree)."""
     git = shutil.which("git")
@@ -97,6 +130,7 @@ class IgnoreRules:
         self._specs: dict[str, _Rules] = {}
         self._loaded: set[str] = set()
         self._tracked: set[str] | None = None  # tracked files a rule matches, and their folders
+        self._imports: dict[str, set[str]] = {}  # folder -> names its kept .py files import
 
     def _kept(self, rel: str) -> bool:
         if self._tracked is None:
@@ -118,7 +152,36 @@ class IgnoreRules:
             self._specs[rel_dir] = _Rules(lines)
 
     def matches(self, rel: str, is_dir: bool) -> bool:
-        """Whether the rules of `rel`'s enclosing folders ignore `rel` itself (its folders not checked)."""
+        """Whether the rules of `rel`'s enclosing folders ignore `rel` itself (its folders not checked), but for a
+        module that a kept module beside it imports (the module docstring)."""
+        if not self._ruled_out(rel, is_dir):
+            return False
+        name = None if is_dir else module_name(rel.rsplit("/", 1)[-1])
+        return name is None or name not in self.imported_by_siblings(rel.rpartition("/")[0])
+
+    def imported_by_siblings(self, folder: str) -> set[str]:
+        """The names the kept `.py` files directly in `folder` ("" for the root) import (read once per folder)."""
+        if folder not in self._imports:
+            names: set[str] = set()
+            base = self.root / folder if folder else self.root
+            try:
+                files = sorted(p for p in base.iterdir() if p.suffix == ".py" and p.is_file())
+            except OSError:
+                files = []
+            for path in files:
+                rel = f"{folder}/{path.name}" if folder else path.name
+                if self._ruled_out(rel, is_dir=False):
+                    continue
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as handle:
+                        names |= imported_names(handle.read(IMPORTER_BYTES))
+                except OSError:
+                    continue
+            self._imports[folder] = names
+        return self._imports[folder]
+
+    def _ruled_out(self, rel: str, is_dir: bool) -> bool:
+        """What the `.gitignore` rules and git's tracked files alone say of `rel`."""
         decision = False
         suffix = "/" if is_dir else ""
         for base, rules in self._specs.items():  # loaded top-down: deeper files come later and win
