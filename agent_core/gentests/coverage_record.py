@@ -9,13 +9,20 @@ which links them from the run report).
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 from agent_core.gentests.driver import DriverResult
+from agent_core.workspace.hostread import read_planted_text
 
 SOURCE_CHARS = 200_000  # a larger target is recorded without its text (the HTML report still has it)
+
+
+def _links(folder: str, names: list[str]) -> list[str]:
+    """What copytree leaves out of a folder the sandbox wrote: links (their targets are host files)."""
+    return [name for name in names if os.path.islink(os.path.join(folder, name))]
 
 
 def html_folder(phase: str) -> str:
@@ -32,12 +39,10 @@ def record(journal: Any, phase: str, root: Path, target: str, result: DriverResu
     if result is not None and result.html_dir is not None:
         dest = Path(journal.dir) / html_folder(phase)
         shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(result.html_dir, dest)
-        html = f"{html_folder(phase)}/index.html"
-    try:
-        source = (root / target).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        source = ""
+        if not result.html_dir.is_symlink():  # the sandbox wrote this folder: its links are never followed
+            shutil.copytree(result.html_dir, dest, symlinks=True, ignore=_links)
+            html = f"{html_folder(phase)}/index.html"
+    source = read_planted_text(root, target, SOURCE_CHARS + 1)
     journal.write("coverage", phase=phase, target=target, percent=percent,
                   statements=cov.statements if cov else [], covered=sorted(cov.covered_lines()) if cov else [],
                   measured=cov is not None, html=html, source=source if len(source) <= SOURCE_CHARS else "")

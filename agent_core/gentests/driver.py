@@ -15,9 +15,11 @@ from pathlib import Path
 from agent_core.models import TestFailure
 from agent_core.sandbox.base import Sandbox
 from agent_core.testing.junit import parse_junit
+from agent_core.workspace.hostread import fresh_dir, read_planted_text
 
 DRIVER_DIR = ".agentls/gentests"
 _SCRIPT = Path(__file__).with_name("driver_script.py")
+RESULT_CAP = 64 * 1024 * 1024  # the driver's result, read at most this far
 
 
 @dataclass
@@ -73,8 +75,7 @@ async def run_driver(
     With `coverage` and `html` (a folder name), the measured run also writes
     coverage.py's HTML report (per line, with the tests that ran each line).
     """
-    folder = root / DRIVER_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = fresh_dir(root, DRIVER_DIR)  # never through a link a run planted (workspace/hostread.py)
     shutil.copyfile(_SCRIPT, folder / "driver.py")
     out = folder / "result.json"
     out.unlink(missing_ok=True)
@@ -93,9 +94,13 @@ async def run_driver(
         [sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root, timeout_s=timeout_s
     )
     output = (result.stdout + result.stderr)[-4000:]
-    if not out.is_file():
+    text = read_planted_text(root, f"{DRIVER_DIR}/result.json", RESULT_CAP)  # no link followed, capped
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         return DriverResult(runs=[], ok=False, output=output or f"driver exited with {result.exit_code}")
-    data = json.loads(out.read_text())
     runs = []
     for raw in data["runs"]:
         failures = parse_junit(raw["junit"], root).failures if raw.get("junit") else []

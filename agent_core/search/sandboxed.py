@@ -20,11 +20,13 @@ from typing import Any
 
 from agent_core.sandbox.base import CommandResult, Sandbox
 from agent_core.search.mutants import Mutant
+from agent_core.workspace.hostread import fresh_dir, read_planted_text
 
 DRIVER_DIR = ".agentls/search"
 _SCRIPT = Path(__file__).with_name("driver_script.py")
 _SIBLINGS = ("driver_swap.py", "driver_trace.py", "driver_options.py")  # imported by the script in the sandbox
 ERROR_TAIL = 800  # characters of the driver's output kept in an error
+RESULT_CAP = 256 * 1024 * 1024  # the driver's result (per-test coverage of a big suite) read at most this far
 
 
 def driver_error(result: CommandResult, error: str | None) -> str:
@@ -39,8 +41,7 @@ def driver_error(result: CommandResult, error: str | None) -> str:
 
 async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     """Run the driver with `config` on `root`: its JSON result, with an "error" (driver_error) when it failed."""
-    folder = root / DRIVER_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = fresh_dir(root, DRIVER_DIR)  # never through a link a run planted (workspace/hostread.py)
     try:
         shutil.copyfile(_SCRIPT, folder / "driver.py")
         for name in _SIBLINGS:
@@ -48,10 +49,11 @@ async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeo
         (folder / "config.json").write_text(json.dumps({**config, "out": f"{DRIVER_DIR}/result.json"}))
         result = await sandbox.run([sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root,
                                    timeout_s=timeout_s)
-        out = folder / "result.json"
+        text = read_planted_text(root, f"{DRIVER_DIR}/result.json", RESULT_CAP)  # no link followed, capped
         try:
-            data = json.loads(out.read_text()) if out.is_file() else {}
-        except (OSError, ValueError) as exc:
+            data = json.loads(text) if text else {}
+            data = data if isinstance(data, dict) else {}
+        except ValueError as exc:
             data = {"error": f"the search driver's result is unreadable ({exc})"}
         if not data or data.get("error"):
             data["error"] = driver_error(result, data.get("error"))

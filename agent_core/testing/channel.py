@@ -13,8 +13,11 @@ before the run, through a write-only, append-only descriptor the plugin moves
 out of the way and hides from the environment; the per-test bound's
 faulthandler dump likewise. Nothing of either is in the workspace, so nothing
 the tests write there is read as a result. A sandbox that cannot pass
-descriptors (Docker) gets a file in the run's `.agentls/` folder, read
-without following links (workspace/hostread.py). In both, every record
+descriptors (Docker), or a wrapper that closes them before it starts pytest
+(tox; the plugin checks that the descriptor is the host's unlinked,
+append-only file), uses a file in the run's `.agentls/` folder instead, read
+without following links (workspace/hostread.py) and only when the
+descriptor brought nothing. In both, every record
 carries a random token the plugin takes from the environment at start-up
 (and removes), so the host drops lines the code under test forges, and a run
 without the plugin's `finish` record is not a clean run (testing/results.py).
@@ -70,7 +73,8 @@ class Channel:
         if self._read_fds:
             results, hang = (read_fd(fd, cap).decode("utf-8", "replace")
                              for fd, cap in zip(self._read_fds, (RESULTS_CAP, HANG_CAP), strict=True))
-            return results, hang
+            if results:
+                return results, hang
         rel = self.run_dir.relative_to(self.workspace)
         return (read_planted_text(self.workspace, rel / "results.jsonl", RESULTS_CAP),
                 read_planted_text(self.workspace, rel / f"results.jsonl{HANG_SUFFIX}", HANG_CAP))
@@ -117,8 +121,7 @@ def open_channel(
             hang, hang_read = _host_file(where, "hang")
             channel.pass_fds, channel._read_fds = (results, hang), (results_read, hang_read)
             channel.env = {REPORT_FD_VAR: str(results), HANG_FD_VAR: str(hang)}
-        else:
-            channel.env = {REPORT_VAR: str(run_dir / "results.jsonl")}
+        channel.env[REPORT_VAR] = str(run_dir / "results.jsonl")  # where a wrapper that closes fds (tox) reports
         module = plugin_name()
         shutil.copyfile(PLUGIN_SOURCE, where / f"{module}.py")
         os.chmod(where / f"{module}.py", 0o644)

@@ -49,6 +49,7 @@ import fcntl
 import json
 import os
 import signal
+import stat
 import sys
 import threading
 from collections.abc import Generator
@@ -303,11 +304,21 @@ def _read_lines(path: str) -> list[str]:
 
 
 def _own_fd(name: str) -> int | None:
-    """The inherited descriptor `name` gives, moved to a high close-on-exec one (the original closed)."""
+    """The inherited descriptor `name` gives, moved to a high close-on-exec one (the original closed); None when
+    it is not the host's (a wrapper such as tox closed it, and the number is now some other file's): the host's
+    is an unlinked regular file opened write-only and append-only."""
     text = os.environ.pop(name, "")
     if not text.isdigit():
         return None
     fd = int(text)
+    try:
+        info = os.fstat(fd)
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    except OSError:
+        return None
+    ours = stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and flags & os.O_APPEND
+    if not ours or flags & os.O_ACCMODE != os.O_WRONLY:
+        return None
     for low in (_HIGH_FD, 3):  # a low RLIMIT_NOFILE refuses the high range
         try:
             moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, low)
@@ -316,6 +327,17 @@ def _own_fd(name: str) -> int | None:
         os.close(fd)
         return moved
     return None
+
+
+def _take_channel() -> list[tuple[str, int | None, int | None, str]]:
+    """(report path, report fd, hang fd, token), taken from the environment when pytest imports this module
+    (`PYTEST_PLUGINS` is read before any conftest file imports the code under test), and removed from it."""
+    path = os.environ.pop(REPORT_VAR, "")
+    fd, hang_fd = _own_fd(REPORT_FD_VAR), _own_fd(HANG_FD_VAR)
+    return [(path, fd, hang_fd, os.environ.pop(TOKEN_VAR, ""))]
+
+
+_CHANNEL = _take_channel()  # handed to the first session only: a nested in-process pytest (pytester) gets nothing
 
 
 def _no_rewrite_cache() -> None:
@@ -330,10 +352,7 @@ def _no_rewrite_cache() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    path = os.environ.pop(REPORT_VAR, "")
-    fd = _own_fd(REPORT_FD_VAR)
-    hang_fd = _own_fd(HANG_FD_VAR)
-    token = os.environ.pop(TOKEN_VAR, "")
+    path, fd, hang_fd, token = _CHANNEL.pop() if _CHANNEL else ("", None, None, "")
     worker = hasattr(config, "workerinput")  # a pytest-xdist worker of a run that has the report
     if not path and fd is None and not worker:
         return

@@ -47,6 +47,7 @@ from agent_core.testing.channel import (  # noqa: F401 - the plugin's names, re-
 from agent_core.testing.junit import parse_junit
 from agent_core.testing.results import parse_results
 from agent_core.workspace.bytecode import remove_bytecode
+from agent_core.workspace.hostread import fresh_dir
 
 OUTPUT_TAIL = 4000
 MIN_TEST_BOUND_S = 2.0
@@ -176,11 +177,7 @@ def _from_exit_code(result: CommandResult, is_pytest: bool) -> TestReport:
 def _fresh_run_dir(workspace: Path) -> Path:
     """A new folder for this run under the workspace's `.agentls/`; a link a run planted there is removed
     first (the host would create the folder, as root, wherever it points)."""
-    state = workspace / ".agentls"
-    if state.is_symlink() or (state.exists() and not state.is_dir()):
-        state.unlink()
-    state.mkdir(exist_ok=True)
-    run_dir = state / f"tests-{os.getpid()}-{next(_counter)}"
+    run_dir = fresh_dir(workspace, ".agentls") / f"tests-{os.getpid()}-{next(_counter)}"
     run_dir.mkdir()
     return run_dir
 

@@ -59,3 +59,16 @@ def read_planted(root: Path, rel: str | PurePath, cap: int = DEFAULT_CAP) -> byt
 def read_planted_text(root: Path, rel: str | PurePath, cap: int = DEFAULT_CAP) -> str:
     """`read_planted` decoded as UTF-8 (undecodable bytes replaced)."""
     return read_planted(root, rel, cap).decode("utf-8", errors="replace")
+
+
+def fresh_dir(root: Path, rel: str | PurePath) -> Path:
+    """`root / rel` as a real folder, made on the host before a sandboxed run writes there: a link or a file a
+    run planted on the way inside `root` (`.agentls` -> /etc) is removed first, or the host would create the
+    folder, and write into it, wherever the link points."""
+    current = root
+    for part in PurePosixPath(str(rel)).parts:
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.is_dir()):
+            current.unlink()
+        current.mkdir(exist_ok=True)
+    return current

@@ -66,16 +66,19 @@ FORGE_AND_EXIT = prepend_to_calc(
     "        _out.write(_json.dumps({'event': 'finish', 'exitstatus': 0, 'collected': 2,\n"
     "                                'counts': {'passed': 2}}) + '\\n')\n"
     "_os._exit(0)")
-# A pytest-rewritten test_calc.py whose tests pass, cached where pytest reads it on the next run.
+# A pytest-rewritten test_calc.py whose tests pass, cached where pytest reads it on the next run (written with
+# pytest's own cache writer, whose header is the source's time and size or, since 9.1, its hash).
 FORGED_PYC_CODE = (
-    "import importlib.util as _util\nimport marshal as _marshal\nimport os as _os\nimport sys as _sys\n\n"
+    "import importlib.util as _util\nimport inspect as _inspect\nimport os as _os\nimport sys as _sys\n\n"
+    "_rewrite = _sys.modules['_pytest.assertion.rewrite']\n"
     "_src = _os.path.join(_os.getcwd(), 'test_calc.py')\n"
     "with open(_src, 'rb') as _f:\n    _data = _f.read()\n"
-    "_tag = '.' + _sys.implementation.cache_tag + '-pytest-' + _sys.modules['pytest'].__version__ + '.pyc'\n"
+    "_code = compile('def test_add():\\n    pass\\n\\n\\ndef test_mul():\\n    pass\\n', _src, 'exec')\n"
+    "_key = (_os.stat(_src) if 'source_stat' in _inspect.signature(_rewrite._write_pyc_fp).parameters\n"
+    "        else _util.source_hash(_data))\n"
     "_os.makedirs('__pycache__', exist_ok=True)\n"
-    "with open(_os.path.join('__pycache__', 'test_calc' + _tag), 'wb') as _f:\n"
-    "    _f.write(_util.MAGIC_NUMBER + b'\\x03\\x00\\x00\\x00' + _util.source_hash(_data)[:8] + _marshal.dumps(\n"
-    "        compile('def test_add():\\n    pass\\n\\n\\ndef test_mul():\\n    pass\\n', _src, 'exec')))"
+    "with open(_os.path.join('__pycache__', 'test_calc' + _rewrite.PYC_TAIL), 'wb') as _f:\n"
+    "    _rewrite._write_pyc_fp(_f, _key, _code)"
 )
 FORGED_PYC = prepend_to_calc(FORGED_PYC_CODE)
 
