@@ -15,7 +15,7 @@ def _tree(project):
     return {p.relative_to(project).as_posix(): p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
 
 
-async def test_a_correct_diff_verifies_and_leaves_the_workspace_untouched(mcp_session):
+async def test_a_diff_is_verified_refused_or_named_and_only_a_verified_one_is_applied(mcp_session):
     async with mcp_session() as s:
         before = _tree(s.project)
         result = await s.call("verify_patch", project=str(s.project), diff=FIX_ADD)
@@ -27,22 +27,15 @@ async def test_a_correct_diff_verifies_and_leaves_the_workspace_untouched(mcp_se
         assert data["changed_outcomes"] == [{"nodeid": "tests/test_calc.py::test_add", "before": "failed",
                                              "after": "passed"}]
         assert result.content[0].text.startswith("verified: 2 passed")
-        assert _tree(s.project) == before
+        assert _tree(s.project) == before, "verifying never writes the workspace"
 
-
-async def test_a_diff_that_edits_a_test_or_its_configuration_is_refused_before_anything_runs(mcp_session):
-    async with mcp_session() as s:
         for diff, path in ((EDIT_TEST, "tests/test_calc.py"), (NEW_CONFTEST, "tests/conftest.py")):
-            result = await s.call("verify_patch", project=str(s.project), diff=diff, apply=True)
-            data = result.structured_content
-            assert not result.is_error and data["verified"] is False and data["tests"] is None, result.content
+            refused = await s.call("verify_patch", project=str(s.project), diff=diff, apply=True)
+            data = refused.structured_content
+            assert not refused.is_error and data["verified"] is False and data["tests"] is None, refused.content
             assert data["refused"].startswith(path) and data["applied"] is False
-        assert (s.project / "tests" / "test_calc.py").read_text() == CALC["tests/test_calc.py"]
-        assert not (s.project / "tests" / "conftest.py").exists()
+        assert _tree(s.project) == before, "a refused diff is never written"
 
-
-async def test_a_diff_that_breaks_another_test_names_it_and_apply_writes_only_a_verified_diff(mcp_session):
-    async with mcp_session() as s:
         broken = await s.call("verify_patch", project=str(s.project), diff=BOTH, apply=True)
         data = broken.structured_content
         assert data["verified"] is False and data["applied"] is False and data["refused"] is None
@@ -50,7 +43,7 @@ async def test_a_diff_that_breaks_another_test_names_it_and_apply_writes_only_a_
             data["changed_outcomes"]
         assert [f["nodeid"] for f in data["failures"]] == ["tests/test_calc.py::test_mul"]
         assert "now failing: tests/test_calc.py::test_mul" in broken.content[0].text
-        assert (s.project / "calc.py").read_text() == CALC["calc.py"], "an unverified diff is never written"
+        assert _tree(s.project) == before, "an unverified diff is never written"
 
         fixed = await s.call("verify_patch", project=str(s.project), diff=FIX_ADD, apply=True)
         assert fixed.structured_content["verified"] is True and fixed.structured_content["applied"] is True
