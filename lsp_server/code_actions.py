@@ -6,6 +6,12 @@ diagnostic (the client's, of any source, or an agentls test failure; their
 messages become part of the goal), else `refactor.rewrite`. A verified fix
 that the background search already found (quickfixes.py) comes first, as the
 preferred `quickfix`.
+
+Beside Plan and fix, **Plan and fix with a hint...** carries the same
+argument to `agentls.planAndFixWithHint`, which the editor client asks a hint
+for (commands.py). On the failing tests a failed run marked, **Retry with a
+hint...** (failed_runs.py); in a file whose verified change waits for a
+client that cannot be asked, **Apply the fix of run X** (preview.py).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ if TYPE_CHECKING:
     from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 PLAN_AND_FIX_TITLE = "Plan and fix"
+PLAN_AND_FIX_HINT_TITLE = "Plan and fix with a hint..."
 GENERATE_TESTS_TITLE = "Generate tests"
 GENERATE_TESTS_KIND = "source.agentls.generateTests"
 KILL_MUTANT_TITLE = "Generate a test for this"
@@ -61,6 +68,13 @@ def build_actions(params: lsp.CodeActionParams, ours: list[lsp.Diagnostic]) -> l
             command=lsp.Command(title=PLAN_AND_FIX_TITLE, command=commands.PLAN_AND_FIX, arguments=[fix_argument]),
         ),
         lsp.CodeAction(
+            title=PLAN_AND_FIX_HINT_TITLE,
+            kind=fix_kind,
+            diagnostics=failures or None,
+            command=lsp.Command(title=PLAN_AND_FIX_HINT_TITLE, command=commands.PLAN_AND_FIX_WITH_HINT,
+                                arguments=[fix_argument]),
+        ),
+        lsp.CodeAction(
             title=GENERATE_TESTS_TITLE,
             kind=GENERATE_TESTS_KIND,
             command=lsp.Command(title=GENERATE_TESTS_TITLE, command=commands.GENERATE_TESTS, arguments=[argument]),
@@ -91,6 +105,9 @@ def register(server: LanguageServer, deps: Deps) -> None:
         if not is_python(uri, doc.language_id if doc else None):
             return None
         ours = deps.diagnostics.touching(uri, params.range)
-        verified = deps.quickfixes.actions(uri, params.range, _touching(params, ours)) if deps.quickfixes else []
-        wanted = verified if _wanted(lsp.CodeActionKind.QuickFix.value, params.context.only) else []
-        return wanted + build_actions(params, ours)
+        touching = _touching(params, ours)
+        verified = deps.quickfixes.actions(uri, params.range, touching) if deps.quickfixes else []
+        verified = deps.runs.previewer.pending.actions(uri) + verified
+        quick = _wanted(lsp.CodeActionKind.QuickFix.value, params.context.only)
+        retry = deps.runs.retries.actions(touching) if quick else []
+        return (verified if quick else []) + build_actions(params, ours) + retry

@@ -4,6 +4,14 @@ Names are fixed (the editor client and outside checks use them). pygls 2
 passes the command's arguments as separate positional parameters; each
 command takes one optional JSON object. Run commands answer at once with
 `{"runId": ...}` while the run goes on in the background.
+
+Hints: planAndFix and runTask take `hint` (the user's steer, RunRequest.hint).
+`agentls.planAndFixWithHint` (planAndFix's argument) and
+`agentls.retryWithHint` (`{runId}`, a failed run's) are the commands of the
+code actions "Plan and fix with a hint..." and "Retry with a hint...": the
+editor client asks the user for the hint and sends the same command with
+`hint` added (LSP has no input request a server could send). Without a hint
+they start nothing and say so: that editor did not ask.
 """
 
 from __future__ import annotations
@@ -11,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
@@ -21,7 +30,7 @@ from agent_core.errors import UnknownRun
 from agent_core.journal.render import render_markdown
 from agent_core.journal.trace import list_runs
 from agent_core.models import RunKind, RunRequest, Span
-from lsp_server import convert
+from lsp_server import convert, failed_runs, preview
 
 if TYPE_CHECKING:
     from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
@@ -29,6 +38,9 @@ if TYPE_CHECKING:
 PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK = "agentls.planAndFix", "agentls.generateTests", "agentls.runTask"
 RUN_TESTS, CANCEL, SHOW_TRACE = "agentls.runTests", "agentls.cancel", "agentls.showTrace"
 SHOW_REPORT = "agentls.showReport"
+PLAN_AND_FIX_WITH_HINT = "agentls.planAndFixWithHint"
+NO_HINT = ("no hint came with {command}: this editor did not ask for one (its agentls client does; "
+           "or run `agentls fix FILE --hint TEXT`)")
 ACTIONS = {"fix": "Plan and fix", "gen_tests": "Generate tests", "task": "Run task", "test": "Run tests"}
 
 
@@ -49,11 +61,12 @@ class RangeArgument(_Arguments):
 
 
 class TargetArguments(_Arguments):
-    """planAndFix, generateTests, runTask, runTests: `{uri?, range?, goal?, diagnostics?}`."""
+    """planAndFix, generateTests, runTask, runTests: `{uri?, range?, goal?, hint?, diagnostics?}`."""
 
     uri: str | None = None
     range: RangeArgument | None = None
     goal: str | None = None
+    hint: str | None = None
     diagnostics: list[str | dict[str, Any]] = Field(default_factory=list)
 
     def diagnostic_texts(self) -> list[str]:
@@ -64,6 +77,12 @@ class RunIdArguments(_Arguments):
     """cancel, showTrace, showReport: `{runId?}`."""
 
     run_id: str | None = Field(default=None, alias="runId")
+
+
+class RetryArguments(RunIdArguments):
+    """retryWithHint: `{runId, hint?}`."""
+
+    hint: str | None = None
 
 
 _Args = TypeVar("_Args", bound=_Arguments)
@@ -103,8 +122,8 @@ class RequestBuilder:
             span = convert.range_to_span(rng, text, encoding)
             symbol = await asyncio.to_thread(_enclosing_symbol, text, span) if target.endswith(".py") else None
         return RunRequest(
-            kind=kind, workspace=root, goal=arg.goal, target_file=target, target_span=span,
-            target_symbol=symbol, diagnostics=arg.diagnostic_texts(),
+            kind=kind, workspace=root, goal=arg.goal, hint=(arg.hint or "").strip() or None, target_file=target,
+            target_span=span, target_symbol=symbol, diagnostics=arg.diagnostic_texts(),
         )
 
 
@@ -123,6 +142,37 @@ def register(server: LanguageServer, deps: Deps) -> None:
     @server.command(PLAN_AND_FIX)
     async def plan_and_fix(ls: LanguageServer, *args: Any) -> dict:
         return await start("fix", _argument(PLAN_AND_FIX, args, TargetArguments), need_uri=True)
+
+    @server.command(PLAN_AND_FIX_WITH_HINT)
+    async def plan_and_fix_with_hint(ls: LanguageServer, *args: Any) -> dict:
+        arg = _argument(PLAN_AND_FIX_WITH_HINT, args, TargetArguments)
+        if not (arg.hint or "").strip():
+            return deps.runs.refuse(NO_HINT.format(command=PLAN_AND_FIX_WITH_HINT))
+        return await start("fix", arg, need_uri=True)
+
+    @server.command(failed_runs.RETRY_WITH_HINT)
+    def retry_with_hint(ls: LanguageServer, *args: Any) -> dict:
+        arg = _argument(failed_runs.RETRY_WITH_HINT, args, RetryArguments)
+        hint = (arg.hint or "").strip()
+        if not hint:
+            return deps.runs.refuse(NO_HINT.format(command=failed_runs.RETRY_WITH_HINT))
+        request = deps.runs.retries.request(arg.run_id or "", hint)
+        if request is None:
+            return deps.runs.refuse(f"no failed run {arg.run_id} to retry (the server keeps the last few)")
+        return {**deps.runs.start(request, ACTIONS[request.kind]), "retryOf": arg.run_id}
+
+    @server.command(preview.APPLY_RUN_FIX)
+    async def apply_run_fix(ls: LanguageServer, *args: Any) -> dict:
+        run_id = _argument(preview.APPLY_RUN_FIX, args, RunIdArguments).run_id or ""
+        outcome, proposal = await deps.runs.previewer.pending.apply(run_id)
+        if not outcome.applied:
+            deps.runs.show(f"agentls: the fix of run {run_id} was not applied: {outcome.reason}",
+                           lsp.MessageType.Warning)
+            return {"runId": run_id, "applied": False, "reason": outcome.reason}
+        if proposal is not None and proposal.report is not None:
+            await deps.diagnostics.publish(proposal.report, proposal.root)
+        deps.runs.show(f"{proposal.label if proposal else run_id}: applied")
+        return {"runId": run_id, "applied": True, "reason": ""}
 
     @server.command(GENERATE_TESTS)
     async def generate_tests(ls: LanguageServer, *args: Any) -> dict:

@@ -27,6 +27,10 @@ class EditOutcome:
 
     applied: bool
     reason: str = ""
+    waiting: bool = False  # not applied yet: it waits for the user's code action (preview.PendingFixes)
+
+
+REJECTED = "the editor rejected the edit"
 
 
 def _disk_text(path: Path) -> str | None:
@@ -115,5 +119,5 @@ class EditApplier:
         )
         result = await self._server.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=label))
         if not result.applied:
-            return EditOutcome(False, f"the editor rejected the edit: {result.failure_reason or 'no reason given'}")
+            return EditOutcome(False, f"{REJECTED}: {result.failure_reason or 'no reason given'}")
         return EditOutcome(True)

@@ -11,25 +11,36 @@ result to `.agentls/previews/<run id>-best-attempt.diff` and opens it
 (preview.py); an attempt that did better than the code can then be applied
 with **Apply** as one versioned edit built from the attempt's files, refused
 if a buffer changed since the run read it. The offer waits in the
-background: it holds no run slot, and shutdown withdraws it.
+background: it holds no run slot, and shutdown withdraws it. A client that
+cannot be asked (no `window.showMessage` capability) gets the end message
+with the path of the best attempt's diff instead.
+
+Such a run can be tried again with a steer: on the diagnostics of the failing
+tests it marked, the code action **Retry with a hint** (`agentls.retryWithHint`
+with `{runId}`) lets the editor ask for a hint and starts the same request
+again with `hint` set (RetryOffers).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from agent_core.models import ChangeSet, RunResult, TestReport
+from agent_core.models import ChangeSet, RunRequest, RunResult, TestReport
 from lsp_server import convert
 from lsp_server.documents import Snapshot
 from lsp_server.edits import EditApplier
-from lsp_server.preview import APPLY, DISCARD, Previewer, Proposal
+from lsp_server.preview import APPLY, DISCARD, Previewer, Proposal, write_diff
 
 SHOW_BEST = "Show best attempt"
 FAILED = ("unfixed", "error")
+RETRY_WITH_HINT = "agentls.retryWithHint"
+RETRY_TITLE = "Retry with a hint..."
+RETRIES_KEPT = 20  # failed runs that can be retried: the newest
 
 
 def report_line(report: TestReport | None) -> str:
@@ -80,6 +91,10 @@ class BestAttemptOffer:
         return True
 
     async def _converse(self, message: str, proposal: Proposal, applicable: bool) -> None:
+        if not self._previewer.can_ask():
+            path = await asyncio.to_thread(write_diff, proposal)
+            self._tell(f"{message}\nIts best attempt ({proposal.note}) is in {path}", lsp.MessageType.Warning)
+            return
         if await self._previewer.ask(message, [SHOW_BEST], lsp.MessageType.Warning) != SHOW_BEST:
             return
         await self._previewer.show_diff(proposal)
@@ -100,3 +115,33 @@ class BestAttemptOffer:
     def withdraw(self) -> None:
         for task in list(self.pending):
             task.cancel()
+
+
+class RetryOffers:
+    """Failed fix and task runs, by run id: their request and the failing tests they marked."""
+
+    def __init__(self) -> None:
+        self.runs: OrderedDict[str, tuple[RunRequest, set[str]]] = OrderedDict()
+
+    def remember(self, run_id: str, request: RunRequest, baseline: TestReport | None) -> None:
+        failing = {f.nodeid for f in baseline.failures} if baseline is not None else set()
+        self.runs[run_id] = (request, failing)
+        while len(self.runs) > RETRIES_KEPT:
+            self.runs.popitem(last=False)
+
+    def request(self, run_id: str, hint: str) -> RunRequest | None:
+        """The failed run's request again, with `hint`: a fresh run (new id, the buffers read anew)."""
+        found = self.runs.get(run_id)
+        if found is None:
+            return None
+        return found[0].model_copy(update={"hint": hint, "run_id": None, "overlays": {}})
+
+    def actions(self, diagnostics: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
+        """"Retry with a hint" for the newest failed run whose failing tests these agentls diagnostics mark."""
+        for run_id, (_request, failing) in reversed(self.runs.items()):
+            mine = [d for d in diagnostics if d.source == convert.SOURCE and str(d.code) in failing]
+            if mine:
+                command = lsp.Command(title=RETRY_TITLE, command=RETRY_WITH_HINT, arguments=[{"runId": run_id}])
+                return [lsp.CodeAction(title=RETRY_TITLE, kind=lsp.CodeActionKind.QuickFix, diagnostics=mine,
+                                       command=command)]
+        return []

@@ -11,26 +11,37 @@ diff writes the change as a unified diff under the workspace's
 Apply / Discard. Discard (or dismissing the question) applies nothing. The
 files are checked against what the run read before asking and again before
 sending, so an edit that went stale meanwhile is refused, never clobbered.
+
+A client that can do neither (no `changeAnnotationSupport`, no
+`window.showMessage` capability: Helix never answers the question) gets
+nothing unasked and loses nothing: the change waits, its diff written under
+`.agentls/previews/`, offered as the `quickfix` code action **Apply the fix
+of run X** anywhere in a file it changes (`agentls.applyRunFix`). Choosing it
+applies the change as one versioned edit, refused and withdrawn if a file
+changed since the run read it. The newest few wait; older ones are withdrawn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from agent_core.models import ChangeSet
+from agent_core.models import ChangeSet, TestReport
 from lsp_server import convert
 from lsp_server.documents import Snapshot
-from lsp_server.edits import EditApplier, EditOutcome
+from lsp_server.edits import REJECTED, EditApplier, EditOutcome
 
 APPLY, SHOW_DIFF, DISCARD = "Apply", "Show diff", "Discard"
 PREVIEW_DIR = Path(".agentls") / "previews"
 DISCARDED = "discarded: nothing was applied"
+APPLY_RUN_FIX = "agentls.applyRunFix"
+WAITING_KEPT = 10  # changes waiting for a client that cannot be asked: the newest
 log = logging.getLogger(__name__)
 
 
@@ -46,6 +57,53 @@ class Proposal:
     read: Snapshot
     note: str = ""  # more lines for the diff's header (e.g. a best attempt's test result)
     diff: str = ""  # the diff to show when there is no change set to apply (else the change set's own)
+    report: TestReport | None = None  # the test report the change was verified with
+
+
+def answers_questions(server: LanguageServer) -> bool:
+    """Whether the client declares `window.showMessage`: it answers `window/showMessageRequest`."""
+    window = server.client_capabilities.window
+    return window is not None and window.show_message is not None
+
+
+def apply_run_fix_title(name: str) -> str:
+    return f"Apply the fix of run {name}"
+
+
+class PendingFixes:
+    """Changes of runs whose client could not be asked, by run id, offered as code actions."""
+
+    def __init__(self, edits: EditApplier) -> None:
+        self._edits = edits
+        self.waiting: OrderedDict[str, Proposal] = OrderedDict()
+
+    def add(self, proposal: Proposal) -> None:
+        self.waiting[proposal.name] = proposal
+        while len(self.waiting) > WAITING_KEPT:
+            self.waiting.popitem(last=False)
+
+    def actions(self, uri: str) -> list[lsp.CodeAction]:
+        """One action per waiting change that touches `uri`, newest first."""
+        out = []
+        for name, proposal in reversed(self.waiting.items()):
+            if uri in {convert.workspace_uri(proposal.root, path) for path in proposal.change_set.files}:
+                title = apply_run_fix_title(name)
+                command = lsp.Command(title=title, command=APPLY_RUN_FIX, arguments=[{"runId": name}])
+                out.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, command=command))
+        return out
+
+    async def apply(self, name: str) -> tuple[EditOutcome, Proposal | None]:
+        """Send the waiting change (the user chose it: nothing more to ask). It stops waiting once applied
+        or stale; an editor that rejected the edit can be asked again."""
+        proposal = self.waiting.get(name)
+        if proposal is None:
+            return EditOutcome(False, f"no change of run {name} is waiting (applied, withdrawn or unknown)"), None
+        annotation = convert.change_annotation(proposal.label, proposal.reason, needs_confirmation=False)
+        outcome = await self._edits.apply(proposal.change_set, proposal.root, proposal.read, proposal.label,
+                                          annotation)
+        if outcome.applied or not outcome.reason.startswith(REJECTED):
+            self.waiting.pop(name, None)
+        return outcome, proposal
 
 
 def write_diff(proposal: Proposal) -> Path:
@@ -65,18 +123,38 @@ class Previewer:
 
     def __init__(self, server: LanguageServer, edits: EditApplier) -> None:
         self._server, self._edits = server, edits
+        self.pending = PendingFixes(edits)
 
-    async def propose(self, proposal: Proposal, preview: bool) -> EditOutcome:
-        """Apply the proposal: previewed by the client, asked about first, or (preview off) straight away."""
+    async def propose(self, proposal: Proposal, preview: bool, chosen: bool = False) -> EditOutcome:
+        """Apply the proposal: previewed by the client, asked about first, or (preview off) straight away.
+
+        A client that can neither preview nor be asked gets the change waiting as a code action, unless
+        the user `chosen` this very change already (a verified quick fix's code action).
+        """
         in_client = preview and self._edits.annotations_supported(proposal.change_set)
         annotation = convert.change_annotation(proposal.label, proposal.reason, needs_confirmation=in_client)
         if preview and not in_client:
             refusal = await self._edits.check(proposal.change_set, proposal.root, proposal.read)
             if refusal:
                 return EditOutcome(False, refusal)
-            if not await self.confirm(proposal):
+            if not self.can_ask():
+                if not chosen:
+                    return await self._park(proposal)
+            elif not await self.confirm(proposal):
                 return EditOutcome(False, DISCARDED)
         return await self._edits.apply(proposal.change_set, proposal.root, proposal.read, proposal.label, annotation)
+
+    def can_ask(self) -> bool:
+        return answers_questions(self._server)
+
+    async def _park(self, proposal: Proposal) -> EditOutcome:
+        """Keep the change for the code action "Apply the fix of run X"; its diff is written for reading."""
+        path = await asyncio.to_thread(write_diff, proposal)
+        self.pending.add(proposal)
+        files = ", ".join(proposal.change_set.files)
+        why = (f'this editor cannot be asked, so the change waits: choose the code action '
+               f'"{apply_run_fix_title(proposal.name)}" in {files} (diff: {path})')
+        return EditOutcome(False, why, waiting=True)
 
     async def confirm(self, proposal: Proposal) -> bool:
         """Apply / Show diff / Discard; after Show diff, Apply / Discard. True only for Apply."""

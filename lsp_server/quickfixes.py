@@ -222,7 +222,7 @@ class QuickFixes:
             f"quickfix-{fix_id}", f"agentls: {fix.title}", reason, fix.change_set, given.root, given.read
         )
         settings = await self._deps.settings.load()
-        outcome = await self._deps.runs.previewer.propose(proposal, settings.preview_edits)
+        outcome = await self._deps.runs.previewer.propose(proposal, settings.preview_edits, chosen=True)
         if not outcome.applied:
             self._deps.runs.show(f"agentls: verified fix not applied: {outcome.reason}", lsp.MessageType.Warning)
             return {"applied": False, "reason": outcome.reason}

@@ -34,7 +34,7 @@ from lsp_server.diagnostics import DiagnosticsPublisher
 from lsp_server.documents import DocumentStore, Snapshot
 from lsp_server.edits import EditApplier
 from lsp_server.engine_thread import ThreadedHooks, run_in_thread
-from lsp_server.failed_runs import FAILED, BestAttemptOffer
+from lsp_server.failed_runs import FAILED, BestAttemptOffer, RetryOffers
 from lsp_server.preview import Previewer, Proposal
 from lsp_server.run_slots import RunSlots
 from lsp_server.safety import Approver
@@ -108,6 +108,7 @@ class RunManager:
         self.active: dict[str, ActiveRun] = {}
         self.previewer = Previewer(server, edits)
         self.offers = BestAttemptOffer(self.previewer, edits, self.show)
+        self.retries = RetryOffers()  # failed runs, for "Retry with a hint"
         self.observers: list[Any] = []  # run_started(run) / run_ended(run, result or None): quickfixes.py
         self.closing = False  # shutdown or exit came: no run starts again
         self.slots = RunSlots()  # the run queue: settings.max_concurrent_runs work at once
@@ -193,8 +194,11 @@ class RunManager:
             return self._tell(run, self._summary(result), lsp.MessageType.Warning)
         if result.change_set.changes:
             reason = result.explanation or result.summary
-            proposal = Proposal(run.run_id, run.label, reason, result.change_set, root, run.read)
+            proposal = Proposal(run.run_id, run.label, reason, result.change_set, root, run.read,
+                                report=result.report)
             outcome = await self.previewer.propose(proposal, run.preview)
+            if outcome.waiting:
+                return self._tell(run, f"{self._summary(result)}\n{outcome.reason}")
             if not outcome.applied:
                 return self._tell(run, f"not applied: {outcome.reason}", lsp.MessageType.Warning)
             run.applied = True
@@ -206,6 +210,7 @@ class RunManager:
         """Mark the failing tests of the code as it is; end with the offer of the best attempt, if any."""
         if run.baseline is not None:
             await self.diagnostics.publish(run.baseline, run.request.workspace)
+        self.retries.remember(run.run_id, run.request, run.baseline)
         text = self._summary(result)
         if not self.offers.offer(run.label, run.run_id, text, result, run.request.workspace, run.read):
             self._tell(run, text, lsp.MessageType.Warning)

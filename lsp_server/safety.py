@@ -1,6 +1,8 @@
 """The safety gate's question to the user: `window/showMessageRequest` Approve / Reject.
 
-The run waits on the answer; dismissing the message counts as Reject.
+The run waits on the answer; dismissing the message counts as Reject. A
+client that declares no `window.showMessage` capability (Helix) is not asked:
+the violation is shown and counts as Reject.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from agent_core.events import SafetyViolation
+from lsp_server.preview import answers_questions
 
 if TYPE_CHECKING:
     from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
@@ -31,6 +34,11 @@ class Approver:
         self._server = server
 
     async def ask(self, label: str, violations: list[SafetyViolation]) -> bool:
+        if not answers_questions(self._server):  # nobody would answer: the gate's default, Reject, and say why
+            message = describe(label, violations).removesuffix(" Test and apply it anyway?")
+            self._server.window_show_message(lsp.ShowMessageParams(
+                type=lsp.MessageType.Warning, message=f"{message}. Rejected: this editor cannot be asked."))
+            return False
         params = lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Warning,
             message=describe(label, violations),

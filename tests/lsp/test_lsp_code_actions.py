@@ -21,6 +21,7 @@ async def test_plain_range_offers_refactor_rewrite_and_generate_tests(lsp_sessio
         kinds = {a.title: a.kind for a in actions}
         assert kinds == {
             "Plan and fix": lsp.CodeActionKind.RefactorRewrite,
+            "Plan and fix with a hint...": lsp.CodeActionKind.RefactorRewrite,
             "Generate tests": "source.agentls.generateTests",
         }
         fix = next(a for a in actions if a.title == "Plan and fix")

@@ -43,8 +43,8 @@ def test_neovim_plans_and_fixes_the_buffer(tmp_path: Path, scripted_llm):
     assert out.exists(), f"nvim wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]}"
     result = json.loads(out.read_text())
     assert result.get("error") is None, result
-    assert result["titles"] == ["Plan and fix", "Generate tests"]
-    assert result["kinds"] == ["refactor.rewrite", "source.agentls.generateTests"]
+    assert result["titles"] == ["Plan and fix", "Plan and fix with a hint...", "Generate tests"]
+    assert result["kinds"] == ["refactor.rewrite", "refactor.rewrite", "source.agentls.generateTests"]
     assert result["run_id"], result
     assert result["buffer"] == FIXED_CALC, result
     (question,) = result["questions"]  # no changeAnnotationSupport in Neovim 0.7: the server asked first
