@@ -30,6 +30,7 @@ from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.verification import tests_protected
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.hangs import hang_scores, hung_mutant_bound, localizing_bound, unhung_duration
 from agent_core.search.localize import (
@@ -334,7 +335,9 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         return {}
     deps.phase("testing", "localizing the failure", 5)
     started = time.monotonic()
-    searching = deps.settings.search.enabled  # whatever the goal says: a fix run whose tests fail is searched
+    # Whatever the goal says, a fix run whose tests fail is searched; unless the goal asks to change the tests:
+    # then they are not the specification, and making them pass by changing the code answers another question.
+    searching = deps.settings.search.enabled and tests_protected(deps.request)
     deadline = started + deps.settings.search.budget_s if searching else None  # localizing counts against it
     try:
         where = await localize_failure(deps, report, deadline)
@@ -342,6 +345,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return {"suspects": []}
     suspects, failing = where.suspects, where.failing
+    suspects = [s for s in suspects if s.file not in deps.shadow.verification]  # a test pytest collects by config
     listed = [s.as_dict() for s in suspects]
     deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes),
                        recorder=where.recorder, localize_s=round(time.monotonic() - started, 3),

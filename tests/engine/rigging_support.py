@@ -110,12 +110,12 @@ EDIT_THE_CHECK = {"edits": [{"path": "calc_check.py", "search": "    assert add(
 
 
 def plant_links_in_add(target: str) -> dict:
-    """A coder answer whose add() links every file the host once read from the run's folder to `target` (a
-    host file), then ends the test process, so that the host looks for a hang dump."""
+    """A coder answer whose add() links the hang dump and the JUnit XML of the run's folder (files the host once
+    read from there) to `target` (a host file), then ends the test process, so that the host looks for a dump."""
     code = (
         "    import glob, os\n"
         "    for run_dir in glob.glob(os.path.join(os.getcwd(), '.agent' + 'ls', 'tests-*')):\n"
-        "        for name in ('results' + '.jsonl', 'results' + '.jsonl.hang', 'junit.xml'):\n"
+        "        for name in ('results' + '.jsonl.hang', 'junit.xml'):\n"
         "            path = os.path.join(run_dir, name)\n"
         "            if os.path.lexists(path):\n"
         "                os.remove(path)\n"

@@ -243,3 +243,16 @@ def test_a_link_planted_where_the_host_reads_results_reaches_no_artifact(
     assert all(marker not in json.dumps(r) for r in scripted_llm.requests), "nor a prompt"
     reports = [r["report"] for r in journal_records(project, run.json["run_id"]) if r["type"] == "test_report"]
     assert reports[-1]["errors"] >= 1, "the test that ended the process is an error"
+
+
+def test_the_search_never_mutates_a_test_file_collected_by_config(
+        tmp_path: Path, scripted_llm, run_fix, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("AGENTLS_SEARCH", "1")
+    project = make_project(tmp_path / "checks", COLLECTED_BY_CONFIG)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
+
+    localize = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "localize")
+    files = {s["file"] for s in localize["suspects"]}
+    assert "calc.py" in files and not files & {"calc_check.py", "tests.py"}, localize["suspects"]
+    assert run.json["status"] == "fixed" and run.json["files_changed"] == ["calc.py"], run.json

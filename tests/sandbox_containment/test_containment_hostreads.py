@@ -3,10 +3,11 @@
 Each payload is run through the real runner on each local backend, and on a
 bubblewrap sandbox that does not pass descriptors (the path Docker takes:
 records in a file in the workspace): a test plants links to a host file with
-a marker where the host reads results (the run's folder, `results.jsonl`,
-`results.jsonl.hang`, `junit.xml`) and forges report lines, then ends the
-process before pytest's session ends. The report must not be a pass, and the
-marker must appear nowhere in it.
+a marker where the host once read results (`results.jsonl.hang`, `junit.xml`)
+and appends forged report lines, then ends the process before pytest's
+session ends (the host then looks for the hang dump of the unfinished
+test). The report must not be a pass, and the marker must appear nowhere
+in it.
 """
 
 from __future__ import annotations
@@ -25,19 +26,18 @@ PLANT_AND_EXIT = '''import glob, json, os
 
 def test_add():
     for run_dir in glob.glob(os.path.join(os.getcwd(), ".agentls", "tests-*")):
-        for name in ("results.jsonl", "results.jsonl.hang", "junit.xml"):
+        for name in ("results.jsonl.hang", "junit.xml"):
             path = os.path.join(run_dir, name)
             if os.path.lexists(path):
                 os.remove(path)
             os.symlink({secret!r}, path)
-        with open(os.path.join(run_dir, "forged.jsonl"), "w") as out:
+        with open(os.path.join(run_dir, "results.jsonl"), "a") as out:
             here = os.path.join(os.getcwd(), "test_calc.py")
             for record in ({{"event": "start"}},
                            {{"event": "result", "nodeid": "test_calc.py::test_add", "path": here,
                              "outcome": "passed", "when": "call", "duration": 0.0}},
                            {{"event": "finish", "exitstatus": 0, "collected": 1, "counts": {{"passed": 1}}}}):
                 out.write(json.dumps(record) + "\\n")
-        os.replace(os.path.join(run_dir, "forged.jsonl"), os.path.join(run_dir, "results.jsonl"))
     os._exit(0)
 '''
 
