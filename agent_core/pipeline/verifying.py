@@ -35,7 +35,8 @@ TIMEOUT_S = 90.0
 def _tests_line(report: TestReport, state: RunState) -> str:
     goal = state.get("goal_tests") or {}
     extra = f"; the goal's own tests {', '.join(goal['tests'])} in {goal['path']} pass" if goal.get("tests") else ""
-    return f"{report.passed} passed, 0 failed{extra}"
+    skipped = f", {report.skipped} skipped" if report.skipped else ""
+    return f"{report.passed} passed, 0 failed{skipped}{extra}"
 
 
 def _round_failed(state: RunState, deps: RunDeps) -> dict:
