@@ -302,6 +302,23 @@ def test_a_typed_goal_reaches_the_model_when_the_search_finds_nothing(tmp_path: 
     assert "keep the concatenation" in first, "then the goal reached the model"
 
 
+def test_a_goal_that_asks_to_change_the_tests_is_not_searched(tmp_path: Path, scripted_llm, run_fix):
+    """The failing tests are then not the specification: a code edit that makes them pass answers another question."""
+    project = make_project(tmp_path / "proj", GRADES)
+    scripted_llm.default("planner", {"approach": "edit the test", "subtasks": [
+        {"id": "t1", "description": "expect 1", "priority": 5, "dependencies": [], "files": ["test_grades.py"]}]})
+    edit = {"path": "test_grades.py", "search": "    assert passed([50, 60, 70], 60) == 2",
+            "replace": "    assert passed([50, 60, 70], 60) == 1"}
+    scripted_llm.add("coder", {"edits": [edit], "explanation": "the mark itself fails"})
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "1", "--goal",
+                  "a score on the mark fails: update the test in test_grades.py to expect 1")
+
+    types = [r["type"] for r in journal_records(project, run.json["run_id"])]
+    assert "localize" in types and "search" not in types, "localized for the model, not searched"
+    assert scripted_llm.requests_for("coder"), "the model was asked"
+
+
 def test_an_editors_plan_and_fix_on_a_diagnostic_is_searched(tmp_path: Path, scripted_llm):
     """The language server's request: no typed goal, a diagnostic pointing at the failing test."""
     project = make_project(tmp_path / "proj", GRADES)
