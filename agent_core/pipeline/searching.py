@@ -345,6 +345,7 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return {"suspects": []}
     suspects, failing = where.suspects, where.failing
+    suspects = [s for s in suspects if s.file not in deps.shadow.verification]  # a test pytest collects by config
     listed = [s.as_dict() for s in suspects]
     deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes),
                        recorder=where.recorder, localize_s=round(time.monotonic() - started, 3),
