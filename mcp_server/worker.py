@@ -26,6 +26,7 @@ from agent_core.events import RunEvent, SafetyViolation
 T = TypeVar("T")
 OnEvent = Callable[[RunEvent], Awaitable[None]]
 _LIVE: set[threading.Thread] = set()
+_RUNNING: dict[threading.Thread, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}  # for cancel_all
 
 
 class QueuedHooks:
@@ -40,6 +41,15 @@ class QueuedHooks:
 
     async def approve(self, violations: list[SafetyViolation]) -> bool:
         return False
+
+
+def cancel_all() -> None:
+    """Cancel every engine call still running (on SIGTERM): each kills its sandbox and removes its copy."""
+    for loop, task in list(_RUNNING.values()):
+        try:
+            loop.call_soon_threadsafe(task.cancel)
+        except RuntimeError:  # its loop has just closed: the call is over
+            pass
 
 
 def join_workers(timeout: float) -> list[str]:
@@ -70,6 +80,7 @@ async def run_engine_call(make: Callable[[QueuedHooks], Awaitable[T]], on_event:
         loop = asyncio.new_event_loop()
         try:
             box["loop"], box["task"] = loop, loop.create_task(_call(make, hooks))
+            _RUNNING[threading.current_thread()] = (loop, box["task"])
             ready.set()
             value = loop.run_until_complete(box["task"])
             server_loop.call_soon_threadsafe(deliver, outcome.set_result, value)
@@ -77,6 +88,7 @@ async def run_engine_call(make: Callable[[QueuedHooks], Awaitable[T]], on_event:
             error = asyncio.CancelledError() if isinstance(exc, asyncio.CancelledError) else exc
             server_loop.call_soon_threadsafe(deliver, outcome.set_exception, error)
         finally:
+            _RUNNING.pop(threading.current_thread(), None)
             ready.set()
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()

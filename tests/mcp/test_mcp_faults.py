@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
+from pathlib import Path
 
-from mcp_support import AGENTLS, CALC, REPO
+import anyio
+from mcp_support import AGENTLS, CALC, REPO, server_descendants, until
 
 OUTSIDE = "--- a/../evil.py\n+++ b/../evil.py\n@@ -1 +1 @@\n-a\n+b\n"
 MISSING_FILE = "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-a\n+b\n"
@@ -56,3 +60,30 @@ def test_garbage_on_stdin_is_answered_or_skipped_and_the_server_still_initialize
     initialized = [a for a in answers if a.get("id") == 1]
     assert initialized and initialized[0]["result"]["serverInfo"]["name"] == "agentls", (answers, done.stderr[-2000:])
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
+async def test_sigterm_during_a_run_cancels_it_and_exits_with_no_leftovers(mcp_session):
+    slow = {**CALC, "tests/test_slow.py": "import time\n\n\ndef test_slow():\n    time.sleep(60)\n"}
+    async with mcp_session(slow) as s:
+        pid = s.pid
+        assert pid > 0
+
+        async def call() -> None:
+            with contextlib.suppress(Exception):  # the connection ends with the server
+                await s.call("run_tests", project=str(s.project))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(call)
+            await until(lambda: len(server_descendants(pid)) > 1 and any(s.tmpdir.iterdir()), timeout=60)
+            await anyio.sleep(1.0)  # pytest under way in the sandbox
+            os.kill(pid, signal.SIGTERM)
+            await until(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), timeout=40)
+            group.cancel_scope.cancel()
+        assert server_descendants(pid) == [] and not any(s.tmpdir.iterdir())
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
