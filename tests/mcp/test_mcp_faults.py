@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import anyio
@@ -87,3 +88,36 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_a_client_that_closes_stdin_mid_run_leaves_no_temp_dir(tmp_path: Path):
+    project = tmp_path / "proj"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(60)\n")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir(mode=0o1777)
+    tmpdir.chmod(0o1777)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmpdir)}
+    server = subprocess.Popen([str(AGENTLS), "mcp", "--root", str(tmp_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    try:
+        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                            "protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "raw", "version": "0"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "run_tests", "arguments": {"project": str(project)}}}):
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not any(p.name.startswith("agentls-shadow-") for p in tmpdir.iterdir()):
+            assert time.monotonic() < deadline and server.poll() is None, server.stderr.read()
+            time.sleep(0.2)
+        time.sleep(1.0)  # the tests under way in the sandbox
+        server.stdin.close()
+        assert server.wait(60) == 0
+        assert list(tmpdir.iterdir()) == []
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
