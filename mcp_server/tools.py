@@ -71,22 +71,24 @@ def _pipeline_result(run: RunResult) -> CallToolResult:
     return convert.pipeline(run)
 
 
-def register(server: MCPServer, deps: Deps) -> None:
-    """Add every tool to `server`."""
+class Tools:
+    """The tool handlers, sharing the server's roots and the projects named so far."""
 
-    def project_of(project: str, roots: ListRootsResult | None) -> Path:
-        path = check_project(project, roots, deps.roots)
-        deps.projects.add(path)
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+
+    def project_of(self, project: str, roots: ListRootsResult | None) -> Path:
+        path = check_project(project, roots, self.deps.roots)
+        self.deps.projects.add(path)
         return path
 
-    @server.tool(annotations=READ_ONLY)
     async def run_tests(
-        project: Project, ctx: Context, test_cmd: TestCmd = None,
+        self, project: Project, ctx: Context, test_cmd: TestCmd = None,
         tests: Annotated[list[str] | None, Field(description="Node ids or paths to run (default: all).")] = None,
         roots: Roots = None,
     ) -> Annotated[CallToolResult, models.RunTestsResult]:
         """Run the project's tests in the sandbox with the project's own interpreter; per-test outcomes."""
-        path = project_of(project, roots)
+        path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
         request = RunRequest(kind="test", workspace=path, select=list(tests or []))
         run = await _engine(lambda hooks: Engine(settings).run(request, hooks), ctx)
@@ -95,9 +97,8 @@ def register(server: MCPServer, deps: Deps) -> None:
         environment = await _in_thread(diagnose.project_environment, settings, path)
         return convert.run_tests(run, environment)
 
-    @server.tool()
     async def verify_patch(
-        project: Project, diff: Annotated[str, Field(description="A unified diff (git diff or diff -u), paths "
+        self, project: Project, diff: Annotated[str, Field(description="A unified diff (git diff or diff -u), paths "
                                                      "relative to the project.")],
         ctx: Context, test_cmd: TestCmd = None,
         apply: Annotated[bool, Field(description="Write the diff to the project when it verified (all or "
@@ -106,31 +107,28 @@ def register(server: MCPServer, deps: Deps) -> None:
     ) -> Annotated[CallToolResult, models.VerifyPatchResult]:
         """Apply a diff to a shadow copy (never the project), run the tests before and after, and say whether it
         verified: which tests changed outcome; a diff touching tests or test configuration is refused."""
-        path = project_of(project, roots)
+        path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
         verdict = await _engine(lambda _: verify_patch_in_shadow(settings, path, diff, apply), ctx)
         return convert.verify_patch(verdict)
 
-    @server.tool(annotations=READ_ONLY)
-    async def localize(project: Project, ctx: Context, test_cmd: TestCmd = None,
+    async def localize(self, project: Project, ctx: Context, test_cmd: TestCmd = None,
                        roots: Roots = None) -> Annotated[CallToolResult, models.LocalizeResult]:
         """Run the tests and rank the functions and lines most likely at fault, with the evidence used."""
-        path = project_of(project, roots)
+        path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
         return convert.localize(await _engine(lambda _: diagnose.localize(settings, path), ctx))
 
-    @server.tool(annotations=READ_ONLY)
-    async def quick_fix(project: Project, ctx: Context, test_cmd: TestCmd = None,
+    async def quick_fix(self, project: Project, ctx: Context, test_cmd: TestCmd = None,
                         roots: Roots = None) -> Annotated[CallToolResult, models.QuickFixResult]:
         """The zero-token search: a single-edit fix verified on the whole suite, as a diff, or none."""
-        path = project_of(project, roots)
+        path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
         report, outcome = await _engine(lambda _: diagnose.quick_fix(settings, path), ctx)
         return convert.quick_fix(report, outcome)
 
-    @server.tool(annotations=READ_ONLY)
     async def fix(
-        project: Project, ctx: Context,
+        self, project: Project, ctx: Context,
         goal: Annotated[str | None, Field(description="What to achieve (default: make the failing tests "
                                           "pass).")] = None,
         hint: Annotated[str | None, Field(description="A hint for the planner (where the bug is, what to "
@@ -139,25 +137,35 @@ def register(server: MCPServer, deps: Deps) -> None:
     ) -> Annotated[CallToolResult, models.PipelineResult]:
         """The full fix pipeline (plan, code, test, reflect) with progress; returns the verified diff, unapplied.
         Cancelling the call stops the run and removes its sandbox and copy."""
-        path = project_of(project, roots)
+        path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
         request = RunRequest(kind="fix", workspace=path, goal=goal, diagnostics=[hint] if hint else [])
         return _pipeline_result(await _engine(lambda hooks: Engine(settings).run(request, hooks), ctx))
 
-    @server.tool(annotations=READ_ONLY)
     async def gen_tests(
-        project: Project, file: Annotated[str, Field(description="The file to test, relative to the project.")],
+        self, project: Project, file: Annotated[str, Field(description="The file to test, relative to the project.")],
         ctx: Context,
         target: Annotated[str | None, Field(description="A function or class in it (default: the whole "
                                             "file).")] = None,
         test_cmd: TestCmd = None, roots: Roots = None,
     ) -> Annotated[CallToolResult, models.PipelineResult]:
         """Generate tests for a file or one of its functions; returns the new test file as a diff, unapplied."""
-        path = project_of(project, roots)
+        path = self.project_of(project, roots)
         rel = check_file(path, file)
         settings = _settings(path, test_cmd)
         request = RunRequest(kind="gen_tests", workspace=path, target_file=rel, target_symbol=target)
         return _pipeline_result(await _engine(lambda hooks: Engine(settings).run(request, hooks), ctx))
+
+
+def register(server: MCPServer, deps: Deps) -> None:
+    """Add every tool to `server` (fix, gen_tests and verify_patch write nothing unless asked; the rest read)."""
+    tools = Tools(deps)
+    server.add_tool(tools.run_tests, annotations=READ_ONLY)
+    server.add_tool(tools.verify_patch)
+    server.add_tool(tools.localize, annotations=READ_ONLY)
+    server.add_tool(tools.quick_fix, annotations=READ_ONLY)
+    server.add_tool(tools.fix, annotations=READ_ONLY)
+    server.add_tool(tools.gen_tests, annotations=READ_ONLY)
 
 
 async def _in_thread(function: Callable[..., T], *args: Any) -> T:
