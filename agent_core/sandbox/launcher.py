@@ -3,7 +3,8 @@
 Shared by the bubblewrap and plain-process backends: the uid switch (by
 Popen) and rlimits (by `prlimit`) before the payload starts, with no Python
 code between fork and exec; output capped to its tail, a
-wall-clock timeout, and a kill of everything the run started (its process
+wall-clock timeout, a bound on what the run adds to its workspace on disk
+(diskwatch.py), and a kill of everything the run started (its process
 group, plus every process carrying the run's marker variable) on timeout,
 on cancellation and after a normal exit.
 """
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from agent_core.sandbox import proctree
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
 from agent_core.sandbox.constants import OUTPUT_CAP
+from agent_core.sandbox.diskwatch import GROWTH_FACTOR, WorkspaceWatch
 from agent_core.sandbox.uids import nproc_for
 
 if TYPE_CHECKING:
@@ -52,6 +54,11 @@ class Limits:
     file_size_mb: int
     cpus: float = 1.0
     nproc: int | None = None  # RLIMIT_NPROC when it differs from `pids` (see uids.nproc_for)
+
+    @property
+    def workspace_growth_bytes(self) -> int:
+        """What a run may add to its workspace on disk (diskwatch.py): GROWTH_FACTOR times the largest file."""
+        return GROWTH_FACTOR * self.file_size_mb * 1024 * 1024
 
     @property
     def cpu_s(self) -> int:
@@ -236,8 +243,12 @@ async def launch(
     run_id: str,
     sweep: bool = True,
     pass_fds: tuple[int, ...] = (),
+    watch_workspace: bool = True,
 ) -> CommandResult:
     """Run argv to completion (or the timeout); cancellation kills everything and re-raises.
+
+    With `watch_workspace`, the workspace (`cwd`) may grow by `limits.workspace_growth_bytes` on disk; a run that adds
+    more is killed as `limit_hit="workspace_size"` (diskwatch.py).
 
     With `sweep`, processes that left the process group are found by the run's
     marker variable and killed too (bubblewrap does not need it: killing bwrap's
@@ -248,15 +259,13 @@ async def launch(
     _kill_own_runs_at_exit()
     env = {**env, RUN_MARKER: run_id, proctree.OWNER_VAR: proctree.owner_value()}
     marker = run_id if sweep else None
+    watch = WorkspaceWatch(cwd, limits.workspace_growth_bytes) if watch_workspace else None
     started = time.monotonic()
     proc, exited, root = await _start_whole(limited_command(argv, limits), marker, cwd=str(cwd), env=env,
                                             pass_fds=pass_fds, **as_user(uid))
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
-    timed_out = False
     try:
-        await asyncio.wait_for(asyncio.shield(exited), timeout_s)
-    except TimeoutError:
-        timed_out = True
+        stopped = await _wait_exit(exited, timeout_s, watch)
     except asyncio.CancelledError:
         kill_everything(proc.pid, marker, root)
         for task in readers:
@@ -269,11 +278,31 @@ async def launch(
     for task in pending:
         task.cancel()
     out, err = (t.result().decode("utf-8", "replace") if t in done else "" for t in readers)
-    exit_code = None if timed_out else proc.returncode
+    timed_out = stopped == "timeout"
+    exit_code = None if stopped else proc.returncode
+    if stopped == "workspace_size" and watch is not None:
+        err += "\n" + watch.describe()
+    limit = stopped if stopped == "workspace_size" else None
     return CommandResult(
-        exit_code=exit_code, stdout=out, stderr=err, duration_s=time.monotonic() - started,
-        timed_out=timed_out, limit_hit=None if timed_out or exit_code == 0 else limit_from(exit_code, out + err),
+        exit_code=exit_code, stdout=out, stderr=err, duration_s=time.monotonic() - started, timed_out=timed_out,
+        limit_hit=limit or (None if timed_out or exit_code == 0 else limit_from(exit_code, out + err)),
     )
+
+
+async def _wait_exit(exited: asyncio.Future, timeout_s: float, watch: WorkspaceWatch | None) -> str | None:
+    """Wait for the run to exit: None when it did, "timeout" at the wall-clock limit, "workspace_size" when
+    `watch` finds the workspace grown past its bound (diskwatch.py)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "timeout"
+        try:
+            await asyncio.wait_for(asyncio.shield(exited), min(left, watch.interval) if watch else left)
+            return None
+        except TimeoutError:
+            if watch is not None and await watch.exceeded():
+                return "workspace_size"
 
 
 def prepare_workspace(workspace: Path, uid: int | None) -> None:

@@ -59,3 +59,17 @@ async def test_five_gigabytes_written_to_tmp_stop_near_the_memory_setting(docker
     assert result.exit_code == 1 and result.stdout.startswith("STOPPED"), result
     assert 0 < int(result.stdout.split()[1]) <= 256
     assert result.limit_hit == "disk"
+
+
+async def test_a_run_that_fills_its_bound_workspace_is_stopped_near_its_bound(docker_engine, workspace) -> None:
+    """The memory cgroup does not count a bind mount's disk: the workspace watch (diskwatch.py) does."""
+    sandbox = DockerSandbox(SandboxSettings(docker_image=docker_engine, memory_mb=256, file_size_mb=16))
+    fill = ("import os\nfor i in range(128):\n    with open('fill-%d.bin' % i, 'wb') as handle:\n"
+            "        for _ in range(8):\n            handle.write(os.urandom(2**20))\n"
+            "    print('WROTE', (i + 1) * 8, flush=True)\n")
+
+    result = await sandbox.run([sandbox.python, "-c", fill], workspace, timeout_s=120)
+
+    assert result.limit_hit == "workspace_size" and result.exit_code is None, result
+    written = int(result.stdout.split()[-1]) if result.stdout.strip() else 0
+    assert written < 1024 and "more than its bound of 32 MiB: stopped" in result.stderr

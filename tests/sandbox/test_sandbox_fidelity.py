@@ -89,3 +89,26 @@ async def test_doctor_probes_the_tmpfs_bound(workspace: Path) -> None:
 
     assert probe.held, probe.detail
     assert "/tmp: size 128 MiB" in probe.detail and "/dev/shm: size 64 MiB" in probe.detail
+
+FILL_WORKSPACE = '''\
+import os
+written = 0
+for i in range(128):  # 128 files of 8 MiB: 1 GiB, each file under file_size_mb
+    with open("fill-%d.bin" % i, "wb") as handle:
+        for _ in range(8):
+            handle.write(os.urandom(2**20))
+            written += 2**20
+    print("WROTE", written // 2**20, flush=True)
+'''
+
+
+async def test_a_run_that_fills_its_workspace_is_stopped_near_its_bound(workspace: Path) -> None:
+    """RLIMIT_FSIZE caps each file; the watch (diskwatch.py) caps what the run adds in all: 2 x file_size_mb."""
+    sandbox = BubblewrapSandbox(SandboxSettings(timeout_s=120, file_size_mb=16))
+
+    result = await sandbox.run([sandbox.python, "-c", FILL_WORKSPACE], workspace)
+
+    assert result.limit_hit == "workspace_size" and result.exit_code is None, result
+    written = int(result.stdout.split()[-1]) if result.stdout.strip() else 0
+    assert 32 <= written < 1024, f"stopped after {written} MiB with a bound of 32 MiB"
+    assert "more than its bound of 32 MiB: stopped" in result.stderr

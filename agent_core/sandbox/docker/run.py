@@ -4,7 +4,8 @@ The shadow workspace is handed to the sandbox uid for the run and back after
 it. A wall-clock timeout kills the container; the container is removed in
 every outcome, including when the awaiting task is cancelled. An engine that
 cannot see this machine's files gets the workspace copied in and out
-(transfer.py). The run's uid gets a passwd and group entry (identity.py),
+(transfer.py). A bound workspace is watched for what the run adds to it
+(diskwatch.py). The run's uid gets a passwd and group entry (identity.py),
 bound read-only over the image's /etc files when the engine sees this
 machine's files; a copying engine keeps the image's own (its `nobody`, 65534,
 is the uid used as root). The SDK is blocking; each run executes in a worker
@@ -28,6 +29,7 @@ from docker.types import Mount
 from agent_core.sandbox.base import CommandResult, SandboxError, sandbox_env
 from agent_core.sandbox.cleanup import origin_of
 from agent_core.sandbox.constants import SANDBOX_PYTHON, SANDBOX_UID
+from agent_core.sandbox.diskwatch import GROWTH_FACTOR, WorkspaceWatch
 from agent_core.sandbox.docker.engine import (
     connect,
     engine_address,
@@ -96,6 +98,7 @@ class DockerSandbox:
         options = container_options(self._sandbox, workspace, limit)
         url = getattr(self.client(), "endpoint_url", None) or engine_endpoint().url
         run.copy = copies_workspace(self._sandbox.docker_workspace, url)
+        run.growth_bytes = GROWTH_FACTOR * self._sandbox.file_size_mb * 1024 * 1024
         if run.copy:  # the engine cannot see our files: an anonymous volume, filled and emptied by archive
             options.pop("volumes")
             if workspace.parent == workspace:
@@ -136,6 +139,8 @@ class _Run:
         self.cancelled = threading.Event()
         self.copy = False
         self.workspace = Path("/")
+        self.growth_bytes = 0  # what the run may add to a bound workspace (0: not watched)
+        self.watch: WorkspaceWatch | None = None
 
     def execute(
         self, argv: list[str], workspace: Path, options: dict[str, Any], timeout_s: float,
@@ -143,6 +148,8 @@ class _Run:
     ) -> CommandResult:
         owner = workspace.stat()
         self.workspace = workspace
+        if self.growth_bytes and not self.copy:  # a copied workspace lives in the engine's volume: not ours to walk
+            self.watch = WorkspaceWatch(workspace, self.growth_bytes)
         _chown_tree(workspace, SANDBOX_UID, SANDBOX_UID)
         try:
             return self._create_and_wait(argv, options, timeout_s, env, image)
@@ -168,7 +175,8 @@ class _Run:
                 uid, gid = (int(part) for part in container_user().split(":"))
                 container.put_archive(str(self.workspace.parent), workspace_tar(self.workspace, uid, gid))
             container.start()
-            exit_code, timed_out = self._wait(container, timeout_s)
+            exit_code, stopped = self._wait(container, timeout_s)
+            timed_out = stopped == "timeout"
             duration = time.monotonic() - started
             container.reload()
             state = container.attrs.get("State", {})
@@ -180,32 +188,42 @@ class _Run:
             if self.cancelled.is_set():
                 return CommandResult(exit_code=None, stderr="cancelled")
             raise SandboxError(f"the sandbox container failed: {first_line(exc)}") from exc
+        if stopped == "workspace_size" and self.watch is not None:
+            stderr += "\n" + self.watch.describe()
         return CommandResult(
-            exit_code=None if timed_out else exit_code,
+            exit_code=None if stopped else exit_code,
             stdout=stdout,
             stderr=stderr,
             duration_s=duration,
             timed_out=timed_out,
-            limit_hit=limit_hit(state, exit_code, timed_out, stdout + stderr),
+            limit_hit="workspace_size" if stopped == "workspace_size" else limit_hit(
+                state, exit_code, timed_out, stdout + stderr),
         )
 
-    def _wait(self, container: Any, timeout_s: float) -> tuple[int | None, bool]:
-        """Wait for the container to exit; on the wall-clock limit kill it. Returns (exit code, timed out)."""
-        try:
-            status = container.wait(timeout=timeout_s)
-            return int(status.get("StatusCode", -1)), False
-        except requests.exceptions.ReadTimeout:
-            pass
-        except requests.exceptions.ConnectionError as exc:
-            # requests reports a read timeout on a unix socket as a ConnectionError.
-            if "timed out" not in str(exc).lower():
-                raise
+    def _wait(self, container: Any, timeout_s: float) -> tuple[int | None, str | None]:
+        """Wait for the container to exit; at the wall-clock limit, or when the bound workspace has grown past its
+        bound (diskwatch.py), kill it. Returns (exit code, None | "timeout" | "workspace_size")."""
+        deadline = time.monotonic() + timeout_s
+        stopped = "timeout"
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                status = container.wait(timeout=min(left, self.watch.interval) if self.watch else left)
+                return int(status.get("StatusCode", -1)), None
+            except requests.exceptions.ReadTimeout:
+                pass
+            except requests.exceptions.ConnectionError as exc:
+                # requests reports a read timeout on a unix socket as a ConnectionError.
+                if "timed out" not in str(exc).lower():
+                    raise
+            if self.watch is not None and self.watch.grown():
+                stopped = "workspace_size"
+                break
         try:
             container.kill()
         except (NotFound, DockerException):
             pass
         container.wait(timeout=30)
-        return None, True
+        return None, stopped
 
     def remove(self) -> None:
         """Force-remove the container (kills it if running); a missing container is fine."""
