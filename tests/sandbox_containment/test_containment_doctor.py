@@ -12,11 +12,11 @@ def _doctor(tmp_path, backend, capsys) -> tuple[int, dict[str, str]]:
     assert f"backend: {backend}" in out and "why: " in out
     rows = {}
     for line in out.splitlines():
-        for limit in ("no network", "writes only in workspace", "memory limit", "process limit", "timeout kill",
-                      "no secrets in env"):
+        for limit in ("no network", "writes only in workspace", "memory limit", "tmpfs bounded", "process limit",
+                      "timeout kill", "no secrets in env"):
             if line.startswith(limit + " "):
                 rows[limit] = line[len(limit):].split()[0]
-    assert len(rows) == 6, out
+    assert len(rows) == 7, out
     return code, rows
 
 
@@ -29,4 +29,5 @@ def test_doctor_process_reports_what_it_cannot_hold(tmp_path, capsys):
     code, rows = _doctor(tmp_path, "process", capsys)
     assert code == 1
     assert rows["no network"] == "NO" and rows["writes only in workspace"] == "NO"
+    assert rows["tmpfs bounded"] == "NO", "the host's /tmp and /dev/shm: nothing sizes them"
     assert rows["timeout kill"] == "yes" and rows["no secrets in env"] == "yes"
