@@ -13,6 +13,7 @@ shielded scope, or it would be cut short at its first await.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -66,11 +67,38 @@ async def run_engine_call(make: Callable[[QueuedHooks], Awaitable[T]], on_event:
     its clean-up waited for."""
     server_loop = asyncio.get_running_loop()
     events: asyncio.Queue[RunEvent] = asyncio.Queue()
-    hooks = QueuedHooks(server_loop, events)
     outcome: asyncio.Future[Any] = server_loop.create_future()
     outcome.add_done_callback(_retrieved)  # a cancelled call's outcome is delivered after nobody awaits it
-    box: dict[str, Any] = {}
-    ready = threading.Event()
+    thread, ready = _start(make, QueuedHooks(server_loop, events), outcome, name)
+    failed: Exception | None = None
+    try:
+        async with anyio.create_task_group() as group:
+            if on_event is not None:
+                group.start_soon(_pump, events, on_event)
+            try:
+                value = await asyncio.shield(outcome)
+            except Exception as exc:  # noqa: BLE001 - re-raised below, outside the group (not as a group)
+                failed = exc
+            group.cancel_scope.cancel()
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(ready.wait)
+            running = _RUNNING.get(thread)
+            if running is not None:
+                with contextlib.suppress(RuntimeError):  # its loop closed meanwhile: the call is over
+                    running[0].call_soon_threadsafe(running[1].cancel)
+            await anyio.to_thread.run_sync(thread.join)
+        raise
+    if failed is not None:
+        raise failed
+    return value
+
+
+def _start(make: Callable[[QueuedHooks], Awaitable[T]], hooks: QueuedHooks, outcome: asyncio.Future[Any],
+           name: str) -> tuple[threading.Thread, threading.Event]:
+    """Start the thread running `make(hooks)` on its own loop; its result or exception goes to `outcome`."""
+    server_loop = outcome.get_loop()
+    ready = threading.Event()  # set once the call's task exists (or the thread failed before)
 
     def deliver(setter: Callable[[Any], None], value: Any) -> None:
         if not outcome.done():
@@ -79,10 +107,10 @@ async def run_engine_call(make: Callable[[QueuedHooks], Awaitable[T]], on_event:
     def target() -> None:
         loop = asyncio.new_event_loop()
         try:
-            box["loop"], box["task"] = loop, loop.create_task(_call(make, hooks))
-            _RUNNING[threading.current_thread()] = (loop, box["task"])
+            task = loop.create_task(_call(make, hooks))
+            _RUNNING[threading.current_thread()] = (loop, task)
             ready.set()
-            value = loop.run_until_complete(box["task"])
+            value = loop.run_until_complete(task)
             server_loop.call_soon_threadsafe(deliver, outcome.set_result, value)
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting side, cancellation included
             error = asyncio.CancelledError() if isinstance(exc, asyncio.CancelledError) else exc
@@ -97,29 +125,7 @@ async def run_engine_call(make: Callable[[QueuedHooks], Awaitable[T]], on_event:
     thread = threading.Thread(target=target, name=name, daemon=True)
     _LIVE.add(thread)
     thread.start()
-    failed: Exception | None = None
-    try:
-        async with anyio.create_task_group() as group:
-            if on_event is not None:
-                group.start_soon(_pump, events, on_event)
-            try:
-                value = await asyncio.shield(outcome)
-            except Exception as exc:  # noqa: BLE001 - re-raised below, outside the group (not as a group)
-                failed = exc
-            group.cancel_scope.cancel()
-    except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(ready.wait)
-            loop = box.get("loop")
-            try:
-                loop.call_soon_threadsafe(box["task"].cancel)  # type: ignore[union-attr]
-            except (AttributeError, RuntimeError):  # the call had ended (and its loop closed) meanwhile
-                pass
-            await anyio.to_thread.run_sync(thread.join)
-        raise
-    if failed is not None:
-        raise failed
-    return value
+    return thread, ready
 
 
 def _retrieved(future: asyncio.Future[Any]) -> None:
