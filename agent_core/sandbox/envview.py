@@ -121,8 +121,8 @@ def added_roots(env: ProjectEnvironment) -> tuple[str, ...]:
     The same Python: all of them. Another Python (a pyenv `.python-version`, an older or newer venv) without
     pytest: pytest and what it needs are pure Python, so they run there, and so does coverage (the fault
     localization's spectrum), whose compiled tracer another Python ignores for its pure-Python one (where
-    coverage.py does not run, the search driver records lines with its own tracer). Not hypothesis: it needs
-    its compiled part. Another Python with its own pytest: nothing.
+    coverage.py does not run, 3.10 for the coverage.py that needs 3.11, the search driver records lines with
+    its own tracer). Not hypothesis: it needs its compiled part. Another Python with its own pytest: nothing.
     """
     if env.interpreter.version == tuple(sys.version_info[:2]):
         return TEST_TOOLS
