@@ -42,6 +42,15 @@ def commit_message(result: RunResult) -> str:
     return f"agentls: {subject}\n\n{body + chr(10) + chr(10) if body else ''}agentls run {result.run_id}\n"
 
 
+def precheck(args: argparse.Namespace, workspace: Path) -> str | None:
+    """What makes the options unusable before any run: --commit outside a git work tree, or without --apply."""
+    if getattr(args, "commit", False) and not args.apply:
+        return "--commit commits an applied fix: add --apply"
+    if getattr(args, "commit", False) and not in_work_tree(workspace):
+        return f"--commit needs a git work tree; {workspace} is not in one"
+    return None
+
+
 def _refusal(args: argparse.Namespace, workspace: Path, goal: str | None, result: RunResult) -> str | None:
     files = result.change_set.files
     goal_tests = (result.extra.get("goal_tests") or {}).get("path")  # the tester's new test file of a task

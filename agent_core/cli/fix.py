@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
-from agent_core.cli.apply import add_apply_options, apply_result
+from agent_core.cli.apply import add_apply_options, apply_result, precheck
 from agent_core.cli.progress import TerminalHooks
 from agent_core.models import RunRequest, RunResult
 from agent_core.settings import Settings, SettingsError, load_settings
@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
 
 def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, resume: bool = False) -> int:
     """Run the engine with terminal progress, apply a verified change on --apply, report, return the exit code."""
+    unusable = precheck(args, request.workspace)
+    if unusable:
+        return _fail(args, unusable)
     hooks = TerminalHooks(sys.stderr, allow_unsafe=args.allow_unsafe, allow_non_code=args.allow_non_code)
     try:
         result = interrupt.run_engine(settings, request, hooks, resume=resume)

@@ -71,12 +71,9 @@ def test_a_dirty_file_the_fix_does_not_touch_is_no_obstacle_and_commit_makes_the
     assert (repo / "calc.py").read_text() == BUGGY, "git revert undoes the fix"
 
 
-def test_commit_outside_a_git_work_tree_is_refused_before_anything_is_written(project: Path, scripted_llm, run_fix):
-    scripted_llm.default("coder", FIX_EDIT)
-    scripted_llm.default("explainer", "add subtracted.")
-
+def test_commit_outside_a_git_work_tree_is_refused_before_the_run(project: Path, scripted_llm, run_fix):
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply", "--commit")
 
-    assert run.code == 2 and run.json["applied"] is False
+    assert run.code == 2 and run.json["applied"] is False and run.json["status"] == "error"
     assert "--commit needs a git work tree" in run.json["error"]
-    assert (project / "calc.py").read_text() == BUGGY
+    assert (project / "calc.py").read_text() == BUGGY and scripted_llm.requests == []
