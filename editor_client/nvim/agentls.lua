@@ -4,9 +4,12 @@
 -- Starts the server for every Python buffer, one server per project root: `agentls serve --stdio`
 -- when `agentls` is on PATH (installed as a tool from a checkout: `pipx install /path/to/agentls`),
 -- else `python3 -m lsp_server` (agentls installed in that interpreter). It adds
--- :AgentlsPlanAndFix, :AgentlsGenerateTests, :AgentlsRunTask {goal}, :AgentlsRunTests,
--- :AgentlsCancel, :AgentlsShowTrace. Code actions (Plan and fix, Generate tests) come through
--- `vim.lsp.buf.code_action()`. Where Neovim has the current API (vim.lsp.start, 0.8;
+-- :AgentlsPlanAndFix, :AgentlsPlanAndFixWithHint [hint], :AgentlsGenerateTests,
+-- :AgentlsRunTask {goal}, :AgentlsRunTests, :AgentlsCancel, :AgentlsShowTrace and
+-- :AgentlsShowReport (the run's HTML report, opened with vim.ui.open where Neovim has it, 0.10+,
+-- else its path is shown). Code actions (Plan and fix, Generate tests) come through
+-- `vim.lsp.buf.code_action()`; "Plan and fix with a hint..." and "Retry with a hint..." (on the
+-- failing tests of a run that did not fix them) ask the hint with `vim.ui.input` first. Where Neovim has the current API (vim.lsp.start, 0.8;
 -- vim.lsp.get_clients, 0.10) it is used; 0.7's calls only where they are the only ones.
 --
 -- Install: copy this file to ~/.config/nvim/lua/agentls.lua, then in init.lua:
@@ -100,6 +103,8 @@ local function request(client, method, params, handler, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
+local send
+
 -- Send workspace/executeCommand with one argument object; `on_result(result)` gets the answer.
 function M.execute(command, argument, on_result)
   local bufnr = vim.api.nvim_get_current_buf()
@@ -108,6 +113,10 @@ function M.execute(command, argument, on_result)
     vim.notify("agentls: no server attached to this buffer", vim.log.levels.WARN)
     return
   end
+  send(client, bufnr, command, argument, on_result)
+end
+
+send = function(client, bufnr, command, argument, on_result)
   if next(argument) == nil then
     argument = vim.empty_dict() -- an empty Lua table would be sent as a JSON list
   end
@@ -144,6 +153,40 @@ local function show_trace(result)
   vim.api.nvim_buf_set_lines(0, 0, -1, false, vim.split(tostring(text or ""), "\n", { plain = true }))
 end
 
+-- Ask the user's hint (vim.ui.input), then call `with(hint)`; nothing when it is cancelled or blank.
+local function ask_hint(with)
+  vim.ui.input({ prompt = "agentls hint (where the bug is, what not to touch): " }, function(hint)
+    if hint ~= nil and vim.trim(hint) ~= "" then
+      with(vim.trim(hint))
+    end
+  end)
+end
+
+-- The code actions "Plan and fix with a hint..." and "Retry with a hint...": the server cannot ask
+-- for text, so the client asks and sends the same command with `hint` added.
+local function with_hint(command, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local argument = vim.deepcopy((command.arguments or {})[1] or {})
+  ask_hint(function(hint)
+    argument.hint = hint
+    send(client, ctx.bufnr, command.command, argument, remember)
+  end)
+end
+vim.lsp.commands["agentls.planAndFixWithHint"] = with_hint
+vim.lsp.commands["agentls.retryWithHint"] = with_hint
+
+local function show_report(result)
+  local path = type(result) == "table" and result.path
+  if not path then
+    vim.notify("agentls: the server wrote no report", vim.log.levels.WARN)
+    return
+  end
+  vim.notify("agentls: report of run " .. tostring(result.runId) .. ": " .. path)
+  if vim.ui.open then -- 0.10+
+    vim.ui.open(path)
+  end
+end
+
 local function define_commands()
   local create = vim.api.nvim_create_user_command
   create("AgentlsPlanAndFix", function(o) M.execute("agentls.planAndFix", target(o), remember) end, { range = true })
@@ -156,6 +199,15 @@ local function define_commands()
   create("AgentlsRunTests", function() M.execute("agentls.runTests", {}, remember) end, {})
   create("AgentlsCancel", function() M.execute("agentls.cancel", { runId = last_run }) end, {})
   create("AgentlsShowTrace", function() M.execute("agentls.showTrace", { runId = last_run }, show_trace) end, {})
+  create("AgentlsShowReport", function() M.execute("agentls.showReport", { runId = last_run }, show_report) end, {})
+  create("AgentlsPlanAndFixWithHint", function(o)
+    local arg = target(o)
+    local function go(hint)
+      arg.hint = hint
+      M.execute("agentls.planAndFixWithHint", arg, remember)
+    end
+    if vim.trim(o.args) ~= "" then go(vim.trim(o.args)) else ask_hint(go) end
+  end, { nargs = "*", range = true })
 end
 
 -- Configure, attach every Python buffer already open, and every one opened later.

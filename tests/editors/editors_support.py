@@ -115,8 +115,8 @@ def drive_fix(
         tmp_path,
         server_tmp,
         AGENTLS_E2E_OUT=str(out),
-        AGENTLS_E2E_BASE_URL=scripted_llm.base_url,
-        AGENTLS_E2E_MODEL=MODEL,
+        E2E_AGENTLS_BASE_URL=scripted_llm.base_url,
+        E2E_AGENTLS_MODEL=MODEL,
         **snippet_env,
     )
     run = run_editor(argv, cwd=workspace, env=env)
@@ -148,6 +148,21 @@ def check_fixed_in_buffer_only(
     assert leftovers(workspace, server_tmp) == ([], []), (
         "the language server outlived the editor, or the run left temporary files behind"
     )
+
+
+HINT = "the bug is the undefined name on the return line of add"
+
+
+def check_hint_and_report(seen: dict, scripted_llm) -> None:
+    """A driver run with $E2E_AGENTLS_HINT: the editor asked the hint, the coder's prompt carries it, and
+    :AgentlsShowReport (or the Emacs command) handed the run's HTML report to the opener."""
+    assert seen.get("hint_prompt", "").startswith("agentls hint"), seen.get("hint_prompt")
+    prompts = [str(m.get("content")) for r in scripted_llm.requests_for("coder") for m in r.get("messages", [])]
+    assert any(f"The user's hint: {HINT}" in p for p in prompts), "the hint never reached the coder"
+    assert f"hint: {HINT}" in seen["trace"]
+    report = Path(str(seen.get("report_path", "")).removeprefix("file://"))
+    assert report.name == "report.html" and report.is_file(), (seen.get("report_path"), seen.get("notes"))
+    assert 'id="graph"' in report.read_text(encoding="utf-8")
 
 
 def leftovers(root: Path, server_tmp: Path, grace_s: float = 5.0) -> tuple[list[int], list[str]]:

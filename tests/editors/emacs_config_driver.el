@@ -67,7 +67,7 @@
   (require 'eglot)
   (setq-default eglot-workspace-configuration '(:pylsp (:plugins (:ruff (:enabled t)))))
   (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
-  (setq agentls-settings (list :model (getenv "AGENTLS_E2E_MODEL")))
+  (setq agentls-settings (list :model (getenv "E2E_AGENTLS_MODEL")))
   (driver-note 'kept_before (if (equal (default-value 'eglot-workspace-configuration)
                                        '(:pylsp (:plugins (:ruff (:enabled t)))))
                                 t :json-false))

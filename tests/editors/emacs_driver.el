@@ -12,8 +12,8 @@
 (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
 
 (setq agentls-settings
-      (list :baseUrl (getenv "AGENTLS_E2E_BASE_URL")
-            :model (getenv "AGENTLS_E2E_MODEL")
+      (list :baseUrl (getenv "E2E_AGENTLS_BASE_URL")
+            :model (getenv "E2E_AGENTLS_MODEL")
             :memory '(:enabled :json-false)
             :sandbox '(:timeoutS 60)))
 (setq eglot-confirm-server-initiated-edits nil)

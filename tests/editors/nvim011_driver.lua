@@ -51,8 +51,8 @@ local function run()
   vim.lsp.config("agentls", {
     settings = {
       agentls = {
-        baseUrl = os.getenv("AGENTLS_E2E_BASE_URL"),
-        model = os.getenv("AGENTLS_E2E_MODEL"),
+        baseUrl = os.getenv("E2E_AGENTLS_BASE_URL"),
+        model = os.getenv("E2E_AGENTLS_MODEL"),
         memory = { enabled = false },
         sandbox = { timeoutS = 60 },
       },
@@ -79,9 +79,16 @@ local function run()
   end
   step("code actions listed")
 
+  -- With $E2E_AGENTLS_HINT, "Plan and fix with a hint..." is chosen and the config's vim.ui.input answered.
+  local hint = os.getenv("E2E_AGENTLS_HINT")
+  local wanted = hint and "Plan and fix with a hint..." or "Plan and fix"
+  vim.ui.input = function(opts, on_confirm)
+    result.hint_prompt = opts.prompt
+    on_confirm(hint)
+  end
   vim.ui.select = function(items, opts, on_choice)
     for index, item in ipairs(items) do
-      if opts.format_item(item) == "Plan and fix" then
+      if opts.format_item(item) == wanted then
         return on_choice(item, index)
       end
     end
@@ -107,6 +114,14 @@ local function run()
     result.trace = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
   end
   step("trace shown")
+
+  vim.cmd("close") -- back to calc.py from the trace's window
+  result.notes = {}
+  vim.notify = function(text) table.insert(result.notes, text) end
+  vim.ui.open = function(path) result.report_path = path end
+  vim.cmd("AgentlsShowReport")
+  vim.wait(30000, function() return result.report_path ~= nil end, 100)
+  step("report shown")
 end
 
 local ok, err = pcall(run)

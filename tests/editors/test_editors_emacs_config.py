@@ -25,7 +25,7 @@ def scenario(name: str, workspace: Path, tmp_path: Path, server_tmp: Path, **ext
     emacs = require_editor("emacs", "apt-get install -y --no-install-recommends emacs-nox elpa-eglot")
     out = tmp_path / f"{name}.json"
     env = editor_env(tmp_path, server_tmp, AGENTLS_E2E_OUT=str(out), AGENTLS_EMACS_SCENARIO=name,
-                     AGENTLS_EMACS_SNIPPET=str(SNIPPETS / "emacs" / "agentls.el"), AGENTLS_E2E_MODEL=MODEL)
+                     AGENTLS_EMACS_SNIPPET=str(SNIPPETS / "emacs" / "agentls.el"), E2E_AGENTLS_MODEL=MODEL)
     env.update(extra)
     run = run_editor([emacs, "--batch", "-l", str(HERE / "emacs_config_driver.el")], cwd=workspace, env=env,
                      timeout=120)

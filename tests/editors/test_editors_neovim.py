@@ -13,7 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from editors_support import HERE, SNIPPETS, check_fixed_in_buffer_only, drive_fix, require_editor
+from editors_support import (
+    HERE,
+    HINT,
+    SNIPPETS,
+    check_fixed_in_buffer_only,
+    check_hint_and_report,
+    drive_fix,
+    require_editor,
+)
 
 pytestmark = pytest.mark.editor
 
@@ -29,6 +37,8 @@ def test_neovim_snippet_attaches_lists_actions_and_applies_plan_and_fix(
         tmp_path,
         server_tmp,
         AGENTLS_NVIM_SNIPPET=str(SNIPPETS / "nvim" / "agentls.lua"),
+        E2E_AGENTLS_HINT=HINT,
     )
     assert Path(seen["root_dir"]) == editor_workspace
     check_fixed_in_buffer_only(seen, "\n".join(seen["buffer"]) + "\n", run, editor_workspace, scripted_llm, server_tmp)
+    check_hint_and_report(seen, scripted_llm)

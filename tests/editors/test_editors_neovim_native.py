@@ -18,7 +18,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from editors_support import HERE, SNIPPETS, check_fixed_in_buffer_only, drive_fix, require_editor
+from editors_support import (
+    HERE,
+    HINT,
+    SNIPPETS,
+    check_fixed_in_buffer_only,
+    check_hint_and_report,
+    drive_fix,
+    require_editor,
+)
 
 pytestmark = pytest.mark.editor
 
@@ -89,16 +97,19 @@ def test_the_07_snippet_on_a_current_neovim_calls_nothing_deprecated(editor_work
     assert seen["deprecated"] == []
     _without_neovims_own_temp_dir(server_tmp)
     check_fixed_in_buffer_only(seen, "\n".join(seen["buffer"]) + "\n", run, editor_workspace, scripted_llm, server_tmp)
+    assert seen["report_path"].endswith("/report.html")
 
 
 def test_neovim_011_native_config_applies_plan_and_fix(editor_workspace: Path, scripted_llm, tmp_path, server_tmp):
     nvim = modern_nvim()
     seen, run = drive_fix([nvim, "--headless", "--clean", "-c", f"luafile {HERE / 'nvim011_driver.lua'}"],
                           editor_workspace, scripted_llm, tmp_path, server_tmp,
-                          AGENTLS_NVIM_RTP=str(SNIPPETS / "nvim"))
+                          AGENTLS_NVIM_RTP=str(SNIPPETS / "nvim"), E2E_AGENTLS_HINT=HINT)
     assert seen["cmd"] == ["agentls", "serve", "--stdio"]
     assert Path(seen["root_dir"]) == editor_workspace
-    assert {"AgentlsPlanAndFix", "AgentlsShowTrace", "AgentlsRunTask"} <= set(seen["commands"])
+    assert {"AgentlsPlanAndFix", "AgentlsShowTrace", "AgentlsRunTask", "AgentlsShowReport",
+            "AgentlsPlanAndFixWithHint"} <= set(seen["commands"])
     assert seen["deprecated"] == []
     _without_neovims_own_temp_dir(server_tmp)
     check_fixed_in_buffer_only(seen, "\n".join(seen["buffer"]) + "\n", run, editor_workspace, scripted_llm, server_tmp)
+    check_hint_and_report(seen, scripted_llm)

@@ -75,8 +75,8 @@ def test_neovim_finds_the_tool_install_and_leaves_the_project_environment_alone(
 
     script_fix(scripted_llm)
     out = tmp_path / "editor-result.json"
-    env = editor_env(tmp_path, server_tmp, AGENTLS_E2E_OUT=str(out), AGENTLS_E2E_BASE_URL=scripted_llm.base_url,
-                     AGENTLS_E2E_MODEL=MODEL, AGENTLS_NVIM_RTP=str(SNIPPETS / "nvim"))
+    env = editor_env(tmp_path, server_tmp, AGENTLS_E2E_OUT=str(out), E2E_AGENTLS_BASE_URL=scripted_llm.base_url,
+                     E2E_AGENTLS_MODEL=MODEL, AGENTLS_NVIM_RTP=str(SNIPPETS / "nvim"))
     env["PATH"] = _isolated_path(tool_bin)  # editor_env put the test's own venv first: not here
     env["AGENTLS_SANDBOX__BACKEND"] = "bubblewrap"  # the backend that runs the project's own interpreter
     nvim = modern_nvim()

@@ -23,27 +23,69 @@
 -- (found with vim.fs.root), else the buffer's own directory: one server per project.
 -- `settings.agentls` answers the server's workspace/configuration requests and is also sent as
 -- initializationOptions. Code actions (Plan and fix, Generate tests) come through
--- vim.lsp.buf.code_action(); the buffer also gets :AgentlsPlanAndFix, :AgentlsGenerateTests
--- (both take a range), :AgentlsRunTask {goal}, :AgentlsRunTests, :AgentlsCancel and
--- :AgentlsShowTrace.
+-- vim.lsp.buf.code_action(); "Plan and fix with a hint..." and "Retry with a hint..." (on the
+-- failing tests of a run that did not fix them) ask the hint with vim.ui.input first. The buffer
+-- also gets :AgentlsPlanAndFix, :AgentlsPlanAndFixWithHint [hint], :AgentlsGenerateTests (these
+-- take a range), :AgentlsRunTask {goal}, :AgentlsRunTests, :AgentlsCancel, :AgentlsShowTrace and
+-- :AgentlsShowReport (the run's HTML report, opened with vim.ui.open).
 
 local ROOT_MARKERS = { "pyproject.toml", ".agentls.toml", "setup.cfg", "setup.py", ".git" }
 
 local last_run = {} -- client id -> the last run id it answered
 
 -- workspace/executeCommand with one argument object; `on_result(result)` gets the answer.
+-- A request, not client:exec_cmd: that would run the hint commands' own handlers below again.
 local function execute(client, bufnr, command, argument, on_result)
   if next(argument) == nil then
     argument = vim.empty_dict() -- an empty Lua table would be sent as a JSON list
   end
-  client:exec_cmd({ title = command, command = command, arguments = { argument } }, { bufnr = bufnr },
+  client:request("workspace/executeCommand", { command = command, arguments = { argument } },
     function(err, result)
       if err then
         vim.notify("agentls: " .. command .. ": " .. err.message, vim.log.levels.ERROR)
       elseif on_result then
         on_result(result)
       end
-    end)
+    end, bufnr)
+end
+
+local function remember_for(client)
+  return function(result)
+    if type(result) == "table" and result.runId then
+      last_run[client.id] = result.runId
+      vim.notify("agentls: started run " .. result.runId)
+    end
+  end
+end
+
+-- Ask the user's hint (vim.ui.input), then call `with(hint)`; nothing when it is cancelled or blank.
+local function ask_hint(with)
+  vim.ui.input({ prompt = "agentls hint (where the bug is, what not to touch): " }, function(hint)
+    if hint ~= nil and vim.trim(hint) ~= "" then
+      with(vim.trim(hint))
+    end
+  end)
+end
+
+-- The code actions "Plan and fix with a hint..." and "Retry with a hint...": the server cannot ask
+-- for text, so the client asks and sends the same command with `hint` added.
+local function with_hint(command, ctx)
+  local client = assert(vim.lsp.get_client_by_id(ctx.client_id))
+  local argument = vim.deepcopy((command.arguments or {})[1] or {})
+  ask_hint(function(hint)
+    argument.hint = hint
+    execute(client, ctx.bufnr, command.command, argument, remember_for(client))
+  end)
+end
+
+local function show_report(result)
+  local path = type(result) == "table" and result.path
+  if not path then
+    vim.notify("agentls: the server wrote no report", vim.log.levels.WARN)
+    return
+  end
+  vim.notify("agentls: report of run " .. tostring(result.runId) .. ": " .. path)
+  vim.ui.open(path)
 end
 
 local function target(bufnr, opts)
@@ -62,12 +104,7 @@ local function show_trace(result)
 end
 
 local function define_commands(client, bufnr)
-  local function remember(result)
-    if type(result) == "table" and result.runId then
-      last_run[client.id] = result.runId
-      vim.notify("agentls: started run " .. result.runId)
-    end
-  end
+  local remember = remember_for(client)
   local function run(command, argument, on_result)
     execute(client, bufnr, command, argument, on_result)
   end
@@ -83,6 +120,16 @@ local function define_commands(client, bufnr)
   create("AgentlsRunTests", function() run("agentls.runTests", {}, remember) end, {})
   create("AgentlsCancel", function() run("agentls.cancel", { runId = last_run[client.id] }) end, {})
   create("AgentlsShowTrace", function() run("agentls.showTrace", { runId = last_run[client.id] }, show_trace) end, {})
+  create("AgentlsShowReport", function() run("agentls.showReport", { runId = last_run[client.id] }, show_report) end,
+    {})
+  create("AgentlsPlanAndFixWithHint", function(o)
+    local arg = target(bufnr, o)
+    local function go(hint)
+      arg.hint = hint
+      run("agentls.planAndFixWithHint", arg, remember)
+    end
+    if vim.trim(o.args) ~= "" then go(vim.trim(o.args)) else ask_hint(go) end
+  end, { nargs = "*", range = true })
 end
 
 ---@type vim.lsp.Config
@@ -100,4 +147,8 @@ return {
     params.initializationOptions = (config.settings or {}).agentls or vim.empty_dict()
   end,
   on_attach = define_commands,
+  commands = { -- the client's own handlers of these code actions' commands
+    ["agentls.planAndFixWithHint"] = with_hint,
+    ["agentls.retryWithHint"] = with_hint,
+  },
 }
