@@ -15,6 +15,8 @@
 ;;             snippet loads, and a function set after it) is kept and the
 ;;             real server, started through eglot, is answered both the
 ;;             user's sections and "agentls".
+;;   project - a directory without version control: the project (and so
+;;             eglot's root) is the nearest pyproject.toml/.agentls.toml above.
 
 (require 'json)
 (require 'cl-lib)
@@ -38,7 +40,25 @@
 (defun driver-fresh ()
   (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
   (driver-note 'python_mode (vconcat (driver-contact-in #'python-mode)))
-  (driver-note 'python_ts_mode (vconcat (driver-contact-in #'python-ts-mode))))
+  (driver-note 'python_ts_mode (vconcat (driver-contact-in #'python-ts-mode)))
+  (with-temp-buffer
+    (setq buffer-file-name (expand-file-name "calc.py"))
+    (python-mode)
+    (driver-note 'server_class (symbol-name (nth 2 (eglot--guess-contact))))
+    (setq buffer-file-name nil)))
+
+(defun driver-project ()
+  (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
+  (let* ((top (file-name-as-directory (make-temp-file "agentls-proj" t)))
+         (inner (expand-file-name "pkg/sub/" top)))
+    (make-directory inner t)
+    (with-temp-file (expand-file-name "pyproject.toml" top) (insert "[project]\nname = \"x\"\n"))
+    (driver-note 'top top)
+    (driver-note 'root_from_inner (project-root (project-current nil inner)))
+    (with-temp-file (expand-file-name "pkg/.agentls.toml" top) (insert ""))
+    (driver-note 'root_nearest (project-root (project-current nil inner)))
+    (driver-note 'vc_dirs (vconcat (cl-remove-if-not (lambda (d) (locate-dominating-file top d)) '(".git" ".hg"))))
+    (delete-directory top t)))
 
 (defun driver-own ()
   (require 'eglot)
@@ -63,6 +83,11 @@
   (setq agentls-server-command '("/opt/venv/bin/python" "-m" "lsp_server"))
   (driver-note 'configured (vconcat (agentls-contact))))
 
+(defun driver-configuration (server &rest sections)
+  "eglot's answer to the server's workspace/configuration request for SECTIONS."
+  (eglot-handle-request server 'workspace/configuration
+                        :items (vconcat (mapcar (lambda (section) (list :section section)) sections))))
+
 (defun driver-merge ()
   (require 'eglot)
   (setq-default eglot-workspace-configuration '(:pylsp (:plugins (:ruff (:enabled t)))))
@@ -76,12 +101,12 @@
   (let ((server (or (cl-loop repeat 300 for s = (eglot-current-server) when s return s
                              do (accept-process-output nil 0.1))
                     (error "eglot never connected"))))
-    (driver-note 'plist_before (eglot--workspace-configuration-plist server))
+    (driver-note 'answer_before (driver-configuration server "pylsp" "agentls"))
     ;; a user who sets a function afterwards (e.g. from a hook) is not overwritten either
     (setq-default eglot-workspace-configuration (lambda (_server) '(:ruff (:lineLength 100))))
-    (driver-note 'plist_after (eglot--workspace-configuration-plist server))
+    (driver-note 'answer_after (driver-configuration server "ruff" "agentls"))
     (setq-default eglot-workspace-configuration '(:agentls (:model "the-users-own")))
-    (driver-note 'plist_own_section (eglot--workspace-configuration-plist server))
+    (driver-note 'answer_own_section (driver-configuration server "agentls"))
     (eglot-shutdown server)))
 
 (condition-case err
@@ -90,6 +115,7 @@
       ("own" (driver-own))
       ("command" (driver-command))
       ("merge" (driver-merge))
+      ("project" (driver-project))
       (other (error "unknown scenario %s" other)))
   (error (driver-note 'error (error-message-string err))))
 

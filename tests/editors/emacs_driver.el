@@ -64,9 +64,15 @@
     (forward-char 4)
     (let ((actions (eglot-code-actions (point) (point))))
       (driver-note 'titles (vconcat (mapcar (lambda (a) (plist-get a :title)) actions))))
-    (let ((last-nonmenu-event ?\r)
-          (completing-read-function (lambda (&rest _) "Plan and fix")))
-      (eglot-code-actions (point) (point) nil t))
+    (driver-note 'project_root (project-root (project-current)))
+    ;; With $E2E_AGENTLS_HINT, "Plan and fix with a hint..." is chosen and the snippet's read-string answered.
+    (let* ((hint (getenv "E2E_AGENTLS_HINT"))
+           (last-nonmenu-event ?\r)
+           (completing-read-function
+            (lambda (&rest _) (if hint "Plan and fix with a hint..." "Plan and fix"))))
+      (cl-letf (((symbol-function 'read-string)
+                 (lambda (prompt &rest _) (driver-note 'hint_prompt prompt) hint)))
+        (eglot-code-actions (point) (point) nil t)))
     (driver-wait (lambda () (or (driver-buffer-fixed buffer) driver-run-ended)) 180)
     (driver-wait (lambda () (driver-buffer-fixed buffer)) 2)
     (driver-note 'edit_applied (if (driver-buffer-fixed buffer) t :json-false))
@@ -80,7 +86,8 @@
     (let* ((opened nil)
            (browse-url-browser-function (lambda (url &rest _) (setq opened url))))
       (with-current-buffer buffer (agentls-show-report))
-      (driver-note 'report_url (or opened "")))
+      (driver-note 'report_url (or opened ""))
+      (driver-note 'report_path (or opened "")))
     (eglot-shutdown server)))
 
 (condition-case err

@@ -14,7 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from editors_support import HERE, SNIPPETS, check_fixed_in_buffer_only, drive_fix, require_editor
+from editors_support import (
+    HERE,
+    HINT,
+    SNIPPETS,
+    check_fixed_in_buffer_only,
+    check_hint_and_report,
+    drive_fix,
+    require_editor,
+)
 
 pytestmark = pytest.mark.editor
 
@@ -30,10 +38,13 @@ def test_emacs_snippet_attaches_lists_actions_and_applies_plan_and_fix(
         tmp_path,
         server_tmp,
         AGENTLS_EMACS_SNIPPET=str(SNIPPETS / "emacs" / "agentls.el"),
+        E2E_AGENTLS_HINT=HINT,
     )
     assert seen["major_mode"] == "python-mode"
     assert seen["server_command"] == ["agentls", "serve", "--stdio"]
+    assert Path(seen["project_root"]) == editor_workspace
     check_fixed_in_buffer_only(seen, seen["buffer"], run, editor_workspace, scripted_llm, server_tmp)
     assert seen["report_url"].startswith("file://") and seen["report_url"].endswith("/report.html")
     report = Path(seen["report_url"].removeprefix("file://"))
     assert report.is_file() and 'id="graph"' in report.read_text(encoding="utf-8")
+    check_hint_and_report(seen, scripted_llm)

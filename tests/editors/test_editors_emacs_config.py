@@ -6,7 +6,9 @@ Serves python-mode and python-ts-mode (languageId "python" for both); keeps
 the user's own installed Python server unless asked to replace it; adds its
 "agentls" section to the user's eglot-workspace-configuration (a plist set
 before it loads, a function set after) instead of overwriting it, for the
-real agentls server started through eglot. Driver: emacs_config_driver.el.
+real agentls server started through eglot (its workspace/configuration
+answer); roots a project without version control at its pyproject.toml or
+.agentls.toml. Driver: emacs_config_driver.el.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def test_python_mode_and_python_ts_mode_get_agentls(editor_workspace: Path, tmp_
     seen = scenario("fresh", editor_workspace, tmp_path, server_tmp)
     assert seen["python_mode"] == ["python-mode", "python", AGENTLS]
     assert seen["python_ts_mode"] == ["python-ts-mode", "python", AGENTLS]
+    assert seen["server_class"] == "agentls-eglot-server"
 
 
 def test_the_users_own_python_server_stays(editor_workspace: Path, tmp_path: Path, server_tmp: Path):
@@ -59,9 +62,17 @@ def test_the_users_own_python_server_stays(editor_workspace: Path, tmp_path: Pat
 def test_workspace_configuration_is_merged_not_overwritten(editor_workspace: Path, tmp_path: Path, server_tmp: Path):
     seen = scenario("merge", editor_workspace, tmp_path, server_tmp)
     assert seen["kept_before"] is True
-    assert seen["plist_before"] == {"pylsp": {"plugins": {"ruff": {"enabled": True}}}, "agentls": {"model": MODEL}}
-    assert seen["plist_after"] == {"ruff": {"lineLength": 100}, "agentls": {"model": MODEL}}
-    assert seen["plist_own_section"] == {"agentls": {"model": "the-users-own"}}
+    assert seen["answer_before"] == [{"plugins": {"ruff": {"enabled": True}}}, {"model": MODEL}]
+    assert seen["answer_after"] == [{"lineLength": 100}, {"model": MODEL}]
+    assert seen["answer_own_section"] == [{"model": "the-users-own"}]
+
+
+def test_a_project_without_version_control_is_rooted_at_its_pyproject(editor_workspace: Path, tmp_path: Path,
+                                                                       server_tmp: Path):
+    seen = scenario("project", editor_workspace, tmp_path, server_tmp)
+    assert seen["vc_dirs"] == [], "the temp project must have no version control above it"
+    assert seen["root_from_inner"] == seen["top"]
+    assert seen["root_nearest"] == seen["top"] + "pkg/"
 
 
 def test_server_command_is_the_setting_then_agentls_on_path_then_python3(
