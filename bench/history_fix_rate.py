@@ -103,8 +103,20 @@ def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def run_tasks(bugs: list[hc.HistoryBug], args: argparse.Namespace) -> list[dict]:
-    """Each bug through fix_rate.run_one, in order, with its verdict, Python and the load around it."""
+def interleaved(bugs: list[hc.HistoryBug]) -> list[hc.HistoryBug]:
+    """One bug of each project in turn, so that a run cut short still spans the projects."""
+    queues: dict[str, list[hc.HistoryBug]] = {}
+    for bug in bugs:
+        queues.setdefault(bug.project, []).append(bug)
+    order: list[hc.HistoryBug] = []
+    while any(queues.values()):
+        order += [queue.pop(0) for queue in queues.values() if queue]
+    return order
+
+
+def run_tasks(bugs: list[hc.HistoryBug], args: argparse.Namespace, meta: dict) -> list[dict]:
+    """Each bug through fix_rate.run_one, in order, with its verdict, Python and the load around it; --out is
+    rewritten after each task, so a run cut short keeps what it measured."""
     verdicts: dict[str, str] = {}
     tasks = history_tasks(bugs, verdicts)
     rows = []
@@ -122,6 +134,9 @@ def run_tasks(bugs: list[hc.HistoryBug], args: argparse.Namespace) -> list[dict]
             print(f"[{n}/{len(tasks)}] {task.name}: {row['outcome']} ({row['status']}) {row['author_way']} "
                   f"{row['wall_s']} s {row['tokens']} tokens load {load_start}->{row['load_end']}",
                   file=sys.stderr, flush=True)
+            if args.out:
+                args.out.write_text(json.dumps({"meta": meta | {"load_end": _load(), "done": len(rows)},
+                                                "rows": rows}, indent=2), encoding="utf-8")
     return rows
 
 
@@ -194,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search-only", action="store_true",
                         help=f"the model off: agentls's endpoint is {DEAD_ENDPOINT}, which does not answer")
     fix_rate.add_common_arguments(parser)
+    parser.add_argument("--interleave", action="store_true", help="one bug of each project in turn")
     parser.add_argument("--markdown-from", type=Path, help="print the docs table of an --out file and stop")
     args = parser.parse_args(argv)
     if args.markdown_from:
@@ -214,16 +230,13 @@ def main(argv: list[str] | None = None) -> int:
             hc.author_tree(group[0])
             hc.ensure_env(group[0])
         args.base_url = fix_rate.ensure_endpoint()
-        started, load = datetime.datetime.now(datetime.UTC), _load()
-        rows = run_tasks(bugs, args)
+        meta = {"commit": _commit(), "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                "load_start": _load(), "search_only": args.search_only, "argv": sys.argv[1:], "tasks": len(bugs),
+                "endpoint": args.base_url or os.environ.get("AGENTLS_BASE_URL") or os.environ.get("OPENAI_BASE_URL")}
+        rows = run_tasks(interleaved(bugs) if args.interleave else bugs, args, meta)
     except rp.CorpusError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    meta = {"commit": _commit(), "started": started.isoformat(timespec="seconds"), "load_start": load,
-            "load_end": _load(), "search_only": args.search_only, "argv": sys.argv[1:],
-            "endpoint": args.base_url or os.environ.get("AGENTLS_BASE_URL") or os.environ.get("OPENAI_BASE_URL")}
-    if args.out:
-        args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2), encoding="utf-8")
     print(table(rows))
     print(report(rows))
     return 0
