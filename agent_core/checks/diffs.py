@@ -97,13 +97,21 @@ def read_diff(text: str, root: Path) -> Diff:
     return Diff(text, strip, paths)
 
 
+def _apply_args(diff: Diff) -> list[str]:
+    return [f"-p{diff.strip}", "--recount", "--unidiff-zero", "--whitespace=nowarn"]
+
+
+def check_diff(diff: Diff, root: Path) -> None:
+    """DiffError when `diff` does not apply to the tree `root` (nothing written)."""
+    check = _git([*_apply_args(diff), "--check", "-"], root, diff.text)
+    if check.returncode != 0:
+        raise DiffError(f"the diff does not apply: {_why(check)}")
+
+
 def apply_diff(diff: Diff, root: Path) -> None:
     """Apply `diff` to the tree `root`, all or nothing (git checks every hunk first); DiffError when it does not
     apply."""
-    args = [f"-p{diff.strip}", "--recount", "--unidiff-zero", "--whitespace=nowarn"]
-    check = _git([*args, "--check", "-"], root, diff.text)
-    if check.returncode != 0:
-        raise DiffError(f"the diff does not apply: {_why(check)}")
-    done = _git([*args, "-"], root, diff.text)
+    check_diff(diff, root)
+    done = _git([*_apply_args(diff), "-"], root, diff.text)
     if done.returncode != 0:
         raise DiffError(f"the diff does not apply: {_why(done)}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_core.checks.diffs import Diff, DiffError, apply_diff, read_diff
+from agent_core.checks.diffs import Diff, DiffError, apply_diff, check_diff, read_diff
 from agent_core.errors import BadRequest
 from agent_core.models import ChangeSet, TestReport
 from agent_core.pipeline.searching import verify_bounds
@@ -106,11 +106,12 @@ async def verify_patch(settings: Settings, workspace: Path, text: str, apply: bo
     with ShadowWorkspace(workspace) as shadow:
         try:
             diff = read_diff(text, shadow.root)
+            refused = next((why for p in diff.paths if (why := refusal(p, workspace, shadow))), None)
+            if refused:
+                return PatchVerdict(False, refused=refused, paths=list(diff.paths))
+            check_diff(diff, shadow.root)  # before the baseline run: a diff that cannot apply costs no tests
         except DiffError as exc:
             raise BadRequest(str(exc)) from exc
-        refused = next((why for p in diff.paths if (why := refusal(p, workspace, shadow))), None)
-        if refused:
-            return PatchVerdict(False, refused=refused, paths=list(diff.paths))
         verdict = await _judge(settings, shadow, diff)
         if apply and verdict.verified and verdict.change_set.changes:
             try:
