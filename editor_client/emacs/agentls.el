@@ -30,7 +30,7 @@
 ;; agentls does not take its place.  eglot runs one server per major mode and
 ;; project, so agentls cannot serve the same buffers beside pyright or pylsp
 ;; through eglot.  Beside them, M-x agentls-cli-fix runs the agentls CLI on
-;; the current file (`agentls fix FILE', with a hint when you give one; with
+;; the current project (`agentls fix .', with a hint when you give one; with
 ;; C-u it saves and applies the verified fix) in a compilation buffer, no
 ;; eglot needed; M-x agentls-eglot switches the current project's Python
 ;; buffers to agentls through eglot; `agentls-replace-python-server' makes
@@ -236,16 +236,16 @@ Returns non-nil when agentls was registered."
   (agentls--start "agentls.planAndFixWithHint" (append (list :hint hint) (agentls--target t))))
 
 (defun agentls-cli-fix (&optional hint apply)
-  "Run `agentls fix' on the current file in a compilation buffer: no eglot needed, so it works
-beside pyright or pylsp.  HINT steers it (asked interactively; empty for none); with APPLY
-\(\[universal-argument]) the buffers are saved first and the verified fix is written to disk."
+  "Run `agentls fix' on the current buffer's project in a compilation buffer: no eglot needed, so
+it works beside pyright or pylsp.  It fixes the failing tests; HINT steers it (asked interactively;
+empty for none).  Without APPLY it shows the verified diff; with APPLY (\\[universal-argument])
+the buffers are saved first and the verified fix is written to disk (revert the buffers after)."
   (interactive (list (agentls-read-hint) current-prefix-arg))
-  (let* ((file (or buffer-file-name (user-error "agentls: this buffer visits no file")))
-         (root (or (let ((project (project-current nil))) (and project (project-root project)))
-                   (file-name-directory file)))
+  (let* ((root (or (let ((project (project-current nil))) (and project (project-root project)))
+                   default-directory))
          (default-directory root)
          (process-environment (cons "NO_COLOR=1" process-environment))
-         (command (append (list (agentls-cli-program) "fix" (file-relative-name file root))
+         (command (append (list (agentls-cli-program) "fix" ".")
                           (when hint (list "--hint" hint))
                           (when apply (list "--apply")))))
     (when apply (save-some-buffers))

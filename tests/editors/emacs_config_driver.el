@@ -15,6 +15,9 @@
 ;;             snippet loads, and a function set after it) is kept and the
 ;;             real server, started through eglot, is answered both the
 ;;             user's sections and "agentls".
+;;   cli     - M-x agentls-cli-fix beside the user's own Python server: the
+;;             agentls CLI fixes the project in a compilation buffer, with
+;;             the hint read like a user would type it.
 ;;   project - a directory without version control: the project (and so
 ;;             eglot's root) is the nearest pyproject.toml/.agentls.toml above.
 
@@ -46,6 +49,19 @@
     (python-mode)
     (driver-note 'server_class (symbol-name (nth 2 (eglot--guess-contact))))
     (setq buffer-file-name nil)))
+
+(defun driver-cli ()
+  (require 'eglot)
+  (add-to-list 'eglot-server-programs '(python-mode . ("cat")))
+  (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
+  (find-file (expand-file-name "calc.py"))
+  (cl-letf (((symbol-function 'read-string) (lambda (&rest _) (getenv "E2E_AGENTLS_HINT"))))
+    (call-interactively #'agentls-cli-fix))
+  (let ((deadline (+ (float-time) 200)))
+    (while (and (get-buffer-process "*agentls fix*") (< (float-time) deadline))
+      (accept-process-output nil 0.2)))
+  (driver-note 'python_mode_contact (vconcat (nth 3 (eglot--guess-contact))))
+  (driver-note 'output (with-current-buffer "*agentls fix*" (buffer-substring-no-properties (point-min) (point-max)))))
 
 (defun driver-project ()
   (load (getenv "AGENTLS_EMACS_SNIPPET") nil t)
@@ -116,6 +132,7 @@
       ("command" (driver-command))
       ("merge" (driver-merge))
       ("project" (driver-project))
+      ("cli" (driver-cli))
       (other (error "unknown scenario %s" other)))
   (error (driver-note 'error (error-message-string err))))
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 import pytest
-from editors_support import HERE, MODEL, SNIPPETS, editor_env, require_editor, run_editor
+from editors_support import CALC, HERE, HINT, MODEL, SNIPPETS, editor_env, require_editor, run_editor, script_fix
 
 pytestmark = pytest.mark.editor
 
@@ -65,6 +65,21 @@ def test_workspace_configuration_is_merged_not_overwritten(editor_workspace: Pat
     assert seen["answer_before"] == [{"plugins": {"ruff": {"enabled": True}}}, {"model": MODEL}]
     assert seen["answer_after"] == [{"lineLength": 100}, {"model": MODEL}]
     assert seen["answer_own_section"] == [{"model": "the-users-own"}]
+
+
+def test_agentls_cli_fix_works_beside_the_users_own_python_server(editor_workspace: Path, tmp_path: Path,
+                                                                     server_tmp: Path, scripted_llm):
+    script_fix(scripted_llm)
+    seen = scenario("cli", editor_workspace, tmp_path, server_tmp, E2E_AGENTLS_HINT=HINT,
+                    AGENTLS_BASE_URL=scripted_llm.base_url, AGENTLS_MODEL=MODEL, AGENTLS_MEMORY__ENABLED="false")
+    assert seen["python_mode_contact"] == ["cat"], "the user's own server still serves python-mode"
+    output = seen["output"]
+    assert "agentls fix . --hint" in output and "fixed" in output, output[-3000:]
+    assert "+    return a + b" in output and "\033[" not in output, "the diff, without colour codes"
+    assert "finished" in output and "exited abnormally" not in output, output[-500:]
+    prompts = [str(m.get("content")) for r in scripted_llm.requests_for("coder") for m in r.get("messages", [])]
+    assert any(f"The user's hint: {HINT}" in p for p in prompts)
+    assert (editor_workspace / "calc.py").read_text() == CALC, "without C-u nothing is written"
 
 
 def test_a_project_without_version_control_is_rooted_at_its_pyproject(editor_workspace: Path, tmp_path: Path,
