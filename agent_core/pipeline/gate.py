@@ -104,7 +104,16 @@ class _Scanner(ast.NodeVisitor):
         if name in IMPORT_FUNCTIONS or name == "getattr":
             self.names.qualify(node)  # notes what it cannot resolve
         self._check_call(node, name, _dotted(node.func))
+        self._callables_passed(node)
         self.generic_visit(node)
+
+    def _callables_passed(self, node: ast.Call) -> None:
+        """`atexit.register(os.system, ...)`, `Thread(target=os.system)`: a shell or eval handed over to be called."""
+        for value in [*node.args, *(k.value for k in node.keywords)]:
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                name = canonical(self.names.qualify(value) or "")
+                if name in SHELL_CALLS or name in EVAL_CALLS:
+                    self.add(value, "shell" if name in SHELL_CALLS else name, f"passes {name} on to be called")
 
     def _check_call(self, node: ast.Call, name: str, written: str) -> None:
         seen = name if written == name else f"{name} (written {written or 'dynamically'})"
