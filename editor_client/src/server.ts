@@ -8,11 +8,14 @@
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
+  DynamicFeature,
+  ExecuteCommandRequest,
   LanguageClient,
   State,
   type ConfigurationParams,
   type LanguageClientOptions,
   type ServerOptions,
+  type StaticFeature,
 } from "vscode-languageclient/node";
 import { resolveInterpreter } from "./interpreter";
 import { chooseServerCommand } from "./serverCommand";
@@ -24,6 +27,21 @@ import {
   engineSettings,
 } from "./settings";
 import type { RunStatus } from "./status";
+
+/**
+ * The language client without its ExecuteCommand feature: that feature registers a VS Code
+ * command for each of the server's commands, and registering an id twice throws. The extension
+ * registers every agentls command itself (commands.ts): the palette's, and those of the code
+ * actions, some of which ask the user something first (the hint) before they reach the server.
+ */
+class AgentlsLanguageClient extends LanguageClient {
+  override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
+    if (DynamicFeature.is(feature) && feature.registrationType.method === ExecuteCommandRequest.method) {
+      return;
+    }
+    super.registerFeature(feature);
+  }
+}
 
 export class AgentlsServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -90,7 +108,7 @@ export class AgentlsServer implements vscode.Disposable {
       args: server.args,
       options: { cwd: scope?.fsPath },
     };
-    const client = new LanguageClient("agentls", "agentls", serverOptions, this.clientOptions());
+    const client = new AgentlsLanguageClient("agentls", "agentls", serverOptions, this.clientOptions());
     client.onDidChangeState((event) => {
       if (event.newState === State.Stopped) {
         this.status.clear();

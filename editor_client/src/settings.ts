@@ -17,7 +17,7 @@ import { chosenValue, userOnlyKeys } from "./settingsScope";
 export const SECTION = "agentls";
 
 /** Settings read by the client itself; the server's settings model rejects them. */
-export const CLIENT_ONLY: readonly string[] = ["python", "serverCommand"];
+export const CLIENT_ONLY: readonly string[] = ["python", "serverCommand", "trace.server"];
 
 export type SettingsTree = { [key: string]: unknown };
 

@@ -29,6 +29,7 @@ EDITOR_CLIENT = Path(__file__).resolve().parents[2] / "editor_client"
 CLIENT_ONLY = {
     "agentls.python": "interpreter that runs the language server; chosen by the client",
     "agentls.serverCommand": "the command line that starts the language server; chosen by the client",
+    "agentls.trace.server": "vscode-languageclient's own message trace into the output channel",
 }
 
 # Engine settings deliberately not offered in the editor's settings UI.
@@ -143,7 +144,7 @@ def test_contributed_setting_matches_the_model(path: str) -> None:
 def test_every_contributed_setting_has_type_default_and_description() -> None:
     for key, prop in _properties().items():
         assert key.startswith("agentls."), key
-        for field in ("type", "default", "description"):
+        for field in ("type", "default", "description", "markdownDescription"):
             assert field in prop, f"{key} lacks {field}"
 
 
