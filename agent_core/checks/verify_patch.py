@@ -13,10 +13,12 @@ outside the project or one the shadow copy leaves out (a skipped folder, a
 as the copy found them; one that the patched code changed during its run
 (and the unpatched code did not) refuses the verdict.
 
-"Verified" is DESIGN.md's: the patched suite passes, every test that failed
-at the baseline is collected again and passes (a skip, an xfail or a vanished
-test is not a pass), no test that passed now does otherwise, and the passing
-count does not drop.
+"Verified" is a fix run's verdict (`testing/verdict.judge`, the one rule):
+the patched suite passes, every test that failed at the baseline is
+collected again and passes (a skip, an xfail or a vanished test is not a
+pass), no test that passed now fails, and the passing count does not drop.
+A file the baseline's pytest collected tests from is protected like a test
+file, whatever its name.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from agent_core.pipeline.searching import verify_bounds
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings
 from agent_core.testing.runner import per_test_bound, run_tests
+from agent_core.testing.verdict import CHANGED_DURING_RUN, distrust, judge
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set, compute_change_set, is_excluded
 from agent_core.workspace.paths import PathRefused, relative_inside
 from agent_core.workspace.shadow import ShadowWorkspace
-from agent_core.workspace.testfiles import is_test_config, is_test_file, restore_protected
+from agent_core.workspace.testfiles import collected_entries, is_test_config, is_test_file, restore_protected
 
 ABSENT = "absent"  # a test's outcome on the side of the comparison that did not collect it
 
@@ -87,16 +90,6 @@ def outcome_changes(baseline: TestReport, report: TestReport) -> list[OutcomeCha
             for n in ids if before.get(n, ABSENT) != after.get(n, ABSENT)]
 
 
-def is_verified(baseline: TestReport, report: TestReport, changed: list[OutcomeChange]) -> bool:
-    """The patched suite passes, nothing that passed stopped passing, every baseline failure now passes."""
-    if not report.ok or report.passed < baseline.passed:
-        return False
-    worse = [c for c in changed if c.before == "passed" and c.after != "passed"]
-    failing_before = {f.nodeid for f in baseline.failures if "::" in f.nodeid}
-    still = [n for n in failing_before if report.outcomes and report.outcomes.get(n) != "passed"]
-    return not worse and not still
-
-
 async def verify_patch(settings: Settings, workspace: Path, text: str, apply: bool = False) -> PatchVerdict:
     """Apply the unified diff `text` to a shadow copy of `workspace`, run the tests before and after, judge.
 
@@ -128,6 +121,11 @@ async def _judge(settings: Settings, shadow: ShadowWorkspace, diff: Diff) -> Pat
     baseline = await run_tests(sandbox, root, command, timeout,
                                test_timeout_s=per_test_bound(None, settings.sandbox.test_timeout_s, timeout))
     by_baseline = set(restore_protected(root, shadow.verification))
+    collected = sorted(set(diff.paths) & set(baseline.test_files))
+    if collected:  # what the project's pytest collects tests from is a test file, whatever its name
+        return PatchVerdict(False, refused=f"{collected[0]} holds tests the project's pytest collects: a patch "
+                            "cannot change the tests that judge it", paths=list(diff.paths), baseline=baseline)
+    shadow.verification.update(collected_entries(root, baseline.test_files, shadow.verification))
     for rel in diff.paths:
         shadow.remember(rel)
     try:
@@ -139,8 +137,11 @@ async def _judge(settings: Settings, shadow: ShadowWorkspace, diff: Diff) -> Pat
     report = await run_tests(sandbox, root, command, run_timeout, test_timeout_s=bound)
     rigged = sorted(set(restore_protected(root, shadow.verification)) - by_baseline)
     changed = outcome_changes(baseline, report)
-    verdict = PatchVerdict(is_verified(baseline, report, changed) and not rigged, paths=list(diff.paths),
-                           baseline=baseline, report=report, changed=changed, change_set=change_set)
+    judged = judge(report.model_copy(deep=True), baseline)  # the one rule of a verified fix (testing/verdict.py)
+    if rigged:
+        distrust(judged, CHANGED_DURING_RUN)
+    verdict = PatchVerdict(judged.ok, paths=list(diff.paths), baseline=baseline, report=judged, changed=changed,
+                           change_set=change_set)
     if rigged:
         verdict.refused = f"the patched code changed {', '.join(rigged)} during the test run"
     return verdict

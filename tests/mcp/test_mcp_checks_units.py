@@ -8,7 +8,8 @@ import pytest
 
 from agent_core import models
 from agent_core.checks.diffs import _numstat_paths, strip_depth
-from agent_core.checks.verify_patch import OutcomeChange, is_verified, outcome_changes, refusal
+from agent_core.checks.verify_patch import OutcomeChange, outcome_changes, refusal
+from agent_core.testing.verdict import judge
 
 
 @pytest.mark.parametrize(("diff", "depth"), [
@@ -66,8 +67,8 @@ def _report(outcomes: dict[str, str]) -> models.TestReport:
     ({"t::a": "passed", "t::b": "passed"}, {"t::a": "passed"}, False),
 ])
 def test_verdict_against_the_baseline(before: dict, after: dict, verified: bool):
-    baseline, report = _report(before), _report(after)
-    assert is_verified(baseline, report, outcome_changes(baseline, report)) is verified
+    """What verify_patch asks of the patched run (the fix runs' rule, testing/verdict.py)."""
+    assert judge(_report(after), _report(before)).ok is verified
 
 
 def test_outcome_changes_name_every_difference_with_absent_sides():

@@ -8,6 +8,10 @@ BREAK_MUL = "--- a/calc.py\n+++ b/calc.py\n@@ -5,2 +5,2 @@\n def mul(a, b):\n-  
 BOTH = FIX_ADD + BREAK_MUL.replace("--- a/calc.py\n+++ b/calc.py\n", "")
 EDIT_TEST = ("--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4,2 +4,2 @@\n def test_add():\n"
              "-    assert add(2, 3) == 5\n+    assert add(2, 3) == -1\n")
+FILES = {**CALC, "pytest.ini": "[pytest]\npython_files = test_*.py check_*.py\n",
+         "check_calc.py": "from calc import mul\n\n\ndef test_mul_one():\n    assert mul(1, 1) == 1\n"}
+EDIT_CHECK = ("--- a/check_calc.py\n+++ b/check_calc.py\n@@ -5 +5 @@\n-    assert mul(1, 1) == 1\n"
+              "+    assert mul(1, 1) == 2\n")
 NEW_CONFTEST = "--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1 @@\n+collect_ignore = ['test_calc.py']\n"
 
 
@@ -16,17 +20,17 @@ def _tree(project):
 
 
 async def test_a_diff_is_verified_refused_or_named_and_only_a_verified_one_is_applied(mcp_session):
-    async with mcp_session() as s:
+    async with mcp_session(FILES) as s:
         before = _tree(s.project)
         result = await s.call("verify_patch", project=str(s.project), diff=FIX_ADD)
         assert not result.is_error, result.content
         data = result.structured_content
         assert data["verified"] is True and data["refused"] is None and data["applied"] is False
-        assert data["tests"] == {"passed": 2, "failed": 0, "errors": 0, "skipped": 0}
+        assert data["tests"] == {"passed": 3, "failed": 0, "errors": 0, "skipped": 0}
         assert data["baseline"]["failed"] == 1
         assert data["changed_outcomes"] == [{"nodeid": "tests/test_calc.py::test_add", "before": "failed",
                                              "after": "passed"}]
-        assert result.content[0].text.startswith("verified: 2 passed")
+        assert result.content[0].text.startswith("verified: 3 passed")
         assert _tree(s.project) == before, "verifying never writes the workspace"
 
         for diff, path in ((EDIT_TEST, "tests/test_calc.py"), (NEW_CONFTEST, "tests/conftest.py")):
@@ -34,6 +38,9 @@ async def test_a_diff_is_verified_refused_or_named_and_only_a_verified_one_is_ap
             data = refused.structured_content
             assert not refused.is_error and data["verified"] is False and data["tests"] is None, refused.content
             assert data["refused"].startswith(path) and data["applied"] is False
+        collected = await s.call("verify_patch", project=str(s.project), diff=EDIT_CHECK, apply=True)
+        data = collected.structured_content  # not a test file by name: by what the project's pytest collects
+        assert data["verified"] is False and data["refused"].startswith("check_calc.py holds tests"), data
         assert _tree(s.project) == before, "a refused diff is never written"
 
         broken = await s.call("verify_patch", project=str(s.project), diff=BOTH, apply=True)
