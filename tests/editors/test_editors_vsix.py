@@ -1,11 +1,13 @@
 """The VS Code extension builds, lints and packages into a small, complete .vsix.
 
-Works on a copy of editor_client/ (without node_modules/, out/ or old .vsix
-files) in a temporary directory, removed afterwards, so the run proves that
-the committed package.json + package-lock.json are enough: `npm ci`,
-`npm run build` (tsc), `npm run lint`, `npm run package` (vsce). A .vsix is a
-zip: it must hold out/extension.js and the runtime dependencies
-vscode-languageclient and @vscode/python-extension, and stay under 1 MB. The compiled out/serverCommand.js
+Works on a copy of editor_client/ (without node_modules/, out/, dist/ or old
+.vsix files) in a temporary directory, removed afterwards, so the run proves
+that the committed package.json + package-lock.json are enough: `npm ci`,
+`npm run build` (tsc), `npm run lint`, `npm run package` (vsce, whose
+prepublish step bundles src/extension.ts with esbuild into dist/extension.js).
+A .vsix is a zip: it must hold the bundle (with the runtime dependencies
+vscode-languageclient and @vscode/python-extension inside it) and the icon, no
+node_modules, and stay under 1 MB. The compiled out/serverCommand.js
 (plain Node, no VS Code) chooses the server command in its documented order,
 on real directories and files.
 """
@@ -13,6 +15,7 @@ on real directories and files.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +27,7 @@ from pathlib import Path
 import pytest
 
 EDITOR_CLIENT = Path(__file__).resolve().parents[2] / "editor_client"
-LEFT_OUT = shutil.ignore_patterns("node_modules", "out", "*.vsix")
+LEFT_OUT = shutil.ignore_patterns("node_modules", "out", "dist", "*.vsix")
 MAX_VSIX_BYTES = 1024 * 1024
 
 
@@ -75,55 +78,39 @@ def test_vsix_is_small(built: Path) -> None:
     assert 0 < size < MAX_VSIX_BYTES, f"the .vsix is {size} bytes"
 
 
-def test_vsix_holds_the_extension_and_its_runtime_dependency(built: Path) -> None:
+def test_vsix_holds_the_bundle_and_the_icon(built: Path) -> None:
     with zipfile.ZipFile(_vsix(built)) as vsix:
         names = set(vsix.namelist())
         manifest = json.loads(vsix.read("extension/package.json"))
-    assert "extension/out/extension.js" in names
-    assert "extension/node_modules/vscode-languageclient/package.json" in names
-    assert "extension/node_modules/vscode-languageclient/lib/node/main.js" in names
-    assert "extension/node_modules/vscode-jsonrpc/package.json" in names
-    assert manifest["main"] == "./out/extension.js"
+    assert "extension/dist/extension.js" in names and "extension/images/icon.png" in names
+    assert manifest["main"] == "./dist/extension.js" and manifest["icon"] == "images/icon.png"
 
 
-def test_vsix_leaves_out_sources_and_build_tools(built: Path) -> None:
+def test_vsix_leaves_out_sources_build_tools_and_node_modules(built: Path) -> None:
+    """esbuild bundled the runtime dependencies into dist/extension.js: no node_modules, no tsc output."""
     with zipfile.ZipFile(_vsix(built)) as vsix:
         names = vsix.namelist()
-    leaked = [n for n in names if n.startswith("extension/src/") or n.endswith(".ts")
-              or n.startswith(("extension/node_modules/typescript/", "extension/node_modules/@vscode/vsce/",
-                               "extension/node_modules/eslint/", "extension/node_modules/@types/"))]
-    assert not leaked, f"the .vsix carries sources or dev dependencies: {leaked[:10]}"
+    leaked = [n for n in names if n.startswith(("extension/src/", "extension/node_modules/", "extension/out/"))
+              or n.endswith(".ts")]
+    assert not leaked, f"the .vsix carries sources, tsc output or node_modules: {leaked[:10]}"
 
 
-def test_packaged_extension_resolves_the_language_client(built: Path) -> None:
-    """Node resolves `vscode-languageclient/node` (what out/server.js requires) inside the unpacked .vsix."""
+BUILTINS = "console.log(JSON.stringify(require('module').builtinModules))"
+
+
+def test_the_bundle_needs_nothing_but_vscode_and_node(built: Path) -> None:
+    """Every require() left in the bundle is VS Code's own module or a Node built-in; the language client
+    (its protocol's method names) and the Python extension's facade (its extension id) are inside."""
     node = shutil.which("node")
     assert node, "node is not installed"
-    with tempfile.TemporaryDirectory(prefix="agentls-vsix-x-") as tmp:
-        with zipfile.ZipFile(_vsix(built)) as vsix:
-            vsix.extractall(tmp)
-        extension = Path(tmp) / "extension"
-        script = "console.log(require.resolve('vscode-languageclient/node', {paths: [process.argv[1]]}))"
-        proc = subprocess.run([node, "-e", script, str(extension / "out")], capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        assert Path(proc.stdout.strip()).is_relative_to(extension / "node_modules" / "vscode-languageclient")
-    assert 'require("vscode-languageclient/node")' in (built / "out" / "server.js").read_text()
-
-
-def test_packaged_extension_resolves_the_python_extension_facade(built: Path) -> None:
-    """out/interpreter.js asks the Python extension for its interpreter through `@vscode/python-extension`,
-    which the .vsix carries (it needs VS Code's `vscode` module to run, so it is resolved, not loaded)."""
-    assert 'require("@vscode/python-extension")' in (built / "out" / "interpreter.js").read_text()
-    with tempfile.TemporaryDirectory(prefix="agentls-vsix-p-") as tmp:
-        with zipfile.ZipFile(_vsix(built)) as vsix:
-            vsix.extractall(tmp)
-        extension = Path(tmp) / "extension"
-        script = "console.log(require.resolve('@vscode/python-extension', {paths: [process.argv[1]]}))"
-        proc = subprocess.run(["node", "-e", script, str(extension / "out")], capture_output=True, text=True,
-                              timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        facade = extension / "node_modules" / "@vscode" / "python-extension"
-        assert Path(proc.stdout.strip()) == facade / "out" / "main.js"
+    with zipfile.ZipFile(_vsix(built)) as vsix:
+        bundle = vsix.read("extension/dist/extension.js").decode("utf-8")
+    builtins = set(json.loads(subprocess.run([node, "-e", BUILTINS], capture_output=True, text=True,
+                                             timeout=60).stdout))
+    required = set(re.findall(r'require\("([^"]+)"\)', bundle))
+    outside = {r for r in required if r != "vscode" and r.removeprefix("node:") not in builtins}
+    assert "vscode" in required and not outside, f"the bundle requires modules it does not carry: {outside}"
+    assert "workspace/executeCommand" in bundle and "ms-python.python" in bundle
 
 
 CHOOSE = """
