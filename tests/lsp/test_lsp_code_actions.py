@@ -65,6 +65,7 @@ async def test_capabilities_list_the_commands_kinds_and_incremental_sync(lsp_ses
         assert set(caps.execute_command_provider.commands) == {
             "agentls.planAndFix", "agentls.generateTests", "agentls.runTask",
             "agentls.runTests", "agentls.cancel", "agentls.showTrace", "agentls.showReport", "agentls.applyVerifiedFix",
+            "agentls.planAndFixWithHint", "agentls.retryWithHint", "agentls.applyRunFix",
         }
         assert set(caps.code_action_provider.code_action_kinds) == {
             "quickfix",
