@@ -41,7 +41,6 @@ class _Facts:
     stored_on: dict[str, set[int]]  # a name -> the lines (of the function's text, from 1) that assign it
 
 
-@functools.lru_cache(maxsize=32)
 def _tree(source: str) -> ast.Module | None:
     try:
         return ast.parse(source)
@@ -49,15 +48,22 @@ def _tree(source: str) -> ast.Module | None:
         return None
 
 
-def _innermost_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    found = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
-            if found is None or node.lineno >= found.lineno:
-                found = node
-    return found
+@functools.lru_cache(maxsize=8)
+def _function_spans(source: str) -> tuple[tuple[int, int], ...]:
+    """(first, last line) of every function of `source`, once per file (a thousand candidates share it)."""
+    tree = _tree(source)
+    if tree is None:
+        return ()
+    return tuple((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
+def _innermost_function(source: str, line: int) -> tuple[int, int] | None:
+    inside = [span for span in _function_spans(source) if span[0] <= line <= span[1]]
+    return max(inside) if inside else None
+
+
+@functools.lru_cache(maxsize=64)  # the function before any candidate: the same for all of its candidates
 def _facts(function_text: str) -> _Facts | None:
     tree = _tree(textwrap.dedent(function_text))
     if tree is None or not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -87,12 +93,11 @@ def _facts(function_text: str) -> _Facts | None:
 
 def concerns(source: str, mutant: Mutant) -> tuple[str, ...]:
     """What the candidate leaves wrong in its function, compared with `source` (the file before it)."""
-    tree = _tree(source)
-    function = _innermost_function(tree, mutant.line) if tree is not None else None
-    if function is None or (function.end_lineno or 0) < mutant.last:
+    function = _innermost_function(source, mutant.line)
+    if function is None or function[1] < mutant.last:
         return ()
     lines = source.split("\n")
-    first, last = function.lineno, function.end_lineno or function.lineno
+    first, last = function
     before = _facts("\n".join(lines[first - 1 : last]))
     after = _facts("\n".join([*lines[first - 1 : mutant.line - 1], mutant.text, *lines[mutant.last : last]]))
     if before is None or after is None:

@@ -26,6 +26,7 @@ import ast
 import builtins
 import difflib
 import re
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -254,9 +255,19 @@ def moved_argument_edits(text: str, nodes: list[ast.AST], line: int) -> list[Edi
     return out
 
 
-def _parses(source: str) -> bool:
+def _parses(source: str, mutant: Mutant, function: ast.AST) -> bool:
+    """Whether `source` with `mutant` parses: its function's lines alone (dedented) when they parse so, else the
+    whole file (a big module costs a full parse per candidate otherwise)."""
+    lines = source.split("\n")
+    first, last = function.lineno, function.end_lineno or function.lineno  # type: ignore[attr-defined]
+    region = [*lines[first - 1 : mutant.line - 1], mutant.text, *lines[mutant.last : last]]
     try:
-        ast.parse(source)
+        ast.parse(textwrap.dedent("\n".join(region)))
+        return True
+    except (SyntaxError, ValueError):
+        pass
+    try:
+        ast.parse(mutant.applied(source))
     except (SyntaxError, ValueError):
         return False
     return True
@@ -289,7 +300,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     seen = {text}
     for new, last, description in edits:
         mutant = Mutant(path, line, new, description, TEMPLATE_TIER, last)
-        if new not in seen and _parses(mutant.applied(source)):
+        if new not in seen and _parses(source, mutant, place.functions[0]):
             seen.add(new)
             out.append(mutant)
     return out[:MAX_PER_LINE]
