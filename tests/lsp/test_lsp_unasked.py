@@ -78,3 +78,17 @@ async def test_a_waiting_fix_is_refused_and_withdrawn_when_the_buffer_changed(ls
         assert any(f"the fix of run {run_id} was not applied" in m for m in s.messages())
         actions = await s.client.text_document_code_action_async(_params(uri, 5))
         assert f"Apply the fix of run {run_id}" not in [a.title for a in actions]
+
+
+async def test_the_safety_gate_rejects_without_asking(lsp_session, scripted_llm):
+    eval_fix = {"edits": [{"path": "calc.py", "search": "    return a + c\n", "replace": "    return eval('a + b')\n"}]}
+    script_fix(scripted_llm, coder_answer=eval_fix)
+    async with lsp_session(capabilities=_unaskable()) as s:
+        uri = s.open("calc.py", CALC, version=3)
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: _ended(s, run_id), timeout=120)
+        assert s.state.questions == [] and s.state.applied_edits == []
+        rejected = [m for m in s.messages() if "failed the safety gate" in m]
+        assert rejected and rejected[0].endswith("Rejected: this editor cannot be asked.") and "eval" in rejected[0]
+        waiting = s.root / ".agentls" / "previews" / f"{run_id}.diff"
+        assert not waiting.exists() or "eval(" not in waiting.read_text(), "the rejected change never waits"
