@@ -48,7 +48,17 @@
     (setq buffer-file-name (expand-file-name "calc.py"))
     (python-mode)
     (driver-note 'server_class (symbol-name (nth 2 (eglot--guess-contact))))
-    (setq buffer-file-name nil)))
+    (setq buffer-file-name nil))
+  ;; The commands' target, built without eglot internals: the file's uri, and the region as an LSP range.
+  (with-current-buffer (find-file-noselect (expand-file-name "calc.py"))
+    (driver-note 'target (agentls--target t))
+    (goto-char (point-min))
+    (forward-line 1)
+    (set-mark (+ (point) 4))
+    (end-of-line)
+    (activate-mark)
+    (let ((transient-mark-mode t))
+      (driver-note 'target_region (agentls--target t)))))
 
 (defun driver-cli ()
   (require 'eglot)

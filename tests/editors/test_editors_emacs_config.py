@@ -50,6 +50,11 @@ def test_python_mode_and_python_ts_mode_get_agentls(editor_workspace: Path, tmp_
     assert seen["python_mode"] == ["python-mode", "python", AGENTLS]
     assert seen["python_ts_mode"] == ["python-ts-mode", "python", AGENTLS]
     assert seen["server_class"] == "agentls-eglot-server"
+    uri = (editor_workspace / "calc.py").resolve().as_uri()
+    assert seen["target"] == {"uri": uri}
+    line = CALC.splitlines()[1]
+    assert seen["target_region"] == {"uri": uri, "range": {"start": {"line": 1, "character": 4},
+                                                           "end": {"line": 1, "character": len(line)}}}
 
 
 def test_the_users_own_python_server_stays(editor_workspace: Path, tmp_path: Path, server_tmp: Path):
