@@ -4,8 +4,8 @@
 environment the project's tests run with and why, and what records the
 search's per-test lines there (coverage.py, agentls' own line tracer, or
 nothing, asked of the search driver in the sandbox), then runs one tiny probe
-per limit (network, writes outside the workspace, memory, processes, timeout,
-secrets in the environment) and prints a table: exit 0 when every limit
+per limit (network, writes outside the workspace, memory, the /tmp and
+/dev/shm tmpfs, processes, timeout, secrets in the environment) and prints a table: exit 0 when every limit
 holds, 1 otherwise, 2 when the settings or the chosen backend are unusable.
 `doctor --project PATH` instead runs the project's suite on the host and in
 the sandbox and lists the tests whose outcome differs (exit 1 when any does).
