@@ -28,19 +28,34 @@ def _same_file(a, b):
         return False
 
 
-def _chain(tree, line):
+def _spans(body, end):
+    """(node, last line) for the statements of `body`, a block that ends at line `end`. Python 3.7's ast has no
+    `end_lineno`: there a statement ends where the next one starts (which, for a decorated def, is its first
+    decorator), the last one where its block ends; without this every 3.7 mutant went the slow way, and the
+    slow way misses a function its package re-exports before the child imports the mutant (click's `echo`)."""
+    out = []
+    for index, node in enumerate(body):
+        last = getattr(node, "end_lineno", None)
+        if last is None:
+            last = body[index + 1].lineno - 1 if index + 1 < len(body) else end
+        out.append((node, last))
+    return out
+
+
+def _chain(tree, line, source_lines=10 ** 9):
     """The class and function defs from the module down to the outermost function holding `line`, or None
-    when the line is not in a function's body (or the function sits inside another function)."""
-    chain, body = [], tree.body
+    when the line is not in a function's body (or the function sits inside another function); with the last
+    line of that function."""
+    chain, body, end = [], tree.body, source_lines
     while True:
-        node = next((n for n in body if n.lineno <= line <= (getattr(n, "end_lineno", None) or 0)), None)
+        node, end = next(((n, e) for n, e in _spans(body, end) if n.lineno <= line <= e), (None, end))
         if isinstance(node, ast.ClassDef):
             chain.append(node)
             body = node.body
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return [*chain, node] if node.body and line >= node.body[0].lineno else None
+            return ([*chain, node], end) if node.body and line >= node.body[0].lineno else (None, end)
         else:
-            return None
+            return None, end
 
 
 def _module(path):
@@ -92,10 +107,10 @@ def swap(path, source, line, text, end=0):
 
 def _swap(path, source, line, text, end):
     try:
-        chain = _chain(ast.parse(source), line)
+        chain, last = _chain(ast.parse(source), line, len(source.split("\n")))
     except (SyntaxError, ValueError):
         return False
-    if chain and end > (getattr(chain[-1], "end_lineno", None) or 0):
+    if chain and end > last:
         return False  # the replaced lines run past the function
     module = _module(path) if chain else None
     if module is None:

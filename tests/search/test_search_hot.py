@@ -7,12 +7,14 @@ the slow way, by a child that imports the mutated module, and still gets the rig
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from pathlib import Path
 
 import pytest
 
 from agent_core.sandbox.factory import make_sandbox
+from agent_core.search import driver_swap
 from agent_core.search.mutants import Mutant
 from agent_core.search.sandboxed import try_mutants
 from agent_core.settings import SandboxSettings
@@ -143,3 +145,20 @@ def test_what_a_swap_cannot_express_is_tried_by_importing_the_mutant(sandbox, ro
     mutants = [Mutant("shapes.py", _line(start), right, "right")]
     assert _run(sandbox, root, test, mutants) == ["passed"]
     assert _imports(root) == 2, "the hot parent's import, then the slow child's own"
+
+
+def _without_end_lines(tree: ast.AST) -> ast.AST:
+    """The tree as Python 3.7's ast gives it: no `end_lineno` on any node."""
+    for node in ast.walk(tree):
+        if hasattr(node, "end_lineno"):
+            del node.end_lineno
+    return tree
+
+
+@pytest.mark.parametrize("start", ["return self.v * 3", "return n // 3", "return n - 1", "return n * 3", "return n"])
+def test_the_function_holding_a_line_is_found_without_end_lines_as_on_python_3_7(start):
+    line = _line(start)
+    with_ends, last = driver_swap._chain(ast.parse(SHAPES), line, len(LINES))
+    without, last_37 = driver_swap._chain(_without_end_lines(ast.parse(SHAPES)), line, len(LINES))
+    assert with_ends is not None and [n.name for n in without] == [n.name for n in with_ends]
+    assert last_37 >= last, "a 3.7 statement ends where the next one starts: blank lines after it included"
