@@ -146,7 +146,8 @@ def ensure_env(bug: HistoryBug) -> Path:
 
 def apply_fix(bug: HistoryBug, tree: Path, reverse: bool = False) -> None:
     """Apply the author's fix to `tree` (reverse=True takes it out); CorpusError when it does not apply."""
-    argv = ["patch", "-p1", "--batch", "--silent", "--no-backup-if-mismatch", "-d", str(tree)]
+    # --forward: a fix already applied (or already reversed) is an error, never silently undone
+    argv = ["patch", "-p1", "--forward", "--silent", "--no-backup-if-mismatch", "--reject-file=-", "-d", str(tree)]
     proc = subprocess.run([*argv, *(["-R"] if reverse else [])], input=bug.fix, capture_output=True, text=True,
                           timeout=60, check=False)
     if proc.returncode != 0:

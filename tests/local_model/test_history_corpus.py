@@ -1,0 +1,109 @@
+"""The real-history corpus (bench/history_corpus/) and its runner's verdicts, without the network or the projects.
+
+The manifests must describe the corpus the issue asks for (25+ released fixes
+from 6+ projects, several Pythons including 3.7 or 3.8, at least half needing
+more than one line, each with its tests and the author's fix as a diff of the
+files it names); a fix must come out of a tree and go back in with `patch`;
+and the runner's "the author's way" verdict must tell the author's files,
+an equivalent rewrite, a different edit and a stray file apart. Whether each
+bug's tests really fail is `bench/history_corpus.py validate`'s job (it needs
+the sdists), run by hand and recorded in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load(name: str):
+    sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+hc = _load("history_corpus")
+hfr = _load("history_fix_rate")
+
+AUTHOR = "def quote(val):\n    if val[0] in ('\"', \"'\", '`'):\n        return val[1:-1]\n    return val\n"
+FIX = """--- a/pkg/utils.py
++++ b/pkg/utils.py
+@@ -1,4 +1,4 @@
+ def quote(val):
+-    if val[0] in ('"', "'"):
++    if val[0] in ('"', "'", '`'):
+         return val[1:-1]
+     return val
+"""
+
+
+def test_manifests_describe_the_corpus_the_issue_asks_for():
+    bugs = hc.load_bugs()
+    assert len(bugs) >= 25 and len({b.project for b in bugs}) >= 6
+    assert hc.manifest_problems(bugs) == []
+    assert len({b.python for b in bugs}) >= 3 and {"3.7", "3.8"} & {b.python for b in bugs}
+    assert sum(b.kind != "one-line" for b in bugs) * 2 >= len(bugs)
+    assert all(b.failing and all(hc.failed(t, list(b.failing)) for t in b.tests) for b in bugs)
+    assert len({b.task for b in bugs}) == len(bugs)
+
+
+def _bug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A bug of a made-up project whose author's tree sits in a cache made here."""
+    monkeypatch.setenv("AGENTLS_BENCH_CACHE", str(tmp_path / "cache"))
+    manifest = tmp_path / "corpus" / "pkg" / "backtick.toml"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text('project = "pkg"\nversion = "1.1"\nprevious = "1.0"\npython = "3.8"\n'
+                        'test_deps = ["pytest==8.3.5"]\nkind = "one-line"\nfiles = ["pkg/utils.py"]\n'
+                        'summary = "s"\nchangelog = "c"\ntests = ["t.py::q"]\n'
+                        f"fix = '''\n{FIX}'''\n", encoding="utf-8")
+    bug = hc.load_bug(manifest)
+    author = tmp_path / "cache" / "history" / "trees" / bug.slug / "pkg"
+    author.mkdir(parents=True)
+    (author / "utils.py").write_text(AUTHOR, encoding="utf-8")
+    return bug, author.parent
+
+
+def test_a_fix_comes_out_and_goes_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    bug, author = _bug(tmp_path, monkeypatch)
+    assert hc.manifest_problems([bug]) == [] and bug.changed_lines == (1, 1)
+    tree = tmp_path / "copy"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "utils.py").write_text(AUTHOR, encoding="utf-8")
+    hc.apply_fix(bug, tree, reverse=True)
+    assert "'`'" not in (tree / "pkg" / "utils.py").read_text(encoding="utf-8")
+    assert hfr.author_way(bug, tree) == "different: pkg/utils.py"
+    hc.apply_fix(bug, tree)
+    assert hfr.author_way(bug, tree) == "same"
+    with pytest.raises(hc.rp.CorpusError, match="does not apply"):
+        hc.apply_fix(bug, tree)
+
+
+def test_author_way_tells_equivalent_different_and_stray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    bug, author = _bug(tmp_path, monkeypatch)
+    tree = tmp_path / "copy"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / ".venv" / "lib").mkdir(parents=True)
+    (tree / ".venv" / "lib" / "site.py").write_text("x = 1\n", encoding="utf-8")  # a venv is not the source
+    target = tree / "pkg" / "utils.py"
+    target.write_text(AUTHOR.replace("('\"', \"'\", '`')", "( '\"', \"'\", '`' )") + "# reformatted\n",
+                      encoding="utf-8")
+    assert hfr.author_way(bug, tree) == "equivalent"
+    target.write_text(AUTHOR.replace("'`'", "'´'"), encoding="utf-8")
+    assert hfr.author_way(bug, tree) == "different: pkg/utils.py"
+    target.write_text(AUTHOR, encoding="utf-8")
+    (tree / "utils.py").write_text(AUTHOR, encoding="utf-8")
+    assert hfr.author_way(bug, tree) == "different: new file utils.py"
+
+
+def test_interleaved_order_spans_projects():
+    order = [b.project for b in hfr.interleaved(hc.load_bugs())]
+    projects = sorted(set(order))
+    assert sorted(order[:len(projects)]) == projects
