@@ -180,9 +180,11 @@ class Controls:
     """What runs where the tests run (this process, or each pytest-xdist worker): selection and the time bound."""
 
     def __init__(self, bound: float, select: list[str], hang_path: str | None, hang_fd: int | None = None,
-                 paced: bool = False) -> None:
+                 paced: bool = False, root: str = "") -> None:
         self.bound = bound
         self.pace = Pace(bound, paced)
+        self.root = root
+        self.test_file = ""
         self.select = select
         self.hang_path = hang_path
         self.hang_file: TextIO | None = os.fdopen(hang_fd, "w", encoding="utf-8") if hang_fd is not None else None
@@ -232,6 +234,7 @@ class Controls:
             yield
             return
         self.bound = self.pace.now(phase)
+        self.test_file = os.path.normpath(str(getattr(item, "path", None) or item.fspath))
         self._arm_backstop()
         use_alarm = hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGALRM, self._on_alarm) if use_alarm else None
@@ -253,9 +256,30 @@ class Controls:
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
         __tracebackhide__ = True
+        if self.bound < self.pace.cap and not self.pace.hung and not self.in_project_code(frame):
+            # A paced bound, no hang yet, and the test is not in the project's own code: it waits (a sleep, a
+            # subprocess, I/O in the test or a library) more likely than it loops. It gets the cap.
+            signal.setitimer(signal.ITIMER_REAL, self.pace.cap - self.bound)
+            self.bound = self.pace.cap
+            self._arm_backstop()
+            return
         why = " (shortened: an earlier test hung)" if self.pace.hung and self.bound < self.pace.cap else ""
         self.pace.hung = True
         raise Hung(f"Timeout: the test ran longer than the {self.bound:g} s per-test bound{why} and was stopped here")
+
+
+    def in_project_code(self, frame: Any) -> bool:
+        """Whether `frame` runs the project's own code: under the rootdir, not the running test's file, another
+        test module or a conftest, not an environment or hidden folder (a .venv's site-packages)."""
+        name = os.path.normpath(getattr(getattr(frame, "f_code", None), "co_filename", "") or "")
+        if not self.root or not name.startswith(self.root.rstrip(os.sep) + os.sep) or name == self.test_file:
+            return False
+        *folders, base = os.path.relpath(name, self.root).split(os.sep)
+        test_like = base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
+        return not test_like and not any(f.startswith(".") or f in _NOT_PROJECT for f in folders)
+
+
+_NOT_PROJECT = {"tests", "test", "testing", "venv", "env", "site-packages", "dist-packages", "node_modules"}
 
 
 class Pace:
@@ -263,7 +287,8 @@ class Pace:
     once a test has passed, may take PACE_FACTOR times the slowest passing call so far (at least PACE_FLOOR_S),
     and once a test hung, at least only HUNG_FLOOR_S: the first hang already showed where the code loops (its
     stack at the bound), the others need not each cost the whole bound (four hanging tests made a baseline
-    240 s). Setup and teardown (a slow session fixture) keep the cap."""
+    240 s). Setup and teardown (a slow session fixture) keep the cap, and so does a test that the paced bound
+    finds outside the project's own code (waiting on a sleep, a subprocess, I/O: Controls.in_project_code)."""
 
     def __init__(self, cap: float, paced: bool = True) -> None:
         self.cap = cap
@@ -362,7 +387,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if bound or select:
         hang_path = path + HANG_SUFFIX if path and hang_fd is None else None
         paced = os.environ.get(PACE_VAR) == "1"
-        config.pluginmanager.register(Controls(bound, select, hang_path, hang_fd, paced), "agentls-controls")
+        root = str(getattr(config, "rootpath", None) or config.rootdir)  # type: ignore[attr-defined]  # older pytest
+        config.pluginmanager.register(Controls(bound, select, hang_path, hang_fd, paced, root), "agentls-controls")
     if (path or fd is not None) and not worker:
         config.option.continue_on_collection_errors = True  # one broken module must not hide every result
         config.pluginmanager.register(Reporter(config, Sink(fd, path), token), "agentls-reporter")

@@ -115,6 +115,27 @@ def test_the_per_test_bound_follows_the_passing_tests(events: list, expected: fl
     assert Pace(60.0, paced=False).now() == 60.0, "the user's own bound is the bound"
 
 
+@pytest.mark.parametrize("path, looping", [
+    ("/w/pkg/bsearch.py", True),  # the project's code: a loop there is the bug
+    ("/w/src/pkg/core.py", True),
+    ("/w/tests/test_slow.py", False),  # the running test's own file (a sleep in it)
+    ("/w/tests/helpers.py", False),  # test code
+    ("/w/test_other.py", False),
+    ("/w/conftest.py", False),
+    ("/w/.venv/lib/python3.11/site-packages/lib.py", False),  # a library: waiting on something
+    ("/usr/lib/python3.11/subprocess.py", False),
+    ("", False),
+])
+def test_a_paced_bound_cuts_only_a_test_in_the_projects_own_code(path: str, looping: bool):
+    from types import SimpleNamespace
+
+    from agent_core.testing.pytest_plugin import Controls
+
+    controls = Controls(60.0, [], None, paced=True, root="/w")
+    controls.test_file = "/w/tests/test_slow.py"
+    assert controls.in_project_code(SimpleNamespace(f_code=SimpleNamespace(co_filename=path))) is looping
+
+
 def test_the_channel_and_the_plugin_agree_on_the_pace_variable():
     from agent_core.testing import channel, pytest_plugin
 
