@@ -29,14 +29,16 @@ def _answer(files: dict[str, str]) -> dict:
 
 
 def test_dotfiles_ci_and_editor_tasks_are_dropped_and_reported(project: Path, scripted_llm, run_fix):
-    scripted_llm.add("coder", _answer(RIDERS))
+    scripted_llm.add("coder", _answer({**RIDERS, "helpers.py": "ZERO = 0\n"}))
     scripted_llm.default("explainer", "add subtracted; it adds now.")
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
 
     assert run.code == 0, run.stderr
     out = run.json
-    assert out["status"] == "fixed" and out["applied"] is True and out["files_changed"] == ["calc.py"]
+    assert out["status"] == "fixed" and out["applied"] is True
+    assert out["files_changed"] == ["calc.py", "helpers.py"], "a new module beside the code is code"
+    assert (project / "helpers.py").read_text() == "ZERO = 0\n"
     assert (project / "calc.py").read_text().startswith("def add(a, b):\n    return a + b\n")
     for rel in RIDERS:
         assert not (project / rel).exists(), rel
@@ -47,16 +49,6 @@ def test_dotfiles_ci_and_editor_tasks_are_dropped_and_reported(project: Path, sc
     assert "left out of the fix: .envrc" in run.stderr
     [record] = [r for r in journal_records(project, out["run_id"]) if r["type"] == "dropped"]
     assert {d["path"] for d in record["files"]} == set(RIDERS)
-
-
-def test_a_new_module_beside_the_code_is_kept(project: Path, scripted_llm, run_fix):
-    scripted_llm.add("coder", _answer({"helpers.py": "ZERO = 0\n"}))
-    scripted_llm.default("explainer", "add subtracted; it adds now.")
-
-    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
-
-    assert run.json["files_changed"] == ["calc.py", "helpers.py"] and run.json["dropped"] == []
-    assert (project / "helpers.py").read_text() == "ZERO = 0\n"
 
 
 def test_a_file_the_goal_names_needs_the_users_approval(project: Path, scripted_llm, run_fix):
