@@ -145,6 +145,16 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, "shell-true", f"calls {seen}() with shell=True")
         elif (shell := _shell_program(node)) is not None:
             self.add(node, "shell-list", f"calls {seen}() running the shell {shell!r}")
+        elif not _literal_program(node):
+            self.names.note(node, f"which program {seen}() runs (a computed command)")
+
+
+def _literal_program(call: ast.Call) -> bool:
+    """Whether the program a process call runs is written out (a string, or a list starting with one)."""
+    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "args"), None)
+    if isinstance(first, (ast.List, ast.Tuple)):
+        first = first.elts[0] if first.elts else None
+    return isinstance(first, ast.Constant) and isinstance(first.value, str)
 
 
 def _dotted(node: ast.AST) -> str:

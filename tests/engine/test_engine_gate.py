@@ -108,6 +108,8 @@ def test_alias_forms(code: str, rules: list[str]):
         ("import os\nname = 'sys' + 'tem'\ngetattr(os, name)('ls')", "getattr(os, <computed name>)"),
         ("import importlib\nmod = input()\nimportlib.import_module(mod)", "importlib.import_module() of a computed"),
         ("m = __import__(input())", "__import__() of a computed module name"),
+        ("import subprocess\ndef f(cmd):\n    subprocess.run(cmd)", "which program subprocess.run() runs"),
+        ("import subprocess\ndef f(exe):\n    subprocess.run([exe, '-c', 'x'])", "which program subprocess.run()"),
     ],
 )
 def test_what_cannot_be_resolved_is_a_could_not_check_note(code: str, note: str):
