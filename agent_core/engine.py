@@ -22,8 +22,9 @@ from agent_core.events import MessageEvent, PhaseEvent, RunHooks, TestReportEven
 from agent_core.gentests.deps import GenTestsDeps
 from agent_core.gentests.run import run_gen_tests
 from agent_core.journal.writer import Journal
-from agent_core.llm.base import LLMError, LLMUnavailable
-from agent_core.models import RunRequest, RunResult, RunStatus, TestReport, Usage, new_run_id
+from agent_core.llm.base import FALLBACK_ACCOUNT, BudgetSpent, LLMError, LLMUnavailable
+from agent_core.llm.usage import cost_usd
+from agent_core.models import ROLES, RunRequest, RunResult, RunStatus, TestReport, Usage, new_run_id
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.factory import sandbox_for_run
 from agent_core.settings import Settings, SettingsError
@@ -66,14 +67,34 @@ class Engine:
                           usage_by_role={}, duration_s=round(time.monotonic() - started, 3), error="cancelled")
             raise
         except (LLMError, SandboxError, SettingsError, BadRequest, PathRefused, OSError) as exc:
-            result = RunResult(run_id=run_id, kind=request.kind, status="error", error=_one_line(exc),
-                               usage=journal.usage, usage_by_role=journal.usage_by_role,
-                               extra={"error_kind": _error_kind(exc)})
+            spent = isinstance(exc, BudgetSpent)
+            result = RunResult(run_id=run_id, kind=request.kind, status="budget_spent" if spent else "error",
+                               error=_one_line(exc), usage=journal.usage, usage_by_role=journal.usage_by_role,
+                               extra={} if spent else {"error_kind": _error_kind(exc)})
         result.duration_s = round(time.monotonic() - started, 3)
+        self._account(result)
         if self.settings.notices:
             result.extra["settings_warnings"] = self.settings.notices
         journal.finish(result)
         return result
+
+    def _account(self, result: RunResult) -> None:
+        """The run's cost where every model it called has a price; budget_spent for a run that did not succeed
+        after spending its budget (a refused call an aid swallowed still ended the run's model work)."""
+        budget = self.settings.token_budget
+        if budget and result.usage.tokens >= budget and result.status in ("unfixed", "error", "failed"):
+            result.status = "budget_spent"
+            result.error = result.error or f"the token budget is spent: {result.usage.tokens} of {budget} tokens used"
+        cost = cost_usd(result.usage_by_role, self._model_of, self.settings.prices)
+        if cost is not None and result.usage.tokens:
+            result.extra["cost_usd"] = cost
+
+    def _model_of(self, account: str) -> str:
+        """The model name an account (a role, the fallback, a borrowing caller such as the explainer) called."""
+        if account in ROLES:
+            return self.settings.profile(account).model
+        fallback = self.settings.fallback_profile("coder") if account == FALLBACK_ACCOUNT else None
+        return fallback.model if fallback is not None else self.settings.model
 
     async def _dispatch(self, request: RunRequest, hooks: RunHooks, journal: Journal, resume: bool) -> RunResult:
         if request.kind == "gen_tests":

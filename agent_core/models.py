@@ -19,7 +19,8 @@ Role = Literal["planner", "coder", "tester", "reflector"]
 ROLES: tuple[Role, ...] = ("planner", "coder", "tester", "reflector")
 
 RunKind = Literal["fix", "gen_tests", "task", "test"]
-RunStatus = Literal["fixed", "unfixed", "passed", "failed", "ok", "error", "cancelled"]
+RunStatus = Literal["fixed", "unfixed", "passed", "failed", "ok", "error", "cancelled", "budget_spent"]
+# budget_spent: the run used up settings.token_budget and stopped there (like unfixed: nothing verified)
 
 
 
@@ -162,6 +163,11 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     llm_calls: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens: what settings.token_budget counts."""
+        return self.prompt_tokens + self.completion_tokens
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens

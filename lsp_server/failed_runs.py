@@ -37,7 +37,7 @@ from lsp_server.edits import EditApplier
 from lsp_server.preview import APPLY, DISCARD, Previewer, Proposal, write_diff
 
 SHOW_BEST = "Show best attempt"
-FAILED = ("unfixed", "error")
+FAILED = ("unfixed", "error", "budget_spent")  # budget_spent: stopped like unfixed, nothing verified
 RETRY_WITH_HINT = "agentls.retryWithHint"
 RETRY_TITLE = "Retry with a hint..."
 RETRIES_KEPT = 20  # failed runs that can be retried: the newest
@@ -80,7 +80,7 @@ class BestAttemptOffer:
         before its attempts were judged (or its change was refused by the gate).
         """
         change_set, diff = best_attempt(result)
-        if result.status != "unfixed" or not diff.strip():
+        if result.status not in ("unfixed", "budget_spent") or not diff.strip():
             return False
         proposal = Proposal(name=f"{run_id}-best-attempt", label=f"{label} best attempt", reason=text,
                             change_set=change_set or ChangeSet(), root=root, read=read,

@@ -27,6 +27,7 @@ from pygls.lsp.server import LanguageServer
 
 from agent_core.engine import Engine
 from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
+from agent_core.llm.usage import usage_text
 from agent_core.models import RunRequest, RunResult, TestReport, new_run_id
 from agent_core.settings import Settings
 from lsp_server import convert
@@ -168,7 +169,10 @@ class RunManager:
         finally:
             if slot:
                 self.slots.release()
-            self._end_progress(run, end_message)
+            spent = ""
+            if result is not None and result.usage.llm_calls:
+                spent = f" ({usage_text(result.usage, result.extra.get('cost_usd'))})"
+            self._end_progress(run, end_message + spent)  # the tokens (and cost) in the run's end notification
             for task in run.background:
                 task.cancel()
             for observer in self.observers:

@@ -1,6 +1,6 @@
 """`agentls config show | schema | path | trust`: the effective settings and where each value came from.
 
-`show` prints one line per setting: its dotted key, its value, and the layer
+`show [PATH]` prints one line per setting: its dotted key, its value, and the layer
 that set it (default, user file, pyproject, .agentls.toml, env, flag). API keys
 are printed as `***` with the variable they came from. A key a project file set
 but may not (settings/trust.py) is listed after them as ignored, with the file
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agent_core.cli.options import add_path, add_set, parse_flags, project_path
 from agent_core.settings import Settings, SettingsError, load_settings_with_layers
 from agent_core.settings.redact import redact_url
 from agent_core.settings.schema import render
@@ -34,10 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("config", help="Show the effective settings and where each came from.")
     commands = parser.add_subparsers(dest="config_command", required=True, metavar="CONFIG_COMMAND")
     show = commands.add_parser("show", help="Each setting, its value and its source.")
-    show.add_argument("--workspace", type=Path, default=Path.cwd(), help="Workspace whose settings apply.")
-    show.add_argument("--set", dest="flags", action="append", default=[], metavar="KEY=VALUE",
-                      help="An override, as a CLI flag or the editor would give it (dotted KEY; VALUE as JSON "
-                           "or a plain string); repeatable.")
+    add_path(show, "the workspace whose settings apply")
+    add_set(show)
     show.add_argument("--json", action="store_true", help="Print one JSON object.")
     show.set_defaults(func=show_command)
     schema = commands.add_parser("schema", help="Print the JSON schema of the settings files.")
@@ -50,24 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     trust.add_argument("--remove", action="store_true", help="Stop trusting the folder.")
     trust.add_argument("--list", action="store_true", help="Print the trusted folders.")
     trust.set_defaults(func=trust_command)
-
-
-def _parse_flags(pairs: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        if not sep:
-            raise SettingsError(f"--set {pair!r}: expected KEY=VALUE")
-        try:
-            value: Any = json.loads(text)
-        except json.JSONDecodeError:
-            value = text
-        *parents, leaf = key.split(".")
-        node = out
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return out
 
 
 def effective_rows(workspace: Path | None, flags: dict[str, Any], env: Any = None) -> list[dict[str, Any]]:
@@ -95,9 +76,10 @@ def _effective(workspace: Path | None, flags: dict[str, Any], env: Any = None) -
 
 
 def show_command(args: argparse.Namespace) -> int:
-    workspace = args.workspace.resolve() if args.workspace.is_dir() else None
+    folder = project_path(args)
+    workspace = folder.resolve() if folder.is_dir() else None
     try:
-        rows, settings = _effective(workspace, _parse_flags(args.flags))
+        rows, settings = _effective(workspace, parse_flags(args.flags))
     except SettingsError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

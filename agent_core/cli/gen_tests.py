@@ -1,4 +1,4 @@
-"""`agentls gen-tests FILE [--target NAME] [--apply] [--json]`: generate tests that earn their place.
+"""`agentls gen-tests FILE [--target NAME] [--apply] [--json] [--set KEY=VALUE]`: generate tests that earn their place.
 
 The workspace is the nearest ancestor of FILE holding pyproject.toml,
 setup.py or .git (else FILE's directory). Without --apply the diff of the
@@ -16,7 +16,11 @@ import sys
 from pathlib import Path
 
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
+from agent_core.cli.fix import empty_summary, usage_summary
+from agent_core.cli.options import add_set, overrides
 from agent_core.cli.progress import TerminalHooks
+from agent_core.cli.style import wants_color, write_diff, write_line
+from agent_core.llm.usage import usage_text
 from agent_core.models import RunRequest, RunResult
 from agent_core.settings import SettingsError, load_settings
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set
@@ -34,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-iterations", dest="max_iterations", type=int, help="repairs per generated test")
     p.add_argument("--apply", action="store_true", help="write the test file")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last stdout line")
+    add_set(p)
     p.set_defaults(func=run)
 
 
@@ -50,12 +55,12 @@ def run(args: argparse.Namespace) -> int:
     if not file.is_file() or file.suffix != ".py":
         return _fail(args, f"{args.file} is not a Python file")
     workspace = find_workspace(file)
-    overrides = {"base_url": args.base_url, "model": args.model, "max_iterations": args.max_iterations}
     try:
-        settings = load_settings(workspace, overrides)
+        settings = load_settings(workspace, overrides(args, base_url=args.base_url, model=args.model,
+                                                      max_iterations=args.max_iterations))
     except SettingsError as exc:
         return _fail(args, str(exc))
-    hooks = TerminalHooks(sys.stderr)
+    hooks = TerminalHooks(sys.stderr, plain=args.json)
     request = RunRequest(kind="gen_tests", workspace=workspace, target_file=file.relative_to(workspace).as_posix(),
                          target_symbol=args.target)
     try:
@@ -91,17 +96,19 @@ def json_summary(result: RunResult) -> dict:
         "coverage": dict(extra.get("coverage", {"before": 0.0, "after": 0.0})),
         "mutation": extra.get("mutation"),
         "files_changed": result.change_set.files,
-        "usage": {"prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
-                  "llm_calls": result.usage.llm_calls},
+        "usage": usage_summary(result),
         "duration_s": result.duration_s,
         "error": result.error,
+        "run_id": result.run_id,
+        "diff": result.change_set.unified_diff() if result.change_set.changes else "",
+        "settings_warnings": list(result.extra.get("settings_warnings", [])),
     }
 
 
 def _report(args: argparse.Namespace, result: RunResult) -> int:
     code = exit_code(result)
     if not args.json and result.change_set.changes:
-        sys.stdout.write(result.change_set.unified_diff())
+        write_diff(result.change_set.unified_diff(), sys.stdout, wants_color(sys.stdout))
     for bug in result.extra.get("suspected_bugs", []):
         print(f"{bug['file']}:{bug['line']}: {bug['message']} ({bug['test']})", file=sys.stderr)
     for survivor in (result.extra.get("mutation") or {}).get("survivors", []):
@@ -112,6 +119,8 @@ def _report(args: argparse.Namespace, result: RunResult) -> int:
         applied = " (applied)" if args.apply else (" (not applied: rerun with --apply)"
                                                    if result.change_set.changes else "")
         print(f"agentls: {result.summary}{applied}", file=sys.stderr)
+    spent = usage_text(result.usage, result.extra.get("cost_usd"))
+    write_line(sys.stderr, f"agentls: {spent} in {result.duration_s:.1f} s", "dim", wants_color(sys.stderr, args.json))
     if args.json:
         print(json.dumps(json_summary(result)))
     return code
@@ -123,6 +132,6 @@ def _fail(args: argparse.Namespace, message: str) -> int:
         print(json.dumps({"status": "error", "tests_written": 0, "tests_kept": 0, "tests_dropped": 0,
                           "suspected_bugs": [], "coverage": {"before": 0.0, "after": 0.0}, "mutation": None,
                           "files_changed": [],
-                          "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
-                          "duration_s": 0.0, "error": message}))
+                          "usage": empty_summary()["usage"], "duration_s": 0.0, "error": message, "run_id": "",
+                          "diff": "", "settings_warnings": []}))
     return EXIT_BAD_INPUT

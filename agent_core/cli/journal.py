@@ -1,4 +1,4 @@
-"""`agentls trace [RUN_ID]` and `agentls runs`: read back what runs did.
+"""`agentls trace [RUN_ID] [PATH]` and `agentls runs [PATH]`: read back what runs did.
 
 `trace` renders one run's journal (the latest run by default) as terminal
 text, or as Markdown with --markdown (what the editor's Show trace shows);
@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
+from agent_core.cli.options import add_path, add_run_and_path, project_path, run_and_path
 from agent_core.errors import UnknownRun
 from agent_core.journal.render import render_markdown, render_text
 from agent_core.journal.trace import RunSummary, list_runs, load_trace, summary_json, trace_json
@@ -25,26 +25,25 @@ GOAL_WIDTH = 50
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     t = subparsers.add_parser("trace", help="show a run's journal: nodes, model calls, tools, tests, result")
-    t.add_argument("run_id", metavar="RUN_ID", nargs="?", help="the run to show (default: the latest)")
-    t.add_argument("--workspace", default=".", metavar="PATH", help="the project directory (default: .)")
+    add_run_and_path(t)
     form = t.add_mutually_exclusive_group()
     form.add_argument("--markdown", action="store_true", help="print Markdown instead of terminal text")
     form.add_argument("--json", action="store_true", help="print the trace as one JSON document")
     t.set_defaults(func=trace)
     r = subparsers.add_parser("runs", help="list recent runs with status, duration and tokens")
-    r.add_argument("--workspace", default=".", metavar="PATH", help="the project directory (default: .)")
+    add_path(r)
     r.add_argument("--limit", type=int, default=20, metavar="N", help="how many runs to list (default 20)")
     r.add_argument("--json", action="store_true", help="print a JSON list of run summaries")
     r.set_defaults(func=runs)
 
 
 def trace(args: argparse.Namespace) -> int:
-    workspace = Path(args.workspace).expanduser()
+    run_id, workspace = run_and_path(args)
     try:
         if args.json:
-            text = json.dumps(trace_json(load_trace(workspace, args.run_id))) + "\n"
+            text = json.dumps(trace_json(load_trace(workspace, run_id))) + "\n"
         else:
-            text = (render_markdown if args.markdown else render_text)(workspace, args.run_id)
+            text = (render_markdown if args.markdown else render_text)(workspace, run_id)
     except UnknownRun as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         if args.json:
@@ -60,12 +59,12 @@ def runs(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"error": "--limit must be at least 1"}))
         return EXIT_BAD_INPUT
-    found = list_runs(Path(args.workspace).expanduser(), args.limit)
+    found = list_runs(project_path(args), args.limit)
     if args.json:
         print(json.dumps([summary_json(s) for s in found]))
         return EXIT_OK
     if not found:
-        print(f"agentls: no runs recorded in {Path(args.workspace) / '.agentls' / 'runs'}", file=sys.stderr)
+        print(f"agentls: no runs recorded in {project_path(args) / '.agentls' / 'runs'}", file=sys.stderr)
         return EXIT_OK
     print(f"{'RUN ID':<22} {'STATUS':<12} {'KIND':<9} {'STARTED':<19} {'DURATION':>9} {'TOKENS':>8}  GOAL")
     for s in found:

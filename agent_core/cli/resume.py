@@ -2,8 +2,8 @@
 
 The run's request and settings come from its journal's run_start record
 (the API key again from the environment); --base-url / --model may point
-the rest of the run at another endpoint. Nodes that finished before the
-interruption are not run again. The output is that of `agentls fix`: the
+the rest of the run at another endpoint, and `--set KEY=VALUE` change a
+setting. Nodes that finished before the interruption are not run again. The output is that of `agentls fix`: the
 diff (or --json), --apply, and the same exit codes.
 """
 
@@ -13,10 +13,12 @@ import argparse
 from pathlib import Path
 
 from agent_core.cli.fix import _fail, add_run_options, execute
+from agent_core.cli.options import overrides
 from agent_core.errors import ResumeError
 from agent_core.models import RunRequest
 from agent_core.pipeline.checkpoint import resumable_run
 from agent_core.settings import SettingsError, load_settings
+from agent_core.settings.sources import deep_merge
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,9 +36,8 @@ def run(args: argparse.Namespace) -> int:
     workspace = workspace.resolve()
     try:
         start = resumable_run(workspace, args.run_id)
-        overrides = dict(start.get("settings") or {})
-        overrides.update({k: v for k, v in (("base_url", args.base_url), ("model", args.model)) if v})
-        settings = load_settings(workspace, overrides)
+        given = deep_merge(dict(start.get("settings") or {}), overrides(args, base_url=args.base_url, model=args.model))
+        settings = load_settings(workspace, given)
     except (ResumeError, SettingsError) as exc:
         return _fail(args, str(exc))
     request = RunRequest.model_validate({**start["request"], "workspace": str(workspace), "run_id": args.run_id})

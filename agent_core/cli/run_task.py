@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from agent_core.cli.fix import _fail, add_run_options, execute
+from agent_core.cli.options import overrides
 from agent_core.models import RunRequest
 from agent_core.settings import SettingsError, load_settings
 
@@ -38,14 +39,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, f"{args.path} is not a directory")
     if not args.goal.strip():
         return _fail(args, "the goal is empty: say what the task should achieve")
-    overrides = {
-        "base_url": args.base_url,
-        "model": args.model,
-        "test_command": args.test_cmd,
-        "max_iterations": args.max_iterations,
-    }
     try:
-        settings = load_settings(workspace.resolve(), overrides)
+        settings = load_settings(workspace.resolve(), overrides(
+            args, base_url=args.base_url, model=args.model, test_command=args.test_cmd,
+            max_iterations=args.max_iterations))
     except SettingsError as exc:
         return _fail(args, str(exc))
     request = RunRequest(kind="task", workspace=workspace.resolve(), goal=args.goal, target_file=args.file,

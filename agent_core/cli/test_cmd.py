@@ -1,10 +1,13 @@
-"""`agentls test PATH`: run a project's tests in the sandbox and print the report.
+"""`agentls test [PATH]`: run a project's tests in the sandbox and print the report.
 
-The tests run on a private temp copy of PATH (PATH itself is never written).
-Exit codes: 0 tests passed, 1 tests failed (or timed out, or hit a limit),
-2 bad input (missing PATH, bad settings, a sandbox that cannot run). With
-`--json` the human-readable report goes to stderr and stdout's last line is
-the JSON summary shared with `agentls fix`.
+The tests run on a private temp copy of PATH (default `.`; PATH itself is
+never written); `--set KEY=VALUE` overrides any setting. Exit codes: 0 tests
+passed, 1 tests failed (or timed out, or hit a limit), 2 bad input (missing
+PATH, bad settings, a sandbox that cannot run, or a run that is no test
+outcome: no tests collected, a test command that cannot start; the same rule
+as `agentls fix`, testing/baseline_check.py, with its hint). With `--json` the
+human-readable report goes to stderr and stdout's last line is the JSON
+summary shared with `agentls fix`.
 """
 
 from __future__ import annotations
@@ -14,15 +17,17 @@ import asyncio
 import json
 import sys
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 from agent_core.cli import interrupt
-from agent_core.models import TestReport
+from agent_core.cli.fix import empty_summary
+from agent_core.cli.options import add_path, add_set, overrides, project_path
+from agent_core.cli.style import wants_color, write_line
+from agent_core.models import TestReport, new_run_id
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import SettingsError, load_settings
+from agent_core.testing.baseline_check import broken_baseline
 from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
 
@@ -31,9 +36,10 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("test", help="Run the tests of PATH in the sandbox and print the report.")
-    parser.add_argument("path", metavar="PATH", help="Project directory (not modified).")
-    parser.add_argument("--test-cmd", dest="test_cmd", default=None, help="Test command (default: settings, pytest).")
-    parser.add_argument("--json", action="store_true", help="Print a JSON summary as the last line of stdout.")
+    add_path(parser, "the project directory (not modified)")
+    parser.add_argument("--test-cmd", dest="test_cmd", default=None, help="test command (default: settings, pytest)")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line of stdout")
+    add_set(parser)
     parser.set_defaults(func=run)
 
 
@@ -59,54 +65,60 @@ def describe(report: TestReport) -> str:
 
 
 def summary(
-    report: TestReport | None, run_id: str, duration_s: float, error: str | None
+    report: TestReport | None, run_id: str, duration_s: float, error: str | None, warnings: list[str] | None = None
 ) -> dict[str, Any]:
-    """The `--json` object (same shape as `agentls fix --json`)."""
-    status = "error" if report is None else "passed" if report.ok else "failed"
+    """The `--json` object (the shape of `agentls fix --json`)."""
+    status = "error" if report is None or error is not None else "passed" if report.ok else "failed"
     if report is not None and error is None:
         if report.timed_out:
             error = "the test run timed out"
         elif report.limit_hit:
             error = f"the test run hit the sandbox's {report.limit_hit} limit"
     return {
+        **empty_summary(error),
         "status": status,
         "run_id": run_id,
-        "iterations": 0,
-        "files_changed": [],
         "tests": {
             "passed": report.passed if report else 0,
             "failed": report.failed if report else 0,
             "errors": report.errors if report else 0,
+            "skipped": report.skipped if report else 0,
         },
         "failures": [
             {"nodeid": f.nodeid, "file": f.file, "line": f.line, "message": f.message}
             for f in (report.failures if report else [])
         ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0},
         "duration_s": round(duration_s, 3),
-        "error": error,
+        "settings_warnings": list(warnings or []),
     }
 
 
 def _finish(args: argparse.Namespace, report: TestReport | None, run_id: str, started: float,
-            error: str | None) -> int:
-    text = describe(report) if report is not None else f"agentls test: {error}"
-    print(text, file=sys.stderr if args.json or report is None else sys.stdout)
+            error: str | None, warnings: list[str] | None = None) -> int:
+    stream = sys.stderr if args.json or report is None else sys.stdout
+    color = wants_color(stream, args.json)
+    if report is not None:
+        first, *rest = describe(report).splitlines()
+        write_line(stream, first, "ok" if report.ok else "warning", color)
+        for line in rest:
+            write_line(stream, line, "error" if line.startswith(("FAILED", "ERROR", "TIMED", "LIMIT")) else "", color)
+    if error is not None:  # no report, or one that is no test outcome (nothing collected, ...): with the hint
+        write_line(sys.stderr, f"agentls test: {error}", "error", wants_color(sys.stderr, args.json))
     if args.json:
-        print(json.dumps(summary(report, run_id, time.monotonic() - started, error)))
-    if report is None:
+        print(json.dumps(summary(report, run_id, time.monotonic() - started, error, warnings)))
+    if report is None or error is not None:
         return EXIT_BAD_INPUT
     return EXIT_OK if report.ok else EXIT_FAILED
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    run_id = uuid.uuid4().hex[:12]
-    path = Path(args.path)
+    run_id = new_run_id()
+    path = project_path(args)
     if not path.is_dir():
         return _finish(args, None, run_id, started, f"{path} is not a directory")
     try:
-        settings = load_settings(path, {"test_command": args.test_cmd})
+        settings = load_settings(path.resolve(), overrides(args, test_command=args.test_cmd))
         sandbox = make_sandbox(settings, announce=lambda msg: print(msg, file=sys.stderr))
     except (SettingsError, SandboxError) as exc:
         return _finish(args, None, run_id, started, str(exc))
@@ -127,4 +139,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli/interrupt.py): the copy and the sandbox are gone
         _finish(args, None, run_id, started, interrupt.describe())
         return interrupt.exit_status()
-    return _finish(args, report, run_id, started, None)
+    for notice in settings.notices:
+        write_line(sys.stderr, f"agentls: warning: {notice}", "warning", wants_color(sys.stderr, args.json))
+    return _finish(args, report, run_id, started, broken_baseline(report, path, settings.test_command),
+                   settings.notices)

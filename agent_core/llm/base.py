@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from agent_core.models import Role, Usage
 
 T = TypeVar("T", bound=BaseModel)
+FALLBACK_ACCOUNT = "fallback"  # the usage_by_role key (and journalled role) of calls to the fallback model
 
 
 class LLMError(RuntimeError):
@@ -22,6 +23,11 @@ class LLMError(RuntimeError):
 
 class LLMUnavailable(LLMError):
     """The endpoint cannot be reached or keeps failing (connection refused, timeouts, 5xx after retries)."""
+
+
+class BudgetSpent(LLMError):
+    """The run's token budget (settings.token_budget) is used up: no further call is sent; the engine ends the run
+    with status budget_spent."""
 
 
 class StructuredOutputError(LLMError):

@@ -25,7 +25,15 @@ from typing import Any, ClassVar, Literal, TypeVar
 import openai
 from pydantic import BaseModel
 
-from agent_core.llm.base import LLMCall, LLMError, LLMObserver, LLMUnavailable, StructuredOutputError
+from agent_core.llm.base import (
+    FALLBACK_ACCOUNT,
+    BudgetSpent,
+    LLMCall,
+    LLMError,
+    LLMObserver,
+    LLMUnavailable,
+    StructuredOutputError,
+)
 from agent_core.llm.detect import DetectedServer, detect_local_server
 from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, StreamRefused, complete
 from agent_core.llm.structured import (
@@ -52,7 +60,6 @@ NO_ENDPOINT = "no endpoint configured: set AGENTLS_BASE_URL or run `agentls mode
 # Every request carries a max_tokens: a small model can loop until its context is full, and a
 # llama.cpp server keeps generating for a request its client gave up on, stalling every later one.
 STRUCTURED_MAX_TOKENS = 4096
-FALLBACK_ACCOUNT = "fallback"  # the usage_by_role key (and journalled role) of calls to the fallback model
 
 
 class _FormatIgnored(LLMError):
@@ -161,7 +168,7 @@ class OpenAIChatClient:
         n = n if base_url not in self._no_n else 1
         try:
             done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, n, account)
-        except LLMUnavailable:
+        except (LLMUnavailable, BudgetSpent):
             raise
         except LLMError:
             if n == 1:
@@ -216,6 +223,7 @@ class OpenAIChatClient:
         the observer. `n` > 1 asks for that many choices; `header` names the caller in the role header
         (default the role)."""
         messages = [_sendable(m) for m in messages]
+        max_tokens = self._within_budget(max_tokens)
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,
@@ -281,6 +289,19 @@ class OpenAIChatClient:
                 if base_url in known:
                     raise LLMError(str(refused)) from None
                 known.add(base_url)
+
+    def _within_budget(self, max_tokens: int) -> int:
+        """`max_tokens`, capped to what is left of settings.token_budget; BudgetSpent when nothing is left.
+
+        Calls already on their way (a round's samples) are not counted until they are answered, so a run
+        may overshoot its budget by what those spend."""
+        budget = self._settings.token_budget
+        if not budget:
+            return max_tokens
+        used = self._ledger.total().tokens
+        if used >= budget:
+            raise BudgetSpent(f"the token budget is spent: {used} of {budget} tokens used (token_budget)")
+        return max(1, min(max_tokens, budget - used))
 
     def _call_record(
         self, role: str, schema: type[BaseModel] | None, mode: str, messages: list[dict[str, Any]], done: Completion

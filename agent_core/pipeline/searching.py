@@ -306,6 +306,7 @@ async def find_single_edit(
             stats["stopped"], stats["error"] = "error", stopped.removeprefix("error: ")
         index += len(results)
         stats["tried"] += len(results)
+        _tick(deps, stats["tried"], len(mutants))
         stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
         for mutant, outcome in results:
             if outcome == "passed":
@@ -316,6 +317,14 @@ async def find_single_edit(
         if stopped == "budget" or not results:
             break
     return None, None, stats
+
+
+def _tick(deps: SearchDeps, tried: int, total: int) -> None:
+    """How far the search is (mutants tried of all), for a front end's progress; the editor's background search
+    has no phase to report."""
+    phase = getattr(deps, "phase", None)
+    if phase is not None:
+        phase("testing", f"trying single-edit fixes: {tried}/{total} tried", 6 + 8 * tried / max(1, total))
 
 
 def _found(mutant: Mutant, before: str) -> dict:
@@ -353,8 +362,8 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     out: dict = {"suspects": listed, **({"search_error": f"localizing: {where.error}"} if where.error else {})}
     if not searching or not suspects or not failing:
         return out  # a typed goal still reaches the model after a search that found nothing
-    deps.phase("testing", "trying single-edit fixes of the suspicious lines", 6)
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants, seen_exceptions(report))
+    deps.phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{len(mutants)} tried", 6)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
         winner, passed, stats = await find_single_edit(deps, failing, mutants, where, unhung_duration(report),

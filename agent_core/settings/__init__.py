@@ -270,6 +270,17 @@ class Settings(BaseModel):
         "off when unset.",
     )
     max_revisions: int = Field(default=2, ge=0, le=10, description="Replans allowed when a failure repeats.")
+    token_budget: int = Field(
+        default=0,
+        ge=0,
+        description="Tokens (prompt plus completion, every role) one run may spend; then the model is asked no more "
+        "and the run ends with status budget_spent. 0: no limit.",
+    )
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description='USD per million prompt and completion tokens, per model name, e.g. {"gpt-4o-mini" = '
+        "[0.15, 0.60]}: a run's cost is shown beside its tokens when every model it called has a price.",
+    )
     test_command: str = Field(
         default="pytest",
         description=(

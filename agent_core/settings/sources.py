@@ -57,7 +57,7 @@ ENV_NOT_SETTINGS = {
 # Keys a file may not hold (secrets live in the environment).
 FILE_FORBIDDEN = ("api_key",)
 # Dict-valued settings whose keys are data (role names), not nested settings.
-LEAF_DICTS = ("prompts",)
+LEAF_DICTS = ("prompts", "prices")  # prices: keyed by model names ("gpt-4o-mini" keeps its dashes)
 
 
 @dataclass(frozen=True)

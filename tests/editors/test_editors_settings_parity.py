@@ -41,6 +41,7 @@ NOT_EXPOSED = {
     "localModel": "the bundled model is chosen at install time, not per editor",
     "detectLocalServers": "which local model server runs is a machine choice, made once in the user's config",
     "memory.path": "a machine path to the memory database; the project's .agentls/memory.sqlite is the default",
+    "prices": "a table of model prices belongs in the user's config, beside the endpoints it prices",
 }
 
 SCALAR_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object"}

@@ -49,12 +49,13 @@ def test_failing_project_json_and_untouched(tmp_path: Path) -> None:
     done = _agentls("test", str(root), "--json")
     assert done.returncode == 1, done.stderr
     summary = json.loads(done.stdout.strip().splitlines()[-1])
-    assert summary["status"] == "failed" and summary["tests"] == {"passed": 1, "failed": 1, "errors": 0}
+    assert summary["status"] == "failed" and summary["tests"] == {"passed": 1, "failed": 1, "errors": 0, "skipped": 0}
     assert summary["failures"] == [
         {"nodeid": "tests/test_calc.py::test_add", "file": "tests/test_calc.py", "line": 6, "message": "assert -1 == 5"}
     ]
     assert summary["iterations"] == 0 and summary["files_changed"] == [] and summary["error"] is None
-    assert summary["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0}
+    assert summary["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "llm_calls": 0,
+                                "cost_usd": None}
     assert _snapshot(root) == before  # PATH itself is never written
 
 
@@ -65,7 +66,7 @@ def test_passing_project_and_custom_command(tmp_path: Path) -> None:
     assert "2 passed, 0 failed, 0 errors" in done.stdout
     custom = _agentls("test", str(root), "--test-cmd", "python -c 'raise SystemExit(1)'", "--json")
     assert custom.returncode == 1
-    assert json.loads(custom.stdout.splitlines()[-1])["tests"] == {"passed": 0, "failed": 1, "errors": 0}
+    assert json.loads(custom.stdout.splitlines()[-1])["tests"] == {"passed": 0, "failed": 1, "errors": 0, "skipped": 0}
 
 
 def test_bad_input_exits_2(tmp_path: Path) -> None:
