@@ -56,7 +56,7 @@ class SQLiteMemory:
         embedder: Embedder | None = None,
         threshold: float = 0.7,
         on_error: Callable[[str], None] | None = None,
-        busy_timeout_s: float = 0.5,
+        busy_timeout_s: float = 5.0,
     ) -> None:
         self.path = path
         self.embedder = embedder or HashedNgramEmbedder()
@@ -68,6 +68,8 @@ class SQLiteMemory:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(path), timeout=busy_timeout_s, isolation_level=None)
+            # WAL: the language server's concurrent runs read while one writes; writers wait up to the timeout.
+            self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.executescript(_SCHEMA)
             if "diff" not in {row[1] for row in self._conn.execute("PRAGMA table_info(patterns)")}:
                 self._conn.execute(_PATTERN_DIFF)
