@@ -204,7 +204,7 @@ def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list
         out += sorted(batch, key=lambda m: m.tier)
         if len(out) >= limit:
             break
-    return arrange(out[:limit], templates_for(root, sources, ranked, exceptions), sources, limit)
+    return arrange(out[:limit], templates_for(root, sources, ranked, exceptions), sources, limit, bool(exceptions))
 
 
 def _apply(root: Path, mutant: Mutant) -> str:

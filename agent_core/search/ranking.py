@@ -2,7 +2,8 @@
 
 The first candidate that passes every test wins, so the order is the ranking:
 
-1. the single edits of the most suspicious lines (mutants.py), the first TEMPLATES_AFTER of them;
+1. the single edits of the most suspicious lines (mutants.py), the first TEMPLATES_AFTER of them
+   (TEMPLATES_AFTER_CRASH when the failing tests raised an exception other than an assertion's);
 2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES;
 3. then the candidates with a concern, each after every one without: a candidate that leaves a variable
    assigned and unused (`l_bar_user, r_bar_user = ...` then only `r_bar_user` used), drops the only use of
@@ -28,6 +29,9 @@ from agent_core.search.mutants import Mutant
 from agent_core.search.templates import template_mutants
 
 TEMPLATES_AFTER = 300  # single edits tried before any template (the likelier fixes, and most of a 120 s budget)
+TEMPLATES_AFTER_CRASH = 100  # ... when the failing tests crash (an exception, not an assertion): a None or an
+# empty value reached code that cannot take it, which guards and `try` fix (click's echo with no stdout: the
+# guard came 282nd, past what a 120 s budget reaches on a busy machine)
 TEMPLATE_LINES = 6  # the most suspicious lines that get templates
 MAX_TEMPLATES = 120
 
@@ -135,11 +139,14 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
     return out[:MAX_TEMPLATES]
 
 
-def arrange(singles: list[Mutant], templates: list[Mutant], sources: dict[str, str], limit: int) -> list[Mutant]:
-    """The order the search tries `singles` (already ranked) and `templates` in (see the module's docstring)."""
+def arrange(singles: list[Mutant], templates: list[Mutant], sources: dict[str, str], limit: int,
+            crashed: bool = False) -> list[Mutant]:
+    """The order the search tries `singles` (already ranked) and `templates` in (see the module's docstring);
+    `crashed`: the failing tests raised an exception of their code (templates come sooner)."""
     marked = [with_concerns(m, sources[m.path]) for m in singles]
     extra = [with_concerns(m, sources[m.path]) for m in templates]
-    head, tail = marked[:TEMPLATES_AFTER], marked[TEMPLATES_AFTER:]
+    after = TEMPLATES_AFTER_CRASH if crashed else TEMPLATES_AFTER
+    head, tail = marked[:after], marked[after:]
 
     def clean(group: list[Mutant]) -> list[Mutant]:
         return [m for m in group if not m.concerns]

@@ -6,7 +6,7 @@ import pytest
 
 from agent_core.search.describe import describe_change
 from agent_core.search.mutants import Mutant, line_mutants
-from agent_core.search.ranking import TEMPLATES_AFTER, arrange, concerns, with_concerns
+from agent_core.search.ranking import TEMPLATES_AFTER, TEMPLATES_AFTER_CRASH, arrange, concerns, with_concerns
 from agent_core.search.templates import template_mutants
 
 SOURCE = '''\
@@ -89,3 +89,11 @@ def test_the_editor_title_of_a_fix_says_what_it_leaves_unused():
     right = describe_change(SOURCE, 5, "        return l_bar_user + bar + r_bar_user", "fallback")
     assert wrong.endswith("; leaves `l_bar_user` unused")
     assert right == "`l_bar + bar + r_bar` -> `l_bar_user + bar + r_bar_user`"
+
+
+def test_templates_come_sooner_when_the_failing_tests_crash():
+    singles = [Mutant("m.py", 12, f"        total += x * factor + {n}", "x", tier=1) for n in range(400)]
+    templates = template_mutants("m.py", SOURCE, 5)
+    calm = arrange(singles, templates, {"m.py": SOURCE}, limit=1000)
+    crash = arrange(singles, templates, {"m.py": SOURCE}, limit=1000, crashed=True)
+    assert calm.index(templates[0]) == TEMPLATES_AFTER and crash.index(templates[0]) == TEMPLATES_AFTER_CRASH
