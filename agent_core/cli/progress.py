@@ -15,6 +15,7 @@ import sys
 from typing import TextIO
 
 from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from agent_core.cli.style import LEVEL_STYLES, console_for, is_terminal, wants_color, write_line
 from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
@@ -70,7 +71,7 @@ class TerminalHooks:
         if self._progress is None:
             self._progress = Progress(
                 SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(bar_width=24),
-                TaskProgressColumn(), TimeElapsedColumn(), console=console_for(self.stream, self.color),
+                TaskProgressColumn(), TimeElapsedColumn(), console=console_for(self.stream, self.color, terminal=True),
                 transient=True, refresh_per_second=4,
             )
             self._progress.start()
@@ -80,6 +81,6 @@ class TerminalHooks:
 
     def _line(self, text: str, level: str = "") -> None:
         if self._progress is not None:  # above the live bar, which stays at the bottom
-            self._progress.console.print(text, style=LEVEL_STYLES.get(level) if self.color else None)
+            self._progress.console.print(Text(text, style=LEVEL_STYLES.get(level, "") if self.color else ""))
             return
         write_line(self.stream, text, level, self.color)

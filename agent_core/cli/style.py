@@ -37,10 +37,12 @@ def wants_color(stream: TextIO, plain: bool = False, env: Mapping[str, str] | No
     return is_terminal(stream) and env.get("TERM") != "dumb"
 
 
-def console_for(stream: TextIO, color: bool) -> Console:
-    """A rich console on `stream` that colours only when `color`, never wraps and reads no markup."""
-    return Console(file=stream, force_terminal=color, no_color=not color, color_system="standard" if color else None,
-                   highlight=False, soft_wrap=True, emoji=False, markup=False)
+def console_for(stream: TextIO, color: bool, terminal: bool | None = None) -> Console:
+    """A rich console on `stream` that colours only when `color`, never wraps and reads no markup; `terminal`
+    (default: `color`) lets it move the cursor, for a live bar without colour (NO_COLOR on a tty)."""
+    return Console(file=stream, force_terminal=color if terminal is None else terminal, no_color=not color,
+                   color_system="standard" if color else None, highlight=False, soft_wrap=True, emoji=False,
+                   markup=False)
 
 
 def write_diff(diff: str, stream: TextIO, color: bool) -> None:
