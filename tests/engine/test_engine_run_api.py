@@ -130,13 +130,14 @@ async def test_cancel_stops_the_run_and_removes_the_shadow(
     waiter = asyncio.create_task(coding.wait())
     await asyncio.wait({task, waiter}, timeout=120, return_when=asyncio.FIRST_COMPLETED)
     assert coding.is_set() and not task.done()
-    shadow_dirs = [p for p in made if p.name.startswith("agentls-")]
+    shadow_dirs = [p for p in made if p.name.startswith("agentls-shadow-")]
     assert len(shadow_dirs) == 1 and shadow_dirs[0].is_dir(), "the shadow exists while the run works"
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not shadow_dirs[0].exists()
+    assert [p for p in made if p.exists()] == [], "no temp dir (shadow, plugin, ...) outlives the cancel"
     assert snapshot(project) == before
     run_dir = next((project / ".agentls" / "runs").iterdir())
     assert journal_records(project, run_dir.name)[-1]["status"] == "cancelled"
