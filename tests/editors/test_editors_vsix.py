@@ -280,3 +280,29 @@ def test_user_only_settings_never_come_from_a_workspace(built: Path) -> None:
                ["contributes"]["configuration"]["properties"]}
     trusted = {".".join(to_camel(p) for p in key.split(".")) for key in TRUSTED_ONLY}
     assert set(out["userOnly"]) == trusted & offered and "baseUrl" in out["userOnly"]
+
+
+SUMMARY = """
+const { endSummary } = require(process.argv[1]);
+console.log(JSON.stringify(JSON.parse(process.argv[2]).map(endSummary)));
+"""
+
+
+def test_the_status_bar_names_a_finished_runs_outcome_tokens_and_price(built: Path) -> None:
+    """The compiled runSummary.js turns the server's end-of-progress message into the status bar's words."""
+    node = shutil.which("node")
+    assert node, "node is not installed"
+    messages = [
+        "fixed: 1 passed, 0 failed. add must add"
+        " (1,234 tokens (1,000 prompt, 234 completion) in 3 model calls, $0.0004)",
+        "unfixed: 1 failed (12 tokens (10 prompt, 2 completion) in 1 model call)",
+        "passed: 3 passed, 0 failed",
+        "cancelled",
+        "",
+    ]
+    proc = subprocess.run([node, "-e", SUMMARY, str(built / "out" / "runSummary.js"), json.dumps(messages)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [
+        "fixed · 1,234 tokens · $0.0004", "unfixed · 12 tokens", "passed", "cancelled", "ended",
+    ]
