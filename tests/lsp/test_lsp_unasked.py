@@ -92,3 +92,21 @@ async def test_the_safety_gate_rejects_without_asking(lsp_session, scripted_llm)
         assert rejected and rejected[0].endswith("Rejected: this editor cannot be asked.") and "eval" in rejected[0]
         waiting = s.root / ".agentls" / "previews" / f"{run_id}.diff"
         assert not waiting.exists() or "eval(" not in waiting.read_text(), "the rejected change never waits"
+
+
+async def test_a_failed_run_names_its_best_attempt_instead_of_asking(lsp_session, scripted_llm):
+    two_bugs = "def add(a, b):\n    return a + c\n\n\ndef mul(a, b):\n    return a ** b\n"
+    two_tests = ("from calc import add, mul\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
+                 "def test_mul():\n    assert mul(2, 3) == 6\n")
+    script_fix(scripted_llm)  # fixes add only: mul stays wrong, the run ends unfixed with a better attempt
+    async with lsp_session(options={"maxIterations": 1}, capabilities=_unaskable()) as s:
+        (s.root / "tests" / "test_calc.py").write_text(two_tests)
+        uri = s.open("calc.py", two_bugs)
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        best = s.root / ".agentls" / "previews" / f"{run_id}-best-attempt.diff"
+        await s.until(lambda: any(str(best) in m for m in s.messages()), timeout=120)
+        end = next(m for m in s.messages() if str(best) in m)
+        assert end.startswith(f"agentls: Plan and fix ({run_id}): unfixed")
+        assert "not verified: 1 passed, 1 failed" in end
+        assert "+    return a + b" in best.read_text()
+        assert s.state.questions == [] and s.state.applied_edits == []
