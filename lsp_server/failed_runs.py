@@ -125,7 +125,7 @@ class RetryOffers:
 
     def remember(self, run_id: str, request: RunRequest, baseline: TestReport | None) -> None:
         failing = {f.nodeid for f in baseline.failures} if baseline is not None else set()
-        self.runs[run_id] = (request, failing)
+        self.runs[run_id] = (request.model_copy(update={"overlays": {}}), failing)  # a retry reads the buffers anew
         while len(self.runs) > RETRIES_KEPT:
             self.runs.popitem(last=False)
 
@@ -134,7 +134,7 @@ class RetryOffers:
         found = self.runs.get(run_id)
         if found is None:
             return None
-        return found[0].model_copy(update={"hint": hint, "run_id": None, "overlays": {}})
+        return found[0].model_copy(update={"hint": hint, "run_id": None})
 
     def actions(self, diagnostics: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
         """"Retry with a hint" for the newest failed run whose failing tests these agentls diagnostics mark."""
