@@ -10,7 +10,9 @@ kind of fix that real projects make and that no one-line edit reaches:
   on an empty stack, KeyError around a lookup, ValueError around `int(text)`), then `pass`, `continue`,
   `break`, a default returned, or the assigned name set to None;
 - one to three consecutive statements put under an `if` whose condition the function already tests
-  (a block that must only run in one case), or a name of the block being set.
+  (a block that must only run in one case), or a name of the block being set;
+- `return <parameter>` after the last statement of a function that returns nothing (a decorator or a
+  registering function that forgets to hand back what it was given).
 
 A template's text replaces the statement's lines (`Mutant.end` when it spans several).
 """
@@ -57,6 +59,7 @@ class Place:
 
     def __init__(self, tree: ast.Module, lines: list[str], line: int) -> None:
         self.lines = lines
+        self.tree = tree
         self.statement: ast.stmt | None = None
         self.function: ast.AST | None = None
         self.in_loop = False
@@ -274,3 +277,37 @@ def block_templates(place: Place) -> list[Template]:
             new = f"{place.indent}if {test}:\n{inner}"
             out.append((new, block[-1].end_lineno or block[-1].lineno, f"{size} statement(s) put under `if {test}:`"))
     return out
+
+
+MAX_RETURNED = 2  # parameters a missing `return` may hand back
+
+
+def return_templates(place: Place) -> list[Template]:
+    """`return <parameter>` after the last statement of a function that returns nothing: a decorator or a
+    registering function that forgets to hand back what it was given (click's `add_completion_class` returned
+    None, so `@add_completion_class` replaced the class by None). The lines from the statement to the end of
+    the function stay as they are; the return is added after them."""
+    function = place.function
+    stmt = place.statement
+    if not usable(place) or not isinstance(function, _FUNCTIONS) or stmt is None or function.name == "__init__":
+        return []
+    own = _own_nodes(function)
+    if any(isinstance(n, ast.Return) and n.value is not None or isinstance(n, (ast.Yield, ast.YieldFrom))
+           for n in own):
+        return []
+    last = function.body[-1]
+    end = last.end_lineno or last.lineno
+    if isinstance(last, (ast.Return, ast.Raise)) or end < stmt.lineno:
+        return []
+    first_body = place.lines[function.body[0].lineno - 1]
+    indent = first_body[: len(first_body) - len(first_body.lstrip())]
+    params = [a.arg for a in [*function.args.posonlyargs, *function.args.args] if a.arg not in ("self", "cls")
+              or a.arg == "cls" and not _is_method(function, place)]
+    kept = "\n".join(place.lines[stmt.lineno - 1 : end])
+    return [(f"{kept}\n{indent}return {p}", end, f"`return {p}` added at the end of `{function.name}`")
+            for p in params[:MAX_RETURNED]]
+
+
+def _is_method(function: ast.AST, place: Place) -> bool:
+    """Whether `function` is defined directly in a class (its `self`/`cls` is not a value a caller passed)."""
+    return any(isinstance(n, ast.ClassDef) and function in n.body for n in ast.walk(place.tree))

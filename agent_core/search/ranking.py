@@ -136,7 +136,14 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
     first), at most MAX_TEMPLATES."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
     out = [m for file, line in lines for m in template_mutants(file, sources[file], line, exceptions, root)]
-    return out[:MAX_TEMPLATES]
+    seen: set[tuple[str, str]] = set()
+    unique = []
+    for mutant in out:  # the same source reached from two lines (a `return` added at a function's end) once
+        key = (mutant.path, mutant.applied(sources[mutant.path]))
+        if key not in seen:
+            seen.add(key)
+            unique.append(mutant)
+    return unique[:MAX_TEMPLATES]
 
 
 def arrange(singles: list[Mutant], templates: list[Mutant], sources: dict[str, str], limit: int,

@@ -3,7 +3,7 @@
 They are tried after the single edits (search/ranking.py places them) and bounded
 in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in order:
 
-1. guards, `try` and `if` around statements (guards.py: a None or empty value
+1. guards, `try` and `if` around statements, a missing `return <parameter>` (guards.py: a None or empty value
    skipped, an exception the failing test sees caught, a block that must only run
    in one case);
 2. twin names changed together: `l_bar + bar + r_bar` -> `l_bar_user + bar + r_bar_user`
@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agent_core.models import TestReport
-from agent_core.search.guards import Place, block_templates, guard_templates, try_templates
+from agent_core.search.guards import Place, block_templates, guard_templates, return_templates, try_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.mutants import Mutant
 
@@ -291,7 +291,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     names = _line_names(nodes, line)
     scope = place.scope()
     ranged = [*guard_templates(place)[:MAX_GUARDS], *try_templates(place, exceptions or [])[:MAX_TRIES],
-              *block_templates(place)[:MAX_BLOCKS]]
+              *block_templates(place)[:MAX_BLOCKS], *return_templates(place)]
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
               *separator_edits(text, tree, nodes, line)]

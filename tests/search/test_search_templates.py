@@ -55,6 +55,12 @@ def save(output, parts):
     return [write(p) for p in parts]
 
 
+def register(cls, name=None):
+    if name is None:
+        name = cls.name
+    REGISTRY[name] = cls
+
+
 def fit(items, width, pad):
     return items.ljust(len(width), pad)
 
@@ -110,6 +116,9 @@ def _after(line: int, exceptions: list[str] | None = None) -> list[str]:
      "return os.path.join(output, name)\nreturn [write(p) for p in parts]"),
     # a separator that must follow the platform
     ('return ":".join(texts)', None, "return os.pathsep.join(texts)"),
+    # a function that returns nothing hands back what it was given (a decorator that registers)
+    ("REGISTRY[name] = cls", None, "REGISTRY[name] = cls\nreturn cls"),
+    ("name = cls.name", None, "name = cls.name\nREGISTRY[name] = cls\nreturn cls"),
     # an argument moved into the nested call before it, or out of it
     ("return items.ljust(len(width), pad)", None, "return items.ljust(len(width, pad))"),
 ])
