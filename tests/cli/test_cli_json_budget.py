@@ -51,7 +51,8 @@ def test_fix_json_has_diff_journal_usage_cost_and_set_reaches_the_run(project: P
     assert (code, summary["status"]) == (0, "fixed"), err
     assert "-    return a - b\n+    return a + b\n" in summary["diff"]
     journal = Path(summary["journal"])
-    assert journal == project.resolve() / ".agentls" / "runs" / summary["run_id"] and (journal / "journal.jsonl").is_file()
+    assert journal == project.resolve() / ".agentls" / "runs" / summary["run_id"]
+    assert (journal / "journal.jsonl").is_file()
     assert "runId" not in out
     usage = summary["usage"]
     assert usage["llm_calls"] == 2 and usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] > 0

@@ -91,7 +91,8 @@ def test_task_is_planned_coded_verified_and_applied(project: Path, scripted_llm)
     written = (project / goal_test).read_text()
     assert "def test_shout():" in written, "the goal's test is part of the change"
     assert "test_greet_still" not in written, "a generated test that passed before the change is dropped"
-    assert summary["tests"] == {"passed": 2, "failed": 0, "errors": 0, "skipped": 0}, "the existing test and the goal's test"
+    assert summary["tests"] == {"passed": 2, "failed": 0, "errors": 0, "skipped": 0}, (
+        "the existing test and the goal's test")
     planner_prompt = json.dumps(scripted_llm.requests_for("planner")[0]["messages"])
     assert "add a shout helper to greet.py" in planner_prompt
     coder_prompt = json.dumps(scripted_llm.requests_for("coder")[0]["messages"])
