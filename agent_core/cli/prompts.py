@@ -1,4 +1,4 @@
-"""`agentls prompts show [ROLE]`: the effective prompt templates, after the user's overrides.
+"""`agentls prompts show [ROLE] [PATH]`: the effective prompt templates, after the user's overrides.
 
 Overrides come from `prompts.<role>` in the workspace's settings (template
 text or a path to a file). An override missing a required placeholder is
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agent_core.agents.prompts import PROMPT_MODULES, effective_prompts
 from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
+from agent_core.cli.options import add_path, project_path
 from agent_core.settings import SettingsError, load_settings
 
 
@@ -22,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="prompts_command", required=True, metavar="ACTION")
     show = sub.add_parser("show", help="print the effective prompt of ROLE (default: every role)")
     show.add_argument("role", metavar="ROLE", nargs="?", help=f"one of {', '.join(PROMPT_MODULES)}")
-    show.add_argument("--workspace", default=".", metavar="PATH", help="the project directory (default: .)")
+    add_path(show)
     show.set_defaults(func=show_prompts)
 
 
@@ -32,7 +33,9 @@ def required_placeholders(role: str) -> tuple[str, ...]:
 
 
 def show_prompts(args: argparse.Namespace) -> int:
-    workspace = Path(args.workspace).expanduser().resolve()
+    if args.role and args.path is None and args.role not in PROMPT_MODULES and Path(args.role).is_dir():
+        args.role, args.path = None, args.role  # `agentls prompts show myproject`
+    workspace = project_path(args).resolve()
     if args.role is not None and args.role not in PROMPT_MODULES:
         return _fail(f"unknown role {args.role!r}; known: {', '.join(PROMPT_MODULES)}")
     try:
