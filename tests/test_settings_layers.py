@@ -41,6 +41,8 @@ def _other_value(info: Any) -> tuple[str, Any]:
     if kind is float:
         value = default / 2 if default else 1.0
         return str(value), value
+    if kind is dict and get_args(info.annotation)[1] == tuple[float, float]:  # prices: model -> (in, out)
+        return json.dumps({"gpt-4o-mini": [0.15, 0.6]}), {"gpt-4o-mini": (0.15, 0.6)}
     if kind is dict:
         return json.dumps({"coder": "from env {goal}"}), {"coder": "from env {goal}"}
     return "set-by-env", "set-by-env"
