@@ -22,7 +22,9 @@ from typing import Any
 from agent_core.cli import interrupt
 from agent_core.cli.fix import empty_summary
 from agent_core.cli.options import add_path, add_set, overrides, project_path
+from agent_core.cli.progress import TerminalHooks
 from agent_core.cli.style import wants_color, write_line
+from agent_core.events import PhaseEvent
 from agent_core.models import TestReport, new_run_id
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.factory import make_sandbox
@@ -122,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
         sandbox = make_sandbox(settings, announce=lambda msg: print(msg, file=sys.stderr))
     except (SettingsError, SandboxError) as exc:
         return _finish(args, None, run_id, started, str(exc))
+    bar = TerminalHooks(sys.stderr, plain=args.json)
+    if bar.tty:  # a live bar with the time elapsed while the suite runs; piped output stays as it was
+        bar.emit(PhaseEvent(run_id=run_id, phase="testing", message="running the tests in the sandbox", percentage=10))
     try:
         with ShadowWorkspace(path) as shadow:
             report = asyncio.run(
@@ -137,8 +142,11 @@ def run(args: argparse.Namespace) -> int:
     except SandboxError as exc:
         return _finish(args, None, run_id, started, f"the sandbox failed: {exc}")
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM (cli/interrupt.py): the copy and the sandbox are gone
+        bar.close()
         _finish(args, None, run_id, started, interrupt.describe())
         return interrupt.exit_status()
+    finally:
+        bar.close()
     for notice in settings.notices:
         write_line(sys.stderr, f"agentls: warning: {notice}", "warning", wants_color(sys.stderr, args.json))
     return _finish(args, report, run_id, started, broken_baseline(report, path, settings.test_command),

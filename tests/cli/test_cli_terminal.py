@@ -121,3 +121,10 @@ def test_force_color_colours_a_pipe_but_never_json(tmp_path: Path, monkeypatch: 
     assert code == 2 and not SGR.search(out + err)
     monkeypatch.setenv("NO_COLOR", "1")  # NO_COLOR wins
     assert not SGR.search(_in_process("fix", missing)[2])
+
+
+def test_test_on_a_terminal_shows_a_bar_then_the_coloured_report(project: Path, tmp_path: Path) -> None:
+    code, text = _in_pty(_agentls("test", str(project)), _env(tmp_path))
+    assert code == 1, text
+    assert "running the tests in the sandbox" in text and ELAPSED.search(text)
+    assert "\x1b[1;31mFAILED test_calc.py::test_add" in text
