@@ -249,7 +249,9 @@ the buffers are saved first and the verified fix is written to disk (revert the 
                           (when hint (list "--hint" hint))
                           (when apply (list "--apply")))))
     (when apply (save-some-buffers))
-    (compilation-start (mapconcat #'shell-quote-argument command " ") nil (lambda (_mode) "*agentls fix*"))))
+    ;; A pipe, not a pty: the CLI then prints plain lines (no live progress redrawn with escape codes).
+    (let ((process-connection-type nil))
+      (compilation-start (mapconcat #'shell-quote-argument command " ") nil (lambda (_mode) "*agentls fix*")))))
 
 (defun agentls-cli-program ()
   "The agentls CLI: the first word of `agentls-server-command' when it names agentls, else `agentls'."

@@ -54,7 +54,7 @@ async def test_a_client_with_annotation_support_previews_the_versioned_edit_with
         assert s.state.questions == [], "the client previews: the server asks nothing"
         end = next(m for m in s.messages() if run_id in m)
         assert end.startswith(f"agentls: Plan and fix ({run_id}): fixed:") and end.endswith(EXPLAINED)
-        assert s.client.progress_reports[f"agentls/{run_id}"][-1].message.endswith(EXPLAINED)
+        assert f"{EXPLAINED} (" in s.client.progress_reports[f"agentls/{run_id}"][-1].message, "then what it spent"
         trace = await s.command("agentls.showTrace", {"runId": run_id})
         assert (
             f"explanation (model): {EXPLAINED}" in trace["markdown"]
