@@ -290,6 +290,9 @@ async def find_single_edit(
     stats["mutant_timeout_s"] = round(timeout_s, 1)
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
+        def live(done: int, base: int = index) -> None:  # the driver's count while it runs (search/sandboxed.py)
+            _tick(deps, base + done, len(mutants))
+
         results, stopped = await try_mutants(
             deps.sandbox,
             deps.shadow.root,
@@ -300,6 +303,7 @@ async def find_single_edit(
             max_passing=PASSING_PER_DRIVER_RUN,
             covering=covering,
             hot=True,
+            on_progress=live,
         )
         stats["stopped"] = stopped
         if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
@@ -324,6 +328,7 @@ def _tick(deps: SearchDeps, tried: int, total: int) -> None:
     has no phase to report."""
     phase = getattr(deps, "phase", None)
     if phase is not None:
+        tried = min(tried, total)
         phase("testing", f"trying single-edit fixes: {tried}/{total} tried", 6 + 8 * tried / max(1, total))
 
 

@@ -254,6 +254,7 @@ class _MutantChildren:
             entry = {"id": mutant["id"], "outcome": outcome, "duration_s": round(time.monotonic() - began, 3)}
             entry.update(self._outcome_extra(mutant))
             self.result["results"].append(entry)
+            _note_progress(self.config, len(self.result["results"]))
             passing += outcome == "passed"
             if passing >= self.config["max_passing"]:
                 self.result["stopped"] = "enough"
@@ -264,6 +265,15 @@ class _MutantChildren:
     def pytest_sessionfinish(self, session, exitstatus):
         if self.in_child:
             os._exit(int(exitstatus))
+
+
+def _note_progress(config, tried):
+    """How many mutants are done, in a file the host polls while the driver runs (a front end's live count)."""
+    try:
+        with open(os.path.join(os.path.dirname(config["out"]) or ".", "progress"), "w") as handle:
+            handle.write(str(tried))
+    except OSError:  # a progress count is an aid: never a reason to stop
+        pass
 
 
 class _Forker(_MutantChildren):

@@ -11,6 +11,7 @@ silent either.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import time
@@ -26,6 +27,7 @@ DRIVER_DIR = ".agentls/search"
 _SCRIPT = Path(__file__).with_name("driver_script.py")
 _SIBLINGS = ("driver_swap.py", "driver_trace.py", "driver_options.py")  # imported by the script in the sandbox
 ERROR_TAIL = 800  # characters of the driver's output kept in an error
+PROGRESS_POLL_S = 1.0  # how often the host reads the driver's count of mutants tried
 RESULT_CAP = 256 * 1024 * 1024  # the driver's result (per-test coverage of a big suite) read at most this far
 
 
@@ -39,9 +41,12 @@ def driver_error(result: CommandResult, error: str | None) -> str:
     return f"{error}: {tail}" if tail else error
 
 
-async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-    """Run the driver with `config` on `root`: its JSON result, with an "error" (driver_error) when it failed."""
+async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeout_s: float,
+                     on_progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Run the driver with `config` on `root`: its JSON result, with an "error" (driver_error) when it failed.
+    `on_progress(done)` hears, about once a second, how many mutants the driver has tried so far."""
     folder = fresh_dir(root, DRIVER_DIR)  # never through a link a run planted (workspace/hostread.py)
+    poll = asyncio.create_task(_poll_progress(root, on_progress)) if on_progress is not None else None
     try:
         shutil.copyfile(_SCRIPT, folder / "driver.py")
         for name in _SIBLINGS:
@@ -61,7 +66,24 @@ async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeo
     except OSError as exc:
         return {"error": f"the search driver could not be set up: {exc}"}
     finally:
+        if poll is not None:
+            poll.cancel()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _poll_progress(root: Path, on_progress: Callable[[int], None]) -> None:
+    """Read the driver's progress count every PROGRESS_POLL_S (no link followed, a few bytes); tell changes.
+    A backend that copies the workspace back only at the end (a remote Docker engine) shows no count."""
+    last = -1
+    while True:
+        await asyncio.sleep(PROGRESS_POLL_S)
+        try:
+            text = read_planted_text(root, f"{DRIVER_DIR}/progress", 32).strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) != last:
+            last = int(text)
+            on_progress(last)
 
 
 async def collect_coverage(sandbox: Sandbox, root: Path, pytest_args: list[str], timeout_s: float,
@@ -82,19 +104,22 @@ async def line_recorder(sandbox: Sandbox, root: Path) -> str:
 async def try_mutants(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], *, mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None = None, hot: bool = False,
+    on_progress: Callable[[int], None] | None = None,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
     """Each tried mutant with its outcome on `nodeids` (passed/failed/timeout), and why the driver stopped
     ("budget", "enough", or "error: ..." when it tried none: a usage error, a crash; see run_driver).
 
     With `covering`, each mutant also runs the tests it names for that mutant (after `nodeids`). With `hot`,
     the suite is collected once and each mutant swapped into its live function (driver_swap.py); the mutants
-    that cannot be swapped are then tried the slow way, within what is left of the budget.
+    that cannot be swapped are then tried the slow way, within what is left of the budget. `on_progress(done)`
+    hears how many of `mutants` the driver has tried while it runs (run_driver).
     """
     if not hot:
-        return await _try(sandbox, root, nodeids, mutants, mutant_timeout_s, budget_s, max_passing, covering, False)
+        return await _try(sandbox, root, nodeids, mutants, mutant_timeout_s, budget_s, max_passing, covering, False,
+                          on_progress)
     started = time.monotonic()
     results, stopped = await _try(sandbox, root, nodeids, mutants, mutant_timeout_s, budget_s, max_passing,
-                                  covering, True)
+                                  covering, True, on_progress)
     cold = [m for m, outcome in results if outcome == "unswappable"]
     done = [(m, outcome) for m, outcome in results if outcome != "unswappable"]
     left = budget_s - (time.monotonic() - started)
@@ -113,6 +138,7 @@ async def try_mutants(
 async def _try(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None, hot: bool,
+    on_progress: Callable[[int], None] | None = None,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
     entries: list[dict[str, Any]] = [{"id": i, "path": m.path, "line": m.line, "text": m.text, "end": m.last}
                                      for i, m in enumerate(mutants)]
@@ -128,7 +154,8 @@ async def _try(
     config = {"mode": "mutants", "nodeids": list(dict.fromkeys(collected)), "failing": nodeids, "hot": hot,
               "timeout_s": mutant_timeout_s, "budget_s": budget_s, "max_passing": max_passing, "mutants": entries}
     # The driver keeps its own budget; the sandbox bound only catches a driver that stops answering.
-    data = await run_driver(sandbox, root, config, timeout_s=budget_s + 2 * mutant_timeout_s + 30)
+    data = await run_driver(sandbox, root, config, timeout_s=budget_s + 2 * mutant_timeout_s + 30,
+                            on_progress=on_progress)
     if data.get("error"):
         return [], f"error: {data['error']}"
     return [(mutants[r["id"]], r["outcome"]) for r in data["results"]], data.get("stopped")
