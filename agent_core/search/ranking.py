@@ -7,7 +7,9 @@ The first candidate that passes every test wins, so the order is the ranking:
 2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES;
 3. then the candidates with a concern, each after every one without: a candidate that leaves a variable
    assigned and unused (`l_bar_user, r_bar_user = ...` then only `r_bar_user` used), drops the only use of
-   a parameter (the function now ignores an input a caller passes), or deletes a statement;
+   a parameter (the function now ignores an input a caller passes), deletes a statement, or changes an
+   `assert` of the code (click 8.1.4: `assert len(args) == 1 and not kwargs` relaxed to `or` was green,
+   and wrong: the author's fix moved two statements);
 4. the rest of the single edits (clean ones first).
 
 A concern is named in the candidate's description (`leaves `l_bar_user` unused`), which the journal, the
@@ -43,6 +45,7 @@ class _Facts:
     param_uses: dict[str, int]
     statements: int
     stored_on: dict[str, set[int]]  # a name -> the lines (of the function's text, from 1) that assign it
+    asserts: set[int]  # the lines of the function's `assert` statements
 
 
 def _tree(source: str) -> ast.Module | None:
@@ -92,7 +95,9 @@ def _facts(function_text: str) -> _Facts | None:
     params = [a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)]
     unused = {n for n in set(stored) - set(loaded) - declared if not n.startswith("_")}
     statements = sum(isinstance(n, ast.stmt) for n in ast.walk(function))
-    return _Facts(unused, together, {p: loaded.get(p, 0) for p in params}, statements, stored)
+    asserts = {line for n in ast.walk(function) if isinstance(n, ast.Assert)
+               for line in range(n.lineno, (n.end_lineno or n.lineno) + 1)}
+    return _Facts(unused, together, {p: loaded.get(p, 0) for p in params}, statements, stored, asserts)
 
 
 def concerns(source: str, mutant: Mutant) -> tuple[str, ...]:
@@ -119,6 +124,8 @@ def concerns(source: str, mutant: Mutant) -> tuple[str, ...]:
             out.append(f"drops the only use of `{param}`" if uses == 1 else f"drops every use of `{param}`")
     if after.statements < before.statements:
         out.append("deletes a statement")
+    if before.asserts & set(range(mutant.line - first + 1, mutant.last - first + 2)):
+        out.append("changes an `assert` of the code")  # its author's own check, relaxed until the tests pass
     return tuple(out)
 
 

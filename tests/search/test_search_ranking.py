@@ -56,6 +56,12 @@ def test_a_deleted_statement_is_a_concern():
         "deletes a statement",)
 
 
+def test_a_changed_assert_of_the_code_is_a_concern():
+    source = "def f(args, kwargs):\n    assert len(args) == 1 and not kwargs\n    return args[0]\n"
+    relaxed = Mutant("m.py", 2, "    assert len(args) == 1 or not kwargs", "`and` -> `or`")
+    assert concerns(source, relaxed) == ("changes an `assert` of the code",)
+
+
 def test_the_concern_is_said_in_the_description():
     single = Mutant("m.py", 4, '        l_bar_user, r_bar = fmt.split("{bar}")', "`r_bar_user` -> `r_bar`")
     flagged = with_concerns(single, SOURCE)
