@@ -51,7 +51,8 @@ async def test_a_task_run_shows_agents_md_to_planner_and_coder_and_the_trace_nam
     (project / "AGENTS.md").write_text("House rule MARKER-7: keep functions pure.\n")
     scripted_llm.add("planner", PLAN)
     scripted_llm.add("coder", FIX_EDIT)
-    engine = Engine(load_settings(project, {"base_url": scripted_llm.base_url, "search": {"enabled": False}}), checkpointer=InMemorySaver())
+    settings = load_settings(project, {"base_url": scripted_llm.base_url, "search": {"enabled": False}})
+    engine = Engine(settings, checkpointer=InMemorySaver())
 
     result = await engine.run(RunRequest(kind="task", workspace=project, goal="Make add correct"), NullHooks())
 
