@@ -82,8 +82,8 @@ def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, r
     if result.kind == "task" and result.status == "ok":  # a task whose change passed: fix's vocabulary
         result.status = "fixed"
     apply_result(args, request.workspace, request.goal, result)
-    journal = request.workspace / ".agentls" / "runs" / result.run_id if settings.journal and result.run_id else None
-    return _report(args, journal, result)
+    journal = request.workspace / ".agentls" / "runs" / result.run_id if result.run_id else None
+    return _report(args, journal if journal and journal.is_dir() else None, result)  # none written: null
 
 
 def exit_code(result: RunResult) -> int:
