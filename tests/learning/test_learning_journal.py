@@ -30,7 +30,7 @@ def test_journal_records_every_call_and_no_secret(project: Path, scripted_llm, c
     assert {"journal.jsonl", "summary.json", "changes.diff"} <= {p.name for p in files}
     for path in [*files, project / ".agentls" / "checkpoints.sqlite"]:
         assert SECRET.encode() not in path.read_bytes(), path
-    assert "I used the key *** to check" in calls[1]["answer"], "the echoed key is scrubbed, the rest kept"
+    assert "I used the key [redacted] to check" in calls[1]["answer"], "the echoed key is scrubbed, the rest kept"
 
 
 def test_trace_and_runs_show_the_run(project: Path, scripted_llm, cli):
