@@ -118,7 +118,11 @@ def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Pat
     assert (mutants[0].line, mutants[0].text) == (3, "    return n <= k"), (
         "a boundary on line 3 before line 2's constants"
     )
-    assert [m.tier for m in mutants] == sorted(m.tier for m in mutants)
+    clean = [m for m in mutants if not m.concerns]
+    singles = [m for m in clean if m.end == 0]
+    assert [m.tier for m in singles] == sorted(m.tier for m in singles), "single edits in bug-class order"
+    assert clean == mutants[: len(clean)], "every clean candidate (templates included) before any with a concern"
+    assert all(m.end == 0 for m in mutants[: len(singles)]), "the first single edits before the templates"
     assert len(candidates(tmp_path, suspects, 3)) == 3
 
 
