@@ -96,17 +96,18 @@ def _model_at(model: type[BaseModel], parents: list[str]) -> type[BaseModel] | N
 
 
 def suggestion(model: type[BaseModel], key: str) -> str | None:
-    """The setting an unknown dotted `key` probably meant (same table first, then any table), or None."""
+    """The setting an unknown dotted `key` probably meant, or None: the same name in another table first (a key
+    in the wrong table), then a near spelling in the same table, then a near spelling anywhere."""
     *parents, leaf = key.split(".")
+    everywhere = list(_all_keys(model))
+    same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf]
+    if same_leaf:
+        return same_leaf[0]
     here = _model_at(model, parents)
     if here is not None:
         close = difflib.get_close_matches(leaf, [n for n, f in here.model_fields.items() if not f.exclude], 1, 0.6)
         if close:
             return ".".join([*parents, close[0]])
-    everywhere = list(_all_keys(model))
-    same_leaf = [k for k in everywhere if k.rsplit(".", 1)[-1] == leaf]
-    if same_leaf:
-        return same_leaf[0]
     close = difflib.get_close_matches(key, everywhere, 1, 0.75)
     return close[0] if close else None
 

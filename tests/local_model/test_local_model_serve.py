@@ -138,7 +138,8 @@ def test_llama_cpp_missing_says_how_to_install(server_env, monkeypatch, tmp_path
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
     monkeypatch.delenv("AGENTLS_MODEL_SERVER_CMD")
     monkeypatch.setenv("AGENTLS_MODEL_SERVER_PYTHON", str(bare / "bin" / "python"))
-    with pytest.raises(LLMUnavailable, match=r"missing: llama_cpp.*pip install 'agentls\[local\]'"):
+    hint = r"missing: llama_cpp.*bare-venv/bin/python -m pip install 'llama-cpp-python\[server\]"
+    with pytest.raises(LLMUnavailable, match=hint):
         endpoint.ensure_local_endpoint(Settings(), notify=lambda m: None)
 
 

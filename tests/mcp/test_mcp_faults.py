@@ -7,10 +7,12 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import anyio
+import pytest
 from mcp_support import AGENTLS, CALC, REPO, server_descendants, until
 
 OUTSIDE = "--- a/../evil.py\n+++ b/../evil.py\n@@ -1 +1 @@\n-a\n+b\n"
@@ -97,6 +99,11 @@ def test_a_client_that_closes_stdin_mid_run_leaves_no_temp_dir(tmp_path: Path):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir(mode=0o1777)
     tmpdir.chmod(0o1777)
+    for parent in tmp_path.parents:  # pytest's own dirs are 0700: the sandbox uid must reach the copy made in TMPDIR
+        if parent == Path(tempfile.gettempdir()):
+            break
+        parent.chmod(parent.stat().st_mode | 0o011)
+    tmp_path.chmod(tmp_path.stat().st_mode | 0o011)
     env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmpdir)}
     server = subprocess.Popen([str(AGENTLS), "mcp", "--root", str(tmp_path)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
@@ -111,7 +118,11 @@ def test_a_client_that_closes_stdin_mid_run_leaves_no_temp_dir(tmp_path: Path):
             server.stdin.flush()
         deadline = time.monotonic() + 60
         while not any(p.name.startswith("agentls-shadow-") for p in tmpdir.iterdir()):
-            assert time.monotonic() < deadline and server.poll() is None, server.stderr.read()
+            if time.monotonic() > deadline or server.poll() is not None:  # never block on a live server's stderr
+                server.kill()
+                out, err = server.communicate(timeout=30)
+                names = sorted(p.name for p in tmpdir.iterdir())
+                pytest.fail(f"no shadow copy in {names}: {out[-3000:]} {err[-3000:]}")
             time.sleep(0.2)
         time.sleep(1.0)  # the tests under way in the sandbox
         server.stdin.close()
