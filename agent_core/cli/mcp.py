@@ -7,8 +7,9 @@ Like `agentls serve`, this replaces the current process with
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+
+from agent_core.cli.serve import replace_process
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,8 +32,4 @@ def server_argv(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    argv = server_argv(args)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(argv[0], argv)
-    return 0  # not reached: execv replaces the process
+    return replace_process(server_argv(args))

@@ -32,9 +32,13 @@ def server_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
-def run(args: argparse.Namespace) -> int:
-    argv = server_argv(args)
+def replace_process(argv: list[str]) -> int:
+    """Become the server `argv` starts (the language server here, the MCP server in cli/mcp.py)."""
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)
     return 0  # not reached: execv replaces the process
+
+
+def run(args: argparse.Namespace) -> int:
+    return replace_process(server_argv(args))
