@@ -376,11 +376,21 @@ def _no_rewrite_cache() -> None:
         rewrite._read_pyc = lambda *args, **kwargs: None
 
 
+# Options a project's addopts may carry that would run part of the suite: the cache's selections (last failed
+# first or only, new first) and stepwise's stop at the first failure. A run agentls judges is the whole suite.
+WHOLE_RUN = (("lf", False), ("failedfirst", False), ("newfirst", False), ("stepwise", False),
+             ("stepwise_skip", False))
+
+
+@pytest.hookimpl(tryfirst=True)  # before the stepwise and cache plugins read their options in their own configure
 def pytest_configure(config: pytest.Config) -> None:
     path, fd, hang_fd, token = _CHANNEL.pop() if _CHANNEL else ("", None, None, "")
     worker = hasattr(config, "workerinput")  # a pytest-xdist worker of a run that has the report
     if not path and fd is None and not worker:
         return
+    for name, off in WHOLE_RUN:
+        if hasattr(config.option, name):
+            setattr(config.option, name, off)
     _no_rewrite_cache()
     bound = _float(os.environ.get(TIMEOUT_VAR, ""))
     select = _read_lines(os.environ.get(SELECT_VAR, ""))

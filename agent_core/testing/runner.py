@@ -10,8 +10,8 @@ counts and located failures; the plugin also applies the node-id selection
 (`select`) and the per-test time bound (`test_timeout_s`). For tox, which
 passes only a few variables to its environments, `TOX_OVERRIDE` adds ours to
 `pass_env`. Bytecode the workspace holds is removed before each run, none is
-written (`PYTHONDONTWRITEBYTECODE`; plain pytest commands also get `-p
-no:cacheprovider`), and the plugin keeps pytest from reading its rewritten
+written (`PYTHONDONTWRITEBYTECODE`; plain pytest commands keep pytest's cache
+in the run's own folder), and the plugin keeps pytest from reading its rewritten
 test modules' caches: a stale or forged `.pyc` never stands in for a test.
 
 A plain pytest command (`pytest ...`, `python -m pytest ...`) also runs with
@@ -71,11 +71,15 @@ def pytest_argv(test_command: str, python: str) -> tuple[bool, list[str]]:
 
 
 def pytest_options(junit_rel: str) -> list[str]:
-    """What agentls adds to every pytest run."""
+    """What agentls adds to every pytest run. pytest's cache goes to a folder of the run's own, thrown away with
+    it, rather than `-p no:cacheprovider`: a project's addopts may name the cache's options (--lf, --ff, --nf,
+    --sw), which pytest refuses as a usage error when that plugin is off. The plugin turns their selections off
+    (`pytest_plugin.WHOLE_RUN`): every run is the whole suite."""
+    cache_rel = str(Path(junit_rel).parent / "pytest-cache")
     return [
         f"--junitxml={junit_rel}",
         "-o", "junit_family=xunit1",
-        "-p", "no:cacheprovider",
+        "-o", f"cache_dir={cache_rel}",
         "-q",
         "-o", "console_output_style=classic",
         "--continue-on-collection-errors",

@@ -154,3 +154,16 @@ async def test_junit_is_the_fallback_when_the_plugin_does_not_load(workspace: Pa
     assert (report.passed, report.failed) == (1, 1), report.output
     assert [(f.nodeid, f.line) for f in report.failures] == [("test_one.py::test_bad", 7)]
     assert report.slowest_pass_s is None, "per-test durations come from the plugin only"
+
+
+async def test_addopts_with_cache_and_stepwise_options_still_run_the_whole_suite(workspace: Path) -> None:
+    """A project's addopts naming the cache's selections and stepwise (common in real pytest configs) neither
+    stop the run with a usage error nor cut it short at the first failure."""
+    _write(workspace, {
+        "pytest.ini": "[pytest]\naddopts = --lf --ff --sw -vvv --tb=native\n",
+        "test_three.py": "def test_a():\n    assert 1 == 2\n\n\ndef test_b():\n    assert 1\n\n\n"
+                         "def test_c():\n    assert 'x' == 'y'\n",
+    })
+    report = await run_tests(make_backend("bubblewrap"), workspace, "pytest", timeout_s=120)
+    assert (report.passed, report.failed, report.errors) == (1, 2, 0), report.output
+    assert not (workspace / ".pytest_cache").exists() and not (workspace / ".agentls").exists()
