@@ -23,9 +23,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "learning"))
 
-from learning_support import (
+from agent_core.cli import main
+from runs_support import (
     BUGGY_CALC,
     FIX_AFTER_WRONG,
     FIX_EDIT,
@@ -34,8 +34,6 @@ from learning_support import (
     WRONG_EDIT,
     make_project,
 )
-
-from agent_core.cli import main
 from scripted_llm import ScriptedLLM
 
 

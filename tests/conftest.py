@@ -10,8 +10,8 @@ import pytest
 from scripted_llm import ScriptedLLM
 
 # The mutant search fixes most of the tests' one-token bugs before any model call; the tests of the model
-# path run with it off (inherited by every server and CLI they start). tests/engine/test_engine_search.py
-# and tests/search/ turn it on again.
+# path run with it off (inherited by every server and CLI they start). The tests in tests/search/
+# turn it on again.
 os.environ.setdefault("AGENTLS_SEARCH", "0")
 
 

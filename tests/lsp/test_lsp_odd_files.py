@@ -1,6 +1,6 @@
 """From the editor: a project holding a `.py` file that is not UTF-8 still gets its fix (issue 15, item 2).
 
-The CLI's side is tests/engine/test_engine_odd_files.py; here the same file
+The CLI's side is tests/pipeline/test_pipeline_odd_files.py; here the same file
 sits in the workspace the language server copies, and a Plan and fix run on
 another file must end with its edit applied, not "failed: 'utf-8' codec
 can't decode ..." (a message that named no file).

@@ -1,7 +1,7 @@
 """A run waiting on a silent model tells the editor it is alive (issue 15, item 7), through `$/progress`.
 
 The engine repeats the current phase every `WAIT_REPORT_S` (10 s) while a model call waits,
-with how long it has waited; the CLI prints it (tests/engine/test_engine_hung_endpoint.py),
+with how long it has waited; the CLI prints it (tests/pipeline/test_pipeline_hung_endpoint.py),
 and the language server must carry it to the editor's progress UI.
 """
 
