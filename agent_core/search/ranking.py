@@ -142,7 +142,8 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
     """The templates of the TEMPLATE_LINES most suspicious lines of `ranked` ((score, file, line), best
     first), at most MAX_TEMPLATES."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
-    out = [m for file, line in lines for m in template_mutants(file, sources[file], line, exceptions, root)]
+    callers = [tree for tree in map(_tree, sources.values()) if tree is not None] if exceptions else []
+    out = [m for file, line in lines for m in template_mutants(file, sources[file], line, exceptions, root, callers)]
     seen: set[tuple[str, str]] = set()
     unique = []
     for mutant in out:  # the same source reached from two lines (a `return` added at a function's end) once

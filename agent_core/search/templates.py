@@ -5,7 +5,7 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
 
 1. guards, `try` and `if` around statements, a missing `return <parameter>` (guards.py: a None or empty value
    skipped, an exception the failing test sees caught, a block that must only run
-   in one case);
+   in one case); an exception raised again as one the callers catch, or kept as the cause (handlers.py);
 2. twin names changed together: `l_bar + bar + r_bar` -> `l_bar_user + bar + r_bar_user`
    when the function holds both pairs (a fix that switches to the other pair of
    values; changing one name alone leaves its twin unused, see ranking.py);
@@ -32,6 +32,7 @@ from pathlib import Path
 
 from agent_core.models import TestReport
 from agent_core.search.guards import Place, block_templates, guard_templates, return_templates, try_templates
+from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.mutants import Mutant
 
@@ -274,8 +275,9 @@ def _parses(source: str, mutant: Mutant, function: ast.AST) -> bool:
 
 
 def template_mutants(path: str, source: str, line: int, exceptions: list[str] | None = None,
-                     root: Path | None = None) -> list[Mutant]:
-    """The templates of `line` (1-based) of `source` that parse, at most MAX_PER_LINE, in the module's order."""
+                     root: Path | None = None, callers: Iterable[ast.Module] = ()) -> list[Mutant]:
+    """The templates of `line` (1-based) of `source` that parse, at most MAX_PER_LINE, in the module's order;
+    `callers`: the parsed modules whose `try` blocks may call the line's function (handlers.py)."""
     lines = source.split("\n")
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
@@ -290,16 +292,19 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     nodes = [n for n in ast.walk(place.statement) if getattr(n, "lineno", None) == line]
     names = _line_names(nodes, line)
     scope = place.scope()
+    handled = handled_by_callers([tree, *callers], place.function.name) if exceptions else []  # type: ignore[attr-defined]
     ranged = [*guard_templates(place)[:MAX_GUARDS], *try_templates(place, exceptions or [])[:MAX_TRIES],
-              *block_templates(place)[:MAX_BLOCKS], *return_templates(place)]
+              *translate_templates(place, exceptions or [], handled), *block_templates(place)[:MAX_BLOCKS],
+              *return_templates(place)]
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
               *separator_edits(text, tree, nodes, line)]
-    edits = ranged + [(new, line, description) for new, description in single]
+    edits = [(line, new, last, description) for new, last, description in ranged]
+    edits += [(line, new, line, description) for new, description in single] + cause_templates(place)
     out: list[Mutant] = []
     seen = {text}
-    for new, last, description in edits:
-        mutant = Mutant(path, line, new, description, TEMPLATE_TIER, last)
+    for first, new, last, description in edits:
+        mutant = Mutant(path, first, new, description, TEMPLATE_TIER, last)
         if new not in seen and _parses(source, mutant, place.functions[0]):
             seen.add(new)
             out.append(mutant)

@@ -1,0 +1,119 @@
+"""Templates for exceptions that leave a layer in the wrong shape: translated for the caller, or with their cause.
+
+Two kinds of real fix that no one-token edit reaches (bench/history_corpus: marshmallow's
+`from_timestamp_overflow`, click's `abort_keeps_cause`):
+
+- a low-level exception escapes a function whose callers handle another one: `fromtimestamp`
+  raises OverflowError where every caller catches ValueError. The statement goes under `try`,
+  and the exception the failing test sees is raised again as one that the callers' handlers
+  catch (`except OverflowError as exc: raise ValueError(str(exc)) from exc`). The callers are
+  the other suspect files' `try` blocks that call the function by name;
+- a handler that drops the exception's cause (`raise Abort() from None`) keeps it: the handler
+  names the exception (`except (EOFError, KeyboardInterrupt) as e:`) and the raise says `from e`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from agent_core.search.guards import _SIMPLE, INDENT, Place, Template, _can_raise, usable
+
+MAX_TRANSLATIONS = 4
+_BROAD = {"Exception", "BaseException"}
+
+
+def _handled_names(handler: ast.ExceptHandler) -> list[str]:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    names = []
+    for kind in kinds:
+        if isinstance(kind, ast.Name):
+            names.append(kind.id)
+        elif isinstance(kind, ast.Attribute):
+            names.append(kind.attr if isinstance(kind.value, ast.Name) and kind.value.id == "builtins" else "")
+    return [n for n in names if n and n not in _BROAD]
+
+
+def _calls(body: list[ast.stmt], name: str) -> bool:
+    for node in (n for stmt in body for n in ast.walk(stmt)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if called == name:
+                return True
+    return False
+
+
+def handled_by_callers(trees: Iterable[ast.Module], name: str) -> list[str]:
+    """The exception names that `try` blocks calling `name` (by name or attribute) catch, most frequent first."""
+    counts: dict[str, int] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Try) and _calls(node.body, name):
+                for handler in node.handlers:
+                    if handler.type is not None:
+                        for caught in dict.fromkeys(_handled_names(handler)):
+                            counts[caught] = counts.get(caught, 0) + 1
+    return sorted(counts, key=lambda n: -counts[n])
+
+
+def translate_templates(place: Place, exceptions: list[str], handled: list[str]) -> list[Template]:
+    """The statement under `try`: each exception the failing tests saw that it can raise is raised again as one
+    of `handled` (what the function's callers catch), with the original as its cause."""
+    stmt = place.statement
+    if not usable(place) or not isinstance(stmt, _SIMPLE) or not handled:
+        return []
+    body = place.text_of([stmt])
+    if body is None:
+        return []
+    indent, inner = place.indent, "\n".join(INDENT + line for line in body)
+    raised = [e for e in exceptions if _can_raise(stmt, e)]
+    caught = [f"({', '.join(raised)})"] if len(raised) > 1 else []  # several seen: all of them first
+    out: list[Template] = []
+    for exception in caught + raised:
+        for target in (h for h in handled if h not in raised):
+            new = (f"{indent}try:\n{inner}\n{indent}except {exception} as exc:\n"
+                   f"{indent}{INDENT}raise {target}(str(exc)) from exc")
+            out.append((new, stmt.end_lineno or stmt.lineno,
+                        f"`{exception}` raised again as `{target}`, which the callers catch"))
+    return out[:MAX_TRANSLATIONS]
+
+
+def _handler_of(place: Place) -> ast.ExceptHandler | None:
+    stmt = place.statement
+    for node in ast.walk(place.function) if place.function is not None else []:
+        if isinstance(node, ast.ExceptHandler) and stmt in node.body:
+            return node
+    return None
+
+
+def cause_templates(place: Place) -> list[tuple[int, str, int, str]]:
+    """`raise X from None` in a handler -> the handler names the exception and the raise keeps it as the cause:
+    (first line, new text, last line, description); the text spans the handler's line to the raise."""
+    stmt = place.statement
+    if not isinstance(stmt, ast.Raise) or not (isinstance(stmt.cause, ast.Constant) and stmt.cause.value is None):
+        return []
+    handler = _handler_of(place)
+    if handler is None or handler.type is None:
+        return []
+    lines = place.lines[handler.lineno - 1 : stmt.end_lineno]
+    name = handler.name or "exc"
+    if handler.name is None:
+        header = lines[0]
+        colon = _header_colon(header)
+        if colon is None:
+            return []
+        lines = [header[:colon] + f" as {name}" + header[colon:], *lines[1:]]
+    last = lines[-1]
+    at = last.rfind("from None")
+    if at < 0:
+        return []
+    lines[-1] = last[:at] + f"from {name}" + last[at + len("from None"):]
+    return [(handler.lineno, "\n".join(lines), stmt.end_lineno or stmt.lineno,
+             f"the handler keeps the exception as the cause (`from {name}`, was `from None`)")]
+
+
+def _header_colon(header: str) -> int | None:
+    """Where the `:` ending a one-line `except ...:` header is (before a comment), or None."""
+    code = header.split("#", 1)[0].rstrip()
+    return len(code) - 1 if code.endswith(":") else None

@@ -1,0 +1,90 @@
+"""Exceptions in the wrong shape, fixed by the search (search/handlers.py): `agentls fix` on real projects, a real
+sandbox, the scripted endpoint with no answer queued (a model call would fail the run: zero tokens)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine_support import journal_records, make_project
+
+FAST = "[search]\nmutant_timeout_s = 2\n"
+
+STAMPS = {  # marshmallow 3.20's fix: the platform's OverflowError leaves from_timestamp, whose callers catch
+    # ValueError; a handler that returns None instead is green for the caller's test, not for from_timestamp's own
+    "stamps.py": (
+        "import datetime as dt\n\n\n"
+        "def from_timestamp(value):\n"
+        "    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc).replace(tzinfo=None)\n\n\n"
+        "def parse(value):\n"
+        "    try:\n"
+        "        return from_timestamp(value)\n"
+        "    except (TypeError, ValueError):\n"
+        "        return None\n"
+    ),
+    "test_stamps.py": (
+        "import datetime as dt\n\nimport pytest\n\nfrom stamps import from_timestamp, parse\n\n\n"
+        "def test_epoch():\n    assert parse(0) == dt.datetime(1970, 1, 1)\n\n\n"
+        "def test_text_is_not_a_timestamp():\n    assert parse('x') is None\n\n\n"
+        "def test_a_huge_timestamp_is_a_value_error():\n"
+        "    with pytest.raises(ValueError):\n        from_timestamp(1e20)\n\n\n"
+        "def test_parse_of_a_huge_timestamp():\n    assert parse(1e20) is None\n"
+    ),
+    ".agentls.toml": FAST,
+}
+PROMPT = {  # click 8.1.4's fix: the handler re-raised Abort `from None`, and the cause was lost
+    "prompt.py": (
+        "class Abort(Exception):\n    pass\n\n\n"
+        "def run(action):\n"
+        "    try:\n"
+        "        return action()\n"
+        "    except (EOFError, KeyboardInterrupt):\n"
+        "        raise Abort() from None\n"
+    ),
+    "test_prompt.py": (
+        "import pytest\n\nfrom prompt import Abort, run\n\n\n"
+        "def test_value():\n    assert run(lambda: 3) == 3\n\n\n"
+        "def test_abort_keeps_the_cause():\n"
+        "    def action():\n        raise EOFError('closed')\n\n"
+        "    with pytest.raises(Abort) as info:\n        run(action)\n"
+        "    assert isinstance(info.value.__cause__, EOFError)\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+
+@pytest.fixture(autouse=True)
+def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTLS_SEARCH", "1")
+
+
+def _fixed_by_search(tmp_path: Path, scripted_llm, run_fix, files: dict[str, str]) -> tuple[Path, dict]:
+    project = make_project(tmp_path / "proj", files)
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
+    assert scripted_llm.requests == []
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    return project, search
+
+
+def test_an_exception_is_raised_again_as_the_one_the_callers_catch(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, STAMPS)
+
+    assert search["found"]["description"] == "`OverflowError` raised again as `ValueError`, which the callers catch"
+    namespace: dict = {}
+    exec((project / "stamps.py").read_text(), namespace)
+    with pytest.raises(ValueError) as info:
+        namespace["from_timestamp"](1e20)
+    assert isinstance(info.value.__cause__, OverflowError), "the original is kept as the cause"
+    assert search["found"]["line"] == 5
+
+
+def test_a_handler_that_drops_the_cause_keeps_it(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, PROMPT)
+
+    assert (project / "prompt.py").read_text() == PROMPT["prompt.py"].replace(
+        "except (EOFError, KeyboardInterrupt):", "except (EOFError, KeyboardInterrupt) as exc:").replace(
+        "from None", "from exc"), "the author's fix, with the handler's name spelled `exc`"
+    assert search["found"]["line"] == 8 and "was `from None`" in search["found"]["description"]
