@@ -1,12 +1,12 @@
 """agentls against Aider, side by side, on the same corpus, model and endpoint.
 
-    .venv/bin/python bench/aider_compare.py [--tasks NAME ...] [--every N] [--aider-venv DIR]
+    .venv/bin/python -m bench.aider_compare [--tasks NAME ...] [--every N] [--aider-venv DIR]
                                             [--out results.json [--resume]] [--aider-rows EARLIER.json ...]
                                             [--agentls-rows FIX_RATE.json ...]
 
 Both tools talk to the same OpenAI-compatible endpoint (AGENTLS_BASE_URL /
 OPENAI_BASE_URL, else the bundled local model, started once) through
-bench/token_proxy.py, so their tokens are counted the same way, from the
+bench/support/token_proxy.py, so their tokens are counted the same way, from the
 upstream's own `usage`. Each task of bench/corpus is copied twice; agentls (with an empty failure
 memory of its own per task)
 runs `agentls fix --json --apply` on one copy, Aider runs on the other with
@@ -34,12 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.fix_rate import CORPUS, _env, ensure_endpoint, fresh_memory_env
+from bench.support.token_proxy import TokenProxy
 
-from fix_rate import CORPUS, _env, ensure_endpoint, fresh_memory_env  # noqa: E402
-from token_proxy import TokenProxy  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 

@@ -1,8 +1,8 @@
 """Aider on the real-project corpus (bench/real_corpus/), set up as bench/real_fix_rate.py sets up agentls.
 
-    .venv/bin/python bench/aider_real.py [--projects NAME ...] [--tasks PROJECT/BUG ...] [--timeout S]
+    .venv/bin/python -m bench.aider_real [--projects NAME ...] [--tasks PROJECT/BUG ...] [--timeout S]
                                          [--edit-format whole] [--out rows.json [--resume]] [--aider-venv DIR]
-    .venv/bin/python bench/aider_real.py --table rows.json ...      # the rows as docs/benchmarks.md's table
+    .venv/bin/python -m bench.aider_real --table rows.json ...      # the rows as docs/benchmarks.md's table
 
 Each task is a fresh copy of the project's pinned tree with its own `.venv`
 and one bug injected (real_projects.prepare_copy + inject, as for agentls).
@@ -19,7 +19,7 @@ a user would give it:
 - read-only (`--read`): the failing tests' files;
 - `--edit-format whole`, `--auto-test` with the project's suite command.
 
-Both talk to the endpoint through bench/token_proxy.py (AGENTLS_BASE_URL /
+Both talk to the endpoint through bench/support/token_proxy.py (AGENTLS_BASE_URL /
 OPENAI_BASE_URL, else the bundled model, as aider_compare.py). A task counts
 as fixed only when the project's whole suite passes on the copy afterwards
 (real_projects.run_suite, as real_fix_rate.py checks agentls); when Aider
@@ -43,13 +43,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import real_projects as rp
-from aider_compare import aider_argv, ensure_aider, invoke_aider
-from fix_rate import ensure_endpoint
-from real_fix_rate import select
-from token_proxy import TokenProxy
+from bench.aider_compare import aider_argv, ensure_aider, invoke_aider
+from bench.fix_rate import ensure_endpoint
+from bench.real_fix_rate import select
+from bench.support import real_projects as rp
+from bench.support.token_proxy import TokenProxy
 
 ROOT = Path(__file__).resolve().parents[1]
 _FRAME = re.compile(r"^(\S+\.py):\d+: ", re.MULTILINE)

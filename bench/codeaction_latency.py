@@ -8,7 +8,7 @@ measurement set R requests after a warm-up. "busy" starts three runs
 scripted model, so the runs stay in progress while measuring. Each set is repeated N times and
 the median of the p50s / p99s is printed, idle and busy side by side.
 
-    python bench/codeaction_latency.py [--requests 200] [--repeats 3]
+    python -m bench.codeaction_latency [--requests 200] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ import time
 from pathlib import Path
 from typing import Any, Union
 
+from lsprotocol import types as lsp
+from pytest_lsp import client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+from scripted_llm import Fault, ScriptedLLM
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-
-from lsprotocol import types as lsp  # noqa: E402
-from pytest_lsp import client_capabilities  # noqa: E402
-from pytest_lsp.client import make_test_lsp_client  # noqa: E402
-
-from scripted_llm import Fault, ScriptedLLM  # noqa: E402
 
 LINES = 5000
 PLAN = {"approach": "edit", "subtasks": [{"id": "t1", "description": "change the file", "files": []}]}

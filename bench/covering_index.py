@@ -8,7 +8,7 @@ once through `Localization.covering` (an index built on the first call).
 The scan is timed on a sample of the mutants and scaled to M; the index on
 all M, R times, the median shown (the first call includes the index build).
 
-    python bench/covering_index.py [--tests 1238] [--mutants 1000] [--repeats 5]
+    python -m bench.covering_index [--tests 1238] [--mutants 1000] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import random
 import statistics
 import time
 
-from agent_core.pipeline.searching import Localization
+from agent_core.search.step import Localization
 
 
 def synthetic(tests: int, files: int, seed: int = 1) -> tuple[dict, dict[str, str]]:

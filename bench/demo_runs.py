@@ -1,6 +1,6 @@
 """`make demo`'s example, N times in a row: fixed and verified each time, and how long each run took.
 
-    AGENTLS_BASE_URL=http://127.0.0.1:8631/v1 .venv/bin/python bench/demo_runs.py [--runs 10] [--example digits]
+    AGENTLS_BASE_URL=http://127.0.0.1:8631/v1 .venv/bin/python -m bench.demo_runs [--runs 10] [--example digits]
 
 Each run is `scripts/demo.sh EXAMPLE` (a fresh copy of examples/EXAMPLE, `agentls fix --json --apply`,
 the tests run again afterwards) against the endpoint in AGENTLS_BASE_URL, i.e. with the model already

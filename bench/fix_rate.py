@@ -1,6 +1,6 @@
 """Fix rate of `agentls fix` over bench/corpus: how many small real bugs the pipeline fixes.
 
-    .venv/bin/python bench/fix_rate.py [--tasks NAME ...] [--max-iterations N] [--memory fresh|carried]
+    .venv/bin/python -m bench.fix_rate [--tasks NAME ...] [--max-iterations N] [--memory fresh|carried]
                                        [--memory-file PATH] [--out results.json]
 
 Each task (bench/corpus/<task>/: a module, its test, task.toml, fix.patch) is
@@ -69,7 +69,6 @@ def ensure_endpoint() -> str | None:
     """Start (or reuse) the local model once for the whole benchmark unless an endpoint is configured."""
     if os.environ.get("AGENTLS_BASE_URL") or os.environ.get("OPENAI_BASE_URL"):
         return None
-    sys.path.insert(0, str(ROOT))
     from agent_core.local_model.endpoint import ensure_local_endpoint
     from agent_core.settings import load_settings
 

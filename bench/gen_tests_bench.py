@@ -1,7 +1,7 @@
 """Gen-tests on the bench corpus: line coverage before/after, share of kept tests that pass, planted bugs found.
 
-    python bench/gen_tests_bench.py                 # scripted model (answers from <module>.script.json)
-    python bench/gen_tests_bench.py --base-url URL  # any OpenAI-compatible endpoint (e.g. a local llama.cpp)
+    python -m bench.gen_tests_bench                 # scripted model (answers from <module>.script.json)
+    python -m bench.gen_tests_bench --base-url URL  # any OpenAI-compatible endpoint (e.g. a local llama.cpp)
 
 Each corpus module is copied into a fresh workspace and run through
 `run_gen_tests` with the real sandbox. A planted bug counts as found when a
@@ -16,13 +16,11 @@ import asyncio
 import json
 import re
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "gen_tests_corpus"
-sys.path.insert(0, str(HERE.parent / "tests"))  # the scripted OpenAI-compatible server
 
 
 def _scripted(script: dict):

@@ -1,10 +1,10 @@
 """The real-history corpus (bench/history_corpus/<project>/<bug>.toml): fixes real projects made, reverted.
 
-    python bench/history_corpus.py fetch                 # the sdists and each project's venv into the cache
-    python bench/history_corpus.py list [--markdown]     # the bugs: project, versions, kind, lines, tests
-    python bench/history_corpus.py patch PROJECT/BUG     # the author's fix as a unified diff
-    python bench/history_corpus.py buggy PROJECT/BUG DIR # the buggy tree with its .venv at DIR
-    python bench/history_corpus.py validate [--only PROJECT[/BUG] ...] [--update]
+    python -m bench.history_corpus fetch                 # the sdists and each project's venv into the cache
+    python -m bench.history_corpus list [--markdown]     # the bugs: project, versions, kind, lines, tests
+    python -m bench.history_corpus patch PROJECT/BUG     # the author's fix as a unified diff
+    python -m bench.history_corpus buggy PROJECT/BUG DIR # the buggy tree with its .venv at DIR
+    python -m bench.history_corpus validate [--only PROJECT[/BUG] ...] [--update]
 
 Each bug is a fix that a project released: `previous` and `version` are two
 consecutive sdists on PyPI, the fix was read off their diff and the release
@@ -18,7 +18,7 @@ project is kept in this repository: the sdists are fetched with
 
 Each project version has its own environment, as a user's checkout would:
 a `.venv` of the manifest's `python` (pyenv's interpreters, ~/.pyenv/versions)
-with the pinned `test_deps` and the tree on its path (real_projects.py builds
+with the pinned `test_deps` and the tree on its path (bench/support/real_projects.py builds
 it). `validate` checks, per project version, that the author's tree passes
 its suite (the manifest's `test_args`, minus `excluded`), then per bug that
 with the fix reversed every test in `tests` fails (all that fail are recorded
@@ -32,7 +32,6 @@ import argparse
 import json
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -40,9 +39,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import real_projects as rp
+from bench.support import real_projects as rp
+from bench.support.corpus_cli import CorpusCommands, corpus_parser, run
 
 MANIFESTS = rp.ROOT / "bench" / "history_corpus"
 KINDS = frozenset({"one-line", "two-line", "guard", "try", "new-statement", "multi-line", "keyword-argument"})
@@ -283,30 +281,17 @@ def cmd_buggy(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("fetch", help="download the sdists and build the venvs").set_defaults(func=cmd_fetch)
-    listing = sub.add_parser("list", help="the bugs")
-    listing.add_argument("--markdown", action="store_true", help="the table of docs/benchmarks.md")
-    listing.set_defaults(func=cmd_list)
-    patch = sub.add_parser("patch", help="the author's fix as a unified diff")
-    patch.add_argument("task", help="PROJECT/BUG")
-    patch.set_defaults(func=cmd_patch)
+    parser, sub = corpus_parser(__doc__.splitlines()[0], CorpusCommands(
+        fetch=cmd_fetch, listing=cmd_list, patch=cmd_patch, validate=cmd_validate,
+        fetch_help="download the sdists and build the venvs", list_help="the bugs",
+        markdown_help="the table of docs/benchmarks.md", patch_help="the author's fix as a unified diff",
+        only_help="PROJECT, PROJECT-VERSION or PROJECT/BUG names",
+        update_help="record each bug's failing tests in its manifest"))
     buggy = sub.add_parser("buggy", help="set up the buggy tree with its .venv")
     buggy.add_argument("task", help="PROJECT/BUG")
     buggy.add_argument("dest", type=Path)
     buggy.set_defaults(func=cmd_buggy)
-    val = sub.add_parser("validate", help="check every bug against its project's suite")
-    val.add_argument("--only", nargs="*", help="PROJECT, PROJECT-VERSION or PROJECT/BUG names")
-    val.add_argument("--update", action="store_true", help="record each bug's failing tests in its manifest")
-    val.set_defaults(func=cmd_validate)
-    args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    try:
-        return args.func(args)
-    except rp.CorpusError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run(parser, argv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Fix rate of `agentls fix` on the real-history corpus (bench/history_corpus/): green, and the author's way.
 
-    .venv/bin/python bench/history_corpus.py fetch        # once: sdists and each project version's venv
-    .venv/bin/python bench/history_fix_rate.py --search-only [--tasks PROJECT/BUG ...] [--projects NAME ...]
+    .venv/bin/python -m bench.history_corpus fetch        # once: sdists and each project version's venv
+    .venv/bin/python -m bench.history_fix_rate --search-only [--tasks PROJECT/BUG ...] [--projects NAME ...]
         [--timeout S] [--max-iterations N] [--memory fresh|carried] [--out rows.json]
 
 Each task is a fresh copy of a project's released tree with one fix its
@@ -41,11 +41,9 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import fix_rate
-import history_corpus as hc
-import real_projects as rp
+from bench import fix_rate
+from bench import history_corpus as hc
+from bench.support import real_projects as rp
 
 DEAD_ENDPOINT = "http://127.0.0.1:9/v1"
 _SKIP_DIRS = {".venv", ".agentls", "__pycache__", ".git", ".tox", "build", "dist"}

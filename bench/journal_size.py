@@ -7,7 +7,7 @@ unfixed after a replan. Each shape runs --repeat times; prints the journal's
 bytes (journal.jsonl and the whole run directory) per run, then the median
 and maximum over all runs.
 
-    python bench/journal_size.py [--repeat 2]
+    python -m bench.journal_size [--repeat 2]
 """
 
 from __future__ import annotations
@@ -18,11 +18,8 @@ import io
 import json
 import os
 import statistics
-import sys
 import tempfile
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from agent_core.cli import main
 from runs_support import (

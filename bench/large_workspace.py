@@ -18,7 +18,7 @@ side; the shadow copy's CPU time (this process, kernel copy included) moves
 less with other load on the machine than its wall time. Needs bubblewrap (the
 default sandbox) for the baseline test run, as `agentls fix` does.
 
-Usage: .venv/bin/python bench/large_workspace.py [--runs 5] [--files 5000] [--mb 200] [--baseline-rev REV]
+Usage: .venv/bin/python -m bench.large_workspace [--runs 5] [--files 5000] [--mb 200] [--baseline-rev REV]
        [--code DIR] [--baseline-code DIR]   (DIR: a tree holding agent_core/, e.g. a `git archive` export)
 """
 
@@ -37,10 +37,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from scripted_llm import Fault, ScriptedLLM
 
-from scripted_llm import Fault, ScriptedLLM  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SUBPACKAGES = 40
 GITIGNORE = "\n".join([  # a typical Python project's list (about 60 rules), this project's own at the end

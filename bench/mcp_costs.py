@@ -1,6 +1,6 @@
 """What each MCP tool costs in wall-clock time: `agentls mcp` over stdio, driven by the SDK's client.
 
-    python bench/mcp_costs.py PROJECT [--bug FILE ORIGINAL BUGGY] [--repeat 3] [--test-cmd CMD]
+    python -m bench.mcp_costs PROJECT [--bug FILE ORIGINAL BUGGY] [--repeat 3] [--test-cmd CMD]
 
 PROJECT is copied to a temp dir (never written). With --bug, the line
 ORIGINAL of FILE is replaced by BUGGY in the copy first, so localize and

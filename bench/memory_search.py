@@ -4,7 +4,7 @@ Fills a fresh SQLite memory with N synthetic failures (varied error types,
 test names and messages), then times `similar_failures` over R queries.
 The first query loads the vectors; it is reported apart from the rest.
 
-    python bench/memory_search.py [--failures 10000] [--queries 200]
+    python -m bench.memory_search [--failures 10000] [--queries 200]
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Mutation score of generated tests on real open-source modules (bench/real_corpus/ projects).
 
-    .venv/bin/python bench/real_corpus.py fetch       # once: the pinned sdists into ~/.cache/agentls-bench
-    .venv/bin/python bench/mutation_score.py [--base-url URL] [--model M] [--only NAME ...]
+    .venv/bin/python -m bench.real_corpus fetch       # once: the pinned sdists into ~/.cache/agentls-bench
+    .venv/bin/python -m bench.mutation_score [--base-url URL] [--model M] [--only NAME ...]
         [--with-project-tests] [--no-model] [--out rows.json] [--journals DIR]
-    .venv/bin/python bench/mutation_score.py --table rows.json   # the table of saved rows, nothing run
+    .venv/bin/python -m bench.mutation_score --table rows.json   # the table of saved rows, nothing run
 
 Each row is one module of a pinned project tree (more-itertools, boltons,
 toolz, python-dateutil) and one function in it, in a fresh copy with the
-project's own `.venv` (real_projects.py). With a model (`--base-url`, else
+project's own `.venv` (bench/support/real_projects.py). With a model (`--base-url`, else
 AGENTLS_BASE_URL; an unreachable endpoint stops the script), `agentls
 gen-tests` runs on the function exactly as `run_gen_tests` does for a user;
 the row records coverage and mutation score (killed / mutants of the
@@ -36,11 +36,6 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import real_projects as rp
-
 from agent_core.events import NullHooks
 from agent_core.gentests.driver import run_driver
 from agent_core.gentests.mutation import covered_lines, run_mutants, select_mutants, statement_lines
@@ -51,6 +46,7 @@ from agent_core.models import RunRequest, RunResult
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace
+from bench.support import real_projects as rp
 
 # (project, module file, function): small functions with real logic, 12 modules of 4 projects.
 MODULES = [

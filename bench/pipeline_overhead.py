@@ -14,7 +14,7 @@
    (same interpreter, same options, same copy of the project), interleaved,
    median of each.
 
-Usage: .venv/bin/python bench/pipeline_overhead.py [--runs 5] [--iterations 3]
+Usage: .venv/bin/python -m bench.pipeline_overhead [--runs 5] [--iterations 3]
 """
 
 from __future__ import annotations
@@ -26,12 +26,9 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from agent_core.engine import Engine
 from agent_core.events import NullHooks

@@ -7,7 +7,7 @@ in the editor, and prints localize / search+verify / total seconds (median
 and max). Prints `uptime`'s load too: on a shared machine the figure is
 only as good as the idle core it had.
 
-    python bench/quickfix_latency.py [--repeats 3] [--filler 40] [--no-nice]
+    python -m bench.quickfix_latency [--repeats 3] [--filler 40] [--no-nice]
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The real-project bug corpus (bench/real_corpus/*.toml): fetch, list, show as patches, validate.
 
-    python bench/real_corpus.py fetch                 # pip download the pinned sdists into the cache
-    python bench/real_corpus.py list [--markdown]     # projects, module sizes, bugs
-    python bench/real_corpus.py patch PROJECT/BUG     # one bug as a unified diff against the pinned tree
-    python bench/real_corpus.py validate [--only PROJECT[/BUG] ...] [--update]
+    python -m bench.real_corpus fetch                 # pip download the pinned sdists into the cache
+    python -m bench.real_corpus list [--markdown]     # projects, module sizes, bugs
+    python -m bench.real_corpus patch PROJECT/BUG     # one bug as a unified diff against the pinned tree
+    python -m bench.real_corpus validate [--only PROJECT[/BUG] ...] [--update]
 
 `validate` checks every manifest's structure, then for each project makes a
-fresh copy of the pinned tree with its `.venv` (see real_projects.py) and
+fresh copy of the pinned tree with its `.venv` (see bench/support/real_projects.py) and
 checks that the unmodified tree passes its own suite (minus the manifest's
 `excluded` tests, each with its reason), that each injected bug makes at least
 one test fail and exactly the recorded `failing` tests (with --update the
@@ -21,14 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import signal
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import real_projects as rp
+from bench.support import real_projects as rp
+from bench.support.corpus_cli import CorpusCommands, corpus_parser, run
 
 
 def _selected(projects: list[rp.Project], only: list[str] | None) -> list[tuple[rp.Project, list[rp.Bug]]]:
@@ -153,27 +151,12 @@ def cmd_patch(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("fetch", help="download and unpack the pinned sdists").set_defaults(func=cmd_fetch)
-    listing = sub.add_parser("list", help="projects, module sizes and bugs")
-    listing.add_argument("--markdown", action="store_true", help="the bug table of docs/benchmarks.md")
-    listing.set_defaults(func=cmd_list)
-    patch = sub.add_parser("patch", help="one bug as a unified diff")
-    patch.add_argument("task", help="PROJECT/BUG")
-    patch.set_defaults(func=cmd_patch)
-    val = sub.add_parser("validate", help="check every bug against its project's suite")
-    val.add_argument("--only", nargs="*", help="PROJECT or PROJECT/BUG names")
-    val.add_argument("--update", action="store_true", help="rewrite each bug's `failing` to what was observed")
-    val.set_defaults(func=cmd_validate)
-    args = parser.parse_args(argv)
-    # `kill` unwinds like Ctrl-C: the running suite is killed and the temp copies are removed.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    try:
-        return args.func(args)
-    except rp.CorpusError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    parser, _ = corpus_parser(__doc__.splitlines()[0], CorpusCommands(
+        fetch=cmd_fetch, listing=cmd_list, patch=cmd_patch, validate=cmd_validate,
+        fetch_help="download and unpack the pinned sdists", list_help="projects, module sizes and bugs",
+        markdown_help="the bug table of docs/benchmarks.md", patch_help="one bug as a unified diff",
+        only_help="PROJECT or PROJECT/BUG names", update_help="rewrite each bug's `failing` to what was observed"))
+    return run(parser, argv)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """Fix rate of `agentls fix` on real open-source projects with one injected bug each (bench/real_corpus/).
 
-    .venv/bin/python bench/real_corpus.py fetch      # once: the pinned sdists into ~/.cache/agentls-bench
-    .venv/bin/python bench/real_fix_rate.py [--projects NAME ...] [--tasks PROJECT/BUG ...]
+    .venv/bin/python -m bench.real_corpus fetch      # once: the pinned sdists into ~/.cache/agentls-bench
+    .venv/bin/python -m bench.real_fix_rate [--projects NAME ...] [--tasks PROJECT/BUG ...]
         [--memory fresh|carried] [--memory-file PATH] [--max-iterations N] [--timeout S] [--out rows.json]
 
 Each task is a fresh copy of a project's pinned, unmodified source tree
-(python-dateutil, more-itertools, boltons, toolz: see real_projects.py and
+(python-dateutil, more-itertools, boltons, toolz: see bench/support/real_projects.py and
 docs/benchmarks.md) with one single-line bug from its manifest injected. The
 copy is set up the way a user's checkout of that project is:
 
@@ -17,7 +17,7 @@ copy is set up the way a user's checkout of that project is:
     project/.agentls.toml       test_command = "pytest <the project's test dir> [--deselect ...]"
     (environment)               AGENTLS_MEMORY__PATH = "<the memory file of this mode>"
 
-(`.venv` is built from a per-project venv in the cache, see real_projects.py,
+(`.venv` is built from a per-project venv in the cache, see bench/support/real_projects.py,
 so a task is set up in about a second without the network.) agentls is then
 run as a user would: `agentls fix COPY --json --apply`, with the bug's
 location never named. Afterwards the project's own suite is run here with the
@@ -43,10 +43,8 @@ import sys
 from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import fix_rate
-import real_projects as rp
+from bench import fix_rate
+from bench.support import real_projects as rp
 
 
 def test_command(project: rp.Project) -> str:

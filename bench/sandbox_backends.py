@@ -1,6 +1,6 @@
 """Sandbox backends side by side: start-to-exit cost against a bare run, and the containment score.
 
-    DOCKER_HOST=unix:///tmp/dockerd.agentls/docker.sock .venv/bin/python bench/sandbox_backends.py [--repeat 5]
+    DOCKER_HOST=unix:///tmp/dockerd.agentls/docker.sock .venv/bin/python -m bench.sandbox_backends [--repeat 5]
 
 For every backend that can run here (docker when an engine answers and has the
 image, bubblewrap, process) it prints the median wall time of
@@ -23,16 +23,13 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "sandbox_containment")]
+from containment_payloads import PAYLOADS, agentls_containers, run_payload
 
-from containment_payloads import PAYLOADS, agentls_containers, run_payload  # noqa: E402
-
-from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir  # noqa: E402
-from agent_core.sandbox.factory import describe_backend_choice, make_sandbox  # noqa: E402
-from agent_core.sandbox.runtime import resolve_runtime  # noqa: E402
-from agent_core.settings import SandboxSettings  # noqa: E402
-from agent_core.testing.runner import pytest_options, run_tests  # noqa: E402
+from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
+from agent_core.sandbox.factory import describe_backend_choice, make_sandbox
+from agent_core.sandbox.runtime import resolve_runtime
+from agent_core.settings import SandboxSettings
+from agent_core.testing.runner import pytest_options, run_tests
 
 LIMITS = {"timeout_s": 4.0, "memory_mb": 256, "pids": 64, "file_size_mb": 64, "cpus": 1.0}
 NEVER_RUN_WITHOUT_ISOLATION = {"connect-public", "dns-lookup"}

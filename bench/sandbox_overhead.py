@@ -1,6 +1,6 @@
 """Sandbox overhead: start-to-exit of a no-op and of a 50-test pytest run, per backend vs bare.
 
-Usage: python bench/sandbox_overhead.py [--runs N]
+Usage: python -m bench.sandbox_overhead [--runs N]
 
 "Bare" runs the same interpreter with the same PYTHONPATH, cwd and arguments
 as a plain child process (no namespaces, no uid switch, no rlimits). Each

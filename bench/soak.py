@@ -14,7 +14,7 @@ warm-up, last, highest; MB at 25/50/75/100% of the run and the slope of each hal
 is a figure: a second-half slope near 0), processes left alive that the server started, and
 files left in the server's TMPDIR after shutdown.
 
-    nice -n 19 python bench/soak.py [--minutes 10] [--seed 1] [--json out.json] [--trace-memory DIR]
+    nice -n 19 python -m bench.soak [--minutes 10] [--seed 1] [--json out.json] [--trace-memory DIR]
         [--malloc-trim SECONDS]
 
 MALLOC_ARENA_MAX in the environment reaches the server too (a comparison run for allocator growth).
@@ -34,13 +34,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+from lsprotocol import types as lsp
+from pytest_lsp import client_capabilities
+from pytest_lsp.client import make_test_lsp_client
 
-from lsprotocol import types as lsp  # noqa: E402
-from pytest_lsp import client_capabilities  # noqa: E402
-from pytest_lsp.client import make_test_lsp_client  # noqa: E402
-from soak_support import (  # noqa: E402
+from agent_core.sandbox import proctree
+from bench.support.soak_support import (
     FILES,
     PLAN,
     Tally,
@@ -50,9 +49,9 @@ from soak_support import (  # noqa: E402
     make_workspace,
     rss_kb,
 )
+from scripted_llm import Fault, ScriptedLLM
 
-from agent_core.sandbox import proctree  # noqa: E402
-from scripted_llm import Fault, ScriptedLLM  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 REQUEST_TIMEOUT_S = 30.0
 SETTINGS = {"max_iterations": 1, "samples": 1, "llm_stall_s": 3, "llm_deadline_s": 15, "max_retries": 1,
@@ -182,9 +181,9 @@ async def soak(minutes: float, seed: int, trace_memory: Path | None = None,
         env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT)}
         server = ["-m", "lsp_server"]
         if trace_memory is not None:  # traced from 2 minutes in, a snapshot a minute (bench/soak_memtrace.py)
-            server = [str(ROOT / "bench" / "soak_memtrace.py"), str(trace_memory.resolve()), "120", "60"]
+            server = ["-m", "bench.soak_memtrace", str(trace_memory.resolve()), "120", "60"]
         elif malloc_trim is not None:  # glibc's free memory handed back now and then (bench/soak_trim.py)
-            server = [str(ROOT / "bench" / "soak_trim.py"), str(malloc_trim)]
+            server = ["-m", "bench.soak_trim", str(malloc_trim)]
         await client.start_io(sys.executable, *server, env=env)
         server_pid = client._server.pid
         await client.initialize_session(lsp.InitializeParams(

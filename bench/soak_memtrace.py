@@ -1,6 +1,6 @@
 """The language server with tracemalloc on, for finding what a soak run's memory growth is made of.
 
-    python bench/soak_memtrace.py DIR [START [EVERY]] [-- server arguments]
+    python -m bench.soak_memtrace DIR [START [EVERY]] [-- server arguments]
 
 Serves like `python -m lsp_server`; START seconds in (default 120: after the
 warm-up, when the first runs have imported the graph libraries) it starts
@@ -9,7 +9,7 @@ DIR a tracemalloc snapshot (`snap-NNNN.pickle`) and the live objects counted
 by type (`types-NNNN.json`). Only what was allocated after START is traced,
 so a later snapshot holds what the server keeps: a leak shows as sites that
 grow from snapshot to snapshot. `bench/soak.py --trace-memory DIR` starts the
-server this way; `python bench/soak_memtrace.py --compare DIR` prints what
+server this way; `python -m bench.soak_memtrace --compare DIR` prints what
 grew between the first snapshot and the last: the allocation sites by size
 and the object types by count. Debug only: tracemalloc slows the server.
 """
@@ -25,7 +25,6 @@ import tracemalloc
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 FRAMES = 12
 
 
@@ -86,7 +85,6 @@ def main() -> None:
     every = float(rest.pop(0)) if rest and rest[0] != "--" else 60.0
     server_args = rest[1:] if rest[:1] == ["--"] else rest
     threading.Thread(target=dump_forever, args=(out, start, every), name="memtrace", daemon=True).start()
-    sys.path.insert(0, str(ROOT))
     from lsp_server.server import main as serve
 
     sys.exit(serve(server_args))

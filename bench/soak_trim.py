@@ -1,6 +1,6 @@
 """The language server with glibc's `malloc_trim(0)` called every EVERY seconds: a soak comparison run.
 
-    python bench/soak_trim.py EVERY [-- server arguments]
+    python -m bench.soak_trim EVERY [-- server arguments]
 
 If the server's RSS grows because glibc keeps freed memory in its malloc
 arenas (fragmentation, not a leak), trimming returns it to the system and the
@@ -16,9 +16,6 @@ import ctypes.util
 import sys
 import threading
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def trim_forever(every: float) -> None:
@@ -33,7 +30,6 @@ def main() -> None:
     rest = sys.argv[2:]
     server_args = rest[1:] if rest[:1] == ["--"] else rest
     threading.Thread(target=trim_forever, args=(every,), name="malloc-trim", daemon=True).start()
-    sys.path.insert(0, str(ROOT))
     from lsp_server.server import main as serve
 
     sys.exit(serve(server_args))

@@ -1,6 +1,6 @@
 """Where a fix run's wall time goes, read from its journal (not a test; prints figures).
 
-    .venv/bin/python bench/time_split.py PATH ... [--json]
+    .venv/bin/python -m bench.time_split PATH ... [--json]
 
 Each PATH is a run directory (`.agentls/runs/<id>`), a workspace (its runs), or a
 directory kept by `bench/fix_rate.py --keep` / `bench/real_fix_rate.py --keep`

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from aider_compare import aider_argv
-from aider_real import (
+from bench.aider_compare import aider_argv
+from bench.aider_real import (
     aider_files,
     aider_sent_tokens,
     changed_files,

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from mutation_score import _table, gen_tests_row, main
-
 from agent_core.settings import Settings
+from bench.mutation_score import _table, gen_tests_row, main
 
 SIGN = '''"""Signs, one of them wrong."""
 

@@ -5,16 +5,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent_core.cli import main
+from bench.time_split import PARTS, journals, split
 from project_support import CALC, FIX_EDIT, make_project
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from time_split import PARTS, journals, split
 
 
 @pytest.fixture(autouse=True)

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import openai
 
+from bench.support.token_proxy import TokenProxy, _usage_of
 from scripted_llm import ScriptedLLM
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from token_proxy import TokenProxy, _usage_of
 
 
 def test_proxy_forwards_and_counts_usage():

@@ -8,11 +8,12 @@ fixes with pytest, and count and list accordingly.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import textwrap
 from pathlib import Path
+
+from bench import fix_rate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,16 +38,7 @@ STAND_IN = textwrap.dedent(
 )
 
 
-def _load_fix_rate():
-    spec = importlib.util.spec_from_file_location("fix_rate", ROOT / "bench" / "fix_rate.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fix_rate"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_harness_counts_rechecks_and_lists(tmp_path: Path, capsys, monkeypatch):
-    fix_rate = _load_fix_rate()
     stand_in = tmp_path / "agentls_stand_in.py"
     stand_in.write_text(STAND_IN)
     monkeypatch.setenv("AGENTLS_BASE_URL", "http://127.0.0.1:9/v1")  # an endpoint is "configured": no local model
@@ -91,7 +83,6 @@ MEMORY_STAND_IN = textwrap.dedent(
 
 
 def _run_memory_mode(tmp_path: Path, monkeypatch, mode: list[str]) -> tuple[list, list[dict]]:
-    fix_rate = _load_fix_rate()
     stand_in = tmp_path / "memory_stand_in.py"
     stand_in.write_text(MEMORY_STAND_IN)
     log = tmp_path / f"log-{mode[1]}.jsonl"
@@ -131,7 +122,6 @@ def test_carried_memory_is_one_file_across_the_corpus_and_kept(tmp_path: Path, m
 
 
 def test_outcome_counts_only_verified_fixes():
-    fix_rate = _load_fix_rate()
     row = {"verified": False, "found_by": "search", "iterations": 0}
     assert fix_rate.outcome(row) == "not fixed"
     assert fix_rate.outcome(row | {"verified": True}) == "search"
@@ -144,7 +134,6 @@ def test_outcome_counts_only_verified_fixes():
 def test_written_settings_are_what_agentls_reads(tmp_path: Path):
     from agent_core.settings import load_settings
 
-    fix_rate = _load_fix_rate()
     memory_file = tmp_path / "mem" / "carried.sqlite"
     fix_rate.write_settings(tmp_path, memory_file, {"test_command": 'pytest tests --deselect "t.py::a b"'})
     settings = load_settings(tmp_path, env={"AGENTLS_CONFIG": str(tmp_path / "none.toml"),
@@ -155,7 +144,6 @@ def test_written_settings_are_what_agentls_reads(tmp_path: Path):
 
 
 def test_memory_file_options_are_checked_before_any_task(tmp_path: Path, capsys, monkeypatch):
-    fix_rate = _load_fix_rate()
     monkeypatch.setenv("AGENTLS_BASE_URL", "http://127.0.0.1:9/v1")  # never the local model, whatever happens
     used = tmp_path / "used.sqlite"
     used.write_bytes(b"earlier run")
@@ -166,7 +154,6 @@ def test_memory_file_options_are_checked_before_any_task(tmp_path: Path, capsys,
 
 
 def test_a_search_fix_is_read_from_the_journal_when_the_json_lacks_it(tmp_path: Path):
-    fix_rate = _load_fix_rate()
     runs = tmp_path / ".agentls" / "runs" / "r1"
     runs.mkdir(parents=True)
     found = {"file": "calc.py", "line": 4, "before": "    return a - b\n", "after": "    return a + b\n"}

@@ -12,26 +12,15 @@ the sdists), run by hand and recorded in docs/benchmarks.md.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench import history_corpus as hc
+from bench import history_fix_rate as hfr
+
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def _load(name: str):
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-hc = _load("history_corpus")
-hfr = _load("history_fix_rate")
 
 AUTHOR = "def quote(val):\n    if val[0] in ('\"', \"'\", '`'):\n        return val[1:-1]\n    return val\n"
 FIX = """--- a/pkg/utils.py

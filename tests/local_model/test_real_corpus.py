@@ -11,7 +11,6 @@ really breaks its project's suite is `bench/real_corpus.py validate`'s job
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from collections import Counter
@@ -19,18 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from bench import real_corpus as corpus
+from bench import real_fix_rate as real
+from bench.support import real_projects as rp
+
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-rp = _load("real_projects")
 
 
 def test_manifests_describe_a_big_varied_sound_corpus():
@@ -134,12 +127,10 @@ def test_pytest_args_deselect_the_excluded_tests():
     project = rp.Project(name="p", version="1", import_root="src", test_deps=("pytest==8.3.5",),
                          test_args=("tests",), excluded=({"test": "tests/test_x.py::test_net", "reason": "network"},))
     assert project.pytest_args() == ["tests", "--deselect", "tests/test_x.py::test_net"]
-    real = _load("real_fix_rate")
     assert real.test_command(project) == "pytest tests --deselect tests/test_x.py::test_net"
 
 
 def test_validate_judges_each_bug_from_its_two_suite_runs():
-    corpus = _load("real_corpus")
     bug = rp.Bug(project="p", id="b", kind="off-by-one", file="m.py", line=1, original="a", buggy="b",
                  summary="s", failing=("t.py::one", "t.py::two"))
     green = rp.SuiteRun(0, 10, [], 1.0, "")

@@ -19,7 +19,8 @@ import tarfile
 import textwrap
 from pathlib import Path
 
-from test_real_corpus import _load
+from bench import real_fix_rate as real
+from bench.support import real_projects as rp
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,7 +120,6 @@ def test_real_harness_sets_up_a_users_checkout_and_rechecks_with_its_suite(tmp_p
     manifests = tmp_path / "manifests"
     manifests.mkdir()
     (manifests / "tiny-proj.toml").write_text(MANIFEST)
-    rp = _load("real_projects")
     project = rp.load_project(manifests / "tiny-proj.toml")
     assert rp.manifest_problems(project) == []
     monkeypatch.setenv("AGENTLS_BENCH_CACHE", str(_cache(tmp_path, project)))
@@ -127,7 +127,6 @@ def test_real_harness_sets_up_a_users_checkout_and_rechecks_with_its_suite(tmp_p
     stand_in = tmp_path / "stand_in.py"
     stand_in.write_text(STAND_IN)
     out = tmp_path / "rows.json"
-    real = _load("real_fix_rate")
     code = real.main(["--manifests", str(manifests), "--memory", "carried", "--out", str(out),
                       "--agentls", sys.executable, str(stand_in)])
     assert code == 0, capsys.readouterr().err

@@ -35,7 +35,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "bench" / "real_corpus"
 KINDS = frozenset({
     "operator-swap", "comparison-swap", "off-by-one", "wrong-variable", "negated-condition", "wrong-constant",
