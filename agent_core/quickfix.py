@@ -4,7 +4,7 @@ A second front door beside engine.py (it sits in the engine's layer: its model r
 
 The editor calls `find_quick_fix` in the background when a test run leaves
 failing tests. It does what the `search` node does at the start of a fix run
-(agent_core.pipeline.searching): localize the failure, try single-edit
+(agent_core.search.step): localize the failure, try single-edit
 mutants of the suspicious lines against the failing tests in one sandboxed
 process, and verify a mutant that passes them against the whole suite. It
 never calls a model and never writes the workspace: a mutant that makes every
@@ -36,11 +36,11 @@ from typing import Any
 from agent_core.engine import Engine
 from agent_core.events import NullHooks
 from agent_core.models import ChangeSet, RunRequest, TestReport
-from agent_core.pipeline.searching import candidates, find_single_edit, localize_failure
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.describe import describe_change
 from agent_core.search.hangs import unhung_duration
 from agent_core.search.localize import Suspect
+from agent_core.search.step import candidates, find_single_edit, localize_failure
 from agent_core.search.templates import seen_exceptions
 from agent_core.settings import Settings
 from agent_core.workspace.changeset import compute_change_set
@@ -81,7 +81,7 @@ class SearchOutcome:
 
 @dataclass
 class _Deps:
-    """The collaborators localizing and searching need (agent_core.pipeline.searching.SearchDeps)."""
+    """The collaborators localizing and searching need (agent_core.search.step.SearchDeps)."""
 
     settings: Settings
     sandbox: Sandbox

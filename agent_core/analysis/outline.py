@@ -1,7 +1,7 @@
 """A compact outline of one file (signatures only, bounded size) around the code a model is shown whole.
 
 Each class and function becomes its signature (decorators and the first
-docstring line kept), indented by nesting; pipeline/focus.py sends it beside
+docstring line kept), indented by nesting; pipeline/coder/focus.py sends it beside
 the suspicious functions so the coder sees the rest of their file.
 """
 

@@ -3,7 +3,7 @@
 Front doors beside `Engine.run` for front ends that offer them one at a time
 (the MCP server's `localize` and `quick_fix` tools). Each runs the project's
 tests once in the sandbox on a shadow copy, then reuses the engine's own
-steps: `pipeline/searching.localize_failure` (coverage spectrum, traceback)
+steps: `search/step.localize_failure` (coverage spectrum, traceback)
 and `quickfix.find_quick_fix` (the single-edit mutant search, verified on the
 whole suite). Neither writes the workspace nor calls a model (unless the user
 turned on `search.background_model_round`). `project_environment` says which
@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.models import TestReport
-from agent_core.pipeline.searching import Localization, localize_failure
 from agent_core.quickfix import SearchOutcome, find_quick_fix
 from agent_core.sandbox.base import Sandbox
 from agent_core.sandbox.environment import detect_environment
 from agent_core.sandbox.factory import make_sandbox
+from agent_core.search.step import Localization, localize_failure
 from agent_core.settings import Settings
 from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
@@ -29,7 +29,7 @@ from agent_core.workspace.shadow import ShadowWorkspace
 
 @dataclass
 class _SearchDeps:
-    """What `localize_failure` needs of a run (pipeline.searching.SearchDeps)."""
+    """What `localize_failure` needs of a run (search.step.SearchDeps)."""
 
     settings: Settings
     sandbox: Sandbox

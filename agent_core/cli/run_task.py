@@ -3,7 +3,7 @@
 The planner turns the goal into steps, the coder edits a shadow copy, and the
 change counts as done only when the project's tests pass in the sandbox;
 when none fails before the change, the tester first writes tests of the goal
-that fail now (pipeline/goal_tests.py), and those must pass too: they come
+that fail now (pipeline/nodes/specify.py), and those must pass too: they come
 with the change.
 Output, --apply, --json and exit codes are those of `agentls fix`.
 """

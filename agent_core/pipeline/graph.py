@@ -1,4 +1,4 @@
-"""The pipeline graph: wiring only (nodes in nodes.py/coding.py/reflecting.py, routers in routers.py).
+"""The pipeline graph: wiring only (one module per node in nodes/, named as the node; routers in routers.py).
 
     START -> baseline -> search -> plan -> code -> gate -> test -> finalize -> END
                                   ^                 |
@@ -19,16 +19,25 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from agent_core.pipeline import nodes, routers
+from agent_core.pipeline import routers
 from agent_core.pipeline.checkpoint import shadow_files
-from agent_core.pipeline.coding import code
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.goal_tests import specify
-from agent_core.pipeline.reflecting import reflect
-from agent_core.pipeline.searching import search
+from agent_core.pipeline.nodes import (
+    baseline,
+    code,
+    escalate,
+    finalize,
+    gate,
+    plan,
+    reflect,
+    replan,
+    search,
+    specify,
+    test,
+    verify,
+)
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.toolcheck import checked_tools
-from agent_core.pipeline.verifying import verify
 
 
 def _bound(name: str, node: Any, deps: RunDeps) -> Any:
@@ -50,10 +59,10 @@ def build_graph(deps: RunDeps, checkpointer: Any = None) -> Any:
     """Compile the pipeline for one run's dependencies."""
     s = deps.settings
     g = StateGraph(RunState)
-    for name, node in [("baseline", nodes.baseline), ("plan", nodes.plan), ("code", code), ("gate", nodes.gate),
-                       ("test", nodes.test), ("reflect", reflect), ("replan", nodes.replan),
-                       ("finalize", nodes.finalize), ("escalate", nodes.escalate), ("search", search),
-                       ("specify", specify), ("verify", verify)]:
+    for name, node in [("baseline", baseline.baseline), ("plan", plan.plan), ("code", code.code),
+                       ("gate", gate.gate), ("test", test.test), ("reflect", reflect.reflect),
+                       ("replan", replan.replan), ("finalize", finalize.finalize), ("escalate", escalate.escalate),
+                       ("search", search.search), ("specify", specify.specify), ("verify", verify.verify)]:
         g.add_node(name, _bound(name, node, deps))
     g.add_edge(START, "baseline")
     g.add_conditional_edges("baseline", functools.partial(routers.after_baseline, goal_tests=s.verify.goal_tests,

@@ -1,11 +1,11 @@
-"""Keeping the verification out of the candidate's reach in a fix run.
+"""The tests that judge a run, kept out of the candidate's reach: a fix run's tests and a task run's goal tests.
 
 In a fix run the tests are the specification and the test configuration is
 the judge: test files, conftest.py, pytest's configuration files, start-up
 hooks and .pth files (`workspace/testfiles.py`) are protected, whatever the
 goal says, unless the goal explicitly asks to change the tests
 (`goal_asks_to_change_tests`). Protection is enforced twice: the coder's edits
-to those files are refused (`pipeline/edits.py`), and around every sandboxed
+to those files are refused (`pipeline/coder/edits.py`), and around every sandboxed
 test run `guard_verification` puts every protected file back as the run found
 it (a new conftest.py is removed, a changed pytest.ini restored), whoever
 changed it, and reports each such change as a refused edit.
@@ -15,6 +15,12 @@ look like: `protect_collected` adds every file the baseline run collected
 tests from (`TestReport.test_files`: a `tests.py`, a `*_check.py` that
 `python_files` names) to the protected set, as the run found it; the name
 rule (`workspace/testfiles.py`) still holds when collection says nothing.
+
+In a task run the tester's tests of the goal judge instead: `nodes/specify.py`
+records the kept tests in `deps.extra["goal_tests"]` (path -> text);
+`run_checked` calls `restore_goal_tests` around every verdict run, so a
+candidate that edits them is undone and told why, as `guard_verification`
+does in a fix run.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ from __future__ import annotations
 import re
 
 from agent_core.models import RunRequest, TestReport
+from agent_core.pipeline.coder.edits import protected_refusal
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.edits import protected_refusal
+from agent_core.workspace.shadow import write_exact
 from agent_core.workspace.testfiles import collected_entries, restore_protected
 
 _TEST_OBJECT = (r"(?:tests?\b|test (?:file|code|case|suite)s?|test_\w+\.py|\w+_test\.py|asserts?\b|assertions?"
@@ -100,3 +107,26 @@ def protect_collected(deps: RunDeps, baseline: TestReport) -> list[str]:
     if added:
         deps.journal.write("protected", files=sorted(added), why="collected by the project's pytest")
     return sorted(added)
+
+
+def write_shadow_file(deps: RunDeps, rel: str, text: str | None) -> None:
+    """Write (or, with None, remove) `rel` in the shadow as a change of this run."""
+    deps.shadow.remember(rel)
+    target = deps.shadow.resolve(rel)
+    if text is None:
+        target.unlink(missing_ok=True)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_exact(target, text)
+
+
+def restore_goal_tests(deps: RunDeps) -> list[str]:
+    """Put the goal tests back as written; one refused-edit line per file that differed."""
+    notes = []
+    for rel, text in (deps.extra.get("goal_tests") or {}).items():
+        if deps.shadow.current(rel) != text:
+            write_shadow_file(deps, rel, text)
+            why = "the goal's tests judge this run; undone"
+            deps.journal.write("tool_call", tool="guard_goal_tests", args={"path": rel}, result=why, ok=False)
+            notes.append(f"- {rel}: {why}")
+    return notes

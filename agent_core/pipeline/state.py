@@ -29,18 +29,18 @@ class RunState(TypedDict, total=False):
     recorded: list[str]  # per-failure signatures recorded in memory (resolved when the run is fixed)
     tool_errors: list[str]  # edits that could not be applied in the last coding round
     edits_applied: int
-    gate: dict[str, Any] | None  # {"violations", "approved", "unchecked", "approved_files"} (gating.py)
+    gate: dict[str, Any] | None  # {"violations", "approved", "unchecked", "approved_files"} (nodes/gate.py)
     dropped: list[dict[str, str]]  # {"path", "reason"}: files a candidate changed that are not part of the fix
     last_diff: str
     shadow_files: dict[str, str | None]  # text of every file the run changed (rebuilds the shadow on resume)
     best: dict[str, Any] | None  # {"score", "files", "report"}: the state with the fewest failures so far
     undone: bool  # the last attempt did no better than `best` and was rewound
     tried: list[str]  # attempts that did not beat `best` and were undone: diff and outcome, for the coder
-    suspects: list[dict[str, Any]]  # localized functions/lines, best first (pipeline/suspects.py has the shape)
+    suspects: list[dict[str, Any]]  # localized functions/lines, best first (coder/suspects.py has the shape)
     checked: dict[str, Any] | None  # models.TestReport of the whole suite on the shadow as the code node left it
     escalated: bool  # the first model's rounds failed: the fallback model codes from here on
-    goal_tests: dict[str, Any] | None  # {"path", "tests", "dropped"}: the tester's tests of the goal (goal_tests.py)
-    verdict: dict[str, Any] | None  # the verifier's last {"score", "feedback", "accepted", "round"} (verifying.py)
+    goal_tests: dict[str, Any] | None  # {"path", "tests", "dropped"}: the tester's tests of the goal (nodes/specify.py)
+    verdict: dict[str, Any] | None  # the verifier's last {"score", "feedback", "accepted", "round"} (nodes/verify.py)
     found_by: str  # "search" when a mutant fixed the run before any model call
     search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
     status: str  # set by finalize or by a node that ends the run

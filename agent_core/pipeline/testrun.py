@@ -3,14 +3,14 @@
 Every run that can decide a verdict (the test node's, and a sampled
 candidate's failing-tests and whole-suite runs) goes through `run_checked`:
 the files that judge a run are put back as the run found them before and
-after it (pipeline/verification.py), and each test gets the per-test time
+after it (pipeline/protected_tests.py), and each test gets the per-test time
 bound derived from the baseline (testing/runner.py `per_test_bound`), so a
 hang costs seconds and a candidate cannot rig its own verification; in a
 fix run the report is judged against the baseline (testing/verdict.py: the
 baseline's failing tests must pass, not skip or vanish), and a run during
 which the code under test changed a test file or the test configuration
 verifies nothing. The
-goal's generated tests are kept as written (pipeline/goal_guard.py), and a
+goal's generated tests are kept as written (pipeline/protected_tests.py), and a
 fix of another tool's diagnostic is re-checked with that tool
 (pipeline/toolcheck.py): its remaining findings join the report as failures.
 """
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_core.events import TestReportEvent
 from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.goal_guard import restore_goal_tests
+from agent_core.pipeline.protected_tests import guard_verification, restore_goal_tests, tests_protected
 from agent_core.pipeline.toolcheck import recheck
-from agent_core.pipeline.verification import guard_verification, tests_protected
 from agent_core.testing.linters import is_tool_nodeid
 from agent_core.testing.runner import per_test_bound
 from agent_core.testing.verdict import CHANGED_DURING_RUN, distrust, judge
@@ -47,3 +47,11 @@ async def run_checked(
             report = distrust(report, CHANGED_DURING_RUN)
     undone += during + restore_goal_tests(deps)
     return await recheck(deps, report), undone
+
+
+async def run_and_report(deps: RunDeps, baseline: TestReport | None) -> tuple[TestReport, list[str]]:
+    """`run_checked` on the whole suite, its report journaled and shown to the front end (baseline and test nodes)."""
+    report, undone = await run_checked(deps, baseline)
+    deps.journal.write("test_report", report=report.model_dump(mode="json"))
+    deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=report))
+    return report, undone

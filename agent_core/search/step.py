@@ -1,19 +1,17 @@
-"""The `search` node: localize the fault, then try single-edit mutants before any model call.
+"""The search step: localize the fault, then try single-edit mutants before any model call.
 
-Runs between baseline and plan in "fix" runs whose baseline has failing tests,
-whatever goal the user typed (the goal reaches the model if the search finds
-nothing). Localizing and searching share `search.budget_s`.
-Localization (agent_core.search.localize) ranks suspicious functions and lines
+The pipeline's `search` node (pipeline/nodes/search.py) runs it between
+baseline and plan; the editor's background quick fix (quickfix.py) and the
+`diagnose` check (checks/diagnose.py) run it on their own, with any
+collaborators that fit `SearchDeps`. Localizing and searching share
+`search.budget_s`.
+Localization (search/localize.py) ranks suspicious functions and lines
 from per-test coverage, the failing tracebacks and where hung tests were
-stopped (agent_core.search.hangs); the ranking goes into the
-state as `suspects` for the coder. Then mutants of the top lines
-(agent_core.search.mutants) run against the failing tests in one sandboxed
-process with a per-mutant time bound; a mutant that passes them is written
-into the shadow and the whole suite is run with the normal runner. The first
-that passes everything ends the run `fixed` with no model call (a candidate
-the user reviews, like any fix); otherwise the shadow is restored exactly and
-the run goes on to plan. Nothing here can fail the run: a localization or
-search that breaks is journaled and skipped.
+stopped (search/hangs.py). Then mutants of the top lines (search/mutants.py)
+run against the failing tests in one sandboxed process with a per-mutant
+time bound; a mutant that passes them is written into the shadow and the
+whole suite is run with the normal runner (`find_single_edit`); a mutant
+that fails is undone exactly.
 """
 
 from __future__ import annotations
@@ -25,12 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent_core.events import TestReportEvent
 from agent_core.models import TestReport
-from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.pairs import SECOND_EDITS, from_partial_fix
-from agent_core.pipeline.state import RunState
-from agent_core.pipeline.verification import tests_protected
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.hangs import hang_scores, hung_mutant_bound, localizing_bound, unhung_duration
 from agent_core.search.localize import (
@@ -43,7 +36,6 @@ from agent_core.search.localize import (
 from agent_core.search.mutants import Mutant, line_mutants
 from agent_core.search.ranking import arrange, templates_for
 from agent_core.search.sandboxed import collect_coverage, try_mutants
-from agent_core.search.templates import seen_exceptions
 from agent_core.settings import Settings
 from agent_core.testing.runner import per_test_bound, pytest_argv
 from agent_core.testing.verdict import judge
@@ -330,65 +322,3 @@ def _tick(deps: SearchDeps, tried: int, total: int) -> None:
     if phase is not None:
         tried = min(tried, total)
         phase("testing", f"trying single-edit fixes: {tried}/{total} tried", 6 + 8 * tried / max(1, total))
-
-
-def _found(mutant: Mutant, before: str) -> dict:
-    return {
-        "file": mutant.path,
-        "line": mutant.line,
-        "description": mutant.description,
-        "before": before,
-        "after": mutant.text,
-    }
-
-
-async def search(state: RunState, deps: RunDeps) -> dict:
-    """Localize, then look for a single-edit fix; `suspects` always, `status: fixed` when a mutant passes all."""
-    report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
-    if state.get("kind") != "fix" or report is None or report.ok:
-        return {}
-    deps.phase("testing", "localizing the failure", 5)
-    started = time.monotonic()
-    # Whatever the goal says, a fix run whose tests fail is searched; unless the goal asks to change the tests:
-    # then they are not the specification, and making them pass by changing the code answers another question.
-    searching = deps.settings.search.enabled and tests_protected(deps.request)
-    deadline = started + deps.settings.search.budget_s if searching else None  # localizing counts against it
-    try:
-        where = await localize_failure(deps, report, deadline)
-    except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
-        deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
-        return {"suspects": []}
-    suspects, failing = where.suspects, where.failing
-    suspects = [s for s in suspects if s.file not in deps.shadow.verification]  # a test pytest collects by config
-    listed = [s.as_dict() for s in suspects]
-    deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes),
-                       recorder=where.recorder, localize_s=round(time.monotonic() - started, 3),
-                       **({"error": where.error} if where.error else {}))
-    out: dict = {"suspects": listed, **({"search_error": f"localizing: {where.error}"} if where.error else {})}
-    if not searching or not suspects or not failing:
-        return out  # a typed goal still reaches the model after a search that found nothing
-    mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants, seen_exceptions(report))
-    deps.phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{len(mutants)} tried", 6)
-    originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
-    try:
-        winner, passed, stats = await find_single_edit(deps, failing, mutants, where, unhung_duration(report),
-                                                       report, deadline)
-    except Exception as exc:  # noqa: BLE001 - the search is an aid too
-        deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
-        winner, passed, stats = None, None, {}
-    if (winner is None or passed is None) and deadline is not None and not stats.get("error"):
-        winner, passed, pairs = await from_partial_fix(  # two edits, from a partial fix (pipeline/pairs.py)
-            deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
-            lambda: candidates(deps.shadow.root, suspects, SECOND_EDITS, seen_exceptions(report)),
-            lambda more: find_single_edit(deps, failing, more, where, unhung_duration(report), report, deadline))
-        stats.update(pairs)
-    if winner is None or passed is None:
-        deps.journal.write("search", found=None, **stats)
-        if stats.get("error"):
-            out["search_error"] = f"trying mutants: {stats['error']}"
-        return out
-    before = "\n".join(originals[winner.path].split("\n")[winner.line - 1 : winner.last])
-    deps.journal.write("search", found=_found(winner, before), **stats)
-    deps.journal.write("test_report", report=passed.model_dump(mode="json"))
-    deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=passed))
-    return {**out, "status": "fixed", "found_by": "search", "report": passed.model_dump(mode="json")}

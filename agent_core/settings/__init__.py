@@ -182,7 +182,7 @@ class MutationSettings(BaseModel):
 
 
 class VerifySettings(BaseModel):
-    """What verifies a change besides the project's existing tests (pipeline/goal_tests.py, toolcheck.py, verifying.py)."""  # noqa: E501 - the schema's description
+    """What verifies a change besides the project's existing tests (pipeline/nodes/specify.py, toolcheck.py, nodes/verify.py)."""  # noqa: E501 - the schema's description
 
     model_config = _CONFIG
 

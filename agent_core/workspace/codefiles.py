@@ -8,7 +8,7 @@ hidden folder or name in its path, not an interpreter start-up hook, and, when
 the run creates it, placed beside Python code that already exists (the nearest
 existing folder holds a `.py` file). Anything else is dropped from the change
 set with a reason, unless the user's own goal names the file; then the user
-approves it, shown with its diff (the gate, pipeline/gate.py).
+approves it, shown with its diff (the gate, pipeline/safety/scan.py).
 """
 
 from __future__ import annotations

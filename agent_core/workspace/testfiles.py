@@ -20,7 +20,7 @@ symbolic link is listed by its target, `SYMLINK` + target, never followed);
 `restore_protected` puts a tree's protected files back as such a listing has them.
 The name rule is the fallback: in a fix run, the files the project's pytest
 collected at the baseline join such a listing too (`collected_entries`,
-pipeline/verification.py), whatever their names.
+pipeline/protected_tests.py), whatever their names.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_core.pipeline.edits import apply_edits, loose_match
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
+from agent_core.pipeline.coder.edits import apply_edits, loose_match
 from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.tools import FileTools
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_core.pipeline.focus import (
+from agent_core.agents.coder.agent import answer_budget
+from agent_core.agents.coder.schema import CoderOutput, Edit
+from agent_core.models import TestFailure, TestReport
+from agent_core.pipeline.coder.focus import (
     WHOLE_FILE_LINES,
     render_suspects,
     retarget_to_focus,
 )
-from agent_core.pipeline.suspects import suspects_from_report
-
-from agent_core.agents.coder.agent import answer_budget
-from agent_core.agents.coder.schema import CoderOutput, Edit
-from agent_core.models import TestFailure, TestReport
+from agent_core.pipeline.coder.suspects import suspects_from_report
 from agent_core.workspace.shadow import ShadowWorkspace
 from engine_support import journal_records, make_project
 

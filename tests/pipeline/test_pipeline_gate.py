@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from agent_core.pipeline.gate import check_change_set, scan_change_set, scan_source, scan_text
 
 from agent_core.models import ChangeSet
+from agent_core.pipeline.safety.scan import check_change_set, scan_change_set, scan_source, scan_text
 from agent_core.workspace.changeset import file_change
 from engine_support import FIX_EDIT
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_core.pipeline.edits import apply_edits, strip_fences
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.agents.reflector.signatures import failure_text
 from agent_core.models import TestFailure, TestReport
+from agent_core.pipeline.coder.edits import apply_edits, strip_fences
 from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.tools import FileTools
 

@@ -1,9 +1,10 @@
-"""pipeline/splice.py directly: each rule of putting a whole definition back where it was."""
+"""pipeline/coder/splice.py directly: each rule of putting a whole definition back where it was."""
 
 from __future__ import annotations
 
 import pytest
-from agent_core.pipeline.splice import splice_definition
+
+from agent_core.pipeline.coder.splice import splice_definition
 
 MODULE = (
     "import os\n\nLIMIT = 3\n\n\ndef add(a, b):\n    return a - b\n\n\n"

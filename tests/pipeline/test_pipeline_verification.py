@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-from agent_core.pipeline.verification import goal_asks_to_change_tests
 
 from agent_core.models import RunRequest
-from agent_core.pipeline import verification
+from agent_core.pipeline import protected_tests
+from agent_core.pipeline.protected_tests import goal_asks_to_change_tests
 from agent_core.workspace.testfiles import (
     is_protected,
     is_test_config,
@@ -74,14 +74,14 @@ def test_one_rule_for_tests_and_their_configuration(path: str, test: bool, confi
 ])
 def test_the_goal_names_the_tests_or_they_stay_protected(goal: str | None, asks: bool):
     assert goal_asks_to_change_tests(goal) is asks
-    assert verification.tests_protected(RunRequest(kind="fix", workspace=Path("/w"), goal=goal)) is not asks
-    assert not verification.tests_protected(RunRequest(kind="task", workspace=Path("/w"), goal=goal))
+    assert protected_tests.tests_protected(RunRequest(kind="fix", workspace=Path("/w"), goal=goal)) is not asks
+    assert not protected_tests.tests_protected(RunRequest(kind="task", workspace=Path("/w"), goal=goal))
 
 
 def test_only_the_users_words_count_not_what_the_editor_adds():
     request = RunRequest(kind="fix", workspace=Path("/w"), target_file="calc.py",
                          diagnostics=["update the test: assert -1 == 5"])
-    assert verification.tests_protected(request)
+    assert protected_tests.tests_protected(request)
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from agent_core import models
-from agent_core.pipeline.searching import find_single_edit, localize_failure
 from agent_core.sandbox.base import Sandbox
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.mutants import Mutant
+from agent_core.search.step import find_single_edit, localize_failure
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace

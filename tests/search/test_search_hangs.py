@@ -10,7 +10,6 @@ import pytest
 
 from agent_core.models import TestFailure as Failure
 from agent_core.models import TestReport as Report
-from agent_core.pipeline.searching import Localization, _share
 from agent_core.search.hangs import (
     HANG_BOOST,
     LOOP_BOOST,
@@ -21,6 +20,7 @@ from agent_core.search.hangs import (
     unhung_duration,
 )
 from agent_core.search.localize import combine, coverage_scores, rank, traceback_scores
+from agent_core.search.step import Localization, _share
 from agent_core.testing.pytest_plugin import HUNG_FLOOR_S, PACE_FLOOR_S, Pace
 
 SEARCH = (

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 
 import pytest
-from agent_core.pipeline.rigging import rigging_findings
 
 from agent_core import models
+from agent_core.pipeline.safety.rigging import rigging_findings
 from agent_core.testing.results import SESSION_NODEID, parse_results
 from agent_core.testing.verdict import judge
 from agent_core.workspace.bytecode import remove_bytecode

@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Sequence
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
-from agent_core.pipeline.splice import splice_definition
+from agent_core.pipeline.coder.splice import splice_definition
 from agent_core.workspace.testfiles import is_protected, is_test_config, is_test_file
 from agent_core.workspace.tools import FileTools, ToolResult
 

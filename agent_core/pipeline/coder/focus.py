@@ -1,6 +1,6 @@
 """Focused coder context: the suspicious functions whole, the rest of their file as an outline.
 
-The coder sees, for the top suspects (pipeline/suspects.py), each function
+The coder sees, for the top suspects (coder/suspects.py), each function
 whole with its suspicious lines marked `# <- suspicious` (the answer parser
 strips the mark from whatever the model copies back), the rest of that file
 as an outline of signatures (tree-sitter), then the failing tests as usual.

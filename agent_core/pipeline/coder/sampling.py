@@ -12,7 +12,7 @@ change: an answer that changes nothing, or one equal to an earlier one up to
 formatting and comments, is not tested. A single distinct candidate is not
 pre-tested at all: the graph's gate and test nodes test it as before.
 
-A candidate the safety gate would question (pipeline/nodes.py `gate`) is
+A candidate the safety gate would question (pipeline/nodes/gate.py) is
 never run here unless safety is "allow"; with no passing candidate it is
 handed to the gate node like any answer.
 """
@@ -28,7 +28,7 @@ from agent_core.models import TestReport
 from agent_core.pipeline.attempts import outcome, score, tried_note
 from agent_core.pipeline.checkpoint import rewind_shadow, shadow_files
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.gate import scan_change_set
+from agent_core.pipeline.safety.scan import scan_change_set
 from agent_core.pipeline.testrun import run_checked
 from agent_core.workspace.changeset import compute_change_set
 

@@ -1,7 +1,7 @@
 """The code node: coder calls per plan step, edits applied with the file tools.
 
-The coder sees the suspects focused (pipeline/focus.py) and the last step of a
-round is sampled and verified (pipeline/sampling.py); after the first model's
+The coder sees the suspects focused (pipeline/coder/focus.py) and the last step of a
+round is sampled and verified (pipeline/coder/sampling.py); after the first model's
 rounds failed, the fallback model answers (state `escalated`).
 """
 
@@ -19,6 +19,10 @@ from agent_core.agents.coder.schema import CoderOutput
 from agent_core.agents.reflector.signatures import failure_text
 from agent_core.models import Plan, SubTask, TestReport
 from agent_core.pipeline.attempts import with_tried
+from agent_core.pipeline.coder.edits import apply_edits
+from agent_core.pipeline.coder.focus import Target, render_suspects, retarget_to_focus, target_code
+from agent_core.pipeline.coder.sampling import Candidate, Sampler, temperatures
+from agent_core.pipeline.coder.suspects import suspects_from_report
 from agent_core.pipeline.context import (
     FILES_BUDGET,
     focus_from_report,
@@ -26,12 +30,8 @@ from agent_core.pipeline.context import (
     render_files,
 )
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.edits import apply_edits
-from agent_core.pipeline.focus import Target, render_suspects, retarget_to_focus, target_code
-from agent_core.pipeline.sampling import Candidate, Sampler, temperatures
+from agent_core.pipeline.protected_tests import tests_protected
 from agent_core.pipeline.state import RunState
-from agent_core.pipeline.suspects import suspects_from_report
-from agent_core.pipeline.verification import tests_protected
 from agent_core.workspace.testfiles import is_test_file
 
 
@@ -99,7 +99,7 @@ class _Step:
 
 
 def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport | None, protect: bool) -> _Step:
-    """The step's files: the suspects focused (pipeline/focus.py) and the rest as before."""
+    """The step's files: the suspects focused (pipeline/coder/focus.py) and the rest as before."""
     shown = relevant_files(deps.shadow, step.files, report)
     suspects = state.get("suspects") or suspects_from_report(deps.shadow, report)
     focused, focused_files, targets = render_suspects(deps.shadow, suspects)
@@ -150,7 +150,7 @@ def _applier(deps: RunDeps, ctx: _Step, protect: bool) -> Any:
 async def _sampled_step(
     state: RunState, deps: RunDeps, ctx: _Step, failure: str, errors: str, report: TestReport | None, k: int
 ) -> dict:
-    """Up to k answers, tested in order until one passes (pipeline/sampling.py).
+    """Up to k answers, tested in order until one passes (pipeline/coder/sampling.py).
 
     The first request asks for all k (`n`). An endpoint that honoured it gave them at once: a single
     distinct answer is left to the gate and test nodes, several are tested in turn. One that gave
@@ -193,7 +193,7 @@ async def code(state: RunState, deps: RunDeps) -> dict:
     """Run the coder for this round's steps on the shadow workspace.
 
     Every step but the last gets one answer, applied at once; the last step's
-    answers are sampled and verified (pipeline/sampling.py).
+    answers are sampled and verified (pipeline/coder/sampling.py).
     """
     # The failures of the code the coder sees: the best state so far (an attempt that did no better was undone).
     report_data = (state.get("best") or {}).get("report") or state.get("report") or state.get("baseline")

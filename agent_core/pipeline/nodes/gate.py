@@ -9,8 +9,8 @@ violation: the editor's Approve/Reject, the CLI's `--allow-non-code`), and
 `safety = "block"` drops it without asking. An approval holds for that exact
 text only. Anything dropped sends the candidate back to the test node (the
 suite must pass without it). A change that rigs the verification (patches
-builtins, the test framework, skips) is undone and refused (rigging.py).
-Then the safety scan (gate.py) runs on what is left, and what it could not
+builtins, the test framework, skips) is undone and refused (safety/rigging.py).
+Then the safety scan (safety/scan.py) runs on what is left, and what it could not
 check is shown as a note.
 """
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 from agent_core.events import SafetyViolation
 from agent_core.models import FileChange
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.gate import check_change_set
-from agent_core.pipeline.goal_guard import write_shadow_file
-from agent_core.pipeline.rigging import refuse_rigging
+from agent_core.pipeline.protected_tests import write_shadow_file
+from agent_core.pipeline.safety.rigging import refuse_rigging
+from agent_core.pipeline.safety.scan import check_change_set
 from agent_core.pipeline.state import RunState
 from agent_core.workspace.changeset import compute_change_set
 from agent_core.workspace.codefiles import named_in_goal, not_code_reason
@@ -73,7 +73,7 @@ async def gate(state: RunState, deps: RunDeps) -> dict:
     """Hold the change to code, scan it; ask, block or allow per settings.safety."""
     deps.phase("gate", "checking the change for unsafe code", deps.progress(state.get("iteration", 0), 0.45))
     dropped, approved_files = await hold_to_code(state, deps)
-    out: dict = refuse_rigging(state, deps)  # a change that patches what judges the tests (pipeline/rigging.py)
+    out: dict = refuse_rigging(state, deps)  # a change that patches what judges the tests (pipeline/safety/rigging.py)
     if dropped:
         known = {d["path"]: d for d in state.get("dropped") or []}
         out["dropped"] = list({**known, **{d["path"]: d for d in dropped}}.values())

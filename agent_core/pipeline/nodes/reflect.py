@@ -7,9 +7,9 @@ from agent_core.agents.reflector.schema import Reflection
 from agent_core.agents.reflector.signatures import classify, exception_type, failure_text, signature
 from agent_core.llm.base import StructuredOutputError
 from agent_core.models import TestReport
+from agent_core.pipeline.coder.edits import UNCHANGED
 from agent_core.pipeline.context import focus_from_report, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.edits import UNCHANGED
 from agent_core.pipeline.state import RunState
 
 

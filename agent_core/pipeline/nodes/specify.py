@@ -14,7 +14,7 @@ already says nothing about the change and is dropped; the ones that fail
 written to one new test file. With none kept the run goes on, judged by the
 existing tests, and says so. The kept tests join the baseline report (the
 coder sees them failing), they are put back as written before every
-verdict run (`goal_guard.py`, so a candidate cannot rewrite its own
+verdict run (`protected_tests.py`, so a candidate cannot rewrite its own
 judge), and the file is part of the change set, where the user can drop it
 in the editor's preview.
 """
@@ -33,7 +33,7 @@ from agent_core.pipeline.attempts import score
 from agent_core.pipeline.checkpoint import shadow_files
 from agent_core.pipeline.context import python_files
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.goal_guard import write_shadow_file
+from agent_core.pipeline.protected_tests import write_shadow_file
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.testrun import run_checked
 from agent_core.workspace.testfiles import is_test_file

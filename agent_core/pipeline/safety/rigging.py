@@ -10,7 +10,7 @@ pass (`pytest.skip()` in a function, a module-level skip, `pytest.xfail`,
 `pytest.exit`, `raise unittest.SkipTest`), or reach agentls' own test report
 (a string naming `agentls`, `results.jsonl`, `PYTEST_AGENTLS` or
 `/proc/self/fd`). `rigging_findings` finds these in a Python text through
-the gate's name resolution (gate_names.py: aliases, from-imports,
+the gate's name resolution (names.py: aliases, from-imports,
 `importlib`); `refuse_rigging`, called by the gate node, puts each changed
 file with a finding the original did not have back as it was, journals the
 refusal and tells the coder why. It is not a safety question the user can
@@ -25,10 +25,9 @@ import ast
 from pathlib import PurePosixPath
 
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.gate_names import Names
-from agent_core.pipeline.goal_guard import write_shadow_file
+from agent_core.pipeline.protected_tests import tests_protected, write_shadow_file
+from agent_core.pipeline.safety.names import Names
 from agent_core.pipeline.state import RunState
-from agent_core.pipeline.verification import tests_protected
 from agent_core.workspace.changeset import compute_change_set
 
 JUDGES = frozenset({"builtins", "__builtins__", "unittest", "pytest", "_pytest", "pluggy", "doctest"})

@@ -6,7 +6,7 @@ list that starts a shell (`["sh", "-c", ...]`), network imports (socket,
 urllib, requests, http.client, ...; also through `importlib`), writes to
 absolute paths outside the workspace, and `shutil.rmtree` on absolute paths.
 Callees are resolved through the aliases and dynamic forms the gate can see
-(gate_names.py: `import os as o`, `from os import system`,
+(names.py: `import os as o`, `from os import system`,
 `importlib.import_module("os").system`, `getattr(os, "system")`,
 `__import__("os")`); what it cannot see through is a "could not check" note
 (`GateScan.unchecked`), not a violation. Each rule family is a `Check` in
@@ -23,7 +23,7 @@ from pathlib import PurePosixPath
 
 from agent_core.events import SafetyViolation
 from agent_core.models import ChangeSet
-from agent_core.pipeline.gate_names import IMPORT_FUNCTIONS, Names, canonical
+from agent_core.pipeline.safety.names import IMPORT_FUNCTIONS, Names, canonical
 
 NETWORK_MODULES = frozenset(
     {"socket", "urllib", "urllib2", "urllib3", "requests", "httpx", "aiohttp", "http", "ftplib", "smtplib",
