@@ -61,10 +61,15 @@ class ServerError(RuntimeError):
 
 
 def _default_threads() -> int:
+    """One core fewer than the process may use (at most 8), and at least one: the test runs beside the model
+    need a core. llama.cpp's threads wait for each other at every step, so one thread preempted by a test run
+    stalls them all: on 2 cores with a test suite running beside it, 2 threads generated 0.7 tokens/s and 1
+    thread 8.1 (bench/model_speed.py; docs/local-model.md)."""
     try:
-        return max(1, min(len(os.sched_getaffinity(0)), 8))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:
-        return max(1, min(os.cpu_count() or 2, 8))
+        cores = os.cpu_count() or 2
+    return max(1, min(cores - 1, 8))
 
 
 @dataclass

@@ -39,6 +39,7 @@ from agent_core.sandbox.environment import ProjectEnvironment, detect_environmen
 from agent_core.sandbox.envview import BIN_DIR, EnvView, plan_view
 from agent_core.sandbox.identity import identity_files
 from agent_core.sandbox.launcher import (
+    YIELD_NICE,
     Limits,
     launch,
     limited_command,
@@ -95,6 +96,19 @@ def payload_prefix(uid: int | None) -> tuple[list[str], list[str]]:
     caps = ["--cap-drop", "ALL", *(arg for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_DAC_READ_SEARCH")
                                     for arg in ("--cap-add", cap))]
     return caps, [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--"]
+
+
+# `--new-session` puts the payload in a session, so a scheduler autogroup, of its own: the host cannot lower its
+# weight from outside before the tests start (launcher.yield_cpu), so the payload does it first, then execs. The
+# kernel takes one such write per 100 ms from the whole machine (EAGAIN otherwise): a few tries, 50 ms apart.
+_YIELD_SCRIPT = (f"for try in 1 2 3 4; do echo {YIELD_NICE} 2>/dev/null >/proc/self/autogroup && break; "
+                 'sleep 0.05; done; exec "$@"')
+
+
+def yielding_prefix() -> list[str]:
+    """argv prefix that sets the payload's autogroup to nice YIELD_NICE (the local model's server comes first)."""
+    shell = shutil.which("sh", path="/usr/bin:/bin")
+    return [shell, "-c", _YIELD_SCRIPT, "agentls-yield"] if shell else []
 
 
 def _mkdirs(dest: Path) -> list[str]:
@@ -237,7 +251,7 @@ class BubblewrapSandbox:
         for key, value in env.items():
             args += ["--setenv", key, value]
         caps, prefix = payload_prefix(uid if privileged() else None)
-        return [*args, *caps, "--", *prefix, *argv]
+        return [*args, *caps, "--", *prefix, *yielding_prefix(), *argv]
 
     async def run(
         self,
@@ -265,7 +279,7 @@ class BubblewrapSandbox:
                 result = await launch(
                     self.command(argv, workspace, inner_env, view, origin, uid), cwd=workspace, env={},
                     timeout_s=limits.timeout_s, uid=None, limits=limits, run_id=new_marker(), sweep=False,
-                    pass_fds=pass_fds,
+                    pass_fds=pass_fds, yielding=False,  # the payload yields itself (yielding_prefix)
                 )
                 if not transient_setup_failure(result.exit_code, result.stderr):
                     break

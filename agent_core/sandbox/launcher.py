@@ -111,6 +111,24 @@ def as_user(uid: int | None) -> dict[str, object]:
     return {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
 
 
+YIELD_NICE = 19
+
+
+def yield_cpu(pid: int) -> bool:
+    """Give the CPU to others first: set the scheduler autogroup of `pid`'s session to nice YIELD_NICE.
+
+    With autogroups (Linux's default), each session competes as one group whatever its processes' nice
+    values, so a test run started in a session of its own takes an equal share from the local model's
+    server however it is niced; the group's own nice is what the scheduler weighs. Raising it needs no
+    privilege. False where the kernel has no autogroups (or the process is gone). bench/model_speed.py measures
+    what it buys the model (docs/local-model.md)."""
+    try:
+        Path(f"/proc/{pid}/autogroup").write_text(f"{YIELD_NICE}\n")
+    except OSError:
+        return False
+    return True
+
+
 def new_marker() -> str:
     """A marker for one sandboxed process tree (not a run id): unique, so a sweep kills only its own."""
     return uuid.uuid4().hex
@@ -244,6 +262,7 @@ async def launch(
     sweep: bool = True,
     pass_fds: tuple[int, ...] = (),
     watch_workspace: bool = True,
+    yielding: bool = True,
 ) -> CommandResult:
     """Run argv to completion (or the timeout); cancellation kills everything and re-raises.
 
@@ -254,7 +273,8 @@ async def launch(
     marker variable and killed too (bubblewrap does not need it: killing bwrap's
     processes tears down its pid namespace). Every process started carries its
     owner's identity (proctree.OWNER_VAR), for `proctree.kill_orphaned_runs`. `pass_fds` stay open in
-    the child (the test report's channel, testing/channel.py); every other descriptor is closed.
+    the child (the test report's channel, testing/channel.py); every other descriptor is closed. With
+    `yielding`, the run's session yields the CPU (`yield_cpu`).
     """
     _kill_own_runs_at_exit()
     env = {**env, RUN_MARKER: run_id, proctree.OWNER_VAR: proctree.owner_value()}
@@ -264,6 +284,8 @@ async def launch(
     started = time.monotonic()
     proc, exited, root = await _start_whole(limited_command(argv, limits), marker, cwd=str(cwd), env=env,
                                             pass_fds=pass_fds, **as_user(uid))
+    if yielding:  # its session, so the whole run, gives the CPU to a local model's server first
+        yield_cpu(proc.pid)
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
     try:
         stopped = await _wait_exit(exited, timeout_s, watch)

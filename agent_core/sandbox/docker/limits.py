@@ -26,6 +26,11 @@ LABEL_OWNER = "agentls.owner_pid"
 LABEL_HOST = "agentls.host"
 
 
+# A test run's CPU weight: a sixteenth of the default 1024, so a local model's server beside it comes first (the
+# container's cgroup is weighed against the server's; launcher.yield_cpu does the same for local backends).
+CPU_SHARES = 64
+
+
 def owner_labels() -> dict[str, str]:
     """The labels that mark a container as agentls' and name this process and host as its owner."""
     return {LABEL_RUN: "1", LABEL_OWNER: str(os.getpid()), LABEL_HOST: socket.gethostname()}
@@ -40,6 +45,7 @@ def container_options(sandbox: Any, workspace: Path, timeout_s: float) -> dict[s
         "working_dir": ws,
         "network_mode": "none",
         "nano_cpus": int(sandbox.cpus * 1_000_000_000),
+        "cpu_shares": CPU_SHARES,
         "mem_limit": sandbox.memory_mb * mib,
         "memswap_limit": sandbox.memory_mb * mib,
         "pids_limit": sandbox.pids,
