@@ -163,3 +163,29 @@ def test_code_handed_back_unchanged_is_no_edit(tmp_path: Path):
         ["- the answer gave the code back unchanged; change the lines that are wrong"],
         LEAP,
     )
+
+
+UTILS = "def clean(text):\n    return text.strip()\n\n\ndef shout(text):\n    return text.upper()\n"
+
+
+@pytest.mark.parametrize(
+    ("replace", "lands_in_src", "refused"),
+    [
+        # the fixed function alone, under the bare file name: it goes to the module that defines it
+        ("def clean(text):\n    return text.strip(' ')\n", True, False),
+        # a function the module does not define, under its bare name: refused, no new file
+        ("def whisper(text):\n    return text.lower()\n", False, True),
+    ],
+)
+def test_a_new_module_named_like_a_source_module_is_never_created(tmp_path: Path, replace, lands_in_src, refused):
+    ws = tmp_path / "ws"
+    (ws / "src" / "pkg").mkdir(parents=True)
+    (ws / "src" / "pkg" / "utils.py").write_text(UTILS)
+    with ShadowWorkspace(ws) as shadow:
+        applied, errors = apply_edits(FileTools(shadow), CoderOutput(edits=[Edit(path="utils.py", replace=replace)]),
+                                      protect_tests=True, sources=["src/pkg/utils.py"])
+        assert shadow.current("utils.py") is None, "no stray module at the root"
+        assert (applied, bool(errors)) == (int(lands_in_src), refused), errors
+        assert ("strip(' ')" in shadow.current("src/pkg/utils.py")) == lands_in_src
+        if refused:
+            assert "src/pkg/utils.py" in errors[0] and "do not create a new file" in errors[0]

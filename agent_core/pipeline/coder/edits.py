@@ -14,6 +14,7 @@ import ast
 import re
 import textwrap
 from collections.abc import Sequence
+from pathlib import Path
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.pipeline.coder.splice import splice_definition
@@ -205,14 +206,35 @@ def _rewrites_unsearched_definition(search: str, replace: str) -> bool:
         re.search(rf"^\s*(async\s+def|def|class)\s+{re.escape(name)}\b", search, re.MULTILINE) for name in names)
 
 
+def _stray(tools: FileTools, edit: Edit) -> bool:
+    """A whole-file edit that would create a new module."""
+    return not edit.search and edit.path.endswith(".py") and _inside(tools, edit.path) and \
+        tools.shadow.current(edit.path) is None
+
+
+def stray_refusal(tools: FileTools, edit: Edit, sources: Sequence[str]) -> str | None:
+    """Why a new module named like a module of `sources` (`utils.py` at the root beside `src/pkg/utils.py`) is
+    refused in a fix run: a small model writes the function it fixed under the bare file name it read. Refused
+    before any test run; what it redefines went to its own file already (`retarget`), when that was clear."""
+    if not _stray(tools, edit):
+        return None
+    name = Path(edit.path).name
+    twins = [path for path in sources if Path(path).name == name and path != edit.path]
+    if not twins:
+        return None
+    return (f"{edit.path} does not exist: the module is {twins[0]}; change it there (header `{twins[0]}`), "
+            "do not create a new file")
+
+
 def retarget(tools: FileTools, edit: Edit, sources: Sequence[str]) -> Edit:
-    """A whole-definition edit headed with a test file but redefining only what one of `sources` defines
-    goes to that source file.
+    """A whole-definition edit headed with a test file, or with a file that does not exist, but redefining only
+    what one of `sources` defines goes to that source file.
 
     A small model copies the header above the code it read, and the test
-    file's header is the nearest one when it fixes the code a test calls.
+    file's header is the nearest one when it fixes the code a test calls; or it
+    names the module by its bare file name (`utils.py` for `src/pkg/utils.py`).
     """
-    if edit.search or not is_test_file(edit.path) or not edit.path.endswith(".py"):
+    if edit.search or not edit.path.endswith(".py") or not (is_test_file(edit.path) or _stray(tools, edit)):
         return edit
     try:
         names = {n for n in _definitions(ast.parse(textwrap.dedent(edit.replace))) if not n.startswith("test")}
@@ -246,6 +268,10 @@ def apply_edits(
     for edit in output.edits:
         if protect_tests:
             edit = retarget(tools, edit, sources)
+            stray = stray_refusal(tools, edit, sources)
+            if stray:
+                errors.append(f"- {edit.path}: {stray}")
+                continue
         before = tools.shadow.current(edit.path) if _inside(tools, edit.path) else None
         if protect_tests and is_test_file(edit.path) and _echoes(before, edit):
             unchanged += 1  # a test file it was shown, handed back as it is: nothing to refuse
