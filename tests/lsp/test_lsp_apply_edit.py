@@ -1,35 +1,18 @@
-"""End to end over stdio against the real engine, sandbox and the scripted model:
-plan-and-fix, test runs and their diagnostics."""
+"""`workspace/applyEdit` end to end over stdio: a fix, or a new test file, as one versioned edit; an edit refused
+by version, by a buffer closed unsaved, or by the editor.
+"""
 
 from __future__ import annotations
 
-from lsp_support import CALC, FIXED_CALC, apply_text_edits, script_fix
+from lsp_support import CALC, FIX, FIXED_CALC, apply_text_edits, script_fix
 from lsprotocol import types as lsp
+
+from scripted_llm import Fault
 
 
 def _finished(s, run_id: str) -> bool:
     return any(run_id in m and ("passed" in m or "fixed" in m or "failed" in m or "not applied" in m
                                 or "error" in m or "unfixed" in m) for m in s.messages())
-
-
-async def test_run_tests_publishes_linked_diagnostics_at_the_failing_lines(lsp_session):
-    async with lsp_session() as s:
-        test_uri, calc_uri = s.uri("tests/test_calc.py"), s.uri("calc.py")
-        answer = await s.command("agentls.runTests", {})
-        # one publishDiagnostics per file: under load the second can arrive a little after the first
-        await s.until(lambda: test_uri in s.client.diagnostics and calc_uri in s.client.diagnostics)
-        (test_diag,) = s.client.diagnostics[test_uri]
-        (src_diag,) = s.client.diagnostics[calc_uri]
-        assert answer["runId"]
-        assert test_diag.range.start.line == 4 and src_diag.range.start.line == 1
-        assert test_diag.source == src_diag.source == "agentls"
-        assert test_diag.code == "tests/test_calc.py::test_add" == src_diag.code
-        assert test_diag.severity == lsp.DiagnosticSeverity.Error
-        assert test_diag.related_information[0].location.uri == calc_uri
-        assert test_diag.related_information[0].location.range.start.line == 1
-        assert src_diag.related_information[0].location.uri == test_uri
-        assert s.state.applied_edits == []
-        assert not s.scripted_requests()
 
 
 async def test_plan_and_fix_applies_a_versioned_minimal_edit_reports_progress_and_clears_diagnostics(
@@ -85,17 +68,44 @@ async def test_generate_tests_creates_the_test_file_through_one_edit(lsp_session
         assert sorted(p.name for p in (s.root / "tests").iterdir()) == []  # the client creates it, not the server
 
 
-async def test_plan_and_fix_shows_the_model_the_selection_as_it_stands_in_the_unsaved_buffer(lsp_session, scripted_llm):
-    script_fix(scripted_llm)
-    unsaved = CALC.replace("return a + c", "return a + c  # typed, not saved")
+async def test_a_document_edited_during_the_run_refuses_the_edit_by_version(lsp_session, scripted_llm):
+    script_fix(scripted_llm, coder_answer=Fault.hang(4, then=FIX))
     async with lsp_session() as s:
-        calc_uri = s.open("calc.py", unsaved, version=2)
-        rng = {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 36}}
-        run_id = (await s.command("agentls.planAndFix", {"uri": calc_uri, "range": rng}))["runId"]
-        await s.until(lambda: scripted_llm.requests_for("coder"), timeout=120)
-        prompt = scripted_llm.requests_for("coder")[0]["messages"][-1]["content"]
-        assert (
-            "Where the user is looking: (file: calc.py, symbol: add)\n"
-            "Selected there:\n    return a + c  # typed, not saved\n"
-        ) in prompt
-        await s.until(lambda: _finished(s, run_id), timeout=120)
+        uri = s.open("calc.py", version=1)
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: scripted_llm.requests_for("coder"), timeout=60)
+        change = lsp.TextDocumentContentChangePartial(
+            range=lsp.Range(start=lsp.Position(0, 0), end=lsp.Position(0, 0)), text="# my edit\n"
+        )
+        s.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2), content_changes=[change]))
+        await s.until(lambda: any(run_id in m and "not applied" in m for m in s.messages()), timeout=90)
+        refusal = next(m for m in s.client.messages if run_id in m.message)
+        assert "calc.py changed since the run read it (version 1 -> 2)" in refusal.message
+        assert s.state.applied_edits == []  # refused before sending: nothing clobbered
+
+
+async def test_a_document_closed_without_saving_during_the_run_is_named_as_such(lsp_session, scripted_llm):
+    script_fix(scripted_llm, coder_answer=Fault.hang(4, then=FIX))
+    async with lsp_session() as s:
+        uri = s.open("calc.py", text="# unsaved note\n" + CALC)
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: scripted_llm.requests_for("coder"), timeout=60)
+        s.client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri)))
+        await s.until(lambda: any(run_id in m and "not applied" in m for m in s.messages()), timeout=90)
+        refusal = next(m for m in s.client.messages if run_id in m.message)
+        assert "calc.py was closed without saving since the run read it" in refusal.message
+        assert "changed on disk" not in refusal.message
+        assert s.state.applied_edits == [] and (s.root / "calc.py").read_text() == CALC
+
+
+async def test_an_edit_the_editor_rejects_is_reported_and_nothing_else_is_written(lsp_session, scripted_llm):
+    script_fix(scripted_llm)
+    async with lsp_session() as s:
+        s.state.accept_edits = False
+        uri = s.open("calc.py")
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: any(run_id in m and "not applied" in m for m in s.messages()), timeout=90)
+        assert len(s.state.applied_edits) == 1
+        assert any("the user said no" in m for m in s.messages())
+        assert (s.root / "calc.py").read_text() == CALC and s.client.diagnostics == {}

@@ -8,9 +8,15 @@ from lsprotocol import types as lsp
 from scripted_llm import Fault
 
 TWO_BUGS = "def add(a, b):\n    return a + c\n\n\ndef mul(a, b):\n    return a ** b\n"
+
+
 ADD_FIXED = TWO_BUGS.replace("a + c", "a + b")
+
+
 TWO_TESTS = ("from calc import add, mul\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
              "def test_mul():\n    assert mul(2, 3) == 6\n")
+
+
 REFLECTION = {"hypothesis": "mul is wrong", "file": "calc.py", "change": "?", "confidence": "low"}
 
 
@@ -117,3 +123,26 @@ async def test_an_attempt_that_did_no_better_is_shown_but_cannot_be_applied(lsp_
         text = (s.root / ".agentls" / "previews" / f"{run_id}-best-attempt.diff").read_text()
         assert "-    return a + c\n+    return a - b\n" in text and "did no better than the code as it is" in text
         assert s.state.applied_edits == [] and _lines(s, "tests/test_calc.py") == [4]
+
+
+def _done(s, run_id: str) -> bool:
+    return any(run_id in m for m in s.messages())
+
+
+async def test_a_failing_run_is_reported_and_the_server_keeps_answering(lsp_session, scripted_llm):
+    scripted_llm.default("planner", Fault.status(500, times=100))
+    scripted_llm.default("coder", Fault.status(500, times=100))
+    async with lsp_session({"maxRetries": 0}) as s:
+        uri = s.open("calc.py")
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: _done(s, run_id), timeout=90)
+        report = next(m for m in s.client.messages if run_id in m.message)
+        assert report.type in (lsp.MessageType.Warning, lsp.MessageType.Error) and "error" in report.message
+        params = lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=lsp.Range(start=lsp.Position(0, 0), end=lsp.Position(0, 0)),
+            context=lsp.CodeActionContext(diagnostics=[]),
+        )
+        titles = [a.title for a in await s.client.text_document_code_action_async(params)]
+        assert len(titles) == 3 and "Plan and fix with a hint..." in titles
+        assert s.state.applied_edits == []

@@ -1,4 +1,5 @@
-"""A run waiting on a silent model tells the editor it is alive (issue 15, item 7), through `$/progress`.
+"""`$/progress` end to end: a run waiting on a silent model says it is alive (issue 15, item 7); a run cancelled by
+the command or from the progress UI ends its progress and leaves nothing behind.
 
 The engine repeats the current phase every `WAIT_REPORT_S` (10 s) while a model call waits,
 with how long it has waited; the CLI prints it (tests/pipeline/test_pipeline_hung_endpoint.py),
@@ -7,9 +8,11 @@ and the language server must carry it to the editor's progress UI.
 
 from __future__ import annotations
 
+import asyncio
 import re
 
-from lsp_support import script_fix
+from lsp_support import CALC, script_fix, server_descendants
+from lsprotocol import types as lsp
 
 from scripted_llm import Fault
 
@@ -31,3 +34,44 @@ async def test_a_run_waiting_on_a_hung_model_reports_progress_while_it_waits(lsp
         assert len(scripted_llm.requests_for("coder")) == 1, "one call, still waiting (not a retry)"
         await s.command("agentls.cancel", {"runId": run_id})
         await s.until(lambda: any(v.kind == "end" for v in s.client.progress_reports.get(token, [])), timeout=30)
+
+
+SLOW_TEST = "import time\n\n\ndef test_slow():\n    time.sleep(60)\n"
+
+
+def _ended(s, run_id: str) -> bool:
+    return any(v.kind == "end" for v in s.client.progress_reports.get(f"agentls/{run_id}", []))
+
+
+async def _no_leftovers(s) -> None:
+    pid = s.client._server.pid
+    await s.until(lambda: server_descendants(pid) == [], timeout=20)
+    await s.until(lambda: not any(s.tmpdir.iterdir()), timeout=20)
+
+
+async def test_cancel_during_the_llm_call_leaves_no_edit_no_diagnostic_change_no_leftovers(lsp_session, scripted_llm):
+    script_fix(scripted_llm, coder_answer=Fault.hang(60))
+    async with lsp_session() as s:
+        uri = s.open("calc.py")
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: scripted_llm.requests_for("coder"), timeout=60)
+        answer = await s.command("agentls.cancel", {"runId": run_id})
+        assert answer["cancelled"] == [run_id]
+        await s.until(lambda: _ended(s, run_id))
+        assert s.client.progress_reports[f"agentls/{run_id}"][-1].message == "cancelled"
+        await _no_leftovers(s)
+        assert s.state.applied_edits == [] and s.client.diagnostics == {}
+        assert (s.root / "calc.py").read_text() == CALC
+
+
+async def test_cancel_from_the_progress_ui_kills_the_sandboxed_tests(lsp_session):
+    async with lsp_session() as s:
+        (s.root / "tests" / "test_slow.py").write_text(SLOW_TEST)
+        pid = s.client._server.pid
+        run_id = (await s.command("agentls.runTests", {}))["runId"]
+        await s.until(lambda: len(server_descendants(pid)) > 0 and any(s.tmpdir.iterdir()), timeout=60)
+        await asyncio.sleep(1.0)  # let pytest get going inside the sandbox
+        s.client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=f"agentls/{run_id}"))
+        await s.until(lambda: _ended(s, run_id), timeout=30)
+        await _no_leftovers(s)
+        assert s.client.diagnostics == {}
