@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -138,12 +139,13 @@ def with_concerns(mutant: Mutant, source: str) -> Mutant:
 
 
 def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float, str, int]],
-                  exceptions: list[str] | None) -> list[Mutant]:
+                  exceptions: list[str] | None, characters: Sequence[str] = ()) -> list[Mutant]:
     """The templates of the TEMPLATE_LINES most suspicious lines of `ranked` ((score, file, line), best
     first), at most MAX_TEMPLATES."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
     callers = [tree for tree in map(_tree, sources.values()) if tree is not None] if exceptions else []
-    out = [m for file, line in lines for m in template_mutants(file, sources[file], line, exceptions, root, callers)]
+    out = [m for file, line in lines
+           for m in template_mutants(file, sources[file], line, exceptions, root, callers, characters)]
     seen: set[tuple[str, str]] = set()
     unique = []
     for mutant in out:  # the same source reached from two lines (a `return` added at a function's end) once

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -174,12 +175,14 @@ async def localize_failure(deps: SearchDeps, report: TestReport, deadline: float
                         recorder=(data or {}).get("recorder") or "")
 
 
-def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list[str] | None = None) -> list[Mutant]:
+def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list[str] | None = None,
+               characters: Sequence[str] = ()) -> list[Mutant]:
     """Mutants of the suspects' lines, the most suspicious lines first whichever function they are in (a
     function scores as its best line, so its other lines may be far less suspicious than another function's);
     among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order).
-    Then search/ranking.py places the templates (with `exceptions`, the failing tests' exception types) and
-    moves the candidates with a concern (a variable left unused) after the ones without."""
+    Then search/ranking.py places the templates (with `exceptions`, the failing tests' exception types, and
+    `characters`, the punctuation of their strings) and moves the candidates with a concern (a variable left
+    unused) after the ones without."""
     sources: dict[str, str] = {}
     ranked: list[tuple[float, str, int]] = []
     for suspect in suspects:
@@ -196,7 +199,8 @@ def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list
         out += sorted(batch, key=lambda m: m.tier)
         if len(out) >= limit:
             break
-    return arrange(out[:limit], templates_for(root, sources, ranked, exceptions), sources, limit, bool(exceptions))
+    templates = templates_for(root, sources, ranked, exceptions, characters)
+    return arrange(out[:limit], templates, sources, limit, bool(exceptions))
 
 
 def _apply(root: Path, mutant: Mutant) -> str:

@@ -17,7 +17,8 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
    outer parameter `output` is meant), most similar names first;
 5. a separator constant replaced by the `os` attribute that names it
    (`':'` -> `os.pathsep`, `'/'` -> `os.sep`, `'\\n'` -> `os.linesep`) when the
-   module imports `os` (code that must follow the platform, tested by patching it).
+   module imports `os` (code that must follow the platform, tested by patching it);
+6. a literal collection of characters widened with one the failing tests use (cases.py).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ import builtins
 import difflib
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agent_core.models import TestReport
+from agent_core.search.cases import widening_edits
 from agent_core.search.guards import Place, block_templates, guard_templates, return_templates, try_templates
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
@@ -275,9 +277,11 @@ def _parses(source: str, mutant: Mutant, function: ast.AST) -> bool:
 
 
 def template_mutants(path: str, source: str, line: int, exceptions: list[str] | None = None,
-                     root: Path | None = None, callers: Iterable[ast.Module] = ()) -> list[Mutant]:
+                     root: Path | None = None, callers: Iterable[ast.Module] = (),
+                     characters: Sequence[str] = ()) -> list[Mutant]:
     """The templates of `line` (1-based) of `source` that parse, at most MAX_PER_LINE, in the module's order;
-    `callers`: the parsed modules whose `try` blocks may call the line's function (handlers.py)."""
+    `callers`: the parsed modules whose `try` blocks may call the line's function (handlers.py); `characters`:
+    the punctuation of the failing tests' strings (cases.py)."""
     lines = source.split("\n")
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
@@ -298,7 +302,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
               *return_templates(place)]
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
-              *separator_edits(text, tree, nodes, line)]
+              *separator_edits(text, tree, nodes, line), *widening_edits(text, nodes, line, characters)]
     edits = [(line, new, last, description) for new, last, description in ranged]
     edits += [(line, new, line, description) for new, description in single] + cause_templates(place)
     out: list[Mutant] = []

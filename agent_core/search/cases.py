@@ -1,0 +1,74 @@
+"""A case the code forgot: a literal set of characters widened with one the failing tests use.
+
+Real fixes often add the missing member to a small literal collection (bench/history_corpus:
+sqlparse's `val[0] in ('"', "'")` -> `('"', "'", '`')` so that backquoted names lose their quotes,
+tomlkit's `CONTROL_CHARS | {'"'}` -> `{'"', "\\"}` so that a backslash in a key is escaped). The
+character is in the failing test's own strings: the input it builds. So the candidates are, for a
+tuple, list or set literal of one-character strings on a suspicious line, the punctuation of the
+failing tests' string literals that the collection lacks, most frequent first.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from agent_core.models import TestReport
+from agent_core.search.linetext import on_line, span
+from agent_core.workspace.shadow import read_exact
+
+MAX_CHARACTERS = 6  # characters taken from the failing tests
+MAX_WIDENINGS = 6  # candidates per line
+_COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
+
+
+def _test_function(tree: ast.Module, nodeid: str) -> ast.AST:
+    """The test function a node id names (its last part, before a parametrization), or the whole module."""
+    name = nodeid.split("::")[-1].split("[", 1)[0]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node
+    return tree
+
+
+def test_characters(report: TestReport | None, root: Path) -> list[str]:
+    """The punctuation characters of the failing tests' string literals (and their messages), most frequent
+    first: what the inputs the tests build are made of, beyond letters, digits and spaces."""
+    counts: Counter[str] = Counter()
+    trees: dict[str, ast.Module | None] = {}
+    for failure in report.failures if report is not None else []:
+        if failure.file not in trees:
+            try:
+                trees[failure.file] = ast.parse(read_exact(root / failure.file))
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+                trees[failure.file] = None
+        tree = trees[failure.file]
+        texts = [failure.message]
+        if tree is not None:
+            texts += [n.value for n in ast.walk(_test_function(tree, failure.nodeid))
+                      if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        counts.update(c for text in texts for c in set(text) if not (c.isalnum() or c.isspace() or c == "_"))
+    return [c for c, _ in counts.most_common(MAX_CHARACTERS)]
+
+
+def widening_edits(text: str, nodes: Sequence[ast.AST], line: int, characters: Sequence[str]) -> list[tuple[str, str]]:
+    """(new line, description) for each bracketed literal of one-character strings on `line` (1-based; `text`
+    is the line) widened with one of `characters` it lacks."""
+    out: list[tuple[str, str]] = []
+    for node in nodes:
+        if not isinstance(node, _COLLECTIONS) or not on_line(node, line) or not node.elts:
+            continue
+        members = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if len(members) != len(node.elts) or any(len(m) != 1 for m in members):
+            continue
+        start, stop = span(text, node)  # character columns (ast's are bytes)
+        if text[start : start + 1] not in "([{" or text[stop - 1 : stop] not in ")]}":
+            continue  # a tuple without brackets
+        lead = text[start + 1 : stop - 1].rstrip().rstrip(",")
+        for char in characters:
+            if char not in members:
+                new = f"{text[:start + 1]}{lead}, {char!r}{text[stop - 1:]}"
+                out.append((new, f"{char!r} added to the literal collection"))
+    return out[:MAX_WIDENINGS]

@@ -1,0 +1,63 @@
+"""A case the code forgot, found by the search (search/cases.py): a literal set of characters widened with one the
+failing test uses. `agentls fix` on a real project, a real sandbox, the scripted endpoint with no answer queued."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from agent_core.search.cases import widening_edits
+from engine_support import journal_records, make_project
+
+QUOTES = {  # sqlparse 0.4.4's fix: backquoted names lose their quotes too
+    "quotes.py": (
+        "def remove_quotes(val):\n"
+        "    if not val:\n"
+        "        return val\n"
+        "    if val[0] in ('\"', \"'\") and val[0] == val[-1]:\n"
+        "        val = val[1:-1]\n"
+        "    return val\n"
+    ),
+    "test_quotes.py": (
+        "from quotes import remove_quotes\n\n\n"
+        "def test_double():\n    assert remove_quotes('\"a\"') == 'a'\n\n\n"
+        "def test_single():\n    assert remove_quotes(\"'a'\") == 'a'\n\n\n"
+        "def test_backquotes():\n    assert remove_quotes('`a`') == 'a'\n\n\n"
+        "def test_unquoted():\n    assert remove_quotes('a.b') == 'a.b'\n\n\n"
+        "def test_unbalanced_or_unquoted_ends_stay():\n"
+        "    assert remove_quotes(\"'a\") == \"'a\" and remove_quotes('aba') == 'aba'\n"
+    ),
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("    found = c in ('\"', \"'\")", "    found = c in ('\"', \"'\", '`')"),
+        ("    ESCAPED = CONTROL | {'\"'}", "    ESCAPED = CONTROL | {'\"', '`'}"),
+        ("    ok = c in ['é',]", "    ok = c in ['é', '`']"),  # columns are characters, ast's are bytes
+    ],
+)
+def test_a_bracketed_literal_of_characters_is_widened(line: str, expected: str):
+    nodes = list(ast.walk(ast.parse(line.strip())))
+    for node in nodes:  # the line as parsed sits at column 0; the text keeps its indentation
+        if hasattr(node, "col_offset"):
+            node.col_offset += 4
+            node.end_col_offset += 4
+    assert widening_edits(line, nodes, 1, ["`"]) == [(expected, "'`' added to the literal collection")]
+
+
+def test_a_missing_character_is_added_to_the_collection_by_the_search(tmp_path: Path, scripted_llm, run_fix,
+                                                                       monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("AGENTLS_SEARCH", "1")
+    project = make_project(tmp_path / "proj", QUOTES)
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
+    authors = QUOTES["quotes.py"].replace("('\"', \"'\")", "('\"', \"'\", '`')")
+    assert (project / "quotes.py").read_text() == authors, "the author's fix"
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    assert search["found"]["description"] == "'`' added to the literal collection"
