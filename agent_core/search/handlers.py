@@ -15,6 +15,7 @@ Two kinds of real fix that no one-token edit reaches (bench/history_corpus: mars
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterable
 
 from agent_core.search.guards import _SIMPLE, INDENT, Place, Template, _can_raise, usable
@@ -97,7 +98,7 @@ def cause_templates(place: Place) -> list[tuple[int, str, int, str]]:
     if handler is None or handler.type is None:
         return []
     lines = place.lines[handler.lineno - 1 : stmt.end_lineno]
-    name = handler.name or "exc"
+    name = handler.name or _handler_name(place)
     if handler.name is None:
         header = lines[0]
         colon = _header_colon(header)
@@ -111,6 +112,13 @@ def cause_templates(place: Place) -> list[tuple[int, str, int, str]]:
     lines[-1] = last[:at] + f"from {name}" + last[at + len("from None"):]
     return [(handler.lineno, "\n".join(lines), stmt.end_lineno or stmt.lineno,
              f"the handler keeps the exception as the cause (`from {name}`, was `from None`)")]
+
+
+def _handler_name(place: Place) -> str:
+    """The name the module's other handlers give their exception (`except ClickException as e:`), the most
+    common first; `exc` when none has one."""
+    names = Counter(node.name for node in ast.walk(place.tree) if isinstance(node, ast.ExceptHandler) and node.name)
+    return names.most_common(1)[0][0] if names else "exc"
 
 
 def _header_colon(header: str) -> int | None:

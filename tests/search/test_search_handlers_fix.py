@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.search.templates import template_mutants
 from engine_support import journal_records, make_project
 
 FAST = "[search]\nmutant_timeout_s = 2\n"
@@ -88,3 +89,12 @@ def test_a_handler_that_drops_the_cause_keeps_it(tmp_path: Path, scripted_llm, r
         "except (EOFError, KeyboardInterrupt):", "except (EOFError, KeyboardInterrupt) as exc:").replace(
         "from None", "from exc"), "the author's fix, with the handler's name spelled `exc`"
     assert search["found"]["line"] == 8 and "was `from None`" in search["found"]["description"]
+
+
+def test_the_cause_takes_the_name_the_modules_other_handlers_use():
+    source = PROMPT["prompt.py"] + (
+        "\n\ndef parse(text):\n    try:\n        return int(text)\n    except ValueError as e:\n"
+        "        raise Abort() from e\n")
+    found = [m for m in template_mutants("prompt.py", source, 9) if "was `from None`" in m.description]
+    assert [(m.line, m.text) for m in found] == [
+        (8, "    except (EOFError, KeyboardInterrupt) as e:\n        raise Abort() from e")]
