@@ -47,8 +47,7 @@ class Engine:
         try:
             workspace = _check_request(request)
         except BadRequest as exc:
-            return RunResult(run_id=run_id, kind=request.kind, status="error", error=str(exc),
-                             extra={"error_kind": "bad_input"})
+            return RunResult(run_id=run_id, kind=request.kind, status="error", error=str(exc), error_kind="bad_input")
         request = request.model_copy(update={"workspace": workspace, "run_id": run_id})
         journal = Journal(workspace, run_id, _secrets(self.settings), enabled=self.settings.journal)
         if resume:
@@ -70,11 +69,11 @@ class Engine:
             spent = isinstance(exc, BudgetSpent)
             result = RunResult(run_id=run_id, kind=request.kind, status="budget_spent" if spent else "error",
                                error=_one_line(exc), usage=journal.usage, usage_by_role=journal.usage_by_role,
-                               extra={} if spent else {"error_kind": _error_kind(exc)})
+                               error_kind=None if spent else _error_kind(exc))
         result.duration_s = round(time.monotonic() - started, 3)
         self._account(result)
         if self.settings.notices:
-            result.extra["settings_warnings"] = self.settings.notices
+            result.settings_warnings = list(self.settings.notices)
         journal.finish(result)
         return result
 
@@ -87,7 +86,7 @@ class Engine:
             result.error = result.error or f"the token budget is spent: {result.usage.tokens} of {budget} tokens used"
         cost = cost_usd(result.usage_by_role, self._model_of, self.settings.prices)
         if cost is not None and result.usage.tokens:
-            result.extra["cost_usd"] = cost
+            result.cost_usd = cost
 
     def _model_of(self, account: str) -> str:
         """The model name an account (a role, the fallback, a borrowing caller such as the explainer) called."""

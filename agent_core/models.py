@@ -11,7 +11,7 @@ import difflib
 import secrets
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -192,8 +192,83 @@ class RunRequest(BaseModel):
     run_id: str | None = None
 
 
+class DroppedFile(BaseModel):
+    """A file a candidate changed that was left out of the fix (a non-code file the user did not approve)."""
+
+    path: str
+    reason: str
+
+
+class GoalTests(BaseModel):
+    """A task's own tests, written by the tester before the change: where they went, which were kept or dropped."""
+
+    path: str
+    tests: list[str] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list)
+
+
+class SuspectedBug(BaseModel):
+    """A generated test that fails because the code is wrong: the test, and the source line it implicates."""
+
+    test: str
+    file: str | None = None
+    line: int | None = None
+    message: str = ""
+
+
+class GeneratedTest(BaseModel):
+    """A generated test kept or dropped, and why."""
+
+    test: str
+    reason: str = ""
+
+
+class Coverage(BaseModel):
+    """Line coverage of the target, in percent, before and after the generated tests."""
+
+    before: float = 0.0
+    after: float = 0.0
+
+
+class Survivor(BaseModel):
+    """A mutant of the target that no test notices: where, and what it changes."""
+
+    file: str
+    line: int
+    change: str
+    text: str = ""
+
+
+class MutationSummary(BaseModel):
+    """A gen-tests run's mutation testing: mutants killed before and after its tests, and the survivors."""
+
+    mutants: int
+    killed_before: int
+    killed_after: int
+    not_run: int = 0
+    stopped: str | None = Field(default=None, description="Why the mutation run ended early (None: all ran).")
+    survivors: list[Survivor] = Field(default_factory=list)
+
+
+class GenTestsSummary(BaseModel):
+    """What a generate-tests run wrote, kept and found."""
+
+    tests_written: int = 0
+    tests_kept: int = 0
+    tests_dropped: int = 0
+    suspected_bugs: list[SuspectedBug] = Field(default_factory=list)
+    coverage: Coverage = Field(default_factory=Coverage)
+    dropped: list[GeneratedTest] = Field(default_factory=list)
+    kept: list[GeneratedTest] = Field(default_factory=list)
+    mutation: MutationSummary | None = None
+
+
 class RunResult(BaseModel):
-    """What a run produced. `change_set` is verified only when status is fixed/ok."""
+    """What a run produced. `change_set` is verified only when status is fixed/ok.
+
+    The front ends (CLI, language server, MCP) read the typed fields; `extra`
+    holds details only the journal and the benchmarks read.
+    """
 
     run_id: str
     kind: RunKind
@@ -208,4 +283,19 @@ class RunResult(BaseModel):
     summary: str = ""
     explanation: str = Field(default="", description="One or two sentences on a verified change: what was wrong, "
                              "what changed, which test now passes.")
-    extra: dict = Field(default_factory=dict, description="Kind-specific results (e.g. gen-tests counts).")
+    error_kind: str | None = Field(default=None, description="What kind of error ended the run: bad_input, "
+                                   "config, interrupted, ... (the CLI's exit status reads it).")
+    cost_usd: float | None = Field(default=None, description="The run's cost, when every model it called has a price.")
+    settings_warnings: list[str] = Field(default_factory=list, description="The settings' notices (ignored "
+                                         "project keys, misspelt variables).")
+    attempt_diff: str = Field(default="", description="An unverified run's last attempt, for inspection only.")
+    best_attempt: ChangeSet | None = Field(default=None, description="An unfixed run's best attempt (the editor's "
+                                           "Show best attempt), never verified.")
+    best_report: TestReport | None = Field(default=None, description="The test report of best_attempt.")
+    dropped: list[DroppedFile] = Field(default_factory=list, description="Files left out of the fix.")
+    goal_tests: GoalTests | None = Field(default=None, description="A task's own tests, written by the tester.")
+    gen_tests: GenTestsSummary | None = Field(default=None, description="A generate-tests run's counts and findings.")
+    applied: bool = Field(default=False, description="The CLI applied the change set (--apply).")
+    commit: str | None = Field(default=None, description="The commit the CLI made of it (--commit).")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Details for the journal and the benchmarks "
+                                  "(plan, revisions, verdict, found_by, search_error); no front end reads them.")

@@ -73,7 +73,7 @@ async def _one(module: str, info: dict, base_url: str | None) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
         if server is not None:
             server.stop()
-    extra = result.extra
+    extra = result.gen_tests.model_dump() if result.gen_tests else {}  # the run's counts and findings
     bugs = extra.get("suspected_bugs", [])
     found = exact = 0
     for planted in info["bugs"]:

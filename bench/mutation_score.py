@@ -123,7 +123,7 @@ async def gen_tests_row(copy: Path, module: str, function: str, settings: Settin
         result = RunResult(run_id=f"mutation-{function}", kind="gen_tests", status="error", error=str(exc))
     if journals is not None and journal.dir.is_dir():
         shutil.copytree(journal.dir, journals / function, dirs_exist_ok=True)
-    extra = result.extra
+    extra = result.gen_tests.model_dump() if result.gen_tests else {}  # the run's counts and findings
     mutation = extra.get("mutation") or {}
     return {
         "status": result.status,

@@ -17,15 +17,15 @@ client that cannot be asked, **Apply the fix of run X** (preview.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from lsp_server import commands, convert
-
-if TYPE_CHECKING:
-    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
+from lsp_server.diagnostics import DiagnosticsPublisher
+from lsp_server.documents import DocumentStore
+from lsp_server.quickfixes import QuickFixes
+from lsp_server.runs import RunManager
 
 PLAN_AND_FIX_TITLE = "Plan and fix"
 PLAN_AND_FIX_HINT_TITLE = "Plan and fix with a hint..."
@@ -97,17 +97,17 @@ def is_python(uri: str, language_id: str | None) -> bool:
     return language_id == "python" or uri.endswith(PYTHON_SUFFIXES)
 
 
-def register(server: LanguageServer, deps: Deps) -> None:
+def register(server: LanguageServer, documents: DocumentStore, diagnostics: DiagnosticsPublisher, runs: RunManager,
+             quickfixes: QuickFixes) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=KINDS))
     def code_action(ls: LanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
         uri = params.text_document.uri
-        doc = deps.documents.open_document(uri)
+        doc = documents.open_document(uri)
         if not is_python(uri, doc.language_id if doc else None):
             return None
-        ours = deps.diagnostics.touching(uri, params.range)
+        ours = diagnostics.touching(uri, params.range)
         touching = _touching(params, ours)
-        verified = deps.quickfixes.actions(uri, params.range, touching) if deps.quickfixes else []
-        verified = deps.runs.previewer.pending.actions(uri) + verified
+        verified = runs.previewer.pending.actions(uri) + quickfixes.actions(uri, params.range, touching)
         quick = _wanted(lsp.CodeActionKind.QuickFix.value, params.context.only)
-        retry = deps.runs.retries.actions(touching) if quick else []
+        retry = runs.retries.actions(touching) if quick else []
         return (verified if quick else []) + build_actions(params, ours) + retry

@@ -17,7 +17,8 @@ they start nothing and say so: that editor did not ask.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping
+from typing import TypeVar
 
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
@@ -31,9 +32,10 @@ from agent_core.journal.render import render_markdown
 from agent_core.journal.trace import list_runs
 from agent_core.models import RunKind, RunRequest, Span
 from lsp_server import convert, failed_runs, preview
-
-if TYPE_CHECKING:
-    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
+from lsp_server.diagnostics import DiagnosticsPublisher
+from lsp_server.documents import DocumentStore
+from lsp_server.runs import RunManager
+from lsp_server.settings import SettingsStore
 
 PLAN_AND_FIX, GENERATE_TESTS, RUN_TASK = "agentls.planAndFix", "agentls.generateTests", "agentls.runTask"
 RUN_TESTS, CANCEL, SHOW_TRACE = "agentls.runTests", "agentls.cancel", "agentls.showTrace"
@@ -42,6 +44,7 @@ PLAN_AND_FIX_WITH_HINT = "agentls.planAndFixWithHint"
 NO_HINT = ("no hint came with {command}: this editor did not ask for one (its agentls client does; "
            "or run `agentls fix FILE --hint TEXT`)")
 ACTIONS = {"fix": "Plan and fix", "gen_tests": "Generate tests", "task": "Run task", "test": "Run tests"}
+Answer = Mapping[str, object]  # a command's JSON answer
 
 
 class _Arguments(BaseModel):
@@ -67,7 +70,7 @@ class TargetArguments(_Arguments):
     range: RangeArgument | None = None
     goal: str | None = None
     hint: str | None = None
-    diagnostics: list[str | dict[str, Any]] = Field(default_factory=list)
+    diagnostics: list[str | dict[str, object]] = Field(default_factory=list)
 
     def diagnostic_texts(self) -> list[str]:
         return [d if isinstance(d, str) else str(d.get("message", d)) for d in self.diagnostics]
@@ -88,7 +91,7 @@ class RetryArguments(RunIdArguments):
 _Args = TypeVar("_Args", bound=_Arguments)
 
 
-def _argument(command: str, args: tuple, model: type[_Args]) -> _Args:
+def _argument(command: str, args: tuple[object, ...], model: type[_Args]) -> _Args:
     """The command's one JSON object argument, validated; bad input is -32602 with a readable message."""
     value = args[0] if args and args[0] is not None else {}
     if not isinstance(value, dict):
@@ -103,11 +106,11 @@ def _argument(command: str, args: tuple, model: type[_Args]) -> _Args:
 class RequestBuilder:
     """Command arguments -> RunRequest (workspace-relative target, span in code points)."""
 
-    def __init__(self, deps: Deps) -> None:
-        self._deps = deps
+    def __init__(self, server: LanguageServer, documents: DocumentStore, settings: SettingsStore) -> None:
+        self._server, self._documents, self._settings = server, documents, settings
 
     async def build(self, kind: RunKind, arg: TargetArguments, need_uri: bool = False) -> RunRequest:
-        root = self._deps.settings.root()
+        root = self._settings.root()
         uri = arg.uri
         if need_uri and not uri:
             raise JsonRpcInvalidParams(message="missing argument: uri")
@@ -117,8 +120,8 @@ class RequestBuilder:
         span, symbol = None, None
         rng = convert.range_from_json(arg.range.model_dump()) if arg.range is not None else None
         if rng is not None and target is not None:
-            text = await asyncio.to_thread(self._deps.documents.text, root, target)
-            encoding = convert.encoding_name(self._deps.server.workspace.position_encoding)
+            text = await asyncio.to_thread(self._documents.text, root, target)
+            encoding = convert.encoding_name(self._server.workspace.position_encoding)
             span = convert.range_to_span(rng, text, encoding)
             symbol = await asyncio.to_thread(_enclosing_symbol, text, span) if target.endswith(".py") else None
         return RunRequest(
@@ -133,71 +136,72 @@ def _enclosing_symbol(text: str, span: Span) -> str | None:
     return found.qualname if found is not None else None
 
 
-def register(server: LanguageServer, deps: Deps) -> None:
-    builder = RequestBuilder(deps)
+def register(server: LanguageServer, runs: RunManager, documents: DocumentStore, settings: SettingsStore,
+             diagnostics: DiagnosticsPublisher) -> None:
+    builder = RequestBuilder(server, documents, settings)
 
-    async def start(kind: RunKind, arg: TargetArguments, need_uri: bool = False) -> dict:
-        return deps.runs.start(await builder.build(kind, arg, need_uri), ACTIONS[kind])
+    async def start(kind: RunKind, arg: TargetArguments, need_uri: bool = False) -> Answer:
+        return {**runs.start(await builder.build(kind, arg, need_uri), ACTIONS[kind])}
 
     @server.command(PLAN_AND_FIX)
-    async def plan_and_fix(ls: LanguageServer, *args: Any) -> dict:
+    async def plan_and_fix(ls: LanguageServer, *args: object) -> Answer:
         return await start("fix", _argument(PLAN_AND_FIX, args, TargetArguments), need_uri=True)
 
     @server.command(PLAN_AND_FIX_WITH_HINT)
-    async def plan_and_fix_with_hint(ls: LanguageServer, *args: Any) -> dict:
+    async def plan_and_fix_with_hint(ls: LanguageServer, *args: object) -> Answer:
         arg = _argument(PLAN_AND_FIX_WITH_HINT, args, TargetArguments)
         if not (arg.hint or "").strip():
-            return deps.runs.refuse(NO_HINT.format(command=PLAN_AND_FIX_WITH_HINT))
+            return runs.refuse(NO_HINT.format(command=PLAN_AND_FIX_WITH_HINT))
         return await start("fix", arg, need_uri=True)
 
     @server.command(failed_runs.RETRY_WITH_HINT)
-    def retry_with_hint(ls: LanguageServer, *args: Any) -> dict:
+    def retry_with_hint(ls: LanguageServer, *args: object) -> Answer:
         arg = _argument(failed_runs.RETRY_WITH_HINT, args, RetryArguments)
         hint = (arg.hint or "").strip()
         if not hint:
-            return deps.runs.refuse(NO_HINT.format(command=failed_runs.RETRY_WITH_HINT))
-        request = deps.runs.retries.request(arg.run_id or "", hint)
+            return runs.refuse(NO_HINT.format(command=failed_runs.RETRY_WITH_HINT))
+        request = runs.retries.request(arg.run_id or "", hint)
         if request is None:
-            return deps.runs.refuse(f"no failed run {arg.run_id} to retry (the server keeps the last few)")
-        return {**deps.runs.start(request, ACTIONS[request.kind]), "retryOf": arg.run_id}
+            return runs.refuse(f"no failed run {arg.run_id} to retry (the server keeps the last few)")
+        return {**runs.start(request, ACTIONS[request.kind]), "retryOf": arg.run_id}
 
     @server.command(preview.APPLY_RUN_FIX)
-    async def apply_run_fix(ls: LanguageServer, *args: Any) -> dict:
+    async def apply_run_fix(ls: LanguageServer, *args: object) -> Answer:
         run_id = _argument(preview.APPLY_RUN_FIX, args, RunIdArguments).run_id or ""
-        outcome, proposal = await deps.runs.previewer.pending.apply(run_id)
+        outcome, proposal = await runs.previewer.pending.apply(run_id)
         if not outcome.applied:
-            deps.runs.show(f"agentls: the fix of run {run_id} was not applied: {outcome.reason}",
+            runs.show(f"agentls: the fix of run {run_id} was not applied: {outcome.reason}",
                            lsp.MessageType.Warning)
             return {"runId": run_id, "applied": False, "reason": outcome.reason}
         if proposal is not None and proposal.report is not None:
-            await deps.diagnostics.publish(proposal.report, proposal.root)
-        deps.runs.show(f"{proposal.label if proposal else run_id}: applied")
+            await diagnostics.publish(proposal.report, proposal.root)
+        runs.show(f"{proposal.label if proposal else run_id}: applied")
         return {"runId": run_id, "applied": True, "reason": ""}
 
     @server.command(GENERATE_TESTS)
-    async def generate_tests(ls: LanguageServer, *args: Any) -> dict:
+    async def generate_tests(ls: LanguageServer, *args: object) -> Answer:
         return await start("gen_tests", _argument(GENERATE_TESTS, args, TargetArguments), need_uri=True)
 
     @server.command(RUN_TASK)
-    async def run_task(ls: LanguageServer, *args: Any) -> dict:
+    async def run_task(ls: LanguageServer, *args: object) -> Answer:
         arg = _argument(RUN_TASK, args, TargetArguments)
         if not (arg.goal or "").strip():
             raise JsonRpcInvalidParams(message="missing argument: goal")
         return await start("task", arg)
 
     @server.command(RUN_TESTS)
-    async def run_tests(ls: LanguageServer, *args: Any) -> dict:
+    async def run_tests(ls: LanguageServer, *args: object) -> Answer:
         return await start("test", _argument(RUN_TESTS, args, TargetArguments))
 
     @server.command(CANCEL)
-    def cancel(ls: LanguageServer, *args: Any) -> dict:
+    def cancel(ls: LanguageServer, *args: object) -> Answer:
         run_id = _argument(CANCEL, args, RunIdArguments).run_id
-        return {"runId": run_id, "cancelled": deps.runs.cancel(run_id)}
+        return {"runId": run_id, "cancelled": runs.cancel(run_id)}
 
     @server.command(SHOW_TRACE)
-    async def show_trace(ls: LanguageServer, *args: Any) -> dict:
+    async def show_trace(ls: LanguageServer, *args: object) -> Answer:
         run_id = _argument(SHOW_TRACE, args, RunIdArguments).run_id
-        root = deps.settings.root()
+        root = settings.root()
         try:
             summaries = await asyncio.to_thread(list_runs, root, 1)
             markdown = await asyncio.to_thread(render_markdown, root, run_id)
@@ -206,11 +210,11 @@ def register(server: LanguageServer, deps: Deps) -> None:
         return {"runId": run_id or (summaries[0].run_id if summaries else None), "markdown": markdown}
 
     @server.command(SHOW_REPORT)
-    async def show_report(ls: LanguageServer, *args: Any) -> dict:
+    async def show_report(ls: LanguageServer, *args: object) -> Answer:
         """Write the run's HTML report into its run folder; the client opens `uri` (webview or browser)."""
         run_id = _argument(SHOW_REPORT, args, RunIdArguments).run_id
         try:
-            found, path = await asyncio.to_thread(report.write_report, deps.settings.root(), run_id)
+            found, path = await asyncio.to_thread(report.write_report, settings.root(), run_id)
         except UnknownRun as exc:
             raise JsonRpcInvalidParams(message=str(exc)) from exc
         return {"runId": found, "path": str(path), "uri": path.resolve().as_uri()}

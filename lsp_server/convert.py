@@ -19,7 +19,7 @@ from pygls import uris
 from pygls.workspace import PositionCodec
 
 from agent_core.events import PhaseEvent
-from agent_core.models import ChangeSet, FileChange, Position, Span, TestFailure, TestReport
+from agent_core.models import ChangeSet, FileChange, Position, Span, Survivor, TestFailure, TestReport
 
 SOURCE = "agentls"
 ANNOTATION_ID = "agentls.change"  # one annotation per edit: every part of a run's change shares it
@@ -43,7 +43,7 @@ def _codec(encoding: str) -> PositionCodec:
 
 def to_lsp_character(line_text: str, column: int, encoding: str = UTF16) -> int:
     """Code-point column in `line_text` -> column in the client's position encoding."""
-    return _codec(encoding).client_num_units(line_text[:column])
+    return int(_codec(encoding).client_num_units(line_text[:column]))  # pygls' codec is untyped
 
 
 def from_lsp_character(line_text: str, character: int, encoding: str = UTF16) -> int:
@@ -86,7 +86,7 @@ def ranges_touch(a: lsp.Range, b: lsp.Range) -> bool:
     return a_start <= b_end and b_start <= a_end
 
 
-def range_from_json(data: Mapping | None) -> lsp.Range | None:
+def range_from_json(data: Mapping[str, Mapping[str, int]] | None) -> lsp.Range | None:
     """A `{"start": {"line", "character"}, "end": ...}` argument -> Range (None when absent)."""
     if not data:
         return None
@@ -97,7 +97,7 @@ def range_from_json(data: Mapping | None) -> lsp.Range | None:
     )
 
 
-def range_to_json(rng: lsp.Range) -> dict:
+def range_to_json(rng: lsp.Range) -> dict[str, dict[str, int]]:
     return {
         "start": {"line": rng.start.line, "character": rng.start.character},
         "end": {"line": rng.end.line, "character": rng.end.character},
@@ -170,7 +170,7 @@ def change_set_to_workspace_edit(
                 changes[workspace_uri(root, change.path)] = edits
         return lsp.WorkspaceEdit(changes=changes)
     note = ANNOTATION_ID if annotation is not None else None
-    operations: list = []
+    operations: list[lsp.CreateFile | lsp.TextDocumentEdit | lsp.DeleteFile] = []
     for change in change_set.changes:
         uri = workspace_uri(root, change.path)
         if change.kind == "create":
@@ -185,15 +185,15 @@ def change_set_to_workspace_edit(
             operations.append(lsp.DeleteFile(uri=uri, options=delete_options, annotation_id=note))
         else:
             identifier = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=versions.get(change.path))
-            edits = _annotated(_text_edits(change, encoding), note)
-            operations.append(lsp.TextDocumentEdit(text_document=identifier, edits=edits))
+            annotated = _annotated(_text_edits(change, encoding), note)
+            operations.append(lsp.TextDocumentEdit(text_document=identifier, edits=annotated))
     annotations = {ANNOTATION_ID: annotation} if annotation is not None else None
     return lsp.WorkspaceEdit(document_changes=operations, change_annotations=annotations)
 
 
-def _annotated(edits: list[lsp.TextEdit], note: str | None) -> list:
+def _annotated(edits: list[lsp.TextEdit], note: str | None) -> list[lsp.TextEdit | lsp.AnnotatedTextEdit]:
     if note is None:
-        return edits
+        return list[lsp.TextEdit | lsp.AnnotatedTextEdit](edits)
     return [lsp.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=note) for e in edits]
 
 
@@ -282,15 +282,15 @@ def survivor_message(change: str) -> str:
 
 
 def survivor_diagnostics(
-    survivors: list[dict], root: Path, read_line: Callable[[str, int], str], encoding: str = UTF16
+    survivors: list[Survivor], root: Path, read_line: Callable[[str, int], str], encoding: str = UTF16
 ) -> dict[str, list[lsp.Diagnostic]]:
     """A gen-tests run's surviving mutants ({file, line, change}) -> Information diagnostics on their lines."""
     by_uri: dict[str, list[lsp.Diagnostic]] = {}
     for survivor in survivors:
-        index = max(int(survivor["line"]) - 1, 0)
-        by_uri.setdefault(workspace_uri(root, survivor["file"]), []).append(lsp.Diagnostic(
-            range=_line_range(read_line(survivor["file"], index), index, encoding),
-            message=survivor_message(survivor["change"]), severity=lsp.DiagnosticSeverity.Information,
+        index = max(survivor.line - 1, 0)
+        by_uri.setdefault(workspace_uri(root, survivor.file), []).append(lsp.Diagnostic(
+            range=_line_range(read_line(survivor.file, index), index, encoding),
+            message=survivor_message(survivor.change), severity=lsp.DiagnosticSeverity.Information,
             code=SURVIVOR_CODE, source=SOURCE,
         ))
     return by_uri

@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from agent_core.models import TestReport
+from agent_core.models import Survivor, TestReport
 from lsp_server import convert
 from lsp_server.documents import DocumentStore
-
-if TYPE_CHECKING:
-    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 
 class DiagnosticsPublisher:
@@ -42,7 +38,7 @@ class DiagnosticsPublisher:
             by_uri = await asyncio.to_thread(convert.report_to_diagnostics, report, root, reader, self.encoding())
             self._send(by_uri)
 
-    async def publish_survivors(self, survivors: list[dict], root: Path) -> None:
+    async def publish_survivors(self, survivors: list[Survivor], root: Path) -> None:
         """Replace the surviving-mutant diagnostics (Information) with those of `survivors`."""
         async with self._lock:
             reader = self._documents.line_reader(root)
@@ -68,6 +64,3 @@ class DiagnosticsPublisher:
         """agentls diagnostics of `uri` that touch `rng` (for code actions)."""
         return [d for d in self.published.get(uri, []) if convert.ranges_touch(d.range, rng)]
 
-
-def register(server: LanguageServer, deps: Deps) -> None:
-    """Publishing is driven by runs (see runs.py); no request handler is needed here."""

@@ -12,16 +12,12 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from lsp_server import convert
-
-if TYPE_CHECKING:
-    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +37,8 @@ class DocumentStore:
         self._server = server
 
     def _open_documents(self) -> Iterable[TextDocument]:
-        return self._server.workspace.text_documents.values()
+        documents: dict[str, TextDocument] = self._server.workspace.text_documents  # pygls leaves it untyped
+        return documents.values()
 
     def is_open(self, uri: str) -> bool:
         return any(doc.uri == uri for doc in self._open_documents())
@@ -90,7 +87,7 @@ class DocumentStore:
         return read_line
 
 
-def register(server: LanguageServer, deps: Deps) -> None:
+def register(server: LanguageServer) -> None:
     """Incremental sync is pygls' own (the kind is set in `build_server`); log opens for tracing."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)

@@ -15,10 +15,11 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TypeVar
 
 from agent_core.events import RunEvent, RunHooks, SafetyViolation
 
+T = TypeVar("T")
 _LIVE: set[threading.Thread] = set()  # engine threads not yet finished (daemons: see join_engine_threads)
 
 
@@ -50,28 +51,29 @@ class ThreadedHooks:
         return await asyncio.wrap_future(future)
 
 
-async def run_in_thread(make: Callable[[], Awaitable[Any]], name: str) -> Any:
+async def run_in_thread(make: Callable[[], Awaitable[T]], name: str) -> T:
     """Await `make()` on a fresh thread's loop; cancellation is forwarded and waited for."""
     server_loop = asyncio.get_running_loop()
-    outcome: asyncio.Future = server_loop.create_future()
+    outcome: asyncio.Future[T] = server_loop.create_future()
     ready = threading.Event()
-    box: dict[str, Any] = {}
+    box: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[T]]] = []  # the thread's loop and task, once made
 
-    def deliver(setter: Callable[[Any], None], value: Any) -> None:
+    def deliver(settle: Callable[[], None]) -> None:
         if not outcome.done():
-            setter(value)
+            settle()
 
     def target() -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         try:
-            box["loop"], box["task"] = loop, loop.create_task(_call(make))
+            task = loop.create_task(_call(make))
+            box.append((loop, task))
             ready.set()
-            result = loop.run_until_complete(box["task"])
-            server_loop.call_soon_threadsafe(deliver, outcome.set_result, result)
+            result = loop.run_until_complete(task)
+            server_loop.call_soon_threadsafe(deliver, lambda: outcome.set_result(result))
         except BaseException as exc:  # noqa: BLE001 - includes the forwarded CancelledError
             error = asyncio.CancelledError() if isinstance(exc, asyncio.CancelledError) else exc
-            server_loop.call_soon_threadsafe(deliver, outcome.set_exception, error)
+            server_loop.call_soon_threadsafe(deliver, lambda: outcome.set_exception(error))
         finally:
             ready.set()
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -85,8 +87,8 @@ async def run_in_thread(make: Callable[[], Awaitable[Any]], name: str) -> Any:
         return await asyncio.shield(outcome)
     except asyncio.CancelledError:
         await asyncio.to_thread(ready.wait)
-        if "loop" in box and not box["loop"].is_closed():
-            box["loop"].call_soon_threadsafe(box["task"].cancel)
+        if box and not box[0][0].is_closed():
+            box[0][0].call_soon_threadsafe(box[0][1].cancel)
         try:
             await outcome  # the engine's cleanup: sandbox killed, shadow removed
         except BaseException:  # noqa: BLE001 - the cancellation below is what the caller sees
@@ -94,5 +96,5 @@ async def run_in_thread(make: Callable[[], Awaitable[Any]], name: str) -> Any:
         raise
 
 
-async def _call(make: Callable[[], Awaitable[Any]]) -> Any:
+async def _call(make: Callable[[], Awaitable[T]]) -> T:
     return await make()

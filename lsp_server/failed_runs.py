@@ -51,18 +51,15 @@ def report_line(report: TestReport | None) -> str:
 
 def best_attempt(result: RunResult) -> tuple[ChangeSet | None, str]:
     """(the attempt's change set when it can be applied, else None; its diff) — ("" when there is none)."""
-    data = result.extra.get("best_attempt")
-    if data:
-        change_set = ChangeSet.model_validate(data)
-        return change_set, change_set.unified_diff()
-    return None, str(result.extra.get("attempt_diff") or "")
+    if result.best_attempt is not None:
+        return result.best_attempt, result.best_attempt.unified_diff()
+    return None, result.attempt_diff
 
 
 def attempt_result(result: RunResult) -> str:
     """The attempt's test result, in words."""
-    data = result.extra.get("best_report")
-    if result.extra.get("best_attempt"):
-        return f"not verified: {report_line(TestReport.model_validate(data) if data else None)}"
+    if result.best_attempt is not None:
+        return f"not verified: {report_line(result.best_report)}"
     return "not verified; it did no better than the code as it is, so it cannot be applied"
 
 
@@ -71,7 +68,7 @@ class BestAttemptOffer:
 
     def __init__(self, previewer: Previewer, edits: EditApplier, tell: Callable[[str, lsp.MessageType], None]) -> None:
         self._previewer, self._edits, self._tell = previewer, edits, tell
-        self.pending: set[asyncio.Task] = set()
+        self.pending: set[asyncio.Task[None]] = set()
 
     def offer(self, label: str, run_id: str, text: str, result: RunResult, root: Path, read: Snapshot) -> bool:
         """Start the offer in the background; False when there is nothing to offer.

@@ -35,14 +35,15 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Coroutine
-from typing import Any, BinaryIO
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import BinaryIO, Protocol
 
 from cattrs import transform_error
 from cattrs.errors import ClassValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import JsonRPCProtocol
+from pygls.server import JsonRPCServer
 
 from agent_core.sandbox.proctree import kill_own_runs
 from lsp_server.engine_thread import join_engine_threads
@@ -55,6 +56,15 @@ _HEADER = re.compile(rb"content-length:[ \t]*(\S*)[ \t]*\r?\n\Z", re.IGNORECASE)
 _CARRY = 64  # bytes of an unfinished line kept, so a header split across two reads is still found
 
 log = logging.getLogger(__name__)
+StopRuns = Callable[[], Awaitable[None]]  # the run manager's stop_all: cancel every run, wait for their clean-up
+
+
+class LineReader(Protocol):
+    """What `serve_messages` reads from: capped lines and bodies of a known length."""
+
+    async def readline(self) -> bytes: ...
+
+    async def readexactly(self, n: int) -> bytes: ...
 
 
 class CappedStdinReader:
@@ -72,10 +82,10 @@ class CappedStdinReader:
 
     def __init__(self, stdin: BinaryIO) -> None:
         try:
-            self.stdin: Any = os.fdopen(os.dup(stdin.fileno()), "rb", buffering=0)  # os.dup: not inherited
+            self.stdin: BinaryIO | io.FileIO = os.fdopen(os.dup(stdin.fileno()), "rb", buffering=0)  # not inherited
         except (AttributeError, OSError, io.UnsupportedOperation):  # an in-memory stream: no lock to fear
             self.stdin = stdin
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         threading.Thread(target=self._serve, name="agentls-stdin", daemon=True).start()
 
     def _serve(self) -> None:
@@ -90,7 +100,7 @@ class CappedStdinReader:
                     loop.call_soon_threadsafe(_settle, future, data, None)
 
     async def _read(self, read: Callable[[int], bytes], size: int) -> bytes:
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._jobs.put((read, size, asyncio.get_running_loop(), future))
         return await future
 
@@ -112,13 +122,16 @@ class CappedStdinReader:
         return b"".join(chunks)
 
 
-def _settle(future: asyncio.Future, data: bytes | None, error: BaseException | None) -> None:
+_Job = tuple[Callable[[int], bytes], int, asyncio.AbstractEventLoop, "asyncio.Future[bytes]"]  # one read to do
+
+
+def _settle(future: asyncio.Future[bytes], data: bytes | None, error: BaseException | None) -> None:
     if future.done():
         return
     if error is not None:
         future.set_exception(error)
     else:
-        future.set_result(data)
+        future.set_result(data or b"")
 
 
 class StreamLineReader:
@@ -171,7 +184,8 @@ class _Headers:
 
 
 async def serve_messages(
-    stop_event: threading.Event, reader: Any, protocol: JsonRPCProtocol, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    stop_event: threading.Event, reader: LineReader, protocol: JsonRPCProtocol,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> None:
     """Read, frame and hand messages to `protocol` until end of input or `stop_event`."""
     headers = _Headers()
@@ -223,7 +237,7 @@ def dispatch(protocol: JsonRPCProtocol, body: bytes) -> None:
         log.exception("could not handle a %s message", data.get("method", "response"))
 
 
-def _request_id(data: Any) -> int | str | None:
+def _request_id(data: object) -> int | str | None:
     value = data.get("id") if isinstance(data, dict) else None
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
 
@@ -241,7 +255,7 @@ def _refuse(protocol: JsonRPCProtocol, msg_id: int | str | None, code: int, mess
     protocol._send_data({"jsonrpc": JsonRPCProtocol.VERSION, "id": msg_id, "error": {"code": code, "message": message}})
 
 
-async def until_terminated(server: Any, serving: Coroutine[Any, Any, None]) -> None:
+async def until_terminated(stop_runs: StopRuns | None, serving: Coroutine[object, object, None]) -> None:
     """Run `serving`; on SIGTERM cancel the server's runs (their copies and sandboxes go), then exit 143.
 
     The exit is immediate (`os._exit`): the thread reading stdin cannot be
@@ -255,9 +269,8 @@ async def until_terminated(server: Any, serving: Coroutine[Any, Any, None]) -> N
     await asyncio.wait({reading, waiting}, return_when=asyncio.FIRST_COMPLETED)
     if terminated.is_set():
         log.warning("SIGTERM: cancelling the runs and exiting")
-        stop = getattr(server, "stop_runs", None)
-        if stop is not None:
-            await stop()
+        if stop_runs is not None:
+            await stop_runs()
         kill_own_runs()  # what a run's clean-up cut short by the grace left; os._exit skips atexit's turn
         logging.shutdown()
         os._exit(128 + signal.SIGTERM)
@@ -265,14 +278,14 @@ async def until_terminated(server: Any, serving: Coroutine[Any, Any, None]) -> N
     await reading
 
 
-def start_tcp(server: Any, max_bytes: int, host: str, port: int) -> None:
+def start_tcp(server: JsonRPCServer, max_bytes: int, stop_runs: StopRuns | None, host: str, port: int) -> None:
     """Serve `server` to one TCP client at a time with this loop (pygls' `start_tcp`, our reader)."""
     server._stop_event = stop_event = threading.Event()
 
     async def connection(stream: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         server.protocol.set_writer(writer)
         await serve_messages(stop_event, StreamLineReader(stream), server.protocol, max_bytes)
-        server.shutdown()
+        server.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     async def listen() -> None:
         server._server = await asyncio.start_server(connection, host, port)
@@ -280,12 +293,13 @@ def start_tcp(server: Any, max_bytes: int, host: str, port: int) -> None:
             await server._server.serve_forever()
 
     try:
-        asyncio.run(until_terminated(server, listen()))
+        asyncio.run(until_terminated(stop_runs, listen()))
     except asyncio.CancelledError:
         log.debug("the TCP server was cancelled")
 
 
-def start_io(server: Any, max_bytes: int, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+def start_io(server: JsonRPCServer, max_bytes: int, stop_runs: StopRuns | None = None, stdin: BinaryIO | None = None,
+             stdout: BinaryIO | None = None) -> int:
     """Serve `server` (a pygls server) over stdin/stdout with this loop, then shut it down.
 
     The exit code: 0, or 1 for an `exit` that came without a `shutdown` (the protocol's rule; pygls raises it).
@@ -295,7 +309,7 @@ def start_io(server: Any, max_bytes: int, stdin: BinaryIO | None = None, stdout:
     reader = CappedStdinReader(stdin or sys.stdin.buffer)
     code = 0
     try:
-        asyncio.run(until_terminated(server, serve_messages(stop_event, reader, server.protocol, max_bytes)))
+        asyncio.run(until_terminated(stop_runs, serve_messages(stop_event, reader, server.protocol, max_bytes)))
     except BrokenPipeError:
         log.error("the connection to the client is lost; shutting down")
     except KeyboardInterrupt:
@@ -303,7 +317,7 @@ def start_io(server: Any, max_bytes: int, stdin: BinaryIO | None = None, stdout:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 0
     finally:
-        server.shutdown()
+        server.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
         _wait_for_engines()
     return code
 

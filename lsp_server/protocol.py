@@ -14,15 +14,19 @@ entry still holds that future. pygls has no hook for this, hence the override.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import Future
 
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import MsgId
 
 
 class AgentProtocol(LanguageServerProtocol):
     """LanguageServerProtocol whose handler bookkeeping does not grow with every notification."""
 
-    def _execute_handler(self, msg_id: Any, handler: Any, callback: Any, args: Any = None, kwargs: Any = None) -> None:
+    def _execute_handler(self, msg_id: MsgId, handler: Callable[..., object],
+                         callback: Callable[[Future[object]], None], args: tuple[object, ...] | None = None,
+                         kwargs: dict[str, object] | None = None) -> None:
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
         future = self._request_futures.get(msg_id)
         if future is None:  # a request already answered, or a plain function (pygls records none)
@@ -33,11 +37,11 @@ class AgentProtocol(LanguageServerProtocol):
         except RuntimeError:  # not on a loop (no server running): nothing to keep tidy
             return
 
-        def pop(done: Any) -> None:
+        def pop(done: Future[object]) -> None:
             if self._request_futures.get(msg_id) is done:
                 self._request_futures.pop(msg_id, None)
 
-        def forget(done: Any) -> None:
+        def forget(done: Future[object]) -> None:
             # Deferred to the loop: a thread handler's future calls this on a worker thread, or inside
             # `cancel()` while pygls' shutdown iterates over the entries; the loop runs it after either.
             try:

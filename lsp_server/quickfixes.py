@@ -26,7 +26,6 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -34,10 +33,13 @@ from pygls.lsp.server import LanguageServer
 from agent_core.models import RunRequest, RunResult, TestReport
 from agent_core.quickfix import QuickFix, find_quick_fix
 from lsp_server import convert
-from lsp_server.documents import Snapshot
+from lsp_server.diagnostics import DiagnosticsPublisher
+from lsp_server.documents import DocumentStore, Snapshot
+from lsp_server.edits import EditApplier
 from lsp_server.engine_thread import run_in_thread
 from lsp_server.preview import Proposal
-from lsp_server.runs import WORKSPACE_KEY
+from lsp_server.runs import WORKSPACE_KEY, ActiveRun, RunManager
+from lsp_server.settings import SettingsStore
 
 APPLY_VERIFIED_FIX = "agentls.applyVerifiedFix"
 log = logging.getLogger(__name__)
@@ -75,13 +77,15 @@ class Offer:
 
 
 class QuickFixes:
-    """The background search's lifecycle and its offers."""
+    """The background search's lifecycle and its offers (a RunObserver of the run manager)."""
 
-    def __init__(self, deps: Any) -> None:
-        self._deps = deps
+    def __init__(self, server: LanguageServer, documents: DocumentStore, settings: SettingsStore,
+                 edits: EditApplier, diagnostics: DiagnosticsPublisher, runs: RunManager) -> None:
+        self._server, self._documents, self._settings = server, documents, settings
+        self._edits, self._diagnostics, self._runs = edits, diagnostics, runs
         self.offers: dict[str, Offer] = {}
-        self.task: asyncio.Task | None = None
-        self.unfinished: set[asyncio.Task] = set()  # the search in flight and cancelled ones still cleaning up
+        self.task: asyncio.Task[None] | None = None
+        self.unfinished: set[asyncio.Task[None]] = set()  # the search in flight and cancelled ones still cleaning up
         self.current: SearchInput | None = None  # the search in flight, or the one waiting for runs to end
         self.closed = False  # shut down: no search starts again (a run cancelled by the shutdown ends after it)
 
@@ -98,11 +102,11 @@ class QuickFixes:
 
     def _edited_since(self, given: SearchInput) -> bool:
         """A buffer the run read was edited while it ran (those changes came before there was a search to drop)."""
-        now = self._deps.documents.snapshot(given.root).overlays
+        now = self._documents.snapshot(given.root).overlays
         return any(now.get(rel, text) != text for rel, text in given.read.overlays.items())
 
     def _others(self, ending: str | None) -> bool:
-        return any(r.run_id != ending for r in self._deps.runs.active.values())
+        return any(r.run_id != ending for r in self._runs.active.values())
 
     def _launch(self, given: SearchInput) -> None:
         if self.closed:
@@ -113,7 +117,7 @@ class QuickFixes:
         task.add_done_callback(self.unfinished.discard)
 
     async def _search(self, given: SearchInput) -> None:
-        settings = await self._deps.settings.load()
+        settings = await self._settings.load()
         if not (settings.search.enabled and settings.search.background):
             self.current = None
             return
@@ -132,39 +136,39 @@ class QuickFixes:
         if outcome.fix is None:
             log.info("background search found no single-edit fix in %.1f s: %s", elapsed, outcome.stats)
             return
-        if await self._deps.edits.check(outcome.fix.change_set, given.root, given.read):
+        if await self._edits.check(outcome.fix.change_set, given.root, given.read):
             return  # a file changed on disk meanwhile (open buffers are watched: see changed())
         fix_id = secrets.token_hex(4)
         uri = convert.workspace_uri(given.root, outcome.fix.file)
         failing = set(outcome.fix.failing) | {f.nodeid for f in given.report.failures}
         self.offers[fix_id] = Offer(fix_id, outcome.fix, given, uri, failing)
-        self._deps.server.window_log_message(
+        self._server.window_log_message(
             lsp.LogMessageParams(
                 type=lsp.MessageType.Info,
                 message=f"agentls: verified fix ready in {elapsed:.1f} s: {outcome.fix.title}",
             )
         )
 
-    def run_started(self, run: Any) -> None:
+    def run_started(self, run: ActiveRun) -> None:
         """A user's run goes first: the search in flight stops and waits for the runs to end."""
         if self.task is not None and not self.task.done():
             self.task.cancel()
 
-    def run_ended(self, run: Any, result: RunResult | None) -> None:
+    def run_ended(self, run: ActiveRun, result: RunResult | None) -> None:
         given = self._from_run(run, result)
         if given is not None:
             self.start(given, ending=run.run_id)
         elif self.current is not None and not self._others(run.run_id) and (self.task is None or self.task.done()):
             self._launch(self.current)
 
-    def _from_run(self, run: Any, result: RunResult | None) -> SearchInput | None:
+    def _from_run(self, run: ActiveRun, result: RunResult | None) -> SearchInput | None:
         """A finished run's failing report, when it describes code the user has."""
         if result is None or result.report is None:
             return None
         root, read = run.request.workspace, run.read
         if run.request.kind == "test":
             return SearchInput(result.report, root, read, dict(read.overlays))
-        if run.request.kind == "gen_tests" and run.applied and result.extra.get("suspected_bugs"):
+        if run.request.kind == "gen_tests" and run.applied and result.gen_tests and result.gen_tests.suspected_bugs:
             created = {c.path: c.new for c in result.change_set.changes if c.new is not None}
             return SearchInput(result.report, root, read, {**read.overlays, **created})
         return None
@@ -200,7 +204,7 @@ class QuickFixes:
 
     def actions(self, uri: str, rng: lsp.Range, diagnostics: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
         """The offers for a code action request at `rng`: on a failing test's diagnostic or the fixed line."""
-        out = []
+        out: list[lsp.CodeAction] = []
         for offer in self.offers.values():
             mine = [d for d in diagnostics if d.source == "agentls" and str(d.code) in offer.failing]
             line = offer.fix.line - 1
@@ -209,55 +213,56 @@ class QuickFixes:
                 out.append(offer.action(mine))
         return out
 
-    async def apply(self, fix_id: str) -> dict:
+    async def apply(self, fix_id: str) -> dict[str, bool | str]:
         """Send the offer's change (previewed like Plan and fix); publish its passing report when applied."""
         offer = self.offers.get(fix_id)
         if offer is None:
             why = "that fix is no longer current (the files changed or the tests ran again)"
-            self._deps.runs.show(f"agentls: {why}", lsp.MessageType.Warning)
+            self._runs.show(f"agentls: {why}", lsp.MessageType.Warning)
             return {"applied": False, "reason": why}
         fix, given = offer.fix, offer.given
         reason = f"verified in the sandbox: {fix.report.passed} tests pass with {fix.change} ({fix.file}:{fix.line})"
         proposal = Proposal(
             f"quickfix-{fix_id}", f"agentls: {fix.title}", reason, fix.change_set, given.root, given.read
         )
-        settings = await self._deps.settings.load()
-        outcome = await self._deps.runs.previewer.propose(proposal, settings.preview_edits, chosen=True)
+        settings = await self._settings.load()
+        outcome = await self._runs.previewer.propose(proposal, settings.preview_edits, chosen=True)
         if not outcome.applied:
-            self._deps.runs.show(f"agentls: verified fix not applied: {outcome.reason}", lsp.MessageType.Warning)
+            self._runs.show(f"agentls: verified fix not applied: {outcome.reason}", lsp.MessageType.Warning)
             return {"applied": False, "reason": outcome.reason}
         self.drop()
-        await self._deps.diagnostics.publish(fix.report, given.root)
+        await self._diagnostics.publish(fix.report, given.root)
         return {"applied": True, "reason": ""}
 
 
-def register(server: LanguageServer, deps: Any) -> None:
-    fixes: QuickFixes = deps.quickfixes
-    deps.runs.observers.append(fixes)
+def register(server: LanguageServer, fixes: QuickFixes, documents: DocumentStore, settings: SettingsStore,
+             runs: RunManager) -> None:
+    """The search follows runs; an edit makes its work stale; a save can start a test run; the fix's command."""
+    runs.observe(fixes)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: LanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        doc = deps.documents.open_document(params.text_document.uri)
+        doc = documents.open_document(params.text_document.uri)
         if doc is not None and (fixes.offers or fixes.current):
-            fixes.changed(deps.settings.root(), doc.uri, doc.source)
+            fixes.changed(settings.root(), doc.uri, doc.source)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: LanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        await run_tests_on_save(deps, params.text_document.uri)
+        await run_tests_on_save(settings, runs, params.text_document.uri)
 
     @server.command(APPLY_VERIFIED_FIX)
-    async def apply_verified_fix(ls: LanguageServer, *args: Any) -> dict:
+    async def apply_verified_fix(ls: LanguageServer, *args: object) -> dict[str, bool | str]:
         argument = args[0] if args and isinstance(args[0], dict) else {}
         return await fixes.apply(str(argument.get("fixId", "")))
 
 
-async def run_tests_on_save(deps: Any, uri: str) -> None:
+async def run_tests_on_save(settings: SettingsStore, runs: RunManager, uri: str) -> None:
     """With `runTestsOnSave`, a saved Python file of the workspace starts a test run (unless one is going)."""
-    root = deps.settings.root()
+    root = settings.root()
     if not uri.endswith(".py") or convert.relative_path(uri, root) is None:
         return
-    if not (await deps.settings.load()).run_tests_on_save:
+    if not (await settings.load()).run_tests_on_save:
         return
-    if any(r.key == WORKSPACE_KEY for r in deps.runs.active.values()):
+    if any(r.key == WORKSPACE_KEY for r in runs.active.values()):
         return
-    deps.runs.start(RunRequest(kind="test", workspace=root), "Run tests")
+    runs.start(RunRequest(kind="test", workspace=root), "Run tests")

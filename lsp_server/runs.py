@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -41,9 +41,6 @@ from lsp_server.run_slots import RunSlots
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
 
-if TYPE_CHECKING:
-    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
-
 log = logging.getLogger(__name__)
 WORKSPACE_KEY = "<workspace>"
 SHUTDOWN_GRACE_S = 15.0
@@ -59,9 +56,9 @@ class ActiveRun:
     request: RunRequest
     read: Snapshot
     token: str
-    task: asyncio.Task | None = None
+    task: asyncio.Task[None] | None = None
     progress: bool = False
-    background: set[asyncio.Task] = field(default_factory=set)
+    background: set[asyncio.Task[None]] = field(default_factory=set)
     preview: bool = True  # settings.preview_edits, read when the run starts
     baseline: TestReport | None = None  # the first test report: the code as the run found it
     applied: bool = False  # its change reached the editor
@@ -69,6 +66,16 @@ class ActiveRun:
     @property
     def label(self) -> str:
         return f"agentls: {self.action} ({self.run_id})"
+
+
+class RunObserver(Protocol):
+    """Told when a run starts and ends, and stopped at shutdown (the background search: quickfixes.py)."""
+
+    def run_started(self, run: ActiveRun) -> None: ...
+
+    def run_ended(self, run: ActiveRun, result: RunResult | None) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 class LspHooks:
@@ -110,13 +117,17 @@ class RunManager:
         self.previewer = Previewer(server, edits)
         self.offers = BestAttemptOffer(self.previewer, edits, self.show)
         self.retries = RetryOffers()  # failed runs, for "Retry with a hint"
-        self.observers: list[Any] = []  # run_started(run) / run_ended(run, result or None): quickfixes.py
+        self.observers: list[RunObserver] = []  # observe() adds them
         self.closing = False  # shutdown or exit came: no run starts again
         self.slots = RunSlots()  # the run queue: settings.max_concurrent_runs work at once
 
     # -- starting ------------------------------------------------------------------------------
 
-    def start(self, request: RunRequest, action: str) -> dict:
+    def observe(self, observer: RunObserver) -> None:
+        """Tell `observer` of every run's start and end from now on, and stop it at shutdown."""
+        self.observers.append(observer)
+
+    def start(self, request: RunRequest, action: str) -> dict[str, str | None]:
         """Start a run in the background; `{"runId": id}` or `{"runId": None, "error": why}`."""
         if self.closing:
             return self.refuse("the server is shutting down")
@@ -136,7 +147,7 @@ class RunManager:
             observer.run_started(run)
         return {"runId": run_id}
 
-    def refuse(self, why: str) -> dict:
+    def refuse(self, why: str) -> dict[str, str | None]:
         self.show(f"agentls: {why}", lsp.MessageType.Warning)
         return {"runId": None, "error": why}
 
@@ -171,7 +182,7 @@ class RunManager:
                 self.slots.release()
             spent = ""
             if result is not None and result.usage.llm_calls:
-                spent = f" ({usage_text(result.usage, result.extra.get('cost_usd'))})"
+                spent = f" ({usage_text(result.usage, result.cost_usd)})"
             self._end_progress(run, end_message + spent)  # the tokens (and cost) in the run's end notification
             for task in run.background:
                 task.cancel()
@@ -183,7 +194,8 @@ class RunManager:
     async def _finish(self, run: ActiveRun, result: RunResult) -> str:
         root = run.request.workspace
         if run.request.kind == "gen_tests" and result.status == "ok":
-            await self.diagnostics.publish_survivors((result.extra.get("mutation") or {}).get("survivors", []), root)
+            mutation = result.gen_tests.mutation if result.gen_tests else None
+            await self.diagnostics.publish_survivors(mutation.survivors if mutation else [], root)
         if run.request.kind == "test":
             if result.report is not None:
                 await self.diagnostics.publish(result.report, root)
@@ -315,8 +327,7 @@ class RunManager:
             await observer.stop()
 
 
-def register(server: LanguageServer, deps: Deps) -> None:
-    manager: RunManager = deps.runs
+def register(server: LanguageServer, manager: RunManager) -> None:
 
     @server.feature(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: LanguageServer, params: lsp.WorkDoneProgressCancelParams) -> None:

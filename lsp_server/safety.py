@@ -7,16 +7,11 @@ the violation is shown and counts as Reject.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from agent_core.events import SafetyViolation
 from lsp_server.preview import answers_questions
-
-if TYPE_CHECKING:
-    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
 
 APPROVE, REJECT = "Approve", "Reject"
 
@@ -47,6 +42,3 @@ class Approver:
         answer = await self._server.window_show_message_request_async(params)
         return answer is not None and answer.title == APPROVE
 
-
-def register(server: LanguageServer, deps: Deps) -> None:
-    """The gate is reached through run hooks (see runs.py); no handler is needed here."""

@@ -1,9 +1,11 @@
 """The composition root: build the server from an explicit list of features.
 
-`build_server()` creates the shared services (documents, settings,
-diagnostics, the safety question, the edit applier, the run manager) and
-calls each feature's `register(server, deps)` in order. `main()` serves it
-over stdio or TCP.
+`build_server()` creates the shared services, each complete when made
+(documents, settings, diagnostics, the safety question, the edit applier, the
+run manager, the background search), then registers each feature with the
+services it uses, as typed parameters: `documents.register(server)`,
+`settings.register(server, store)`, ... No feature module imports this one.
+`main()` serves the server over stdio or TCP.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from __future__ import annotations
 import argparse
 import logging
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import BinaryIO
 
 from lsprotocol import types as lsp
 from pygls.exceptions import FeatureRequestError
@@ -21,22 +23,11 @@ from pygls.lsp.server import LanguageServer
 from agent_core.engine import Engine
 from agent_core.sandbox.factory import sweep_leftovers
 from agent_core.settings import Settings
-from lsp_server import (
-    __version__,
-    code_actions,
-    commands,
-    diagnostics,
-    documents,
-    framing,
-    quickfixes,
-    runs,
-    safety,
-    settings,
-)
-from lsp_server.deps import build_deps
+from lsp_server import __version__, code_actions, commands, documents, framing, quickfixes, runs, settings
+from lsp_server.diagnostics import DiagnosticsPublisher
+from lsp_server.edits import EditApplier
 from lsp_server.protocol import AgentProtocol
-
-FEATURES = (documents, settings, diagnostics, safety, runs, code_actions, commands, quickfixes)
+from lsp_server.safety import Approver
 
 
 class AgentLanguageServer(LanguageServer):
@@ -47,13 +38,13 @@ class AgentLanguageServer(LanguageServer):
     """
 
     max_message_bytes = framing.DEFAULT_MAX_MESSAGE_BYTES
-    stop_runs: Callable[[], Any] | None = None  # set by build_server; framing.until_terminated calls it
+    stop_runs: Callable[[], Awaitable[None]] | None = None  # the run manager's, once built: what SIGTERM does
 
-    def start_io(self, stdin=None, stdout=None) -> int:  # noqa: ANN001 - pygls' signature
-        return framing.start_io(self, self.max_message_bytes, stdin, stdout)
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+        return framing.start_io(self, self.max_message_bytes, self.stop_runs, stdin, stdout)
 
     def start_tcp(self, host: str, port: int) -> None:
-        framing.start_tcp(self, self.max_message_bytes, host, port)
+        framing.start_tcp(self, self.max_message_bytes, self.stop_runs, host, port)
 
     def report_server_error(self, error: Exception, source: type[Exception]) -> None:
         logging.getLogger(__name__).error("server error: %s", error, exc_info=error)
@@ -69,10 +60,17 @@ class AgentLanguageServer(LanguageServer):
 def build_server(engine_factory: Callable[[Settings], Engine] = Engine) -> AgentLanguageServer:
     server = AgentLanguageServer("agentls", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
                                  protocol_cls=AgentProtocol)
-    deps = build_deps(server, engine_factory)
-    server.stop_runs = deps.runs.stop_all  # what SIGTERM does before the process exits (framing.until_terminated)
-    for feature in FEATURES:
-        feature.register(server, deps)
+    docs, store = documents.DocumentStore(server), settings.SettingsStore(server)
+    publisher, applier = DiagnosticsPublisher(server, docs), EditApplier(server, docs)
+    manager = runs.RunManager(server, docs, store, publisher, Approver(server), applier, engine_factory)
+    fixes = quickfixes.QuickFixes(server, docs, store, applier, publisher, manager)
+    server.stop_runs = manager.stop_all  # what SIGTERM does before the process exits (framing.until_terminated)
+    documents.register(server)
+    settings.register(server, store)
+    runs.register(server, manager)
+    code_actions.register(server, docs, publisher, manager, fixes)
+    commands.register(server, manager, docs, store, publisher)
+    quickfixes.register(server, fixes, docs, store, manager)
     return server
 
 

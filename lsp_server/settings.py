@@ -22,7 +22,6 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -30,15 +29,12 @@ from pygls.lsp.server import LanguageServer
 from agent_core.settings import Settings, SettingsError, load_settings
 from lsp_server.convert import uri_to_path
 
-if TYPE_CHECKING:
-    from lsp_server.deps import Deps  # the composition root's services; deps.py imports this module
-
 SECTION = "agentls"
 EDITOR_ORIGIN = "editor settings"  # how the editor's overrides are named in messages (settings/explain.py)
 log = logging.getLogger(__name__)
 
 
-def _section(value: Any) -> dict[str, Any]:
+def _section(value: object) -> dict[str, object]:
     """Accept `{"agentls": {...}}` or the settings dict itself; anything else is empty."""
     if not isinstance(value, Mapping):
         return {}
@@ -46,11 +42,12 @@ def _section(value: Any) -> dict[str, Any]:
     return dict(inner) if isinstance(inner, Mapping) else {k: v for k, v in value.items() if k != SECTION}
 
 
-def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+def _merge(base: Mapping[str, object], extra: Mapping[str, object]) -> dict[str, object]:
     out = dict(base)
     for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(out[key], value)
+        current = out.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            out[key] = _merge(current, value)
         else:
             out[key] = value
     return out
@@ -61,10 +58,10 @@ class SettingsStore:
 
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
-        self.initialization: dict[str, Any] = {}
-        self.configuration: dict[str, Any] = {}
+        self.initialization: dict[str, object] = {}  # JSON values from the client
+        self.configuration: dict[str, object] = {}
         self._reported: set[str] = set()
-        self._refresh: asyncio.Task | None = None
+        self._refresh: asyncio.Task[None] | None = None
 
     def root(self) -> Path:
         """The workspace root: rootUri, else the first folder, else the current directory."""
@@ -77,7 +74,7 @@ class SettingsStore:
                 return path
         return Path(os.getcwd())
 
-    def overrides(self) -> dict[str, Any]:
+    def overrides(self) -> dict[str, object]:
         return _merge(self.initialization, self.configuration)
 
     async def pull(self) -> None:
@@ -93,7 +90,7 @@ class SettingsStore:
             return
         self.configuration = _section(values[0]) if values else {}
 
-    def changed(self, pushed: Any) -> None:
+    def changed(self, pushed: object) -> None:
         """didChangeConfiguration: take pushed values or pull them; the next `load` waits for it."""
         self._reported.clear()
         section = pushed.get(SECTION) if isinstance(pushed, Mapping) else None
@@ -132,8 +129,7 @@ class SettingsStore:
         self._server.window_show_message(lsp.ShowMessageParams(type=kind, message=message))
 
 
-def register(server: LanguageServer, deps: Deps) -> None:
-    store: SettingsStore = deps.settings
+def register(server: LanguageServer, store: SettingsStore) -> None:
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: LanguageServer, params: lsp.InitializeParams) -> None:

@@ -6,8 +6,8 @@ fix touches must have no uncommitted changes unless `--allow-dirty` (a user's
 edit would be mixed into the fix with no way to tell them apart); `--commit`
 needs a git work tree. Then the change set is written all or nothing
 (workspace/changeset.py) and, with `--commit`, committed on its own so
-`git revert` undoes it. The outcome goes into `result.extra` (`applied`,
-`commit`) and, on a refusal, `result.error`; nothing here raises.
+`git revert` undoes it. The outcome goes into `result.applied` and
+`result.commit` and, on a refusal, `result.error`; nothing here raises.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def precheck(args: argparse.Namespace, workspace: Path) -> str | None:
 
 def _refusal(args: argparse.Namespace, workspace: Path, goal: str | None, result: RunResult) -> str | None:
     files = result.change_set.files
-    goal_tests = (result.extra.get("goal_tests") or {}).get("path")  # the tester's new test file of a task
+    goal_tests = result.goal_tests.path if result.goal_tests else None  # the tester's new test file of a task
     for change in result.change_set.changes:
         reason = None if change.path == goal_tests else not_code_reason(workspace, change)
         if reason and not (getattr(args, "allow_non_code", False) and named_in_goal(change.path, goal)):
@@ -71,19 +71,19 @@ def _refusal(args: argparse.Namespace, workspace: Path, goal: str | None, result
 
 def apply_result(args: argparse.Namespace, workspace: Path, goal: str | None, result: RunResult) -> None:
     """Apply `result`'s verified change set on --apply; record the outcome in `result`."""
-    result.extra["applied"] = False
+    result.applied = False
     if not (args.apply and result.status == "fixed" and result.change_set.changes):
         return
     try:
         why = _refusal(args, workspace, goal, result)
         if why is None:
             apply_change_set(workspace, result.change_set)
-            result.extra["applied"] = True
+            result.applied = True
             if getattr(args, "commit", False):
-                result.extra["commit"] = commit_files(workspace, result.change_set.files, commit_message(result))
+                result.commit = commit_files(workspace, result.change_set.files, commit_message(result))
     except (ChangeSetConflict, GitError, OSError) as exc:
         why = str(exc)
     if why is not None:
-        done = "applied, but not committed" if result.extra["applied"] else "not applied"
+        done = "applied, but not committed" if result.applied else "not applied"
         result.error = f"{done}: {why}"
-        result.extra["error_kind"] = "bad_input"
+        result.error_kind = "bad_input"

@@ -87,9 +87,9 @@ def execute(args: argparse.Namespace, settings: Settings, request: RunRequest, r
 
 
 def exit_code(result: RunResult) -> int:
-    if result.extra.get("error_kind") == interrupt.INTERRUPTED:
+    if result.error_kind == interrupt.INTERRUPTED:
         return interrupt.exit_status()
-    if result.extra.get("error_kind") in _TWO:
+    if result.error_kind in _TWO:
         return EXIT_BAD_INPUT
     return EXIT_OK if result.status in ("fixed", "passed", "ok") else EXIT_FAILED
 
@@ -109,11 +109,11 @@ def json_summary(result: RunResult, journal: Path | None = None) -> dict:
         "failures": failures,
         "usage": usage_summary(result),
         "duration_s": result.duration_s, "error": result.error, "explanation": result.explanation,
-        "applied": bool(result.extra.get("applied")), "commit": result.extra.get("commit"),
-        "dropped": result.extra.get("dropped", []),
+        "applied": result.applied, "commit": result.commit,
+        "dropped": [dropped.model_dump(mode="json") for dropped in result.dropped],
         "diff": result.change_set.unified_diff() if result.change_set.changes else "",
         "journal": str(journal) if journal else None,
-        "settings_warnings": list(result.extra.get("settings_warnings", [])),
+        "settings_warnings": list(result.settings_warnings),
     }
 
 
@@ -121,7 +121,7 @@ def usage_summary(result: RunResult) -> dict:
     """Tokens and calls of a run, and its cost in USD when every model it called has a price (else null)."""
     u = result.usage
     return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens, "total_tokens": u.tokens,
-            "llm_calls": u.llm_calls, "cost_usd": result.extra.get("cost_usd")}
+            "llm_calls": u.llm_calls, "cost_usd": result.cost_usd}
 
 
 def empty_summary(error: str | None = None) -> dict:
@@ -144,14 +144,14 @@ def _report(args: argparse.Namespace, journal: Path | None, result: RunResult) -
     if result.error:
         write_line(sys.stderr, f"agentls: {result.status}: {result.error}", "error", color)
     else:
-        applied = " (applied)" if result.extra.get("applied") else (
+        applied = " (applied)" if result.applied else (
             " (not applied: rerun with --apply)" if result.change_set.changes else "")
         write_line(sys.stderr, f"agentls: {result.summary}{applied}", "ok" if code == EXIT_OK else "warning", color)
-    if result.extra.get("commit"):
-        print(f"agentls: committed as {result.extra['commit'][:12]} (git revert undoes it)", file=sys.stderr)
-    for dropped in result.extra.get("dropped", []):
-        print(f"agentls: left out of the fix: {dropped['path']} ({dropped['reason']})", file=sys.stderr)
-    spent = usage_text(result.usage, result.extra.get("cost_usd"))
+    if result.commit:
+        print(f"agentls: committed as {result.commit[:12]} (git revert undoes it)", file=sys.stderr)
+    for dropped in result.dropped:
+        print(f"agentls: left out of the fix: {dropped.path} ({dropped.reason})", file=sys.stderr)
+    spent = usage_text(result.usage, result.cost_usd)
     write_line(sys.stderr, f"agentls: {spent} in {result.duration_s:.1f} s", "dim", color)
     if journal is not None:
         write_line(sys.stderr, f"agentls: journal: {journal}", "dim", color)

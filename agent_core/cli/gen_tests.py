@@ -21,7 +21,7 @@ from agent_core.cli.options import add_set, overrides
 from agent_core.cli.progress import TerminalHooks
 from agent_core.cli.style import wants_color, write_diff, write_line
 from agent_core.llm.usage import usage_text
-from agent_core.models import RunRequest, RunResult
+from agent_core.models import GenTestsSummary, RunRequest, RunResult
 from agent_core.settings import SettingsError, load_settings
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set
 
@@ -72,36 +72,36 @@ def run(args: argparse.Namespace) -> int:
             apply_change_set(workspace, result.change_set)
         except ChangeSetConflict as exc:
             result.status, result.error = "error", f"not applied: {exc}"
-            result.extra["error_kind"] = "bad_input"
+            result.error_kind = "bad_input"
     return _report(args, result)
 
 
 def exit_code(result: RunResult) -> int:
-    if result.extra.get("error_kind") == interrupt.INTERRUPTED:
+    if result.error_kind == interrupt.INTERRUPTED:
         return interrupt.exit_status()
-    if result.extra.get("error_kind") in _EXIT_TWO:
+    if result.error_kind in _EXIT_TWO:
         return EXIT_BAD_INPUT
     return EXIT_OK if result.status == "ok" else EXIT_FAILED
 
 
 def json_summary(result: RunResult) -> dict:
     """The issue's JSON object."""
-    extra = result.extra
+    found = result.gen_tests or GenTestsSummary()
     return {
         "status": "ok" if result.status == "ok" else "error",
-        "tests_written": int(extra.get("tests_written", 0)),
-        "tests_kept": int(extra.get("tests_kept", 0)),
-        "tests_dropped": int(extra.get("tests_dropped", 0)),
-        "suspected_bugs": list(extra.get("suspected_bugs", [])),
-        "coverage": dict(extra.get("coverage", {"before": 0.0, "after": 0.0})),
-        "mutation": extra.get("mutation"),
+        "tests_written": found.tests_written,
+        "tests_kept": found.tests_kept,
+        "tests_dropped": found.tests_dropped,
+        "suspected_bugs": [bug.model_dump(mode="json") for bug in found.suspected_bugs],
+        "coverage": found.coverage.model_dump(mode="json"),
+        "mutation": found.mutation.model_dump(mode="json") if found.mutation else None,
         "files_changed": result.change_set.files,
         "usage": usage_summary(result),
         "duration_s": result.duration_s,
         "error": result.error,
         "run_id": result.run_id,
         "diff": result.change_set.unified_diff() if result.change_set.changes else "",
-        "settings_warnings": list(result.extra.get("settings_warnings", [])),
+        "settings_warnings": list(result.settings_warnings),
     }
 
 
@@ -109,17 +109,18 @@ def _report(args: argparse.Namespace, result: RunResult) -> int:
     code = exit_code(result)
     if not args.json and result.change_set.changes:
         write_diff(result.change_set.unified_diff(), sys.stdout, wants_color(sys.stdout))
-    for bug in result.extra.get("suspected_bugs", []):
-        print(f"{bug['file']}:{bug['line']}: {bug['message']} ({bug['test']})", file=sys.stderr)
-    for survivor in (result.extra.get("mutation") or {}).get("survivors", []):
-        print(f"{survivor['file']}:{survivor['line']}: no test notices {survivor['change']} here", file=sys.stderr)
+    found = result.gen_tests or GenTestsSummary()
+    for bug in found.suspected_bugs:
+        print(f"{bug.file}:{bug.line}: {bug.message} ({bug.test})", file=sys.stderr)
+    for survivor in found.mutation.survivors if found.mutation else []:
+        print(f"{survivor.file}:{survivor.line}: no test notices {survivor.change} here", file=sys.stderr)
     if result.error:
         print(f"agentls: {result.status}: {result.error}", file=sys.stderr)
     else:
         applied = " (applied)" if args.apply else (" (not applied: rerun with --apply)"
                                                    if result.change_set.changes else "")
         print(f"agentls: {result.summary}{applied}", file=sys.stderr)
-    spent = usage_text(result.usage, result.extra.get("cost_usd"))
+    spent = usage_text(result.usage, result.cost_usd)
     write_line(sys.stderr, f"agentls: {spent} in {result.duration_s:.1f} s", "dim", wants_color(sys.stderr, args.json))
     if args.json:
         print(json.dumps(json_summary(result)))

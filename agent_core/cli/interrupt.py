@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from agent_core.events import RunHooks
     from agent_core.settings import Settings
 
-INTERRUPTED = "interrupted"  # RunResult.extra["error_kind"] of a run stopped by a signal
+INTERRUPTED = "interrupted"  # RunResult.error_kind of a run stopped by a signal
 _received: list[int] = []
 
 
@@ -92,4 +92,4 @@ def run_engine(settings: Settings, request: RunRequest, hooks: RunHooks, resume:
         return asyncio.run(engine.run(request, hooks, resume=True) if resume else engine.run(request, hooks))
     except KeyboardInterrupt:
         return RunResult(run_id=request.run_id or "", kind=request.kind, status="error", error=describe(),
-                         extra={"error_kind": INTERRUPTED})
+                         error_kind=INTERRUPTED)

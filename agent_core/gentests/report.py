@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_core.gentests.loop import Candidate
 from agent_core.gentests.testfile import candidate_text, function_line
-from agent_core.models import TestFailure, TestReport
+from agent_core.models import GenTestsSummary, MutationSummary, TestFailure, TestReport
 
 
 def bug_report(bugs: list[Candidate], dest: str, final_text: str) -> TestReport:
@@ -37,19 +37,19 @@ def candidate_source(cand: Candidate) -> str:
     return candidate_text(cand.split) if cand.split else cand.test.code
 
 
-def summary_text(extra: dict, dest: str) -> str:
-    cov = extra["coverage"]
-    bugs = len(extra["suspected_bugs"])
+def summary_text(found: GenTestsSummary, dest: str) -> str:
+    cov = found.coverage
+    bugs = len(found.suspected_bugs)
     return (
-        f"{extra['tests_kept']} of {extra['tests_written']} generated tests kept in {dest}"
-        f" ({extra['tests_dropped']} dropped, {bugs} suspected bug{'s' if bugs != 1 else ''});"
-        f" line coverage of the target {cov['before']:.1f}% -> {cov['after']:.1f}%"
-    ) + mutation_text(extra.get("mutation"))
+        f"{found.tests_kept} of {found.tests_written} generated tests kept in {dest}"
+        f" ({found.tests_dropped} dropped, {bugs} suspected bug{'s' if bugs != 1 else ''});"
+        f" line coverage of the target {cov.before:.1f}% -> {cov.after:.1f}%"
+    ) + mutation_text(found.mutation)
 
 
-def mutation_text(mutation: dict | None) -> str:
+def mutation_text(mutation: MutationSummary | None) -> str:
     """`; mutants killed 3 -> 8 of 10 (2 survive)` for the summary, or nothing without a mutation run."""
     if not mutation:
         return ""
-    return (f"; mutants killed {mutation['killed_before']} -> {mutation['killed_after']} of {mutation['mutants']}"
-            f" ({len(mutation['survivors'])} survive)")
+    return (f"; mutants killed {mutation.killed_before} -> {mutation.killed_after} of {mutation.mutants}"
+            f" ({len(mutation.survivors)} survive)")

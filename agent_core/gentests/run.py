@@ -26,7 +26,17 @@ from agent_core.gentests.report import bug_report, summary_text
 from agent_core.gentests.targets import Target, TargetError, select_targets
 from agent_core.gentests.testfile import compose, destination
 from agent_core.llm.base import StructuredOutputError
-from agent_core.models import ChangeSet, RunRequest, RunResult
+from agent_core.models import (
+    ChangeSet,
+    Coverage,
+    GeneratedTest,
+    GenTestsSummary,
+    MutationSummary,
+    RunRequest,
+    RunResult,
+    SuspectedBug,
+    TestReport,
+)
 from agent_core.settings import Settings
 from agent_core.workspace.changeset import file_change
 
@@ -108,7 +118,7 @@ async def run_gen_tests(request: RunRequest, settings: Settings, hooks: RunHooks
                 result = await _run(request, settings, hooks, deps, shadow.root, run_id)
             except TargetError as exc:
                 result = RunResult(run_id=run_id, kind="gen_tests", status="error", error=str(exc),
-                                   extra={"error_kind": "bad_input"})
+                                   error_kind="bad_input")
     finally:  # an error the engine reports (an endpoint down) still counts the calls sent
         if hasattr(deps.journal, "note_usage"):
             deps.journal.note_usage(deps.llm.total_usage(), deps.llm.usage_by_role())
@@ -161,12 +171,10 @@ async def _run(request: RunRequest, settings: Settings, hooks: RunHooks, deps: G
     if report.failures:
         hooks.emit(TestReportEvent(run_id=run_id, report=report))
     _journal(deps, "test_report", report=report.model_dump(mode="json"))
-    extra = _extra(cands, report, before, after)
-    if mutation is not None:
-        extra["mutation"] = mutation
+    found = _found(cands, report, before, after, mutation)
     return RunResult(run_id=run_id, kind="gen_tests", status="ok", iterations=ctx.rounds,
                      change_set=ChangeSet(changes=[change] if change else []), report=report,
-                     summary=summary_text(extra, dest), extra=extra)
+                     summary=summary_text(found, dest), gen_tests=found)
 
 
 async def _keep_rule(ctx: LoopContext, cands: list[Candidate], settings: Settings, deps: GenTestsDeps, module: str,
@@ -189,15 +197,17 @@ def _marker(cand: Candidate) -> str:
     return f"{cand.target.symbol.qualname}: {message}"
 
 
-def _extra(cands: list[Candidate], report: Any, before: float, after: float) -> dict:
+def _found(cands: list[Candidate], report: TestReport, before: float, after: float,
+           mutation: dict[str, Any] | None) -> GenTestsSummary:
     kept = [c for c in cands if c.status in ("passing", "bug")]
-    return {
-        "tests_written": len(cands),
-        "tests_kept": len(kept),
-        "tests_dropped": len(cands) - len(kept),
-        "suspected_bugs": [{"test": f.nodeid, "file": f.source_file, "line": f.source_line, "message": f.message}
-                           for f in report.failures],
-        "coverage": {"before": before, "after": after},
-        "dropped": [{"test": c.test.name, "reason": c.reason} for c in cands if c.status == "dropped"],
-        "kept": [{"test": c.test.name, "reason": c.reason} for c in kept],
-    }
+    return GenTestsSummary(
+        tests_written=len(cands),
+        tests_kept=len(kept),
+        tests_dropped=len(cands) - len(kept),
+        suspected_bugs=[SuspectedBug(test=f.nodeid, file=f.source_file, line=f.source_line, message=f.message)
+                        for f in report.failures],
+        coverage=Coverage(before=before, after=after),
+        dropped=[GeneratedTest(test=c.test.name, reason=c.reason) for c in cands if c.status == "dropped"],
+        kept=[GeneratedTest(test=c.test.name, reason=c.reason) for c in kept],
+        mutation=MutationSummary.model_validate(mutation) if mutation is not None else None,
+    )

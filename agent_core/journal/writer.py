@@ -94,7 +94,7 @@ class Journal:
 def summary(result: RunResult) -> dict[str, Any]:
     """The RunResult as JSON, without the files' full texts."""
     data = result.model_dump(mode="json")
-    best = data["extra"].get("best_attempt") or {}
+    best = data.get("best_attempt") or {}
     for change in [*data["change_set"]["changes"], *best.get("changes", [])]:
         change.pop("original", None)
         change.pop("new", None)

@@ -10,7 +10,7 @@ from agent_core.events import MessageEvent, RunHooks
 from agent_core.journal.writer import Journal
 from agent_core.llm.factory import make_llm_client
 from agent_core.memory.base import MemoryStore, NullMemory
-from agent_core.models import ChangeSet, RunRequest, RunResult, RunStatus, TestReport
+from agent_core.models import ChangeSet, DroppedFile, GoalTests, RunRequest, RunResult, RunStatus, TestReport
 from agent_core.pipeline.checkpoint import run_checkpointer
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.explain import explain_change
@@ -103,10 +103,7 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     report = TestReport.model_validate(final["report"]) if final.get("report") else None
     plan = final.get("plan") or {}
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
-    if final.get("error_kind"):
-        extra["error_kind"] = final["error_kind"]
-    for key in ("goal_tests", "verdict", "dropped", "search_error"):  # the tester's goal tests; the verifier's
-        # score; files left out; why the search's driver failed
+    for key in ("verdict", "search_error"):  # the verifier's score; why the search's driver failed
         if final.get(key):
             extra[key] = final[key]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
@@ -114,15 +111,19 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
     if final.get("found_by"):
         extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
         summary += " by a single-edit mutant the search found, with no model call: review it"
-    if not verified and last_try:
-        extra["attempt_diff"] = last_try  # the last unverified attempt, for inspection only
-    if status == "unfixed" and attempt.changes:  # the shadow holds the best state: the editor's "Show best attempt"
-        extra["best_attempt"] = attempt.model_dump(mode="json")
-        extra["best_report"] = (final.get("best") or {}).get("report")
+    best = status == "unfixed" and bool(attempt.changes)  # the shadow holds the best state: "Show best attempt"
+    best_report = (final.get("best") or {}).get("report") if best else None
+    goal_tests = final.get("goal_tests")  # the tester's tests of a task's goal
     return RunResult(
         run_id=run_id, kind=request.kind, status=status, iterations=final.get("iteration", 0),
         change_set=attempt if verified else ChangeSet(), report=report, usage=llm.total_usage(),
         usage_by_role=llm.usage_by_role(), error=final.get("error"), summary=summary,
+        error_kind=final.get("error_kind") or None,
+        goal_tests=GoalTests.model_validate(goal_tests, from_attributes=True) if goal_tests else None,
+        dropped=[DroppedFile.model_validate(d, from_attributes=True) for d in final.get("dropped") or []],
+        attempt_diff=last_try if not verified else "",  # the last unverified attempt, for inspection only
+        best_attempt=attempt if best else None,
+        best_report=TestReport.model_validate(best_report) if best_report else None,
         extra=extra,
     )
 

@@ -91,7 +91,7 @@ def test_the_repo_config_sends_nothing_to_its_endpoint_and_says_why(tmp_path: Pa
     assert reports and all(r["backend"] != "process" for r in reports), "the tests ran sandboxed"
     files = _run_files(project, out["run_id"])
     summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
-    assert any("api_key_env" in w for w in summary["extra"]["settings_warnings"])
+    assert any("api_key_env" in w for w in summary["settings_warnings"])
     for text in (files, done.stderr, done.stdout):
         assert URL_PASSWORD not in text and REPO_TOKEN not in text
     assert "[redacted]@127.0.0.1" in files, "the user's base_url is journalled without its credentials"

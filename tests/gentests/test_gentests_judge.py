@@ -85,8 +85,8 @@ async def test_a_wrong_assertion_after_a_documented_one_is_not_a_suspected_bug(s
     result = await run_gen_tests(request, settings, NullHooks())
 
     assert result.status == "ok", result.error
-    assert result.extra["suspected_bugs"] == []
-    assert [k["test"] for k in result.extra["kept"]] == ["test_lookup"]
+    assert result.gen_tests and result.gen_tests.suspected_bugs == []
+    assert [k.test for k in result.gen_tests.kept] == ["test_lookup"]
     asked = [_r["messages"][-1]["content"] for _r in scripted_llm.requests_for("tester")]
     assert sum(t.startswith("A test of lookup fails") for t in asked) == 1  # the model judged, not the docstring
     text = result.change_set.changes[0].new
@@ -127,7 +127,8 @@ async def _repaired_run(scripted_llm, tmp_path: Path, module: str, source: str, 
     result = await run_gen_tests(request, settings, NullHooks())
 
     assert result.status == "ok", result.error
-    assert result.extra["suspected_bugs"] == [] and [k["test"] for k in result.extra["kept"]] == [test]
+    assert result.gen_tests is not None
+    assert result.gen_tests.suspected_bugs == [] and [k.test for k in result.gen_tests.kept] == [test]
     return result, [r["messages"][-1]["content"] for r in scripted_llm.requests_for("tester")]
 
 

@@ -80,7 +80,8 @@ async def test_keep_repair_drop_and_suspected_bug(scripted_llm, shop_workspace: 
     result = await run_gen_tests(request, settings, hooks)
 
     assert result.status == "ok", result.error
-    extra = result.extra
+    assert result.gen_tests is not None
+    extra = result.gen_tests.model_dump()  # the typed summary, as the plain data the CLI's --json prints
     assert (extra["tests_written"], extra["tests_kept"], extra["tests_dropped"]) == (5, 3, 2)
     reasons = {d["test"]: d["reason"] for d in extra["dropped"]}
     assert reasons["test_clamp_low_again"] == "adds no line or branch coverage"
@@ -155,7 +156,7 @@ async def test_existing_test_file_is_extended_and_coverage_is_reported(scripted_
     result = await run_gen_tests(request, settings, NullHooks())
 
     assert result.status == "ok", result.error
-    assert result.extra["tests_kept"] == 1
+    assert result.gen_tests and result.gen_tests.tests_kept == 1
     change = result.change_set.changes[0]
     assert (change.path, change.kind, change.original) == ("tests/test_shop.py", "MODIFY".lower(), EXISTING)
     assert change.new.startswith(EXISTING.rstrip("\n"))  # nothing of the existing file moved or changed
@@ -165,7 +166,7 @@ async def test_existing_test_file_is_extended_and_coverage_is_reported(scripted_
     before = measure_coverage(pristine, ["tests/test_shop.py"], "shop.py")
     apply_change_set(shop_workspace, result.change_set)
     after = measure_coverage(shop_workspace, ["tests/test_shop.py"], "shop.py")
-    assert result.extra["coverage"] == {"before": before, "after": after}
+    assert result.gen_tests and result.gen_tests.coverage.model_dump() == {"before": before, "after": after}
     assert after > before
 
 
@@ -182,7 +183,7 @@ async def test_a_tester_answer_without_tests_is_drawn_again_before_the_run_gives
     result = await run_gen_tests(request, settings, NullHooks())
 
     assert result.status == "ok", result.error
-    assert result.extra["tests_kept"] == 1
+    assert result.gen_tests and result.gen_tests.tests_kept == 1
     temperatures = [r.get("temperature") for r in scripted_llm.requests_for("tester")]
     assert temperatures[2] == 0.7 and temperatures[0] != 0.7  # the third request is the second draw
 

@@ -94,10 +94,11 @@ async def test_tests_are_kept_for_the_mutants_they_kill(scripted_llm, prices_wor
     result = await run_gen_tests(request, settings, NullHooks())
 
     assert result.status == "ok", result.error
-    reasons = {d["test"]: d["reason"] for d in result.extra["dropped"]}
+    assert result.gen_tests is not None
+    reasons = {d.test: d.reason for d in result.gen_tests.dropped}
     assert reasons == {"test_price_runs": "kills no mutant that the earlier tests leave alive",
                        "test_price_twenty_again": "kills none of the surviving mutants it was asked for"}
-    kept = {k["test"]: k["reason"] for k in result.extra["kept"]}
+    kept = {k.test: k.reason for k in result.gen_tests.kept}
     assert list(kept) == ["test_price_twenty", "test_price_eighteen"]
     assert kept["test_price_twenty"].startswith("kills 4 mutant(s) the earlier tests miss")
     assert kept["test_price_eighteen"].startswith("kills 1 surviving mutant(s)")
@@ -108,7 +109,8 @@ async def test_tests_are_kept_for_the_mutants_they_kill(scripted_llm, prices_wor
     assert len(scripted_llm.requests_for("tester")) == 2
 
     # the figures agree with an independent oracle: plain pytest on each mutated copy
-    mutation = result.extra["mutation"]
+    assert result.gen_tests.mutation is not None
+    mutation = result.gen_tests.mutation.model_dump()
     before_killed, _ = _oracle(pristine, "tests/test_prices.py", tmp_path)
     apply_change_set(prices_workspace, result.change_set)
     after_killed, after_alive = _oracle(prices_workspace, "tests/test_prices.py", tmp_path)
@@ -128,7 +130,7 @@ async def test_mutation_off_keeps_the_coverage_rule(scripted_llm, prices_workspa
     result = await run_gen_tests(request, settings, NullHooks())
 
     assert result.status == "ok", result.error
-    assert "mutation" not in result.extra
+    assert result.gen_tests and result.gen_tests.mutation is None
     # the existing test already runs every line: neither new test adds coverage
-    assert {d["reason"] for d in result.extra["dropped"]} == {"adds no line or branch coverage"}
+    assert {d.reason for d in result.gen_tests.dropped} == {"adds no line or branch coverage"}
     assert len(scripted_llm.requests_for("tester")) == 1

@@ -113,7 +113,8 @@ FAILING = Report(passed=0, failed=1, failures=[Failure(nodeid="t.py::test_a", fi
 async def test_after_the_shutdown_a_run_that_ends_starts_no_search() -> None:
     """A test run cancelled by the shutdown ends after it, with its failing report: no search may start then."""
     documents = SimpleNamespace(snapshot=lambda root: Snapshot({}, {}))
-    fixes = QuickFixes(SimpleNamespace(documents=documents, runs=SimpleNamespace(active={})))
+    fixes = QuickFixes(server=None, documents=documents, settings=None, edits=None, diagnostics=None,
+                       runs=SimpleNamespace(active={}))
     await fixes.stop()
     fixes.start(SearchInput(FAILING, Path("/ws"), Snapshot({}, {}), {}))
     assert fixes.task is None and fixes.current is None

@@ -85,7 +85,7 @@ def test_an_unfixed_run_has_no_explanation_and_keeps_its_best_attempt(project: P
     assert out["status"] == "unfixed" and out["explanation"] == ""
     assert not [r for r in journal_records(project, out["run_id"]) if r["type"] == "explanation"]
     summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
-    best = summary["extra"]["best_attempt"]["changes"][0]
+    best = summary["best_attempt"]["changes"][0]
     assert best["path"] == "calc.py" and "new" not in best, "the best attempt is kept, without file texts"
 
 

@@ -70,7 +70,8 @@ async def test_generated_tests_that_already_pass_are_dropped_and_the_existing_te
     result = await _task(project, scripted_llm.base_url, hooks)
 
     assert (result.status, result.change_set.files) == ("ok", ["calc.py"]), result.error
-    assert result.extra["goal_tests"] == {"path": GOAL_FILE, "tests": [], "dropped": ["test_add_zero"]}
+    assert result.goal_tests is not None
+    assert result.goal_tests.model_dump() == {"path": GOAL_FILE, "tests": [], "dropped": ["test_add_zero"]}
     assert any("no generated test of the goal failed before the change" in m for m in hooks.messages)
     assert not list((project / "tests").glob("test_goal_*")), "nothing is written to the workspace"
 

@@ -36,7 +36,7 @@ async def test_same_failure_twice_triggers_a_replan(project: Path, scripted_llm)
         RunRequest(kind="fix", workspace=project, overlays={"README.md": "unsaved text\n"}), hooks)
 
     assert result.status == "unfixed" and result.iterations == 3 and result.change_set.changes == []
-    assert "calc.py" in result.extra["attempt_diff"]
+    assert "calc.py" in result.attempt_diff
     phases = [e.phase for e in hooks.events if isinstance(e, PhaseEvent)]
     assert phases.count("replanning") == 1 and phases.count("reflecting") == 2
     assert len(scripted_llm.requests_for("planner")) == 1, "the textual pre-plan, then one LLM replan"
@@ -82,7 +82,7 @@ async def test_passing_tests_do_not_end_a_run_the_user_gave_a_goal(tmp_path: Pat
 
     assert (result.status, result.change_set.files) == ("fixed", ["calc.py", goal_test]), result.error
     assert '"""Sum of a and b."""' in result.change_set.changes[0].new
-    assert result.extra["goal_tests"]["tests"] == ["test_add_is_documented"]
+    assert result.goal_tests and result.goal_tests.tests == ["test_add_is_documented"]
     assert result.report.passed == 2 and not result.report.failures
     assert "Sum of a and b" not in (project / "calc.py").read_text()
 
