@@ -91,7 +91,7 @@ from your user config file, the environment, command-line flags and your
 editor's *user* settings. `[tool.agentls]` in `pyproject.toml` or
 `.agentls.toml` that sets one is ignored, with a warning naming the file and
 the key (the CLI on stderr, the run's journal and `summary.json` under
-`extra.settings_warnings`; the language server as a warning message), and
+`settings_warnings`; the language server as a warning message), and
 `agentls config show` lists it as IGNORED with the reason. A value that only
 tightens is kept (a project may ask for `bubblewrap` or `docker`, for
 `safety = "block"`, or turn `run_tests_on_save` off).
