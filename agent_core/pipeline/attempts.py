@@ -10,11 +10,9 @@ the next coder prompt as a short note so it is not tried again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from agent_core.models import TestReport
 from agent_core.pipeline.checkpoint import rewind_shadow, shadow_files
+from agent_core.pipeline.state import BestAttempt, RunState, stored
 from agent_core.workspace.shadow import ShadowWorkspace
 
 TRIED_KEPT = 3  # undone attempts shown to the coder (the latest ones; a sampled round can undo several)
@@ -27,9 +25,14 @@ def score(report: TestReport) -> list[int]:
     return [stopped, report.errors, report.failed]
 
 
-def first_state(report: TestReport) -> dict[str, Any]:
+def first_state(report: TestReport) -> BestAttempt:
     """The baseline as the best state so far: no change, its own score."""
-    return {"score": score(report), "files": {}, "report": report.model_dump(mode="json")}
+    return BestAttempt(score=score(report), files={}, report=stored(report))
+
+
+def best_state(shadow: ShadowWorkspace, report: TestReport) -> BestAttempt:
+    """The shadow as it is now, with `report`, as the best state so far."""
+    return BestAttempt(score=score(report), files=shadow_files(shadow), report=stored(report))
 
 
 def outcome(report: TestReport) -> str:
@@ -40,16 +43,15 @@ def outcome(report: TestReport) -> str:
     return f"{report.failed} failed, {report.errors} errors{detail}"
 
 
-def keep_or_rewind(shadow: ShadowWorkspace, state: Mapping[str, Any], report: TestReport, diff: str) -> dict[str, Any]:
+def keep_or_rewind(shadow: ShadowWorkspace, state: RunState, report: TestReport, diff: str) -> RunState:
     """The state keys after a failing test run: a new best, or the attempt undone and noted."""
     best = state.get("best")
     if best is None or score(report) < best["score"]:
-        return {"undone": False, "best": {"score": score(report), "files": shadow_files(shadow),
-                                          "report": report.model_dump(mode="json")}}
+        return RunState(undone=False, best=best_state(shadow, report))
     rewind_shadow(shadow, best["files"])
     if not diff.strip():  # nothing was changed: no attempt to warn against (the coder hears why from its errors)
-        return {"undone": True}
-    return {"undone": True, "tried": with_tried(state.get("tried"), [tried_note(diff, outcome(report))])}
+        return RunState(undone=True)
+    return RunState(undone=True, tried=with_tried(state.get("tried"), [tried_note(diff, outcome(report))]))
 
 
 def tried_note(diff: str, result: str) -> str:

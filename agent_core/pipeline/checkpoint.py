@@ -16,6 +16,12 @@ The shadow workspace is not in the checkpoint; the files the run changed
 are (`shadow_files` in the graph state, refreshed after every node). A
 resume copies the workspace again and writes those files back, then
 continues the graph from its last checkpoint.
+
+The state's test reports are pydantic models: LangGraph's serializer stores
+one with its class and rebuilds it on load, for the classes it is allowed to
+(`state_serde`: the state's own, `state.STATE_MODELS`; by default it allows
+any class with a warning, and blocks all but its own under
+LANGGRAPH_STRICT_MSGPACK, handing back a plain dict).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -34,6 +41,7 @@ from agent_core.errors import ResumeError, UnknownRun
 from agent_core.journal.lease import RunLease
 from agent_core.journal.trace import load_trace
 from agent_core.journal.writer import Journal
+from agent_core.pipeline.state import STATE_MODELS
 from agent_core.workspace.shadow import ShadowWorkspace, write_exact
 
 CHECKPOINTS = "checkpoints.sqlite"
@@ -98,6 +106,11 @@ class RunCheckpoint:
         return final
 
 
+def state_serde() -> JsonPlusSerializer:
+    """The checkpoints' serializer: rebuilds the models the state holds, and no other class of ours."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_MODELS)
+
+
 @contextlib.asynccontextmanager
 async def open_saver(path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> AsyncIterator[AsyncSqliteSaver]:
     """One run's checkpointer on the workspace's database: its own connection, WAL, a long busy timeout."""
@@ -106,7 +119,7 @@ async def open_saver(path: Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Asyn
         if (await (await conn.execute("PRAGMA journal_mode")).fetchone() or ("",))[0] != "wal":
             await conn.execute("PRAGMA journal_mode = WAL")  # once per database; the saver's setup asks again
         await conn.execute("PRAGMA synchronous = NORMAL")  # WAL's safe setting: a checkpoint is not a bank ledger
-        yield AsyncSqliteSaver(conn)
+        yield AsyncSqliteSaver(conn, serde=state_serde())
 
 
 @contextlib.asynccontextmanager
@@ -139,7 +152,7 @@ def has_checkpoint(workspace: Path, run_id: str) -> bool:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2, check_same_thread=False)
         with contextlib.closing(conn):
-            return SqliteSaver(conn).get_tuple({"configurable": {"thread_id": run_id}}) is not None
+            return SqliteSaver(conn, serde=state_serde()).get_tuple({"configurable": {"thread_id": run_id}}) is not None
     except sqlite3.Error:
         return False
 

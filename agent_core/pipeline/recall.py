@@ -104,7 +104,8 @@ async def remember_outcome(state: RunState, deps: RunDeps, status: str, change_s
     """A verified run's pattern (minimal verified diff) and resolved failures; nothing more for an unfixed one."""
     if status not in ("fixed", "ok") or not deps.settings.memory.enabled:
         return
-    verified = TestReport.model_validate(state["report"])
+    verified = state["report"]
+    assert verified is not None  # a fixed run's last report passed
     diff = await minimal_verified_diff(deps, change_set, verified)
     plan_text = "; ".join(s["description"] for s in (state.get("plan") or {}).get("subtasks", []))
     deps.memory.record_pattern(state.get("kind", "fix"), state["goal"], plan_text, change_set.files, status, diff)

@@ -20,13 +20,13 @@ def after_baseline(
     if _ended(state):
         return "finalize"
     report = state.get("baseline")
-    passing = bool(report and (TestReport.model_validate(report).ok or no_tests_yet(report)))
+    passing = bool(report and (report.ok or no_tests_yet(report)))
     nothing_asked = state.get("kind") == "fix" and not state.get("explicit_goal")
     if nothing_asked and passing:
         return "finalize"  # "fix the failing tests" with none failing: nothing to do
     if passing and goal_tests and not tool_checked:
         return "specify"  # a goal and no failing test: the tester writes the tests that will judge the change
-    failing_tests = [f for f in (report or {}).get("failures", []) if not is_tool_nodeid(f.get("nodeid", ""))]
+    failing_tests = [f for f in (report.failures if report else []) if not is_tool_nodeid(f.nodeid)]
     if tool_checked and not failing_tests:
         return "plan"  # only the tool's findings fail: the mutant search works on failing tests
     return "search" if state.get("kind") == "fix" else "plan"
@@ -36,9 +36,9 @@ def after_specify(state: RunState) -> Literal["plan", "finalize"]:
     return "finalize" if _ended(state) else "plan"
 
 
-def no_tests_yet(report: dict) -> bool:
+def no_tests_yet(report: TestReport) -> bool:
     """pytest collected no test at all (exit 5): a new project, where only the goal's tests can judge a task."""
-    return report.get("exit_code") == 5 and not report.get("passed") and not report.get("failures")
+    return report.exit_code == 5 and not report.passed and not report.failures
 
 
 def after_search(state: RunState) -> Literal["plan", "finalize"]:
@@ -54,8 +54,8 @@ def after_code(state: RunState) -> Literal["gate", "finalize"]:
 
 
 def after_gate(state: RunState) -> Literal["test", "finalize"]:
-    gate = state.get("gate") or {}
-    return "test" if gate.get("approved", True) and not _ended(state) else "finalize"
+    gate = state.get("gate")
+    return "test" if (gate is None or gate["approved"]) and not _ended(state) else "finalize"
 
 
 def after_test(
@@ -67,7 +67,7 @@ def after_test(
     whatever its outcome (a failing one is undone there: the verifier never costs a verified change).
     """
     report = state.get("report")
-    passed = bool(report and TestReport.model_validate(report).ok)
+    passed = bool(report and report.ok)
     if not _ended(state) and verifier and (passed or (state.get("verdict") or {}).get("next") == "code"):
         return "verify"
     if _ended(state) or passed:

@@ -1,13 +1,105 @@
-"""The graph state: JSON-serialisable, so a LangGraph checkpointer can persist it.
+"""The graph state: typed, and round-tripped by the LangGraph checkpointer so a run can be resumed.
 
-Models are stored as plain dicts (`model_dump(mode="json")`); the run's
-dependencies (LLM client, sandbox, memory, shadow, journal) live in
-`RunDeps`, never in the state.
+Test reports are kept as `TestReport` models (`stored()`: without the per-test
+outcomes and collected files, which stay out of the checkpoint as out of the
+journal); the checkpointer's serializer stores a pydantic model with its class
+and rebuilds it on resume, for the classes `checkpoint.py` allows
+(`STATE_MODELS`). Every other structured key is a TypedDict of plain values.
+The run's dependencies (LLM client, sandbox, memory, shadow, journal) live in
+`RunDeps`, never in the state. A node returns a partial `RunState`: the keys
+it changes.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
+
+from agent_core.models import TestReport
+
+STATE_MODELS: tuple[type, ...] = (TestReport,)  # the pydantic models the state holds (checkpoint.py allows them)
+
+
+def stored(report: TestReport) -> TestReport:
+    """`report` as the state keeps it: a copy of its own, without the per-test outcomes and collected files
+    (left out of dumps, so a resumed run sees exactly what an uninterrupted one does)."""
+    return report.model_copy(update={"outcomes": {}, "test_files": []}, deep=True)
+
+
+class BestAttempt(TypedDict):
+    """The state with the fewest failures so far (attempts.py): its score, the files it changed, its report."""
+
+    score: list[int]
+    files: dict[str, str | None]
+    report: TestReport
+
+
+class SuspectNote(TypedDict):
+    """A localized function and its lines, best first (search/localize.py `Suspect.as_dict`, coder/suspects.py)."""
+
+    file: str
+    function: str
+    start_line: int
+    end_line: int
+    lines: list[int]
+    score: float
+
+
+class Violation(TypedDict):
+    """One safety gate finding, as `events.SafetyViolation` dumps it."""
+
+    file: str
+    line: int
+    rule: str
+    message: str
+
+
+class GateOutcome(TypedDict):
+    """The gate node's last verdict (nodes/gate.py)."""
+
+    violations: list[Violation]
+    approved: bool
+    unchecked: list[str]
+    approved_files: dict[str, str | None]  # path -> the text the user approved (a non-code file named in the goal)
+
+
+class Dropped(TypedDict):
+    """A file a candidate changed that is not part of the fix, and why."""
+
+    path: str
+    reason: str
+
+
+class GoalTestsNote(TypedDict):
+    """The tester's tests of the goal (nodes/specify.py): the file, the tests kept, the tests dropped."""
+
+    path: str
+    tests: list[str]
+    dropped: list[str]
+
+
+class Verdict(TypedDict, total=False):
+    """The verifier's last verdict (nodes/verify.py); `next` routes the run (routers.after_verify)."""
+
+    score: float | None
+    feedback: str
+    improvements: list[str]
+    accepted: bool
+    round: int
+    threshold: float
+    next: Literal["code", "finalize"]
+    note: str
+
+
+class ReflectionNote(TypedDict, total=False):
+    """The reflector's hypothesis (agents/reflector/schema.py `Reflection`) with the failure's category and
+    signature (nodes/reflect.py), or the verifier's feedback as one (nodes/verify.py)."""
+
+    hypothesis: str
+    file: str | None
+    change: str | None
+    confidence: str
+    category: str
+    signature: str
 
 
 class RunState(TypedDict, total=False):
@@ -17,30 +109,30 @@ class RunState(TypedDict, total=False):
     kind: str  # "fix" | "task"
     goal: str
     explicit_goal: bool  # the user named a goal or pointed at diagnostics: passing tests alone do not end the run
-    plan: dict[str, Any] | None  # models.Plan, subtasks in execution order
+    plan: dict[str, Any] | None  # models.Plan dumped, subtasks in execution order (RunResult.extra["plan"])
     plan_source: str  # "textual" | "llm"
     fresh_plan: bool  # the next coding round is the first of this plan: run every step
     iteration: int  # code/test rounds done
     revisions: int  # replans done
-    baseline: dict[str, Any] | None  # models.TestReport before any change
-    report: dict[str, Any] | None  # models.TestReport of the latest run
+    baseline: TestReport | None  # before any change
+    report: TestReport | None  # of the latest run
     signatures: list[str]  # failure signature of every failing run, in order
-    reflection: dict[str, Any] | None  # agents.reflector.schema.Reflection + category/signature
+    reflection: ReflectionNote | None
     recorded: list[str]  # per-failure signatures recorded in memory (resolved when the run is fixed)
     tool_errors: list[str]  # edits that could not be applied in the last coding round
     edits_applied: int
-    gate: dict[str, Any] | None  # {"violations", "approved", "unchecked", "approved_files"} (nodes/gate.py)
-    dropped: list[dict[str, str]]  # {"path", "reason"}: files a candidate changed that are not part of the fix
+    gate: GateOutcome | None
+    dropped: list[Dropped]  # files a candidate changed that are not part of the fix
     last_diff: str
     shadow_files: dict[str, str | None]  # text of every file the run changed (rebuilds the shadow on resume)
-    best: dict[str, Any] | None  # {"score", "files", "report"}: the state with the fewest failures so far
+    best: BestAttempt | None
     undone: bool  # the last attempt did no better than `best` and was rewound
     tried: list[str]  # attempts that did not beat `best` and were undone: diff and outcome, for the coder
-    suspects: list[dict[str, Any]]  # localized functions/lines, best first (coder/suspects.py has the shape)
-    checked: dict[str, Any] | None  # models.TestReport of the whole suite on the shadow as the code node left it
+    suspects: list[SuspectNote]  # localized functions/lines, best first
+    checked: TestReport | None  # the whole suite on the shadow as the code node left it
     escalated: bool  # the first model's rounds failed: the fallback model codes from here on
-    goal_tests: dict[str, Any] | None  # {"path", "tests", "dropped"}: the tester's tests of the goal (nodes/specify.py)
-    verdict: dict[str, Any] | None  # the verifier's last {"score", "feedback", "accepted", "round"} (nodes/verify.py)
+    goal_tests: GoalTestsNote | None
+    verdict: Verdict | None
     found_by: str  # "search" when a mutant fixed the run before any model call
     search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
     status: str  # set by finalize or by a node that ends the run

@@ -17,10 +17,10 @@ from agent_core.pipeline.routers import (
     after_test,
 )
 
-GREEN = models.TestReport(passed=2).model_dump(mode="json")
+GREEN = models.TestReport(passed=2)
 RED = models.TestReport(
     passed=1, failed=1, failures=[models.TestFailure(nodeid="t.py::test_a", file="t.py", line=1, message="boom")]
-).model_dump(mode="json")
+)
 
 
 @pytest.mark.parametrize(

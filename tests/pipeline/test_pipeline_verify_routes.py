@@ -7,13 +7,13 @@ import pytest
 from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.routers import after_baseline, after_test, after_verify
 
-PASSING = TestReport(passed=2, exit_code=0).model_dump(mode="json")
+PASSING = TestReport(passed=2, exit_code=0)
 FAILING = TestReport(passed=1, failed=1, exit_code=1, failures=[
     TestFailure(nodeid="tests/test_calc.py::test_add", file="tests/test_calc.py", line=4, message="assert")],
-).model_dump(mode="json")
+)
 RUFF_ONLY = TestReport(passed=2, failed=1, exit_code=0, failures=[
     TestFailure(nodeid="ruff::calc.py::F401", file="calc.py", line=1, message="[ruff] F401 unused")],
-).model_dump(mode="json")
+)
 
 
 @pytest.mark.parametrize("state, options, route", [

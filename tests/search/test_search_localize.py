@@ -100,8 +100,8 @@ def test_module_level_lines_form_their_own_suspect_and_missing_files_are_skipped
 def test_only_fix_runs_with_failing_tests_are_searched():
     from agent_core.pipeline.routers import after_baseline, after_search
 
-    failing = TestReport(failed=1).model_dump(mode="json")
-    passing = TestReport(passed=1).model_dump(mode="json")
+    failing = TestReport(failed=1)
+    passing = TestReport(passed=1)
     assert after_baseline({"kind": "fix", "baseline": failing}) == "search"
     assert after_baseline({"kind": "task", "baseline": failing}) == "plan"
     assert after_baseline({"kind": "fix", "baseline": passing}) == "finalize"

@@ -22,12 +22,12 @@ import ast
 import re
 import textwrap
 from dataclasses import dataclass
-from typing import Any
 
 from agent_core.agents.coder.prompt import SUSPICIOUS_MARK
 from agent_core.agents.coder.schema import CoderOutput, Edit
 from agent_core.analysis.outline import partial_outline
 from agent_core.analysis.symbols import analyse, find_symbol
+from agent_core.pipeline.state import SuspectNote
 from agent_core.workspace.shadow import ShadowWorkspace
 
 WHOLE_FILE_LINES = 300  # files up to this size are shown whole (see the module docstring)
@@ -58,9 +58,9 @@ def mark_lines(lines: list[str], first: int, marked: set[int]) -> list[str]:
             for i, line in enumerate(lines)]
 
 
-def pick(suspects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def pick(suspects: list[SuspectNote]) -> list[SuspectNote]:
     """The suspects to show: the best FOCUS_FUNCTIONS distinct functions (module-level ones skipped)."""
-    chosen: list[dict[str, Any]] = []
+    chosen: list[SuspectNote] = []
     for s in suspects:
         if s.get("function") and all((c["file"], c["function"]) != (s["file"], s["function"]) for c in chosen):
             chosen.append(s)
@@ -75,7 +75,7 @@ def _whole(rel: str, text: str, marked: set[int]) -> str:
     return f"### {rel}{note}\n```python\n{body}\n```"
 
 
-def _located(text: str, chosen: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _located(text: str, chosen: list[SuspectNote]) -> list[SuspectNote]:
     """The suspects with their lines moved to where their function is now (an earlier edit may have moved it)."""
     symbols = analyse(text).symbols
     out = []
@@ -84,12 +84,14 @@ def _located(text: str, chosen: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if symbol is None:
             continue
         delta = symbol.start_line - s["start_line"]
-        out.append({**s, "start_line": symbol.start_line, "end_line": symbol.end_line,
-                    "lines": [n + delta for n in s.get("lines") or []]})
+        moved = s.copy()
+        moved["start_line"], moved["end_line"] = symbol.start_line, symbol.end_line
+        moved["lines"] = [n + delta for n in s.get("lines") or []]
+        out.append(moved)
     return out
 
 
-def _focused(rel: str, text: str, chosen: list[dict[str, Any]]) -> tuple[str, list[Target]]:
+def _focused(rel: str, text: str, chosen: list[SuspectNote]) -> tuple[str, list[Target]]:
     chosen = _located(text, chosen)
     if not chosen:
         return "", []
@@ -111,7 +113,7 @@ def _focused(rel: str, text: str, chosen: list[dict[str, Any]]) -> tuple[str, li
     return "\n\n".join(parts), targets
 
 
-def render_suspects(shadow: ShadowWorkspace, suspects: list[dict[str, Any]]) -> tuple[str, list[str], list[Target]]:
+def render_suspects(shadow: ShadowWorkspace, suspects: list[SuspectNote]) -> tuple[str, list[str], list[Target]]:
     """(prompt text, files shown, targets) for the chosen suspects' files; ("", [], []) with no suspect."""
     chosen = pick(suspects)
     blocks, files, targets = [], [], []

@@ -133,6 +133,17 @@ def _result(cand: Candidate) -> str:
     return outcome(cand.report)
 
 
+@dataclass
+class StepResult:
+    """What a sampled step leaves: the candidate left applied (None: the start), its whole-suite report when it
+    ran one, notes on the tested candidates that were not chosen, and the tool errors the next prompt hears."""
+
+    chosen: Candidate | None
+    checked: TestReport | None
+    tried: list[str]
+    errors: list[str]
+
+
 class Sampler:
     """The candidates of one step: applied from the same start, deduplicated, tested in order."""
 
@@ -194,14 +205,14 @@ class Sampler:
         rewind_shadow(self.deps.shadow, self.base)
         return False
 
-    def finish(self, winner: Candidate | None) -> dict:
-        """{"chosen", "checked" (its whole-suite report or None), "tried" (notes), "errors"}; with no winner
-        the best tested candidate (else a gated one) is left applied for the test node."""
+    def finish(self, winner: Candidate | None) -> StepResult:
+        """The step's result; with no winner the best tested candidate (else a gated one) is left applied for
+        the test node."""
         chosen = winner or _handed(self.tested, self.gated)
         rewind_shadow(self.deps.shadow, chosen.files if chosen else self.base)
         notes = [tried_note(c.diff, _result(c)) for c in self.tested if c is not chosen]
         checked = chosen.report if chosen is not None and chosen.full else None
-        return {"chosen": chosen, "checked": checked, "tried": notes, "errors": self.errors(chosen)}
+        return StepResult(chosen, checked, notes, self.errors(chosen))
 
     def errors(self, chosen: Candidate | None) -> list[str]:
         """The tool errors the next prompt hears: the chosen answer's, else the first answer's."""

@@ -25,6 +25,7 @@ from typing import Any
 from agent_core.analysis.symbols import Symbol, analyse
 from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.context import is_test_file, python_files
+from agent_core.pipeline.state import SuspectNote
 from agent_core.workspace.shadow import ShadowWorkspace
 
 FRAME_WEIGHT = 1.0
@@ -89,7 +90,7 @@ def _called(shadow: ShadowWorkspace, failure: TestFailure, found: dict, cache: d
                 _add(found, rel, symbol, None, CALLED_WEIGHT)
 
 
-def suspects_from_report(shadow: ShadowWorkspace, report: TestReport | None) -> list[dict[str, Any]]:
+def suspects_from_report(shadow: ShadowWorkspace, report: TestReport | None) -> list[SuspectNote]:
     """Suspects (see the module docstring) from the failing tests of `report`, best first."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     cache: dict[str, list[Symbol]] = {}
@@ -103,5 +104,6 @@ def suspects_from_report(shadow: ShadowWorkspace, report: TestReport | None) -> 
     out = []
     for entry in found.values():
         lines = sorted(entry["lines"], key=lambda n: (-entry["lines"][n], n))
-        out.append({**entry, "lines": lines, "score": round(entry["score"], 3)})
+        out.append(SuspectNote(file=entry["file"], function=entry["function"], start_line=entry["start_line"],
+                               end_line=entry["end_line"], lines=lines, score=round(entry["score"], 3)))
     return sorted(out, key=lambda s: (-s["score"], s["file"], s["start_line"]))

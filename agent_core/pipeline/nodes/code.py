@@ -21,7 +21,7 @@ from agent_core.models import Plan, SubTask, TestReport
 from agent_core.pipeline.attempts import with_tried
 from agent_core.pipeline.coder.edits import apply_edits
 from agent_core.pipeline.coder.focus import Target, render_suspects, retarget_to_focus, target_code
-from agent_core.pipeline.coder.sampling import Candidate, Sampler, temperatures
+from agent_core.pipeline.coder.sampling import Candidate, Sampler, StepResult, temperatures
 from agent_core.pipeline.coder.suspects import suspects_from_report
 from agent_core.pipeline.context import (
     FILES_BUDGET,
@@ -31,7 +31,7 @@ from agent_core.pipeline.context import (
 )
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
-from agent_core.pipeline.state import RunState
+from agent_core.pipeline.state import RunState, stored
 from agent_core.workspace.testfiles import is_test_file
 
 
@@ -149,7 +149,7 @@ def _applier(deps: RunDeps, ctx: _Step, protect: bool) -> Any:
 
 async def _sampled_step(
     state: RunState, deps: RunDeps, ctx: _Step, failure: str, errors: str, report: TestReport | None, k: int
-) -> dict:
+) -> StepResult:
     """Up to k answers, tested in order until one passes (pipeline/coder/sampling.py).
 
     The first request asks for all k (`n`). An endpoint that honoured it gave them at once: a single
@@ -166,14 +166,14 @@ async def _sampled_step(
         hypothesis=_hypothesis(state),
         tool_errors=errors,
     )
-    baseline = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
-    sampler = Sampler(deps, report, state.get("iteration", 0), _applier(deps, ctx, _protect(deps)), baseline)
+    sampler = Sampler(deps, report, state.get("iteration", 0), _applier(deps, ctx, _protect(deps)),
+                      state.get("baseline"))
     got = await _ask(state, deps, ctx, messages, k, temps[0], 0)
     queue = sampler.add(got)
     if len(got) >= k and len(queue) <= 1:  # nothing to choose between: the gate and test nodes test it
         chosen = queue[0] if queue else None
         sampler.leave(chosen, "single")
-        return {"chosen": chosen, "checked": None, "tried": [], "errors": sampler.errors(chosen)}
+        return StepResult(chosen, None, [], sampler.errors(chosen))
     asked = len(got)
     while True:
         for cand in queue:
@@ -189,30 +189,31 @@ def _protect(deps: RunDeps) -> bool:
     return tests_protected(deps.request)
 
 
-async def code(state: RunState, deps: RunDeps) -> dict:
+async def code(state: RunState, deps: RunDeps) -> RunState:
     """Run the coder for this round's steps on the shadow workspace.
 
     Every step but the last gets one answer, applied at once; the last step's
     answers are sampled and verified (pipeline/coder/sampling.py).
     """
     # The failures of the code the coder sees: the best state so far (an attempt that did no better was undone).
-    report_data = (state.get("best") or {}).get("report") or state.get("report") or state.get("baseline")
-    report = TestReport.model_validate(report_data) if report_data else None
+    best = state.get("best")
+    report = (best["report"] if best else None) or state.get("report") or state.get("baseline")
     failure = failure_text(report) if report and not report.ok else "(the tests do not fail yet)"
     steps = _steps_for_round(state)
     applied, errors = 0, []
     previous_errors = "\n".join(state.get("tool_errors") or [])
     iteration = state.get("iteration", 0)
     protect = _protect(deps)
-    out: dict = {"checked": None}
+    out = RunState(checked=None)
     for n, step in enumerate(steps, 1):
         deps.phase("coding", f"coding step {n}/{len(steps)}", deps.progress(iteration, 0.1 + 0.3 * n / len(steps)))
         ctx = _context(state, deps, step, report, protect)
         k = deps.settings.samples if n == len(steps) else 1
         done = await _sampled_step(state, deps, ctx, failure, previous_errors, report, k)
-        applied += done["chosen"].applied if done["chosen"] else 0
-        errors.extend(done["errors"])
-        if done["tried"]:
-            out["tried"] = with_tried(state.get("tried"), done["tried"])
-        out["checked"] = done["checked"].model_dump(mode="json") if done["checked"] else None
-    return {**out, "edits_applied": applied, "tool_errors": errors, "fresh_plan": False}
+        applied += done.chosen.applied if done.chosen else 0
+        errors.extend(done.errors)
+        if done.tried:
+            out["tried"] = with_tried(state.get("tried"), done.tried)
+        out["checked"] = stored(done.checked) if done.checked else None
+    out.update(RunState(edits_applied=applied, tool_errors=errors, fresh_plan=False))
+    return out

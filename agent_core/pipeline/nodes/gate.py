@@ -22,7 +22,7 @@ from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import write_shadow_file
 from agent_core.pipeline.safety.rigging import refuse_rigging
 from agent_core.pipeline.safety.scan import check_change_set
-from agent_core.pipeline.state import RunState
+from agent_core.pipeline.state import Dropped, GateOutcome, RunState, Violation
 from agent_core.workspace.changeset import compute_change_set
 from agent_core.workspace.codefiles import named_in_goal, not_code_reason
 
@@ -45,23 +45,25 @@ async def _approved(deps: RunDeps, asked: list[tuple[FileChange, str]], before: 
     return ok
 
 
-async def hold_to_code(state: RunState, deps: RunDeps) -> tuple[list[dict[str, str]], dict[str, str | None]]:
+async def hold_to_code(state: RunState, deps: RunDeps) -> tuple[list[Dropped], dict[str, str | None]]:
     """Put back every non-code file the user did not approve; (the files dropped now, the approved texts)."""
     workspace = deps.request.workspace.resolve()
-    goal_tests = (state.get("goal_tests") or {}).get("path")  # the tester's own test file of the goal
+    goal = state.get("goal_tests")
+    goal_tests = goal["path"] if goal else None  # the tester's own test file of the goal
     pending = [(c, reason) for c in compute_change_set(deps.shadow).changes
                if c.path != goal_tests and (reason := not_code_reason(workspace, c))]
     asked = [(c, r) for c, r in pending if named_in_goal(c.path, deps.request.goal)]
-    before = dict((state.get("gate") or {}).get("approved_files") or {})
+    last = state.get("gate")
+    before = dict(last["approved_files"]) if last else {}
     ok = await _approved(deps, asked, before) if asked else set()
     approved = {c.path: c.new for c, _ in asked if c.path in ok}
-    dropped = []
+    dropped: list[Dropped] = []
     for change, reason in pending:
         if change.path in ok:
             continue
         why = "the user did not approve it" if (change, reason) in asked else "the goal does not name it"
         write_shadow_file(deps, change.path, change.original)
-        dropped.append({"path": change.path, "reason": f"{reason}; {why}"})
+        dropped.append(Dropped(path=change.path, reason=f"{reason}; {why}"))
     if dropped:
         deps.journal.write("dropped", files=dropped)
         listed = "; ".join(f"{d['path']} ({d['reason']})" for d in dropped)
@@ -69,11 +71,11 @@ async def hold_to_code(state: RunState, deps: RunDeps) -> tuple[list[dict[str, s
     return dropped, approved
 
 
-async def gate(state: RunState, deps: RunDeps) -> dict:
+async def gate(state: RunState, deps: RunDeps) -> RunState:
     """Hold the change to code, scan it; ask, block or allow per settings.safety."""
     deps.phase("gate", "checking the change for unsafe code", deps.progress(state.get("iteration", 0), 0.45))
     dropped, approved_files = await hold_to_code(state, deps)
-    out: dict = refuse_rigging(state, deps)  # a change that patches what judges the tests (pipeline/safety/rigging.py)
+    out = refuse_rigging(state, deps)  # a change that patches what judges the tests (pipeline/safety/rigging.py)
     if dropped:
         known = {d["path"]: d for d in state.get("dropped") or []}
         out["dropped"] = list({**known, **{d["path"]: d for d in dropped}}.values())
@@ -86,11 +88,11 @@ async def gate(state: RunState, deps: RunDeps) -> dict:
     if violations:
         mode = deps.settings.safety
         approved = mode == "allow" or (mode == "ask" and await deps.hooks.approve(violations))
-    found = [v.model_dump(mode="json") for v in violations]
+    found = [Violation(file=v.file, line=v.line, rule=v.rule, message=v.message) for v in violations]
     deps.journal.write("gate", violations=found, approved=approved, unchecked=scan.unchecked)
-    verdict = {"violations": found, "approved": approved, "unchecked": scan.unchecked,
-               "approved_files": approved_files}
-    if approved:
-        return {**out, "gate": verdict}
-    listed = "; ".join(f"{v.file}:{v.line} {v.message}" for v in violations)
-    return {**out, "gate": verdict, "status": "error", "error": f"rejected by the safety gate: {listed}"}
+    out["gate"] = GateOutcome(violations=found, approved=approved, unchecked=scan.unchecked,
+                              approved_files=approved_files)
+    if not approved:
+        listed = "; ".join(f"{v.file}:{v.line} {v.message}" for v in violations)
+        out.update(RunState(status="error", error=f"rejected by the safety gate: {listed}"))
+    return out

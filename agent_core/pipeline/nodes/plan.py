@@ -5,7 +5,6 @@ from __future__ import annotations
 from agent_core.agents.planner.agent import propose_plan
 from agent_core.agents.planner.validation import PlanError, textual_preplan, validate_plan
 from agent_core.agents.reflector.signatures import failure_text
-from agent_core.models import TestReport
 from agent_core.pipeline.context import layout
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.goal import editor_pointer, target_text
@@ -17,7 +16,7 @@ def _goal_context(state: RunState, deps: RunDeps) -> str:
     parts = [layout(deps.shadow)]
     if deps.request.target_file:
         parts.append(f"The request is about {deps.request.target_file}.")
-    report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+    report = state.get("baseline")
     if report and not report.ok:
         parts.append("Failing tests now:\n" + failure_text(report, limit=1500))
     hints = planner_hints(deps, state["goal"])
@@ -26,7 +25,7 @@ def _goal_context(state: RunState, deps: RunDeps) -> str:
     return "\n\n".join(parts)
 
 
-async def llm_plan(state: RunState, deps: RunDeps, extra: str = "") -> dict:
+async def llm_plan(state: RunState, deps: RunDeps, extra: str = "") -> RunState:
     context = _goal_context(state, deps) + (f"\n\n{extra}" if extra else "")
     rejected: str | None = None
     for _attempt in range(2):  # a plan that fails validation is re-requested once, with the error
@@ -40,17 +39,17 @@ async def llm_plan(state: RunState, deps: RunDeps, extra: str = "") -> dict:
             deps.journal.write("plan", plan=proposal.model_dump(mode="json"), error=rejected)
             continue
         deps.journal.write("plan", plan=plan.model_dump(mode="json"), source="llm")
-        return {"plan": plan.model_dump(mode="json"), "plan_source": "llm", "fresh_plan": True}
-    return {"status": "error", "error": rejected}
+        return RunState(plan=plan.model_dump(mode="json"), plan_source="llm", fresh_plan=True)
+    return RunState(status="error", error=rejected)
 
 
-async def plan(state: RunState, deps: RunDeps) -> dict:
+async def plan(state: RunState, deps: RunDeps) -> RunState:
     """A textual pre-plan for 'fix the failing tests', else the planner model."""
     deps.phase("planning", "planning", 8)
-    report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+    report = state.get("baseline")
     pointer = editor_pointer(deps.request, target_text(deps.request, deps.shadow))
     quick = textual_preplan(deps.request.goal, report, pointer) if state.get("kind") == "fix" else None
     if quick is not None:
         deps.journal.write("plan", plan=quick.model_dump(mode="json"), source="textual")
-        return {"plan": quick.model_dump(mode="json"), "plan_source": "textual", "fresh_plan": True}
+        return RunState(plan=quick.model_dump(mode="json"), plan_source="textual", fresh_plan=True)
     return await llm_plan(state, deps)

@@ -10,7 +10,7 @@ from agent_core.models import TestReport
 from agent_core.pipeline.coder.edits import UNCHANGED
 from agent_core.pipeline.context import focus_from_report, relevant_files, render_files
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.state import RunState
+from agent_core.pipeline.state import ReflectionNote, RunState
 
 
 def _past(deps: RunDeps, report: TestReport) -> str:
@@ -46,12 +46,13 @@ async def _diagnose(state: RunState, deps: RunDeps, report: TestReport, category
         return Reflection(hypothesis=f"No diagnosis available ({exc}); read the failure output.", confidence="low")
 
 
-async def reflect(state: RunState, deps: RunDeps) -> dict:
+async def reflect(state: RunState, deps: RunDeps) -> RunState:
     """Turn the failing report into a specific hypothesis for the next coding round."""
     iteration = state.get("iteration", 0)
     deps.phase("reflecting", f"reflecting {iteration}/{deps.settings.max_iterations}",
                deps.progress(iteration - 1, 0.85))
-    report = TestReport.model_validate(state["report"])
+    report = state["report"]
+    assert report is not None  # reflecting follows a failing test run
     first = report.failures[0] if report.failures else None
     category = classify(first, report) if first else ("timeout" if report.timed_out else "other")
     past = _past(deps, report)
@@ -65,6 +66,7 @@ async def reflect(state: RunState, deps: RunDeps) -> dict:
         answer = await _diagnose(state, deps, report, category, past)
     recorded = [*(state.get("recorded") or []), *record_failures(deps, report)]
     sig = state["signatures"][-1] if state.get("signatures") else ""
-    reflection = {**answer.model_dump(mode="json"), "category": category, "signature": sig}
+    reflection = ReflectionNote(hypothesis=answer.hypothesis, file=answer.file, change=answer.change,
+                                confidence=answer.confidence, category=category, signature=sig)
     deps.journal.write("reflection", **reflection, past=past)
-    return {"reflection": reflection, "recorded": recorded}
+    return RunState(reflection=reflection, recorded=recorded)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_core.agents.reflector.signatures import failure_text
-from agent_core.models import Plan, TestReport
+from agent_core.models import Plan
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.nodes.plan import llm_plan
 from agent_core.pipeline.state import RunState
@@ -11,7 +11,8 @@ from agent_core.pipeline.state import RunState
 
 def _replan_context(state: RunState) -> str:
     """The failed plan, the failing output, the last reflection and unapplied edits (seeds 001 and 003)."""
-    report = TestReport.model_validate(state["report"])
+    report = state["report"]
+    assert report is not None  # a replan follows a failing test run
     old = Plan.model_validate(state["plan"])
     lines = [
         f"The previous plan did not work; the same failure repeated twice in a row.\nFailed plan "
@@ -32,7 +33,7 @@ def _replan_context(state: RunState) -> str:
     return "\n".join(lines)
 
 
-async def replan(state: RunState, deps: RunDeps) -> dict:
+async def replan(state: RunState, deps: RunDeps) -> RunState:
     """The same failure came back twice: ask for a different plan."""
     deps.phase(
         "replanning",
@@ -40,4 +41,5 @@ async def replan(state: RunState, deps: RunDeps) -> dict:
         deps.progress(state.get("iteration", 0), 0),
     )
     out = await llm_plan(state, deps, _replan_context(state))
-    return {**out, "revisions": state.get("revisions", 0) + 1, "reflection": state.get("reflection")}
+    out.update(RunState(revisions=state.get("revisions", 0) + 1, reflection=state.get("reflection")))
+    return out

@@ -16,17 +16,23 @@ from __future__ import annotations
 import time
 
 from agent_core.events import TestReportEvent
-from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
-from agent_core.pipeline.state import RunState
+from agent_core.pipeline.state import RunState, SuspectNote, stored
 from agent_core.search.cases import test_characters
 from agent_core.search.hangs import unhung_duration
+from agent_core.search.localize import Suspect
 from agent_core.search.mutants import Mutant
 from agent_core.search.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.search.step import candidates, find_single_edit, localize_failure
 from agent_core.search.templates import seen_exceptions
 from agent_core.workspace.shadow import read_exact
+
+
+def _note(suspect: Suspect) -> SuspectNote:
+    """A suspect as the state and the journal keep it (`Suspect.as_dict`'s fields)."""
+    return SuspectNote(file=suspect.file, function=suspect.function, start_line=suspect.start_line,
+                       end_line=suspect.end_line, lines=list(suspect.lines), score=suspect.score)
 
 
 def _found(mutant: Mutant, before: str) -> dict:
@@ -39,11 +45,11 @@ def _found(mutant: Mutant, before: str) -> dict:
     }
 
 
-async def search(state: RunState, deps: RunDeps) -> dict:
+async def search(state: RunState, deps: RunDeps) -> RunState:
     """Localize, then look for a single-edit fix; `suspects` always, `status: fixed` when a mutant passes all."""
-    report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
+    report = state.get("baseline")
     if state.get("kind") != "fix" or report is None or report.ok:
-        return {}
+        return RunState()
     deps.phase("testing", "localizing the failure", 5)
     started = time.monotonic()
     # Whatever the goal says, a fix run whose tests fail is searched; unless the goal asks to change the tests:
@@ -54,14 +60,16 @@ async def search(state: RunState, deps: RunDeps) -> dict:
         where = await localize_failure(deps, report, deadline)
     except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
-        return {"suspects": []}
+        return RunState(suspects=[])
     suspects, failing = where.suspects, where.failing
     suspects = [s for s in suspects if s.file not in deps.shadow.verification]  # a test pytest collects by config
-    listed = [s.as_dict() for s in suspects]
+    listed = [_note(s) for s in suspects]
     deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes),
                        recorder=where.recorder, localize_s=round(time.monotonic() - started, 3),
                        **({"error": where.error} if where.error else {}))
-    out: dict = {"suspects": listed, **({"search_error": f"localizing: {where.error}"} if where.error else {})}
+    out = RunState(suspects=listed)
+    if where.error:
+        out["search_error"] = f"localizing: {where.error}"
     if not searching or not suspects or not failing:
         return out  # a typed goal still reaches the model after a search that found nothing
     characters = test_characters(report, deps.shadow.root)
@@ -90,4 +98,5 @@ async def search(state: RunState, deps: RunDeps) -> dict:
     deps.journal.write("search", found=_found(winner, before), **stats)
     deps.journal.write("test_report", report=passed.model_dump(mode="json"))
     deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=passed))
-    return {**out, "status": "fixed", "found_by": "search", "report": passed.model_dump(mode="json")}
+    out.update(RunState(status="fixed", found_by="search", report=stored(passed)))
+    return out

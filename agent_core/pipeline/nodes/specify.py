@@ -29,12 +29,11 @@ from agent_core.analysis.symbols import test_files
 from agent_core.gentests.targets import module_import_path
 from agent_core.gentests.testfile import BadTestCode, SplitTest, candidate_text, compose, split_code
 from agent_core.models import TestReport
-from agent_core.pipeline.attempts import score
-from agent_core.pipeline.checkpoint import shadow_files
+from agent_core.pipeline.attempts import best_state
 from agent_core.pipeline.context import python_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import write_shadow_file
-from agent_core.pipeline.state import RunState
+from agent_core.pipeline.state import GoalTestsNote, RunState, stored
 from agent_core.pipeline.testrun import run_checked
 from agent_core.workspace.testfiles import is_test_file
 
@@ -109,7 +108,7 @@ async def _failing_before(deps: RunDeps, state: RunState, rel: str, written: lis
     for name, split in written:
         _place(deps, files[name], candidate_text(split))
     try:
-        report, _ = await run_checked(deps, TestReport.model_validate(state["baseline"]), select=list(files.values()))
+        report, _ = await run_checked(deps, state.get("baseline"), select=list(files.values()))
     finally:
         for path in files.values():
             _place(deps, path, None)
@@ -137,7 +136,7 @@ def merge_reports(baseline: TestReport, extra: TestReport) -> TestReport:
     })
 
 
-async def specify(state: RunState, deps: RunDeps) -> dict:
+async def specify(state: RunState, deps: RunDeps) -> RunState:
     """Write tests of the goal, keep those that fail on the code as it is, and make them part of the baseline."""
     deps.phase("testing", "writing tests for the goal", 8)
     sources, imports, example = _context(deps)
@@ -153,20 +152,21 @@ async def specify(state: RunState, deps: RunDeps) -> dict:
         deps.journal.write("goal_tests", path=rel, kept=[], dropped=dropped, failing_before=None)
         deps.notice("no generated test of the goal failed before the change: the existing tests alone judge it",
                     "warning")
-        return {"goal_tests": {"path": rel, "tests": [], "dropped": dropped}}
+        return RunState(goal_tests=GoalTestsNote(path=rel, tests=[], dropped=dropped))
     text = compose(None, [(split, None) for name, split in written if name in kept], header)
     _place(deps, rel, text)
-    report, _ = await run_checked(deps, TestReport.model_validate(state["baseline"]), select=[rel])
+    report, _ = await run_checked(deps, state.get("baseline"), select=[rel])
     return _kept(state, deps, rel, text, kept, dropped, report)
 
 
 def _kept(state: RunState, deps: RunDeps, rel: str, text: str, kept: list[str], dropped: list[str],
-          report: TestReport) -> dict:
+          report: TestReport) -> RunState:
     deps.extra["goal_tests"] = {rel: text}
-    merged = merge_reports(TestReport.model_validate(state["baseline"]), report)
+    baseline = state["baseline"]
+    assert baseline is not None  # the goal's tests are written after the baseline run
+    merged = stored(merge_reports(baseline, report))
     deps.journal.write("goal_tests", path=rel, kept=kept, dropped=dropped,
                        failing_before=[f.nodeid for f in report.failures])
     deps.notice(f"wrote {len(kept)} test(s) of the goal in {rel}; they fail now and must pass after the change")
-    dumped = merged.model_dump(mode="json")
-    return {"goal_tests": {"path": rel, "tests": kept, "dropped": dropped}, "baseline": dumped, "report": dumped,
-            "best": {"score": score(merged), "files": shadow_files(deps.shadow), "report": dumped}}
+    return RunState(goal_tests=GoalTestsNote(path=rel, tests=kept, dropped=dropped), baseline=merged,
+                    report=merged, best=best_state(deps.shadow, merged))

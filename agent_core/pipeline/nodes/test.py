@@ -8,22 +8,22 @@ from agent_core.models import TestReport
 from agent_core.pipeline.attempts import keep_or_rewind
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import guard_verification
-from agent_core.pipeline.state import RunState
+from agent_core.pipeline.state import RunState, stored
 from agent_core.pipeline.testrun import run_and_report
 from agent_core.workspace.changeset import compute_change_set
 
 
 def _reuse(state: RunState, deps: RunDeps) -> TestReport | None:
     """The whole suite's report the code node already ran on this very shadow (a verified candidate), if any."""
-    if not state.get("checked"):
+    report = state.get("checked")
+    if report is None:
         return None
-    report = TestReport.model_validate(state["checked"])
     deps.journal.write("test_report", report=report.model_dump(mode="json"), reused=True)
     deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=report))
     return report
 
 
-async def test(state: RunState, deps: RunDeps) -> dict:
+async def test(state: RunState, deps: RunDeps) -> RunState:
     """Run the tests in the sandbox on the shadow workspace."""
     iteration = state.get("iteration", 0)
     deps.phase(
@@ -34,18 +34,13 @@ async def test(state: RunState, deps: RunDeps) -> dict:
     undone = guard_verification(deps, "since the last test run")
     report = None if undone else _reuse(state, deps)
     if report is None:
-        baseline_report = TestReport.model_validate(state["baseline"]) if state.get("baseline") else None
-        report, more = await run_and_report(deps, baseline_report)
+        report, more = await run_and_report(deps, state.get("baseline"))
         undone += more
-    out: dict = {
-        "report": report.model_dump(mode="json"),
-        "iteration": iteration + 1,
-        "checked": None,
-        "last_diff": compute_change_set(deps.shadow).unified_diff(),
-    }
+    diff = compute_change_set(deps.shadow).unified_diff()
+    out = RunState(report=stored(report), iteration=iteration + 1, checked=None, last_diff=diff)
     if undone:
         out["tool_errors"] = [*(state.get("tool_errors") or []), *undone]
     if not report.ok:
         out["signatures"] = [*(state.get("signatures") or []), report_signature(report)]
-        out.update(keep_or_rewind(deps.shadow, state, report, out["last_diff"]))
+        out.update(keep_or_rewind(deps.shadow, state, report, diff))
     return out

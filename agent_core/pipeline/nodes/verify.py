@@ -22,10 +22,9 @@ import asyncio
 from agent_core.agents.verifier.agent import UnreadableEvaluation, evaluate
 from agent_core.llm.base import LLMError
 from agent_core.models import TestReport
-from agent_core.pipeline.attempts import score
-from agent_core.pipeline.checkpoint import shadow_files
+from agent_core.pipeline.attempts import best_state
 from agent_core.pipeline.deps import RunDeps
-from agent_core.pipeline.state import RunState
+from agent_core.pipeline.state import ReflectionNote, RunState, Verdict
 from agent_core.workspace.changeset import compute_change_set
 
 DIFF_CHARS = 6000
@@ -33,31 +32,36 @@ TIMEOUT_S = 90.0
 
 
 def _tests_line(report: TestReport, state: RunState) -> str:
-    goal = state.get("goal_tests") or {}
-    extra = f"; the goal's own tests {', '.join(goal['tests'])} in {goal['path']} pass" if goal.get("tests") else ""
+    goal = state.get("goal_tests")
+    extra = ""
+    if goal and goal["tests"]:
+        extra = f"; the goal's own tests {', '.join(goal['tests'])} in {goal['path']} pass"
     skipped = f", {report.skipped} skipped" if report.skipped else ""
     return f"{report.passed} passed, 0 failed{skipped}{extra}"
 
 
-def _round_failed(state: RunState, deps: RunDeps) -> dict:
+def _round_failed(state: RunState, deps: RunDeps) -> RunState:
     """The verifier's extra round broke a test: the shadow was rewound to the verified state; end with it."""
-    assert state["verdict"] is not None and state["best"] is not None  # this route runs after a verdict on a best
-    verdict = dict(state["verdict"])
-    verdict.update(next="finalize", note="the verifier's round failed the tests; the change verified before it stands")
+    before, best = state["verdict"], state["best"]
+    assert before is not None and best is not None  # this route runs after a verdict on a best
+    verdict = before.copy()
+    note = "the verifier's round failed the tests; the change verified before it stands"
+    verdict.update(Verdict(next="finalize", note=note))
     deps.journal.write("verdict", **verdict)
-    deps.notice(verdict["note"], "warning")
-    return {"verdict": verdict, "report": state["best"]["report"]}
+    deps.notice(note, "warning")
+    return RunState(verdict=verdict, report=best["report"])
 
 
-async def verify(state: RunState, deps: RunDeps) -> dict:
+async def verify(state: RunState, deps: RunDeps) -> RunState:
     """Score the verified diff; accept it, or send the run back for another round with the feedback."""
-    report = TestReport.model_validate(state["report"])
+    report = state["report"]
+    assert report is not None  # the verifier follows a test run
     if not report.ok:
         return _round_failed(state, deps)
     cfg = deps.settings.verify
     deps.phase("verifying", "the verifier reads the change", 95)
-    previous = state.get("verdict") or {}
-    rounds = previous.get("round", 0)
+    previous = state.get("verdict")
+    rounds = previous.get("round", 0) if previous else 0
     diff = compute_change_set(deps.shadow).unified_diff()[:DIFF_CHARS]
     try:
         answer = await asyncio.wait_for(
@@ -72,46 +76,35 @@ async def verify(state: RunState, deps: RunDeps) -> dict:
             TIMEOUT_S,
         )
     except (TimeoutError, LLMError, UnreadableEvaluation) as exc:
-        verdict = {
-            "score": None,
-            "feedback": "",
-            "improvements": [],
-            "accepted": True,
-            "round": rounds,
-            "threshold": cfg.threshold,
-            "next": "finalize",
-            "note": f"the verifier gave no usable answer ({str(exc)[:200] or type(exc).__name__}); the tests decide",
-        }
+        verdict = Verdict(
+            score=None, feedback="", improvements=[], accepted=True, round=rounds, threshold=cfg.threshold,
+            next="finalize",
+            note=f"the verifier gave no usable answer ({str(exc)[:200] or type(exc).__name__}); the tests decide",
+        )
         deps.journal.write("verdict", **verdict)
-        return {"verdict": verdict}
+        return RunState(verdict=verdict)
     accepted = answer.score >= cfg.threshold
     again = not accepted and rounds < cfg.verifier_rounds
-    verdict = {
-        "score": answer.score,
-        "feedback": answer.feedback,
-        "improvements": answer.improvements,
-        "accepted": accepted,
-        "round": rounds + (1 if again else 0),
-        "threshold": cfg.threshold,
-        "next": "code" if again else "finalize",
-    }
+    verdict = Verdict(
+        score=answer.score, feedback=answer.feedback, improvements=answer.improvements, accepted=accepted,
+        round=rounds + (1 if again else 0), threshold=cfg.threshold, next="code" if again else "finalize",
+    )
     deps.journal.write("verdict", **verdict)
     if not again:
-        return {"verdict": verdict}
+        return RunState(verdict=verdict)
     deps.notice(
         f"the verifier scored the change {answer.score:.2f} (< {cfg.threshold:g}): another round. {answer.feedback}"
     )
-    dumped = report.model_dump(mode="json")
-    return {
-        "verdict": verdict,
-        "fresh_plan": False,
-        "undone": False,
-        "best": {"score": score(report), "files": shadow_files(deps.shadow), "report": dumped},
-        "reflection": {
-            "hypothesis": f"The tests pass, but a review scored the change {answer.score:.2f} of 1 "
+    return RunState(
+        verdict=verdict,
+        fresh_plan=False,
+        undone=False,
+        best=best_state(deps.shadow, report),
+        reflection=ReflectionNote(
+            hypothesis=f"The tests pass, but a review scored the change {answer.score:.2f} of 1 "
             f"against the goal: {answer.feedback}",
-            "file": None,
-            "change": "; ".join(answer.improvements) or None,
-            "confidence": "medium",
-        },
-    }
+            file=None,
+            change="; ".join(answer.improvements) or None,
+            confidence="medium",
+        ),
+    )

@@ -122,10 +122,10 @@ def rigging_findings(text: str, file: str = "<string>") -> list[tuple[int, str]]
     return finder.found
 
 
-def refuse_rigging(state: RunState, deps: RunDeps) -> dict:
+def refuse_rigging(state: RunState, deps: RunDeps) -> RunState:
     """Put back each changed Python file that rigs the verification; the state keys that tell the coder."""
     if not tests_protected(deps.request):
-        return {}
+        return RunState()
     notes = []
     for change in compute_change_set(deps.shadow).changes:
         if change.new is None or PurePosixPath(change.path).suffix not in (".py", ".pyi"):
@@ -142,5 +142,5 @@ def refuse_rigging(state: RunState, deps: RunDeps) -> dict:
         deps.notice(f"{change.path}: {reason}", "warning")
         notes.append(f"- {change.path}: {reason}")
     if not notes:
-        return {}
-    return {"tool_errors": [*(state.get("tool_errors") or []), *notes], "checked": None}
+        return RunState()
+    return RunState(tool_errors=[*(state.get("tool_errors") or []), *notes], checked=None)
