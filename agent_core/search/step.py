@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from agent_core.models import TestReport
 from agent_core.sandbox.base import Sandbox
+from agent_core.search.differ import RivalSearch, rival_figures
 from agent_core.search.hangs import hang_scores, hung_mutant_bound, localizing_bound, unhung_duration
 from agent_core.search.localize import (
     Suspect,
@@ -311,8 +312,13 @@ async def find_single_edit(
         for mutant, outcome in results:
             if outcome == "passed":
                 stats["passed_failing"] += 1
+                source = read_exact(deps.shadow.root / mutant.path)  # before the mutant: a rival is tried on it
                 report = await _verify(deps, mutant, baseline)
-                if report is not None:
+                if report is not None:  # another green candidate, and an input they differ on (search/differ.py)
+                    stats.update(await rival_figures(deps, RivalSearch(
+                        mutant, source, mutants[index:], failing, report, timeout_s, covering,
+                        lambda rival: _verify(deps, rival, baseline), verify_bounds(deps.settings, baseline)[0],
+                        deadline, report.test_files or sorted(deps.shadow.verification))))
                     return mutant, report, stats
         if stopped == "budget" or not results:
             break
