@@ -20,6 +20,7 @@ from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
 from agent_core.pipeline.state import RunState, SuspectNote, stored
 from agent_core.search.cases import test_characters
+from agent_core.search.differ import rival_sentence
 from agent_core.search.hangs import unhung_duration
 from agent_core.search.localize import Suspect
 from agent_core.search.mutants import Mutant
@@ -35,7 +36,7 @@ def _note(suspect: Suspect) -> SuspectNote:
                        end_line=suspect.end_line, lines=list(suspect.lines), score=suspect.score)
 
 
-def _found(mutant: Mutant, before: str) -> dict:
+def _found(mutant: Mutant, before: str) -> dict[str, str | int]:
     return {
         "file": mutant.path,
         "line": mutant.line,
@@ -96,6 +97,8 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         return out
     before = "\n".join(originals[winner.path].split("\n")[winner.line - 1 : winner.last])
     deps.journal.write("search", found=_found(winner, before), **stats)
+    if rival := rival_sentence(stats.get("rival")):  # another green edit: where it and the fix differ
+        out["search_rival"] = rival
     deps.journal.write("test_report", report=passed.model_dump(mode="json"))
     deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=passed))
     out.update(RunState(status="fixed", found_by="search", report=stored(passed)))
