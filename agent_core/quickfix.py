@@ -39,6 +39,7 @@ from agent_core.models import ChangeSet, RunRequest, TestReport
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.cases import test_characters
 from agent_core.search.describe import describe_change
+from agent_core.search.differ import rival_sentence
 from agent_core.search.hangs import unhung_duration
 from agent_core.search.localize import Suspect
 from agent_core.search.step import candidates, find_single_edit, localize_failure
@@ -63,6 +64,7 @@ class QuickFix:
     failing: list[str]  # node ids of the tests that failed before the change
     change_set: ChangeSet
     report: TestReport  # the whole suite, passing, with the change
+    rival: str = ""  # another edit that passes too, and an input they differ on (search/differ.py)
 
     @property
     def title(self) -> str:
@@ -167,6 +169,7 @@ async def _search(
             failing=failing,
             change_set=compute_change_set(shadow),
             report=passed,
+            rival=rival_sentence(found.get("rival")),
         )
         return SearchOutcome(fix, stats, round(time.monotonic() - started, 3))
 

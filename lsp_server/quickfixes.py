@@ -222,6 +222,7 @@ class QuickFixes:
             return {"applied": False, "reason": why}
         fix, given = offer.fix, offer.given
         reason = f"verified in the sandbox: {fix.report.passed} tests pass with {fix.change} ({fix.file}:{fix.line})"
+        reason += f". {fix.rival}" if fix.rival else ""  # another green edit, and where the two differ
         proposal = Proposal(
             f"quickfix-{fix_id}", f"agentls: {fix.title}", reason, fix.change_set, given.root, given.read
         )
