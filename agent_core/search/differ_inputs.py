@@ -114,7 +114,7 @@ def _variants(value: Any) -> Iterator[Any]:
     if isinstance(value, bool):
         yield not value
     elif isinstance(value, int):
-        yield from (value + 1, value - 1, 0, -value if value else -1)
+        yield from dict.fromkeys((value + 1, value - 1, 0, -value if value else -1))
     elif isinstance(value, float):
         yield from (0.0, -value)
     elif isinstance(value, str):
@@ -129,14 +129,16 @@ def _variants(value: Any) -> Iterator[Any]:
 
 
 def variations(call: Call) -> Iterator[Call]:
-    """`call` with one argument (positional or keyword) varied at a time."""
+    """`call` with one argument (positional or keyword) varied at a time (into something else)."""
     args, kwargs = call
     for index, source in enumerate(args):
         for value in _variants(ast.literal_eval(source)):
-            yield (*args[:index], repr(value), *args[index + 1:]), kwargs
+            if repr(value) != source:
+                yield (*args[:index], repr(value), *args[index + 1:]), kwargs
     for index, (key, source) in enumerate(kwargs):
         for value in _variants(ast.literal_eval(source)):
-            yield args, (*kwargs[:index], (key, repr(value)), *kwargs[index + 1:])
+            if repr(value) != source:
+                yield args, (*kwargs[:index], (key, repr(value)), *kwargs[index + 1:])
 
 
 def generated_inputs(calls: list[Call], limit: int = MAX_INPUTS) -> list[Call]:
