@@ -41,7 +41,7 @@ from agent_core.errors import ResumeError, UnknownRun
 from agent_core.journal.lease import RunLease
 from agent_core.journal.trace import load_trace
 from agent_core.journal.writer import Journal
-from agent_core.pipeline.state import STATE_MODELS
+from agent_core.pipeline.state import STATE_MODELS, RunState
 from agent_core.workspace.shadow import ShadowWorkspace, write_exact
 
 CHECKPOINTS = "checkpoints.sqlite"
@@ -86,8 +86,8 @@ class RunCheckpoint:
             self.lease.note_shadow(shadow.root)
 
     async def invoke(
-        self, graph: Any, config: dict, initial: Mapping[str, Any] | None, shadow: ShadowWorkspace
-    ) -> dict:
+        self, graph: Any, config: dict[str, Any], initial: Mapping[str, Any] | None, shadow: ShadowWorkspace
+    ) -> RunState:
         """Run the graph from `initial`, or (None) resume it from its last checkpoint."""
         run_id = config["configurable"]["thread_id"]
         durability = "sync" if self.saver is not None else None
@@ -100,7 +100,7 @@ class RunCheckpoint:
             if self.lease is not None:
                 self.lease.remove_stale_shadow()
             restore_shadow(shadow, snapshot.values.get("shadow_files") or {})
-        final = await graph.ainvoke(initial, config, durability=durability)
+        final: RunState = await graph.ainvoke(initial, config, durability=durability)
         if self.saver is not None and hasattr(self.saver, "adelete_thread"):
             await self.saver.adelete_thread(run_id)  # done: nothing left to resume
         return final

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -39,16 +40,21 @@ from agent_core.pipeline.nodes import (
 from agent_core.pipeline.state import RunState
 from agent_core.pipeline.toolcheck import checked_tools
 
+Node = Callable[[RunState, RunDeps], Awaitable[RunState]]  # returns the state keys it changes
 
-def _bound(name: str, node: Any, deps: RunDeps) -> Any:
-    """`node(state, deps)` as a one-argument LangGraph node that journals enter/exit."""
 
-    async def run(state: RunState) -> dict:
+def _bound(name: str, node: Node, deps: RunDeps) -> Any:
+    """`node(state, deps)` as a one-argument LangGraph node that journals enter/exit.
+
+    (Typed `Any`: mypy cannot solve `StateGraph.add_node`'s node protocols for a TypedDict state.)"""
+
+    async def run(state: RunState) -> RunState:
         deps.journal.write("node_enter", node=name)
         started = time.monotonic()
         try:
-            out = await node(state, deps)
-            return {**out, "shadow_files": shadow_files(deps.shadow)}  # checkpointed: a resume rebuilds the shadow
+            out = (await node(state, deps)).copy()
+            out["shadow_files"] = shadow_files(deps.shadow)  # checkpointed: a resume rebuilds the shadow
+            return out
         finally:
             deps.journal.write("node_exit", node=name, duration_s=round(time.monotonic() - started, 4))
 

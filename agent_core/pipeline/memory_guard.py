@@ -30,10 +30,12 @@ class GuardedMemory:
             return default
 
     def similar_failures(self, signature: str, message: str, limit: int = 3) -> list[PastFailure]:
-        return self._call("similar_failures", [], signature, message, limit)
+        found: list[PastFailure] = self._call("similar_failures", [], signature, message, limit)
+        return found
 
     def similar_patterns(self, goal: str, limit: int = 3) -> list[PastPattern]:
-        return self._call("similar_patterns", [], goal, limit)
+        found: list[PastPattern] = self._call("similar_patterns", [], goal, limit)
+        return found
 
     def record_failure(self, signature: str, error_type: str, message: str) -> None:
         self._call("record_failure", None, signature, error_type, message)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agent_core.agents.prompts import run_prompts
 from agent_core.events import MessageEvent, RunHooks
@@ -17,7 +17,7 @@ from agent_core.pipeline.explain import explain_change
 from agent_core.pipeline.goal import run_goal
 from agent_core.pipeline.graph import build_graph
 from agent_core.pipeline.memory_guard import GuardedMemory
-from agent_core.pipeline.state import initial_state
+from agent_core.pipeline.state import RunState, initial_state
 from agent_core.sandbox.factory import sandbox_for_run
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
@@ -60,7 +60,7 @@ async def run_pipeline(
             with ShadowWorkspace(request.workspace, request.overlays) as shadow:
                 checkpoint.note_shadow(shadow)
 
-                def on_tool(tool: str, args: dict, result: ToolResult) -> None:
+                def on_tool(tool: str, args: dict[str, Any], result: ToolResult) -> None:
                     journal.write("tool_call", tool=tool, args=args, result=result.result, ok=result.ok)
 
                 deps = RunDeps(settings=settings, request=request, llm=llm, sandbox=sandbox, memory=memory,
@@ -83,12 +83,12 @@ async def run_pipeline(
     return result
 
 
-async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, final: dict, attempt: ChangeSet) -> str:
+async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, final: RunState,
+                       attempt: ChangeSet) -> str:
     """One or two sentences on a verified change (pipeline/explain.py); "" for an unverified run."""
     if final.get("status") not in ("fixed", "ok"):
         return ""
-    baseline = TestReport.model_validate(final["baseline"]) if final.get("baseline") else None
-    report = TestReport.model_validate(final["report"]) if final.get("report") else None
+    baseline, report = final.get("baseline"), final.get("report")
     # A mutant the search found describes itself (the changed function, the tests it fixes): the templated
     # sentence keeps a search fix at 0 tokens.
     text = await explain_change(llm, prompts["explainer"], journal, goal=final.get("goal") or "",
@@ -98,11 +98,12 @@ async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, fina
     return f"{text} {rival}" if rival and text else text
 
 
-def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, llm: Any, journal: Journal) -> RunResult:
-    status: RunStatus = final.get("status") or "error"
+def _result(request: RunRequest, run_id: str, final: RunState, attempt: ChangeSet, llm: Any,
+            journal: Journal) -> RunResult:
+    status = cast(RunStatus, final.get("status") or "error")  # finalize sets one of them
     verified = status in ("fixed", "ok")
     journal.write("change_set", files=attempt.files, diff=attempt.unified_diff(), verified=verified)
-    report = TestReport.model_validate(final["report"]) if final.get("report") else None
+    report = final.get("report")
     plan = final.get("plan") or {}
     extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
     for key in ("verdict", "search_error", "search_rival"):  # the verifier's score; why the search's driver
@@ -115,7 +116,7 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
         extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
         summary += " by a single-edit mutant the search found, with no model call: review it"
     best = status == "unfixed" and bool(attempt.changes)  # the shadow holds the best state: "Show best attempt"
-    best_report = (final.get("best") or {}).get("report") if best else None
+    best_state = final.get("best") if best else None
     goal_tests = final.get("goal_tests")  # the tester's tests of a task's goal
     return RunResult(
         run_id=run_id, kind=request.kind, status=status, iterations=final.get("iteration", 0),
@@ -126,7 +127,7 @@ def _result(request: RunRequest, run_id: str, final: dict, attempt: ChangeSet, l
         dropped=[DroppedFile.model_validate(d, from_attributes=True) for d in final.get("dropped") or []],
         attempt_diff=last_try if not verified else "",  # the last unverified attempt, for inspection only
         best_attempt=attempt if best else None,
-        best_report=TestReport.model_validate(best_report) if best_report else None,
+        best_report=best_state["report"] if best_state else None,
         extra=extra,
     )
 

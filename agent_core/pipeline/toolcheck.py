@@ -27,6 +27,7 @@ import shutil
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from agent_core.models import TestFailure, TestReport
 from agent_core.pipeline.deps import RunDeps
@@ -99,10 +100,10 @@ async def _findings(deps: RunDeps, tool: str, files: list[str]) -> list[Finding]
         return None
 
 
-def _against(found: list[Finding], before: dict) -> list[Finding]:
+def _against(found: list[Finding], before: dict[str, Any]) -> list[Finding]:
     """The findings that count against the candidate (module docstring)."""
-    baseline: Counter = before["counts"]
-    targeted: Counter = before["targeted"]
+    baseline: Counter[tuple[str, str, str]] = before["counts"]
+    targeted: Counter[tuple[str, str, str]] = before["targeted"]
     now = Counter(f.key for f in found)
     out = []
     for key, count in now.items():

@@ -58,7 +58,8 @@ def _targets(tree: ast.Module) -> dict[tuple[str, str], list[ast.stmt]]:
 
 def _start(node: ast.stmt) -> int:
     """First line (0-based) of a node, decorators included."""
-    return min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)]) - 1
 
 
 def _replace_lines(text: str, first: int, end: int | None, source: str) -> str:

@@ -24,9 +24,10 @@ from typing import Any
 
 from agent_core.analysis.symbols import Symbol, analyse
 from agent_core.models import TestFailure, TestReport
-from agent_core.pipeline.context import is_test_file, python_files
+from agent_core.pipeline.context import python_files
 from agent_core.pipeline.state import SuspectNote
 from agent_core.workspace.shadow import ShadowWorkspace
+from agent_core.workspace.testfiles import is_test_file
 
 FRAME_WEIGHT = 1.0
 CALLED_WEIGHT = 0.5
@@ -70,7 +71,8 @@ def _failing_line(shadow: ShadowWorkspace, failure: TestFailure) -> str:
     return lines[failure.line - 1] if 0 < failure.line <= len(lines) else ""
 
 
-def _add(found: dict, rel: str, symbol: Symbol | None, line: int | None, weight: float) -> None:
+def _add(found: dict[tuple[str, str], dict[str, Any]], rel: str, symbol: Symbol | None, line: int | None,
+         weight: float) -> None:
     key = (rel, symbol.qualname if symbol else "")
     entry = found.setdefault(key, {"file": rel, "function": key[1], "score": 0.0, "lines": defaultdict(float),
                                    "start_line": symbol.start_line if symbol else line or 1,
@@ -80,7 +82,8 @@ def _add(found: dict, rel: str, symbol: Symbol | None, line: int | None, weight:
         entry["lines"][line] += weight
 
 
-def _called(shadow: ShadowWorkspace, failure: TestFailure, found: dict, cache: dict[str, list[Symbol]]) -> None:
+def _called(shadow: ShadowWorkspace, failure: TestFailure, found: dict[tuple[str, str], dict[str, Any]],
+            cache: dict[str, list[Symbol]]) -> None:
     names = set(_WORD.findall(_failing_line(shadow, failure)))
     if not names:
         return

@@ -121,7 +121,8 @@ def _context(state: RunState, deps: RunDeps, step: SubTask, report: TestReport |
 
 
 async def _ask(
-    state: RunState, deps: RunDeps, ctx: _Step, messages: list, n: int, temperature: float, first: int
+    state: RunState, deps: RunDeps, ctx: _Step, messages: list[dict[str, str]], n: int, temperature: float,
+    first: int,
 ) -> list[Candidate]:
     """Up to n answers from one request, each with its share of the tokens the request cost."""
     before = deps.llm.total_usage()

@@ -36,7 +36,7 @@ def _note(suspect: Suspect) -> SuspectNote:
                        end_line=suspect.end_line, lines=list(suspect.lines), score=suspect.score)
 
 
-def _found(mutant: Mutant, before: str) -> dict:
+def _found(mutant: Mutant, before: str) -> dict[str, str | int]:
     return {
         "file": mutant.path,
         "line": mutant.line,

@@ -25,6 +25,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from agent_core.agents.tester.goal import write_goal_tests
+from agent_core.agents.tester.schema import GeneratedTest
 from agent_core.analysis.symbols import test_files
 from agent_core.gentests.targets import module_import_path
 from agent_core.gentests.testfile import BadTestCode, SplitTest, candidate_text, compose, split_code
@@ -87,7 +88,7 @@ def _asked(deps: RunDeps, state: RunState) -> str:
     return (request.goal or "").strip() or next(iter(request.diagnostics), "") or request.target_symbol or state["goal"]
 
 
-def _usable(tests: list) -> list[tuple[str, SplitTest]]:
+def _usable(tests: list[GeneratedTest]) -> list[tuple[str, SplitTest]]:
     out, seen = [], set()
     for test in tests:
         try:
