@@ -17,7 +17,7 @@ are (`shadow_files` in the graph state, refreshed after every node). A
 resume copies the workspace again and writes those files back, then
 continues the graph from its last checkpoint.
 
-The state's test reports are pydantic models: LangGraph's serializer stores
+The state's test reports and plan are pydantic models: LangGraph's serializer stores
 one with its class and rebuilds it on load, for the classes it is allowed to
 (`state_serde`: the state's own, `state.STATE_MODELS`; by default it allows
 any class with a warning, and blocks all but its own under

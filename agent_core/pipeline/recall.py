@@ -107,7 +107,8 @@ async def remember_outcome(state: RunState, deps: RunDeps, status: str, change_s
     verified = state["report"]
     assert verified is not None  # a fixed run's last report passed
     diff = await minimal_verified_diff(deps, change_set, verified)
-    plan_text = "; ".join(s["description"] for s in (state.get("plan") or {}).get("subtasks", []))
+    plan = state.get("plan")
+    plan_text = "; ".join(s.description for s in plan.subtasks) if plan else ""
     deps.memory.record_pattern(state.get("kind", "fix"), state["goal"], plan_text, change_set.files, status, diff)
     if state.get("recorded"):
         deps.memory.resolve_failures(sorted(set(state["recorded"])), diff)

@@ -104,8 +104,9 @@ def _result(request: RunRequest, run_id: str, final: RunState, attempt: ChangeSe
     verified = status in ("fixed", "ok")
     journal.write("change_set", files=attempt.files, diff=attempt.unified_diff(), verified=verified)
     report = final.get("report")
-    plan = final.get("plan") or {}
-    extra = {"plan": plan, "plan_source": final.get("plan_source", ""), "revisions": final.get("revisions", 0)}
+    plan = final.get("plan")
+    extra = {"plan": plan.model_dump(mode="json") if plan else {}, "plan_source": final.get("plan_source", ""),
+             "revisions": final.get("revisions", 0)}
     for key in ("verdict", "search_error", "search_rival"):  # the verifier's score; why the search's driver
         # failed; another green edit of the search's fix
         if final.get(key):

@@ -1,6 +1,6 @@
 """The graph state: typed, and round-tripped by the LangGraph checkpointer so a run can be resumed.
 
-Test reports are kept as `TestReport` models (`stored()`: without the per-test
+Test reports and the plan are kept as `TestReport` and `Plan` models (`stored()`: without the per-test
 outcomes and collected files, which stay out of the checkpoint as out of the
 journal); the checkpointer's serializer stores a pydantic model with its class
 and rebuilds it on resume, for the classes `checkpoint.py` allows
@@ -12,11 +12,11 @@ it changes.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
-from agent_core.models import TestReport
+from agent_core.models import Plan, TestReport
 
-STATE_MODELS: tuple[type, ...] = (TestReport,)  # the pydantic models the state holds (checkpoint.py allows them)
+STATE_MODELS: tuple[type, ...] = (TestReport, Plan)  # the pydantic models the state holds (checkpoint.py allows them)
 
 
 def stored(report: TestReport) -> TestReport:
@@ -109,7 +109,7 @@ class RunState(TypedDict, total=False):
     kind: str  # "fix" | "task"
     goal: str
     explicit_goal: bool  # the user named a goal or pointed at diagnostics: passing tests alone do not end the run
-    plan: dict[str, Any] | None  # models.Plan dumped, subtasks in execution order (RunResult.extra["plan"])
+    plan: Plan | None  # subtasks in execution order
     plan_source: str  # "textual" | "llm"
     fresh_plan: bool  # the next coding round is the first of this plan: run every step
     iteration: int  # code/test rounds done

@@ -17,7 +17,7 @@ from agent_core.agents.coder.agent import (
 )
 from agent_core.agents.coder.schema import CoderOutput
 from agent_core.agents.reflector.signatures import failure_text
-from agent_core.models import Plan, SubTask, TestReport
+from agent_core.models import SubTask, TestReport
 from agent_core.pipeline.attempts import with_tried
 from agent_core.pipeline.coder.edits import apply_edits
 from agent_core.pipeline.coder.focus import Target, render_suspects, retarget_to_focus, target_code
@@ -72,7 +72,8 @@ def _temperature(state: RunState, deps: RunDeps) -> float | None:
 
 
 def _steps_for_round(state: RunState) -> list[SubTask]:
-    plan = Plan.model_validate(state["plan"])
+    plan = state["plan"]
+    assert plan is not None  # the code node follows a plan
     if state.get("fresh_plan") or not state.get("reflection"):
         return plan.subtasks  # first round of this plan: every step, in order
     # A retry after a reflection: one call that covers the plan's goal with the new hypothesis.

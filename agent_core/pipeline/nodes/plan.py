@@ -39,7 +39,7 @@ async def llm_plan(state: RunState, deps: RunDeps, extra: str = "") -> RunState:
             deps.journal.write("plan", plan=proposal.model_dump(mode="json"), error=rejected)
             continue
         deps.journal.write("plan", plan=plan.model_dump(mode="json"), source="llm")
-        return RunState(plan=plan.model_dump(mode="json"), plan_source="llm", fresh_plan=True)
+        return RunState(plan=plan, plan_source="llm", fresh_plan=True)
     return RunState(status="error", error=rejected)
 
 
@@ -51,5 +51,5 @@ async def plan(state: RunState, deps: RunDeps) -> RunState:
     quick = textual_preplan(deps.request.goal, report, pointer) if state.get("kind") == "fix" else None
     if quick is not None:
         deps.journal.write("plan", plan=quick.model_dump(mode="json"), source="textual")
-        return RunState(plan=quick.model_dump(mode="json"), plan_source="textual", fresh_plan=True)
+        return RunState(plan=quick, plan_source="textual", fresh_plan=True)
     return await llm_plan(state, deps)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from agent_core.agents.reflector.signatures import failure_text
-from agent_core.models import Plan
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.nodes.plan import llm_plan
 from agent_core.pipeline.state import RunState
@@ -13,7 +12,8 @@ def _replan_context(state: RunState) -> str:
     """The failed plan, the failing output, the last reflection and unapplied edits (seeds 001 and 003)."""
     report = state["report"]
     assert report is not None  # a replan follows a failing test run
-    old = Plan.model_validate(state["plan"])
+    old = state["plan"]
+    assert old is not None  # a replan follows a plan that was tried
     lines = [
         f"The previous plan did not work; the same failure repeated twice in a row.\nFailed plan "
         f"(approach: {old.approach or '-'}):"
