@@ -72,3 +72,23 @@ def widening_edits(text: str, nodes: Sequence[ast.AST], line: int, characters: S
                 new = f"{text[:start + 1]}{lead}, {char!r}{text[stop - 1:]}"
                 out.append((new, f"{char!r} added to the literal collection"))
     return out[:MAX_WIDENINGS]
+
+
+def constant_widenings(tree: ast.Module, lines: list[str], function: ast.AST,
+                       characters: Sequence[str]) -> list[tuple[int, str, str]]:
+    """(line, new line, description): the module-level constants that `function` reads (in its body or as a
+    parameter's default, `escape=_basic_escapes`) and whose one-line definition holds a bracketed literal of
+    characters, widened as `widening_edits` does. tomlkit's `_basic_escapes = CONTROL_CHARS | {'"'}` is such a
+    constant: its line runs at import, so coverage never points at it; the function that reads it does."""
+    if not characters:
+        return []
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    out: list[tuple[int, str, str]] = []
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id in used and stmt.lineno == stmt.end_lineno):
+            continue
+        text = lines[stmt.lineno - 1]
+        out += [(stmt.lineno, new, f"{description} `{stmt.targets[0].id}`")
+                for new, description in widening_edits(text, list(ast.walk(stmt)), stmt.lineno, characters)]
+    return out[:MAX_WIDENINGS]

@@ -18,7 +18,8 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
 5. a separator constant replaced by the `os` attribute that names it
    (`':'` -> `os.pathsep`, `'/'` -> `os.sep`, `'\\n'` -> `os.linesep`) when the
    module imports `os` (code that must follow the platform, tested by patching it);
-6. a literal collection of characters widened with one the failing tests use (cases.py).
+6. a literal collection of characters widened with one the failing tests use, on the line or in a module
+   constant the function reads (cases.py).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agent_core.models import TestReport
-from agent_core.search.cases import widening_edits
+from agent_core.search.cases import constant_widenings, widening_edits
 from agent_core.search.guards import Place, block_templates, guard_templates, return_templates, try_templates
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
@@ -305,6 +306,8 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
               *separator_edits(text, tree, nodes, line), *widening_edits(text, nodes, line, characters)]
     edits = [(line, new, last, description) for new, last, description in ranged]
     edits += [(line, new, line, description) for new, description in single] + cause_templates(place)
+    edits += [(at, new, at, description)
+              for at, new, description in constant_widenings(tree, lines, place.functions[-1], characters)]
     out: list[Mutant] = []
     seen = {text}
     for first, new, last, description in edits:

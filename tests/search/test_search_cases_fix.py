@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.search.cases import widening_edits
+from agent_core.search.templates import template_mutants
 from engine_support import journal_records, make_project
 
 QUOTES = {  # sqlparse 0.4.4's fix: backquoted names lose their quotes too
@@ -61,3 +62,11 @@ def test_a_missing_character_is_added_to_the_collection_by_the_search(tmp_path: 
     assert (project / "quotes.py").read_text() == authors, "the author's fix"
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
     assert search["found"]["description"] == "'`' added to the literal collection"
+
+
+def test_a_module_constant_the_function_reads_is_widened_at_its_definition():
+    source = ("CONTROL = {chr(0)}\n_basic = CONTROL | {'\"'}\nUNUSED = ('x',)\n\n\n"
+              "def escape(s, seqs=_basic):\n    return ''.join('\\\\' + c if c in seqs else c for c in s)\n")
+    found = [(m.line, m.text) for m in template_mutants("u.py", source, 7, [], None, (), ["\\"])
+             if "literal collection" in m.description]
+    assert found == [(2, "_basic = CONTROL | {'\"', '\\\\'}")], "the constant the default names, not another"
