@@ -92,3 +92,33 @@ def constant_widenings(tree: ast.Module, lines: list[str], function: ast.AST,
         out += [(stmt.lineno, new, f"{description} `{stmt.targets[0].id}`")
                 for new, description in widening_edits(text, list(ast.walk(stmt)), stmt.lineno, characters)]
     return out[:MAX_WIDENINGS]
+
+
+def _cased(value: object) -> str | None:
+    """`upper` or `lower` for a string literal written in one case (with at least one letter), else None."""
+    if not isinstance(value, str) or not any(c.isalpha() for c in value):
+        return None
+    return "upper" if value == value.upper() else "lower" if value == value.lower() else None
+
+
+def case_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[tuple[str, str]]:
+    """(new line, description): a comparison of a value with a literal written in one case made blind to the
+    value's case: `tok.value == 'CREATE'` -> `tok.value.upper() == 'CREATE'` (sqlparse 0.4.4: lower-case
+    keywords), `name in ('a', 'b')` -> `name.lower() in ('a', 'b')`."""
+    out: list[tuple[str, str]] = []
+    for node in nodes:
+        if not (isinstance(node, ast.Compare) and on_line(node, line) and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn))):
+            continue
+        right = node.comparators[0]
+        members = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+        cases = {_cased(m.value) if isinstance(m, ast.Constant) else None for m in members}
+        if len(cases) != 1 or None in cases or isinstance(node.left, ast.Constant) or not on_line(node.left, line):
+            continue
+        case = cases.pop()
+        start, stop = span(text, node.left)
+        left = text[start:stop]
+        if not isinstance(node.left, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            left = f"({left})"
+        out.append((f"{text[:start]}{left}.{case}(){text[stop:]}", f"`{text[start:stop]}` compared as {case} case"))
+    return out

@@ -19,7 +19,7 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
    (`':'` -> `os.pathsep`, `'/'` -> `os.sep`, `'\\n'` -> `os.linesep`) when the
    module imports `os` (code that must follow the platform, tested by patching it);
 6. a literal collection of characters widened with one the failing tests use, on the line or in a module
-   constant the function reads (cases.py).
+   constant the function reads; a comparison with a literal in one case made blind to case (cases.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agent_core.models import TestReport
-from agent_core.search.cases import constant_widenings, widening_edits
+from agent_core.search.cases import case_edits, constant_widenings, widening_edits
 from agent_core.search.guards import Place, block_templates, guard_templates, return_templates, try_templates
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
@@ -303,7 +303,8 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
               *return_templates(place)]
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
-              *separator_edits(text, tree, nodes, line), *widening_edits(text, nodes, line, characters)]
+              *separator_edits(text, tree, nodes, line), *widening_edits(text, nodes, line, characters),
+              *case_edits(text, nodes, line)]
     edits = [(line, new, last, description) for new, last, description in ranged]
     edits += [(line, new, line, description) for new, description in single] + cause_templates(place)
     edits += [(at, new, at, description)

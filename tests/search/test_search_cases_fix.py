@@ -70,3 +70,19 @@ def test_a_module_constant_the_function_reads_is_widened_at_its_definition():
     found = [(m.line, m.text) for m in template_mutants("u.py", source, 7, [], None, (), ["\\"])
              if "literal collection" in m.description]
     assert found == [(2, "_basic = CONTROL | {'\"', '\\\\'}")], "the constant the default names, not another"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("    if token.value == 'CREATE':\n        pass", "    if token.value.upper() == 'CREATE':"),
+        ("    found = name in ('a', 'b')", "    found = name.lower() in ('a', 'b')"),
+        ("    found = a + b != 'X1'", "    found = (a + b).upper() != 'X1'"),
+        ("    found = name == 'Mixed'", None),  # no single case to compare in
+        ("    found = name == '42'", None),  # no letters
+    ],
+)
+def test_a_comparison_with_a_literal_in_one_case_is_made_blind_to_case(line: str, expected: str | None):
+    source = f"def f(token, name, a, b):\n{line}\n"
+    found = [m.text for m in template_mutants("m.py", source, 2) if "compared as" in m.description]
+    assert found == ([expected] if expected else [])
