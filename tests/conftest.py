@@ -13,6 +13,9 @@ from scripted_llm import ScriptedLLM
 # path run with it off (inherited by every server and CLI they start). The tests in tests/search/
 # turn it on again.
 os.environ.setdefault("AGENTLS_SEARCH", "0")
+# Looking for a second green edit after a search's fix costs one more driver run (and a suite run when one
+# passes): seconds on each of the many tests the search fixes. tests/search/test_search_rival_fix.py turns it on.
+os.environ.setdefault("AGENTLS_SEARCH__RIVALS", "0")
 
 
 @pytest.fixture

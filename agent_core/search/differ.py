@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import json
 import shutil
+import textwrap
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -39,7 +40,9 @@ RIVAL_CANDIDATES = 60  # candidates of the winner's function tried for a rival (
 RIVAL_DRIVER_S = 20.0  # that run's own budget, at most
 MIN_DRIVER_S = 2.0  # less left than this (after the rival's verification bound): no rival is looked for
 CALL_S = 1.0  # one call of one version, at most
-COMPARE_S = 30.0  # the whole comparison run, at most
+COMPARE_S = 30.0  # the whole comparison run, at most (and never past the search's deadline)
+MIN_COMPARE_S = 3.0  # less left than this: not compared
+SCRIPT_MARGIN_S = 2.0  # the script stops comparing this long before its run's timeout (to write what it found)
 DIFFER_DIR = ".agentls/differ"
 _SCRIPT = Path(__file__).with_name("differ_script.py")
 RESULT_CAP = 64 * 1024
@@ -103,17 +106,34 @@ def function_text(source: str, line: int) -> str:
     return "\n".join(source.split("\n")[start - 1 : end]) + "\n"
 
 
+def _code(function: str) -> str:
+    """The function's syntax tree, as text: two spellings of one edit (`n + 1`, `(n + 1)`) are the same code."""
+    try:
+        return ast.dump(ast.parse(textwrap.dedent(function)))
+    except (SyntaxError, ValueError):
+        return function
+
+
 def rival_candidates(search: RivalSearch) -> list[Mutant]:
-    """The untried candidates that edit the winner's function into something else than the winner did."""
+    """The untried candidates that make the winner's function other code than the winner did."""
     winner, source = search.winner, search.source
     node, _ = function_at(source, winner.line)
     if node is None:
         return []
     start, end = _span(node)
-    fixed = winner.applied(source)
-    out = [m for m in search.rest if m.path == winner.path and start <= m.line and m.last <= end
-           and m.applied(source) != fixed]
-    return out[:RIVAL_CANDIDATES]
+    fixed = _code(_edited(source, start, end, winner))
+    out: list[Mutant] = []
+    for m in search.rest:
+        if m.path == winner.path and start <= m.line and m.last <= end and len(out) < RIVAL_CANDIDATES:
+            if _code(_edited(source, start, end, m)) != fixed:
+                out.append(m)
+    return out
+
+
+def _edited(source: str, start: int, end: int, mutant: Mutant) -> str:
+    """Lines `start`..`end` of `source` (a function holding the mutant's lines) with the mutant in place."""
+    grown = mutant.text.count("\n") + 1 - (mutant.last - mutant.line + 1)
+    return "\n".join(mutant.applied(source).split("\n")[start - 1 : end + grown])
 
 
 async def find_rival(deps: Any, search: RivalSearch, candidates: list[Mutant]) -> tuple[Mutant | None, int]:
@@ -151,15 +171,17 @@ def _importable(root: Path, rel: str) -> tuple[str, str]:
     return folder, name
 
 
-async def _run_script(deps: Any, config: dict[str, Any]) -> dict[str, Any]:
-    """The comparison script's result in the sandbox, or {"error": ...}."""
+async def _run_script(deps: Any, config: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """The comparison script's result in the sandbox (it stops comparing at `timeout_s` less a margin), or
+    {"error": ...}."""
     root = deps.shadow.root
+    config = {**config, "budget_s": max(1.0, timeout_s - SCRIPT_MARGIN_S)}
     folder = fresh_dir(root, DIFFER_DIR)  # never through a link a run planted (workspace/hostread.py)
     try:
         shutil.copyfile(_SCRIPT, folder / "differ.py")
         (folder / "config.json").write_text(json.dumps(config))
         result = await deps.sandbox.run([deps.sandbox.python, f"{DIFFER_DIR}/differ.py", f"{DIFFER_DIR}/config.json"],
-                                        root, timeout_s=COMPARE_S)
+                                        root, timeout_s=timeout_s)
         text = read_planted_text(root, f"{DIFFER_DIR}/result.json", RESULT_CAP)
         data = json.loads(text) if text else {}
         return data if isinstance(data, dict) and data else {"error": driver_error(result, None)}
@@ -183,13 +205,16 @@ async def tell_apart(deps: Any, search: RivalSearch, rival: Mutant) -> dict[str,
     out: dict[str, Any] = {"description": describe_change(source, rival.line, rival.text, rival.description),
                            "file": rival.path, "line": rival.line, "function": node.name, "differs_on": None}
     calls: list[Call] = generated_inputs(test_calls(deps.shadow.root, search.test_files, node.name))
-    if not top or not calls:
-        out["not_compared"] = "a method" if not top else "no literal arguments in the tests"
+    left = min(COMPARE_S, search.deadline - time.monotonic())
+    if not top or not calls or left < MIN_COMPARE_S:
+        out["not_compared"] = ("a method" if not top else "no literal arguments in the tests" if not calls
+                               else "no time left in search.budget_s")
         return out
     folder, module = _importable(deps.shadow.root, winner.path)
     versions = [function_text(m.applied(source), node.lineno) for m in (winner, rival)]
     data = await _run_script(deps, {"sys_path": folder, "module": module, "name": node.name, "versions": versions,
-                                    "calls": [[list(a), [list(k) for k in kw]] for a, kw in calls], "call_s": CALL_S})
+                                    "calls": [[list(a), [list(k) for k in kw]] for a, kw in calls], "call_s": CALL_S},
+                             left)
     if data.get("error"):
         out["not_compared"] = str(data["error"])
         return out

@@ -23,6 +23,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 SHOWN = 200  # characters of a result kept
 
@@ -73,7 +74,10 @@ def _versions(config):
 
 def _compare(config, versions):
     tried = 0
+    stop = time.monotonic() + config["budget_s"]
     for args_src, kwargs_src in config["calls"]:
+        if time.monotonic() > stop:  # what was compared so far, before the run's timeout
+            break
         results = []
         for func in versions:
             args = [ast.literal_eval(source) for source in args_src]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -262,29 +262,39 @@ def _slow_tests_bound(where: Localization | None, failing: list[str], mutants: l
     return SLOW_TEST_FACTOR * need + 1.0
 
 
+def _per_mutant(settings: Settings, where: Localization | None, suite_s: float, failing: list[str],
+                mutants: list[Mutant], baseline: TestReport | None,
+                stats: dict[str, Any]) -> tuple[Callable[[Mutant], list[str]] | None, float]:
+    """(the covering tests of a mutant, on a suite slower than COVERING_SUITE_S with per-test coverage; the
+    per-mutant bound), both noted in `stats`."""
+    covering = None
+    timeout_s = settings.search.mutant_timeout_s
+    if where is not None and where.files and suite_s > COVERING_SUITE_S:
+        def covering(mutant: Mutant) -> list[str]:
+            return where.covering(mutant.path, mutant.line)
+
+        timeout_s = COVERING_TIMEOUT_FACTOR * timeout_s  # the failing tests and their neighbours
+        stats["with_covering"] = True
+    slow_s = _slow_tests_bound(where, failing, mutants, covering)
+    timeout_s = hung_mutant_bound(max(timeout_s, slow_s), slow_s, baseline)  # a mutant that still loops: seconds
+    stats["mutant_timeout_s"] = round(timeout_s, 1)
+    return covering, timeout_s
+
+
 async def find_single_edit(
     deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
-    suite_s: float = 0.0, baseline: TestReport | None = None, deadline: float | None = None,
+    suite_s: float = 0.0, baseline: TestReport | None = None, deadline: float | None = None, rivals: bool = True,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
     """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
     seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
     sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
     suite; with that suite's report and the search's figures. The search ends at `deadline` (by default
-    `search.budget_s` from now; the caller's, when localizing already spent part of it)."""
+    `search.budget_s` from now; the caller's, when localizing already spent part of it). With `rivals`, a second
+    green candidate of the winner's function is looked for, and an input the two differ on (search/differ.py)."""
     s = deps.settings.search
     deadline = deadline if deadline is not None else time.monotonic() + s.budget_s
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
-    covering = None
-    timeout_s = s.mutant_timeout_s
-    if where is not None and where.files and suite_s > COVERING_SUITE_S:
-        def covering(mutant: Mutant) -> list[str]:
-            return where.covering(mutant.path, mutant.line)
-
-        timeout_s = COVERING_TIMEOUT_FACTOR * s.mutant_timeout_s  # the failing tests and their neighbours
-        stats["with_covering"] = True
-    slow_s = _slow_tests_bound(where, failing, mutants, covering)
-    timeout_s = hung_mutant_bound(max(timeout_s, slow_s), slow_s, baseline)  # a mutant that still loops: seconds
-    stats["mutant_timeout_s"] = round(timeout_s, 1)
+    covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
         def live(done: int, base: int = index) -> None:  # the driver's count while it runs (search/sandboxed.py)
@@ -314,11 +324,13 @@ async def find_single_edit(
                 stats["passed_failing"] += 1
                 source = read_exact(deps.shadow.root / mutant.path)  # before the mutant: a rival is tried on it
                 report = await _verify(deps, mutant, baseline)
-                if report is not None:  # another green candidate, and an input they differ on (search/differ.py)
+                if report is not None and rivals and deps.settings.search.rivals:  # another green edit, and
+                    # an input on which the two differ (search/differ.py)
                     stats.update(await rival_figures(deps, RivalSearch(
                         mutant, source, mutants[index:], failing, report, timeout_s, covering,
                         lambda rival: _verify(deps, rival, baseline), verify_bounds(deps.settings, baseline)[0],
                         deadline, report.test_files or sorted(deps.shadow.verification))))
+                if report is not None:
                     return mutant, report, stats
         if stopped == "budget" or not results:
             break

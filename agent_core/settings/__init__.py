@@ -147,6 +147,11 @@ class SearchSettings(BaseModel):
     mutant_timeout_s: float = Field(
         default=5.0, gt=0, description="Seconds one mutant may run the failing tests before it is stopped."
     )
+    rivals: bool = Field(
+        default=True,
+        description="After a verified fix, look for another edit of the same function that passes every test too, "
+        "and an input on which the two differ (one more driver run, within budget_s).",
+    )
     background: bool = Field(
         default=True,
         description="Editor: after a test run leaves failing tests, look for a verified single-edit fix in the "

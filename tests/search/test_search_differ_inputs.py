@@ -81,7 +81,7 @@ async def _never(_: Mutant) -> Report | None:
 
 def test_rival_candidates_edit_the_winners_function_into_something_else():
     winner = Mutant("m.py", 6, "    return x and b", "`or` -> `and`")
-    same = Mutant("m.py", 6, "    return x and b", "the same text, another way")
+    same = Mutant("m.py", 6, "    return (x and b)", "the same code, another spelling")
     other = Mutant("m.py", 5, "    x = b", "`a` -> `b`")
     elsewhere = Mutant("m.py", 11, "        return 2", "`1` -> `2`")
     other_file = Mutant("n.py", 6, "    return x and b", "`or` -> `and`")

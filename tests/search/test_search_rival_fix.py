@@ -35,6 +35,7 @@ DOUBLE = {  # one edit passes: `3` -> `2`
 @pytest.fixture(autouse=True)
 def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTLS_SEARCH", "1")
+    monkeypatch.setenv("AGENTLS_SEARCH__RIVALS", "1")  # off in the other tests (tests/conftest.py)
 
 
 def _fix(tmp_path: Path, scripted_llm, run_fix, files: dict[str, str]) -> tuple[Path, dict, dict]:

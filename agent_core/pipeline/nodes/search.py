@@ -88,7 +88,8 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         winner, passed, pairs = await from_partial_fix(  # two edits, from a partial fix (search/pairs.py)
             deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
             lambda: candidates(deps.shadow.root, suspects, SECOND_EDITS, seen_exceptions(report), characters),
-            lambda more: find_single_edit(deps, failing, more, where, unhung_duration(report), report, deadline))
+            lambda more: find_single_edit(deps, failing, more, where, unhung_duration(report), report, deadline,
+                                          rivals=False))  # a second edit's rival would not be shown
         stats.update(pairs)
     if winner is None or passed is None:
         deps.journal.write("search", found=None, **stats)
