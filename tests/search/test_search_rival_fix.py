@@ -4,11 +4,17 @@ reported with a generated input on which the two disagree; a fix no other edit m
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
+from agent_core.quickfix import find_quick_fix
+from agent_core.sandbox.factory import make_sandbox
+from agent_core.settings import SandboxSettings, SearchSettings, Settings
+from agent_core.testing.runner import run_tests
+from agent_core.workspace.shadow import ShadowWorkspace
 from engine_support import journal_records, make_project
 
 FAST = "[search]\nmutant_timeout_s = 2\n"
@@ -74,3 +80,19 @@ def test_a_fix_no_other_edit_matches_has_no_rival(tmp_path: Path, scripted_llm, 
     assert "rival" not in search and "rival_error" not in search
     assert "Another edit" not in result["explanation"]
     assert (project / "double.py").read_text() == "def double(x):\n    return x * 2\n"
+
+
+def test_the_editors_background_quick_fix_shows_the_rival_in_its_preview(tmp_path: Path):
+    root = make_project(tmp_path / "ws", SIGNS)
+    settings = Settings(sandbox=SandboxSettings(backend="bubblewrap", timeout_s=120),
+                        search=SearchSettings(enabled=True, rivals=True, mutant_timeout_s=2))
+    with ShadowWorkspace(root, {}) as shadow:
+        report = asyncio.run(run_tests(make_sandbox(settings), shadow.root, "pytest", 120))
+    assert report.failed == 1
+
+    outcome = asyncio.run(find_quick_fix(settings, root, {}, report, nice=False))
+
+    assert outcome.fix is not None and outcome.fix.change == "`a > 0 or b > 0` -> `a > 0 and b > 0`", outcome.stats
+    rival = outcome.stats["rival"]
+    assert outcome.fix.rival.startswith(f"Another edit also passes the tests: {rival['description']}; they differ on")
+    assert f"this fix gives {rival['winner_gives']}, the other {rival['rival_gives']}." in outcome.fix.rival
