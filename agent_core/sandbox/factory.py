@@ -9,6 +9,7 @@ is an error that says why.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
 
 from agent_core.events import MessageEvent, RunHooks
@@ -27,9 +28,16 @@ def _sandbox_settings(settings: Settings | SandboxSettings) -> SandboxSettings:
     return settings.sandbox if isinstance(settings, Settings) else settings
 
 
+# The docker SDK's modules import each other in cycles: imported for the first time by two threads at once (the
+# language server's start-up clean-up and a run), Python's per-module import locks can report a deadlock. One
+# lock makes the first import of the backend one thread's.
+_IMPORT_LOCK = threading.Lock()
+
+
 def _docker_module(name: str):  # noqa: ANN202 - a module of the optional docker backend, or None
     try:
-        return importlib.import_module(f"agent_core.sandbox.docker.{name}")
+        with _IMPORT_LOCK:
+            return importlib.import_module(f"agent_core.sandbox.docker.{name}")
     except ImportError:
         return None
 
