@@ -1,11 +1,14 @@
 """Right, not just green: a second candidate that passes too, and an input on which the two disagree.
 
 When the search has verified its winner W (search/step.py), one more driver
-run tries the candidates of W's function that the search had not reached yet,
-on the file as it was before W (W is put back afterwards, whatever happens).
-The first that passes the failing tests is the rival R; it is verified like
-W (the whole suite, the same bounds), and only when what is left of
-`search.budget_s` covers that run's bound. When both pass, the function is
+run tries the candidates of W's function that the search had not reached yet
+(its driver stops at the first candidate that passes, so the batch that found
+W holds no second one), on the file as it was before W (W is put back
+afterwards, whatever happens), at most RIVAL_CANDIDATES of them. The first
+that passes the failing tests (and, on a fast suite, every test W's suite run
+passed) is the rival R; it is verified like W (the whole suite, the same
+bounds), and only when what is left of `search.budget_s` covers that run's
+bound: one rival at most. When both pass, the function is
 called in the sandbox, W's version and R's side by side, on the arguments the
 project's tests pass to it and simple variations of them
 (search/differ_inputs.py, search/differ_script.py); the first call on which
@@ -75,10 +78,10 @@ class RivalSearch:
         return list(dict.fromkeys([*self.failing, *(t for t, o in self.suite.outcomes.items() if o == "passed")]))
 
 
-def _span(node: ast.AST) -> tuple[int, int]:
-    decorators = getattr(node, "decorator_list", [])
-    start = min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
-    return start, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+def _span(node: ast.stmt) -> tuple[int, int]:
+    """A statement's first line (its first decorator's, for a def) and last line."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)]), node.end_lineno or node.lineno
 
 
 def function_at(source: str, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, bool]:
