@@ -79,11 +79,16 @@ def _compare(config, versions):
         if time.monotonic() > stop:  # what was compared so far, before the run's timeout
             break
         results = []
-        for func in versions:
-            args = [ast.literal_eval(source) for source in args_src]
-            kwargs = {key: ast.literal_eval(source) for key, source in kwargs_src}
-            results.append(_outcome(func, args, kwargs, config["call_s"]))
         tried += 1
+        for func in versions:
+            try:  # fresh arguments for each version (a function may change a list it is given)
+                args = [ast.literal_eval(source) for source in args_src]
+                kwargs = {key: ast.literal_eval(source) for key, source in kwargs_src}
+            except ValueError:  # a value whose repr is no literal (inf, nan): that call is skipped
+                break
+            results.append(_outcome(func, args, kwargs, config["call_s"]))
+        if len(results) < len(versions):
+            continue
         if any(kind == "late" for kind, _ in results):
             continue
         if results[0] != results[1]:
