@@ -104,3 +104,18 @@ def test_several_files_in_one_block_with_a_nested_opener_are_split_by_their_head
 def test_a_block_closed_at_the_end_of_a_code_line_is_still_read():
     out = parse_coder_answer("### calc.py\n```python\ndef add(a, b):\n    return a + b```", "other.py")
     assert [(e.path, e.replace) for e in out.edits] == [("calc.py", "def add(a, b):\n    return a + b")]
+
+
+def test_an_outline_copied_back_is_no_edit_and_the_rewritten_function_still_is():
+    answer = (
+        "### pkg/utils.py (outline: the other definitions of this 374-line file, bodies not shown)\n"
+        "```python\nclass _Missing:\n    def __bool__(self):\ndef is_generator(obj) -> bool:  # True for generators\n"
+        "def from_timestamp(value):  # shown whole below\n```\n\n"
+        "### pkg/utils.py\n```python\ndef from_timestamp(value):\n    return float(value)\n```\n"
+    )
+    output = parse_coder_answer(answer, "pkg/utils.py")
+    assert output is not None
+    assert [(e.path, e.replace) for e in output.edits] == [
+        ("pkg/utils.py", "def from_timestamp(value):\n    return float(value)\n")]
+    one_liner = "```python\nclass A:\n    def f(self): return 1\n```\n"
+    assert parse_coder_answer(one_liner, "a.py").edits[0].replace.startswith("class A:"), "a real class is kept"

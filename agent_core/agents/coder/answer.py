@@ -9,7 +9,9 @@ too: some models and every scripted test answer that way.
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 
 from pydantic import ValidationError
 
@@ -43,6 +45,23 @@ def _unmarked(output: CoderOutput) -> CoderOutput:
             for e in output.edits
         ]
     )
+
+
+_OUTLINE_LINE = re.compile(r"^\s*(?:(?:async\s+)?def\s|class\s|@|#)")
+
+
+def outline_echo(code: str) -> bool:
+    """Whether a block is an outline the prompt showed, copied back (signatures only, no bodies): a small model
+    repeats the prompt's `(outline: ... bodies not shown)` blocks before its real answer. As an edit it is
+    invalid Python, and it would hide the function the answer does rewrite."""
+    lines = [line for line in code.splitlines() if line.strip()]
+    if not lines or not all(_OUTLINE_LINE.match(line) for line in lines):
+        return False
+    try:
+        ast.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError):
+        return True  # headers without bodies
+    return False
 
 
 def _single_fences(text: str) -> str:
@@ -98,7 +117,7 @@ def _parse(text: str, default_path: str) -> CoderOutput | None:
     blocks = list(_BLOCK.finditer(text)) or list(_LOOSE_BLOCK.finditer(text))
     for m in blocks:
         for path, code in _sections(m.group(1), _path_above(text, m.start(), default_path)):
-            if code.strip() and path:
+            if code.strip() and path and not outline_echo(code):
                 edits.append(Edit(path=path, search="", replace=code))
     if edits:
         return CoderOutput(edits=edits)
