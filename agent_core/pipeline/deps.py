@@ -5,6 +5,7 @@ Bound to the nodes by `graph.build_graph`, never put in the (checkpointed) state
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,25 @@ from agent_core.sandbox.base import Sandbox
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.tools import FileTools
+
+
+@dataclass
+class ToolBaseline:
+    """A tool's findings at the first verdict run (toolcheck.py): counted per (tool, file, code), the files it
+    ran on, and the ones the user pointed at (they must go)."""
+
+    counts: Counter[tuple[str, str, str]]
+    files: set[str]
+    targeted: Counter[tuple[str, str, str]]
+
+
+@dataclass
+class ToolMemo:
+    """What re-checking another tool's diagnostic remembers within a run (toolcheck.py)."""
+
+    missing: set[str] = field(default_factory=set)  # tools installed nowhere: the tests alone judge
+    baseline: dict[str, ToolBaseline] = field(default_factory=dict)
+    runner: dict[str, str] = field(default_factory=dict)  # tool -> agentls' own copy in the shadow
 
 
 @dataclass
@@ -34,7 +54,8 @@ class RunDeps:
     tools: FileTools
     prompts: dict[str, str]
     run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
-    extra: dict[str, Any] = field(default_factory=dict)  # per-run memos of verifying steps (toolcheck, goal tests)
+    goal_tests: dict[str, str] = field(default_factory=dict)  # path -> text of the goal's tests (nodes/specify.py)
+    toolcheck: ToolMemo = field(default_factory=ToolMemo)  # what re-checking a tool remembers (toolcheck.py)
 
     @property
     def run_id(self) -> str:

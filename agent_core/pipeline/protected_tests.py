@@ -17,7 +17,7 @@ tests from (`TestReport.test_files`: a `tests.py`, a `*_check.py` that
 rule (`workspace/testfiles.py`) still holds when collection says nothing.
 
 In a task run the tester's tests of the goal judge instead: `nodes/specify.py`
-records the kept tests in `deps.extra["goal_tests"]` (path -> text);
+records the kept tests in `deps.goal_tests` (path -> text);
 `run_checked` calls `restore_goal_tests` around every verdict run, so a
 candidate that edits them is undone and told why, as `guard_verification`
 does in a fix run.
@@ -123,7 +123,7 @@ def write_shadow_file(deps: RunDeps, rel: str, text: str | None) -> None:
 def restore_goal_tests(deps: RunDeps) -> list[str]:
     """Put the goal tests back as written; one refused-edit line per file that differed."""
     notes = []
-    for rel, text in (deps.extra.get("goal_tests") or {}).items():
+    for rel, text in deps.goal_tests.items():
         if deps.shadow.current(rel) != text:
             write_shadow_file(deps, rel, text)
             why = "the goal's tests judge this run; undone"

@@ -27,10 +27,9 @@ import shutil
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from agent_core.models import TestFailure, TestReport
-from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.deps import RunDeps, ToolBaseline
 from agent_core.sandbox.base import CommandResult
 from agent_core.testing.linters import (
     Finding,
@@ -70,19 +69,19 @@ def _own_copy(deps: RunDeps, tool: str) -> str | None:
 
 async def _run_tool(deps: RunDeps, tool: str, files: list[str]) -> CommandResult | None:
     """The tool's run through the sandbox's Python, else agentls' own copy; None when neither has it."""
-    memo = deps.extra["toolcheck"]
+    memo = deps.toolcheck
     argv = tool_argv(tool, deps.sandbox.python, files)
-    if memo["runner"].get(tool):
-        argv = [f"./{memo['runner'][tool]}", *argv[3:]]  # [python, "-m", tool, *args] -> [tool, *args]
+    if memo.runner.get(tool):
+        argv = [f"./{memo.runner[tool]}", *argv[3:]]  # [python, "-m", tool, *args] -> [tool, *args]
     result = await deps.sandbox.run(argv, deps.shadow.root, timeout_s=TOOL_TIMEOUT_S)
     if not not_installed(result.stdout + "\n" + result.stderr, tool) and result.exit_code not in (126, 127):
         return result
-    if memo["runner"].get(tool):
+    if memo.runner.get(tool):
         return None
     own = _own_copy(deps, tool)
     if own is None:
         return None
-    memo["runner"][tool] = own
+    memo.runner[tool] = own
     return await _run_tool(deps, tool, files)
 
 
@@ -100,15 +99,14 @@ async def _findings(deps: RunDeps, tool: str, files: list[str]) -> list[Finding]
         return None
 
 
-def _against(found: list[Finding], before: dict[str, Any]) -> list[Finding]:
+def _against(found: list[Finding], before: ToolBaseline) -> list[Finding]:
     """The findings that count against the candidate (module docstring)."""
-    baseline: Counter[tuple[str, str, str]] = before["counts"]
-    targeted: Counter[tuple[str, str, str]] = before["targeted"]
+    baseline, targeted = before.counts, before.targeted
     now = Counter(f.key for f in found)
     out = []
     for key, count in now.items():
         allowed = baseline[key] - targeted[key] if key in targeted else (
-            baseline[key] if key[0] in before["files"] else count)
+            baseline[key] if key[0] in before.files else count)
         extra = count - max(0, allowed)
         if extra > 0:
             out.extend([f for f in found if f.key == key][-extra:])
@@ -124,19 +122,19 @@ def _failure(f: Finding) -> TestFailure:
 async def recheck(deps: RunDeps, report: TestReport) -> TestReport:
     """`report` with the tools' remaining findings added as failures (the report itself when none is checked)."""
     tools = checked_tools(deps)
-    memo = deps.extra.setdefault("toolcheck", {"missing": set(), "baseline": {}, "runner": {}})
+    memo = deps.toolcheck
     failures: list[TestFailure] = []
-    for tool in [t for t in tools if t not in memo["missing"]]:
+    for tool in [t for t in tools if t not in memo.missing]:
         files = _files(deps)
         found = await _findings(deps, tool, files) if files else []
         if found is None:
-            memo["missing"].add(tool)
+            memo.missing.add(tool)
             continue
-        before = memo["baseline"].get(tool)
+        before = memo.baseline.get(tool)
         if before is None:  # the first verdict run is the baseline: what the user pointed at is what must go
             targeted = [f for f in found if pointed_at(f, deps.request.diagnostics)]
-            before = memo["baseline"][tool] = {"counts": Counter(f.key for f in found), "files": set(files),
-                                              "targeted": Counter(f.key for f in targeted)}
+            before = memo.baseline[tool] = ToolBaseline(Counter(f.key for f in found), set(files),
+                                                        Counter(f.key for f in targeted))
             counted = targeted
         else:
             counted = _against(found, before)

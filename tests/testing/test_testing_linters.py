@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.pipeline.deps import ToolBaseline
 from agent_core.pipeline.toolcheck import _against
 from agent_core.testing.linters import Finding, diagnostic_tools, is_tool_nodeid, parse_findings, pointed_at
 
@@ -114,7 +115,7 @@ def test_only_the_pointed_at_finding_of_the_same_tool_is_targeted():
     ],
 )
 def test_what_counts_against_a_candidate(after, counted):
-    before = {"counts": Counter([F401.key, E711.key]), "targeted": Counter([F401.key]), "files": {"calc.py"}}
+    before = ToolBaseline(counts=Counter([F401.key, E711.key]), files={"calc.py"}, targeted=Counter([F401.key]))
     assert _against(after, before) == counted
 
 

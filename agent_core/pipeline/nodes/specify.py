@@ -162,7 +162,7 @@ async def specify(state: RunState, deps: RunDeps) -> RunState:
 
 def _kept(state: RunState, deps: RunDeps, rel: str, text: str, kept: list[str], dropped: list[str],
           report: TestReport) -> RunState:
-    deps.extra["goal_tests"] = {rel: text}
+    deps.goal_tests = {rel: text}
     baseline = state["baseline"]
     assert baseline is not None  # the goal's tests are written after the baseline run
     merged = stored(merge_reports(baseline, report))
