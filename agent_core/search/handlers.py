@@ -58,6 +58,24 @@ def handled_by_callers(trees: Iterable[ast.Module], name: str) -> list[str]:
     return sorted(counts, key=lambda n: -counts[n])
 
 
+def handled_around(trees: dict[str, ast.Module], lines: Iterable[tuple[str, int]]) -> list[str]:
+    """The exception names that `try` blocks around suspicious lines (file, line) catch, most frequent first: the
+    callers' handlers when the function is reached indirectly (marshmallow calls `from_timestamp` through a table
+    of functions, in a `try` that catches ValueError), which `handled_by_callers` cannot see by name."""
+    wanted: dict[str, set[int]] = {}
+    for file, line in lines:
+        wanted.setdefault(file, set()).add(line)
+    counts: dict[str, int] = {}
+    for file, tree in trees.items():
+        for node in ast.walk(tree) if file in wanted else ():
+            if isinstance(node, ast.Try) and node.body and any(
+                    node.body[0].lineno <= line <= (node.body[-1].end_lineno or 0) for line in wanted[file]):
+                for handler in node.handlers:
+                    for caught in dict.fromkeys(_handled_names(handler) if handler.type is not None else []):
+                        counts[caught] = counts.get(caught, 0) + 1
+    return sorted(counts, key=lambda n: -counts[n])
+
+
 def translate_templates(place: Place, exceptions: list[str], handled: list[str]) -> list[Template]:
     """The statement under `try`: each exception the failing tests saw that it can raise is raised again as one
     of `handled` (what the function's callers catch), with the original as its cause."""
@@ -69,6 +87,7 @@ def translate_templates(place: Place, exceptions: list[str], handled: list[str])
         return []
     indent, inner = place.indent, "\n".join(INDENT + line for line in body)
     raised = [e for e in exceptions if _can_raise(stmt, e)]
+    handled = sorted(handled, key=lambda name: name != "ValueError")  # a bad value's usual name first
     caught = [f"({', '.join(raised)})"] if len(raised) > 1 else []  # several seen: all of them first
     out: list[Template] = []
     for exception in caught + raised:

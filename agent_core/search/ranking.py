@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agent_core.search.handlers import handled_around
 from agent_core.search.mutants import Mutant
 from agent_core.search.templates import template_mutants
 
@@ -143,9 +144,12 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
     """The templates of the TEMPLATE_LINES most suspicious lines of `ranked` ((score, file, line), best
     first), at most MAX_TEMPLATES."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
-    callers = [tree for tree in map(_tree, sources.values()) if tree is not None] if exceptions else []
+    trees = {file: tree for file, tree in ((f, _tree(s)) for f, s in sources.items()) if tree is not None} \
+        if exceptions else {}
+    around = handled_around(trees, ((file, line) for _, file, line in ranked))
     out = [m for file, line in lines
-           for m in template_mutants(file, sources[file], line, exceptions, root, callers, characters)]
+           for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), characters,
+                                     around)]
     seen: set[tuple[str, str]] = set()
     unique = []
     for mutant in out:  # the same source reached from two lines (a `return` added at a function's end) once

@@ -279,10 +279,11 @@ def _parses(source: str, mutant: Mutant, function: ast.AST) -> bool:
 
 def template_mutants(path: str, source: str, line: int, exceptions: list[str] | None = None,
                      root: Path | None = None, callers: Iterable[ast.Module] = (),
-                     characters: Sequence[str] = ()) -> list[Mutant]:
+                     characters: Sequence[str] = (), around: Sequence[str] = ()) -> list[Mutant]:
     """The templates of `line` (1-based) of `source` that parse, at most MAX_PER_LINE, in the module's order;
-    `callers`: the parsed modules whose `try` blocks may call the line's function (handlers.py); `characters`:
-    the punctuation of the failing tests' strings (cases.py)."""
+    `callers`: the parsed modules whose `try` blocks may call the line's function, `around`: what the `try`
+    blocks around suspicious lines catch (handlers.py); `characters`: the punctuation of the failing tests'
+    strings (cases.py)."""
     lines = source.split("\n")
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
@@ -297,7 +298,8 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     nodes = [n for n in ast.walk(place.statement) if getattr(n, "lineno", None) == line]
     names = _line_names(nodes, line)
     scope = place.scope()
-    handled = handled_by_callers([tree, *callers], place.function.name) if exceptions else []  # type: ignore[attr-defined]
+    handled = (handled_by_callers([tree, *callers], place.function.name)  # type: ignore[attr-defined]
+               or list(around)) if exceptions else []
     ranged = [*guard_templates(place)[:MAX_GUARDS], *try_templates(place, exceptions or [])[:MAX_TRIES],
               *translate_templates(place, exceptions or [], handled), *block_templates(place)[:MAX_BLOCKS],
               *return_templates(place)]

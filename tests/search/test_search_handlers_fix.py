@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.search.ranking import templates_for
 from agent_core.search.templates import template_mutants
 from engine_support import journal_records, make_project
 
@@ -98,3 +99,16 @@ def test_the_cause_takes_the_name_the_modules_other_handlers_use():
     found = [m for m in template_mutants("prompt.py", source, 9) if "was `from None`" in m.description]
     assert [(m.line, m.text) for m in found] == [
         (8, "    except (EOFError, KeyboardInterrupt) as e:\n        raise Abort() from e")]
+
+
+def test_a_function_reached_through_a_table_raises_what_the_try_around_the_suspicious_call_catches():
+    utils = ("import datetime as dt\n\n\ndef from_timestamp(value):\n"
+             "    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)\n")
+    fields = ("from . import utils\n\nFORMATS = {'timestamp': utils.from_timestamp}\n\n\n"
+              "def load(value, kind):\n    try:\n        return FORMATS[kind](value)\n"
+              "    except (TypeError, ValueError):\n        return None\n")
+    ranked = [(1.0, "utils.py", 5), (0.5, "fields.py", 8)]
+    templates = templates_for(Path("."), {"utils.py": utils, "fields.py": fields}, ranked, ["OverflowError"])
+    found = [m.text.splitlines()[-1].strip() for m in templates if "raised again" in m.description]
+    assert found[0] == "raise ValueError(str(exc)) from exc", found
+    assert "raise TypeError(str(exc)) from exc" in found
