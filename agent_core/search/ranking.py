@@ -2,6 +2,8 @@
 
 The first candidate that passes every test wins, so the order is the ranking:
 
+0. the few templates the failure itself asks for (EVIDENCE_TIER: a handler's lost cause, an exception raised
+   again as the one the callers catch; handlers.py), which no single edit can replace;
 1. the single edits of the most suspicious lines (mutants.py), the first TEMPLATES_AFTER of them
    (TEMPLATES_AFTER_CRASH when the failing tests raised an exception other than an assertion's);
 2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES;
@@ -30,7 +32,7 @@ from pathlib import Path
 
 from agent_core.search.handlers import handled_around
 from agent_core.search.mutants import Mutant
-from agent_core.search.templates import template_mutants
+from agent_core.search.templates import EVIDENCE_TIER, template_mutants
 
 TEMPLATES_AFTER = 300  # single edits tried before any template (the likelier fixes, and most of a 120 s budget)
 TEMPLATES_AFTER_CRASH = 100  # ... when the failing tests crash (an exception, not an assertion): a None or an
@@ -175,4 +177,7 @@ def arrange(singles: list[Mutant], templates: list[Mutant], sources: dict[str, s
     def flagged(group: list[Mutant]) -> list[Mutant]:
         return [m for m in group if m.concerns]
 
-    return [*clean(head), *clean(extra), *flagged(head), *flagged(extra), *clean(tail), *flagged(tail)][:limit]
+    first = [m for m in extra if m.tier == EVIDENCE_TIER]  # what the failure itself asks for: a few, tried first
+    extra = [m for m in extra if m.tier != EVIDENCE_TIER]
+    return [*clean(first), *clean(head), *clean(extra), *flagged(head), *flagged(first), *flagged(extra),
+            *clean(tail), *flagged(tail)][:limit]

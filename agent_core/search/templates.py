@@ -40,6 +40,7 @@ from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.mutants import Mutant
 
 TEMPLATE_TIER = 20  # after every single-edit tier of mutants.py
+EVIDENCE_TIER = -1  # a template the failure itself asks for (an exception's cause or type): before every single edit
 MAX_PER_LINE = 32
 MAX_GUARDS = 8  # of those: guards (objects x `is None`/`not` x exits), handlers, conditioned blocks
 MAX_TRIES = 8
@@ -300,21 +301,23 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     scope = place.scope()
     handled = (handled_by_callers([tree, *callers], place.function.name)  # type: ignore[attr-defined]
                or list(around)) if exceptions else []
+    translated = translate_templates(place, exceptions or [], handled)
     ranged = [*guard_templates(place)[:MAX_GUARDS], *try_templates(place, exceptions or [])[:MAX_TRIES],
-              *translate_templates(place, exceptions or [], handled), *block_templates(place)[:MAX_BLOCKS],
-              *return_templates(place)]
+              *block_templates(place)[:MAX_BLOCKS], *return_templates(place)]
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
               *separator_edits(text, tree, nodes, line), *widening_edits(text, nodes, line, characters),
               *case_edits(text, nodes, line)]
-    edits = [(line, new, last, description) for new, last, description in ranged]
-    edits += [(line, new, line, description) for new, description in single] + cause_templates(place)
-    edits += [(at, new, at, description)
+    evidence = [(first, new, last, description, EVIDENCE_TIER) for first, new, last, description in
+                [*cause_templates(place), *((line, n, la, d) for n, la, d in translated)]]
+    edits = [(line, new, last, description, TEMPLATE_TIER) for new, last, description in ranged]
+    edits += [(line, new, line, description, TEMPLATE_TIER) for new, description in single]
+    edits += [(at, new, at, description, TEMPLATE_TIER)
               for at, new, description in constant_widenings(tree, lines, place.functions[-1], characters)]
     out: list[Mutant] = []
     seen = {text}
-    for first, new, last, description in edits:
-        mutant = Mutant(path, first, new, description, TEMPLATE_TIER, last)
+    for first, new, last, description, tier in [*evidence, *edits]:
+        mutant = Mutant(path, first, new, description, tier, last)
         if new not in seen and _parses(source, mutant, place.functions[0]):
             seen.add(new)
             out.append(mutant)

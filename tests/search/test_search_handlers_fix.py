@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.ranking import templates_for
+from agent_core.search.mutants import Mutant
+from agent_core.search.ranking import arrange, templates_for
 from agent_core.search.templates import template_mutants
 from engine_support import journal_records, make_project
 
@@ -112,3 +113,10 @@ def test_a_function_reached_through_a_table_raises_what_the_try_around_the_suspi
     found = [m.text.splitlines()[-1].strip() for m in templates if "raised again" in m.description]
     assert found[0] == "raise ValueError(str(exc)) from exc", found
     assert "raise TypeError(str(exc)) from exc" in found
+
+
+def test_what_the_failure_asks_for_is_tried_before_every_single_edit():
+    singles = [Mutant("prompt.py", 7, "        return action() + 1", "`+ 1` added", 1)]
+    templates = template_mutants("prompt.py", PROMPT["prompt.py"], 9)
+    order = arrange(singles, templates, {"prompt.py": PROMPT["prompt.py"]}, 100)
+    assert "was `from None`" in order[0].description and order[1] == singles[0]
