@@ -19,7 +19,7 @@ from agent_core.models import TestReport
 from agent_core.search.linetext import on_line, span
 from agent_core.workspace.shadow import read_exact
 
-MAX_CHARACTERS = 6  # characters taken from the failing tests
+MAX_CHARACTERS = 2  # characters taken from the failing tests (their candidates are tried first: templates.py)
 MAX_WIDENINGS = 6  # candidates per line
 _COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 

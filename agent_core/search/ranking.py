@@ -3,7 +3,8 @@
 The first candidate that passes every test wins, so the order is the ranking:
 
 0. the few templates the failure itself asks for (EVIDENCE_TIER: a handler's lost cause, an exception raised
-   again as the one the callers catch; handlers.py), which no single edit can replace;
+   again as the one the callers catch, handlers.py; a literal set of characters widened with one of the
+   failing test's input, cases.py), which no single edit can replace;
 1. the single edits of the most suspicious lines (mutants.py), the first TEMPLATES_AFTER of them
    (TEMPLATES_AFTER_CRASH when the failing tests raised an exception other than an assertion's);
 2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES;

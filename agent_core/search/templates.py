@@ -40,7 +40,9 @@ from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.mutants import Mutant
 
 TEMPLATE_TIER = 20  # after every single-edit tier of mutants.py
-EVIDENCE_TIER = -1  # a template the failure itself asks for (an exception's cause or type): before every single edit
+# a template the failure itself asks for (an exception's cause or type, a character of the failing test's input
+# that a literal set of characters lacks): few, and tried before every single edit
+EVIDENCE_TIER = -1
 MAX_PER_LINE = 32
 MAX_GUARDS = 8  # of those: guards (objects x `is None`/`not` x exits), handlers, conditioned blocks
 MAX_TRIES = 8
@@ -306,14 +308,14 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
               *block_templates(place)[:MAX_BLOCKS], *return_templates(place)]
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
-              *separator_edits(text, tree, nodes, line), *widening_edits(text, nodes, line, characters),
-              *case_edits(text, nodes, line)]
+              *separator_edits(text, tree, nodes, line), *case_edits(text, nodes, line)]
+    widened = [(line, new, line, description) for new, description in widening_edits(text, nodes, line, characters)]
+    widened += [(at, new, at, description)
+                for at, new, description in constant_widenings(tree, lines, place.functions[-1], characters)]
     evidence = [(first, new, last, description, EVIDENCE_TIER) for first, new, last, description in
-                [*cause_templates(place), *((line, n, la, d) for n, la, d in translated)]]
+                [*cause_templates(place), *((line, n, la, d) for n, la, d in translated), *widened]]
     edits = [(line, new, last, description, TEMPLATE_TIER) for new, last, description in ranged]
     edits += [(line, new, line, description, TEMPLATE_TIER) for new, description in single]
-    edits += [(at, new, at, description, TEMPLATE_TIER)
-              for at, new, description in constant_widenings(tree, lines, place.functions[-1], characters)]
     out: list[Mutant] = []
     seen = {text}
     for first, new, last, description, tier in [*evidence, *edits]:
