@@ -40,6 +40,7 @@ TEMPLATES_AFTER_CRASH = 100  # ... when the failing tests crash (an exception, n
 # empty value reached code that cannot take it, which guards and `try` fix (click's echo with no stdout: the
 # guard came 282nd, past what a 120 s budget reaches on a busy machine)
 TEMPLATE_LINES = 6  # the most suspicious lines that get templates
+EVIDENCE_LINES = 60  # suspicious lines whose evidence templates (templates.EVIDENCE_TIER) are made
 MAX_TEMPLATES = 120
 
 
@@ -145,7 +146,7 @@ def with_concerns(mutant: Mutant, source: str) -> Mutant:
 def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float, str, int]],
                   exceptions: list[str] | None, characters: Sequence[str] = ()) -> list[Mutant]:
     """The templates of the TEMPLATE_LINES most suspicious lines of `ranked` ((score, file, line), best
-    first), at most MAX_TEMPLATES."""
+    first), at most MAX_TEMPLATES, and the evidence templates of the EVIDENCE_LINES most suspicious."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
     trees = {file: tree for file, tree in ((f, _tree(s)) for f, s in sources.items()) if tree is not None} \
         if exceptions else {}
@@ -153,6 +154,10 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
     out = [m for file, line in lines
            for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), characters,
                                      around)]
+    further = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))
+    out += [m for file, line in further[TEMPLATE_LINES:EVIDENCE_LINES]  # the few the failure asks for, further down
+            for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), characters,
+                                      around, evidence_only=True)]
     seen: set[tuple[str, str]] = set()
     unique = []
     for mutant in out:  # the same source reached from two lines (a `return` added at a function's end) once
@@ -160,7 +165,8 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
         if key not in seen:
             seen.add(key)
             unique.append(mutant)
-    return unique[:MAX_TEMPLATES]
+    evidence = [m for m in unique if m.tier == EVIDENCE_TIER]  # few: kept whatever the cap
+    return evidence + [m for m in unique if m.tier != EVIDENCE_TIER][:MAX_TEMPLATES]
 
 
 def arrange(singles: list[Mutant], templates: list[Mutant], sources: dict[str, str], limit: int,

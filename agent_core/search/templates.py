@@ -282,11 +282,12 @@ def _parses(source: str, mutant: Mutant, function: ast.AST) -> bool:
 
 def template_mutants(path: str, source: str, line: int, exceptions: list[str] | None = None,
                      root: Path | None = None, callers: Iterable[ast.Module] = (),
-                     characters: Sequence[str] = (), around: Sequence[str] = ()) -> list[Mutant]:
+                     characters: Sequence[str] = (), around: Sequence[str] = (),
+                     evidence_only: bool = False) -> list[Mutant]:
     """The templates of `line` (1-based) of `source` that parse, at most MAX_PER_LINE, in the module's order;
     `callers`: the parsed modules whose `try` blocks may call the line's function, `around`: what the `try`
     blocks around suspicious lines catch (handlers.py); `characters`: the punctuation of the failing tests'
-    strings (cases.py)."""
+    strings (cases.py). `evidence_only`: only the EVIDENCE_TIER ones (for lines beyond the templates' own)."""
     lines = source.split("\n")
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
@@ -318,7 +319,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     edits += [(line, new, line, description, TEMPLATE_TIER) for new, description in single]
     out: list[Mutant] = []
     seen = {text}
-    for first, new, last, description, tier in [*evidence, *edits]:
+    for first, new, last, description, tier in [*evidence, *([] if evidence_only else edits)]:
         mutant = Mutant(path, first, new, description, tier, last)
         if new not in seen and _parses(source, mutant, place.functions[0]):
             seen.add(new)

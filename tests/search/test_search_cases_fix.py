@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.search.cases import widening_edits
-from agent_core.search.templates import template_mutants
+from agent_core.search.ranking import templates_for
+from agent_core.search.templates import EVIDENCE_TIER, template_mutants
 from engine_support import journal_records, make_project
 
 QUOTES = {  # sqlparse 0.4.4's fix: backquoted names lose their quotes too
@@ -86,3 +87,14 @@ def test_a_comparison_with_a_literal_in_one_case_is_made_blind_to_case(line: str
     source = f"def f(token, name, a, b):\n{line}\n"
     found = [m.text for m in template_mutants("m.py", source, 2) if "compared as" in m.description]
     assert found == ([expected] if expected else [])
+
+
+def test_a_widening_the_failing_test_asks_for_is_made_far_down_the_suspicious_lines():
+    source = ("_basic = {'\"'}\n\n\ndef escape(s, seqs=_basic):\n"
+              "    return ''.join('\\\\' + c if c in seqs else c for c in s)\n"
+              "\n\ndef other(x):\n" + "".join(f"    x = x + {i}\n" for i in range(10)) + "    return x\n")
+    ranked = [(1.0 - i / 100, "m.py", 9 + i) for i in range(10)] + [(0.1, "m.py", 5)]
+    found = [m for m in templates_for(Path("."), {"m.py": source}, ranked, [], ["\\"])
+             if "literal collection" in m.description]
+    assert [(m.line, m.text, m.tier) for m in found] == [(1, "_basic = {'\"', '\\\\'}", EVIDENCE_TIER)], (
+        "line 5 is the 11th suspicious line")
