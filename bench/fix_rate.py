@@ -175,6 +175,25 @@ def outcome(row: dict) -> str:
     return "first round" if row["iterations"] <= 1 else "later round"
 
 
+def journal_usage(workspace: Path) -> dict:
+    """Tokens and calls of the newest run's journal (`llm_call` records): a run cut at the timeout writes no
+    summary, and "0 tokens" would hide what it spent."""
+    journals = sorted((workspace / ".agentls" / "runs").glob("*/journal.jsonl"), key=lambda p: p.stat().st_mtime)
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0}
+    try:
+        records = [json.loads(line) for line in journals[-1].read_text(encoding="utf-8").splitlines()] if journals \
+            else []
+    except (OSError, json.JSONDecodeError):
+        return usage
+    for record in records:
+        if record.get("type") == "llm_call":
+            spent = record.get("usage") or {}
+            usage["prompt_tokens"] += int(spent.get("prompt_tokens") or 0)
+            usage["completion_tokens"] += int(spent.get("completion_tokens") or 0)
+            usage["llm_calls"] += 1
+    return usage
+
+
 def make_row(task: Task, summary: dict, wall: float, verified: bool, memory: str, edit: str = "") -> dict:
     usage = summary.get("usage") or {}
     row = {
@@ -194,6 +213,8 @@ def run_one(task: Task, args: argparse.Namespace, memory: Memory) -> dict:
     write_settings(workspace, memory.file_for(task.name), task.settings)
     env = _env() | memory_env(memory.file_for(task.name)) | {"XDG_CACHE_HOME": str(memory.cache_for(task.name))}
     summary, wall = run_agentls(workspace, args, env)
+    if "usage" not in summary:  # cut at the timeout: what its model calls spent is in its journal
+        summary["usage"] = journal_usage(workspace)
     fixed = summary.get("status") == "fixed"
     edit = search_edit(workspace, str(summary.get("run_id") or "")) if fixed else ""
     row = make_row(task, summary, wall, fixed and task.check(workspace), memory.mode, edit)
