@@ -121,12 +121,22 @@ def yield_cpu(pid: int) -> bool:
     values, so a test run started in a session of its own takes an equal share from the local model's
     server however it is niced; the group's own nice is what the scheduler weighs. Raising it needs no
     privilege. False where the kernel has no autogroups (or the process is gone). bench/model_speed.py measures
-    what it buys the model (docs/local-model.md)."""
+    what it buys the model (docs/local-model.md). Where the process sits in a cpu cgroup of its own
+    (containers, CI machines), the kernel schedules no autogroup and the process nice counts: `niced`."""
     try:
         Path(f"/proc/{pid}/autogroup").write_text(f"{YIELD_NICE}\n")
     except OSError:
         return False
     return True
+
+
+def niced(argv: list[str]) -> list[str]:
+    """argv behind coreutils' `nice -n YIELD_NICE`: every process of the run inherits the lowest priority.
+
+    It counts where processes are weighed one by one: under cgroup scheduling, where /proc/PID/autogroup
+    reads empty and `yield_cpu` changes nothing. Inside an autogroup it is harmless."""
+    nice = shutil.which("nice", path="/usr/bin:/bin")
+    return [nice, "-n", str(YIELD_NICE), *argv] if nice else argv
 
 
 def new_marker() -> str:
@@ -274,7 +284,7 @@ async def launch(
     processes tears down its pid namespace). Every process started carries its
     owner's identity (proctree.OWNER_VAR), for `proctree.kill_orphaned_runs`. `pass_fds` stay open in
     the child (the test report's channel, testing/channel.py); every other descriptor is closed. With
-    `yielding`, the run's session yields the CPU (`yield_cpu`).
+    `yielding`, the run's session yields the CPU (`yield_cpu`); every run is niced (`niced`) whatever it says.
     """
     _kill_own_runs_at_exit()
     env = {**env, RUN_MARKER: run_id, proctree.OWNER_VAR: proctree.owner_value()}
@@ -282,7 +292,8 @@ async def launch(
     # measured off the event loop: a walk of a big tree takes a while (36,000 files: 0.17 s)
     watch = await asyncio.to_thread(WorkspaceWatch, cwd, limits.workspace_growth_bytes) if watch_workspace else None
     started = time.monotonic()
-    proc, exited, root = await _start_whole(limited_command(argv, limits), marker, cwd=str(cwd), env=env,
+    command = limited_command(argv, limits)
+    proc, exited, root = await _start_whole(niced(command), marker, cwd=str(cwd), env=env,
                                             pass_fds=pass_fds, **as_user(uid))
     if yielding:  # its session, so the whole run, gives the CPU to a local model's server first
         yield_cpu(proc.pid)
