@@ -60,7 +60,8 @@ class Engine:
         for notice in self.settings.notices:  # project keys outside the trust boundary, misspelt variables
             hooks.emit(MessageEvent(run_id=run_id, level="warning", text=notice))
         try:
-            result = await self._dispatch(request, hooks, journal, resume)
+            deadline = started + self.settings.time_budget_s if self.settings.time_budget_s else None
+            result = await self._dispatch(request, hooks, journal, resume, deadline)
         except asyncio.CancelledError:
             journal.write("run_end", status="cancelled", iterations=0, usage=Usage().model_dump(),
                           usage_by_role={}, duration_s=round(time.monotonic() - started, 3), error="cancelled")
@@ -95,7 +96,10 @@ class Engine:
         fallback = self.settings.fallback_profile("coder") if account == FALLBACK_ACCOUNT else None
         return fallback.model if fallback is not None else self.settings.model
 
-    async def _dispatch(self, request: RunRequest, hooks: RunHooks, journal: Journal, resume: bool) -> RunResult:
+    async def _dispatch(
+        self, request: RunRequest, hooks: RunHooks, journal: Journal, resume: bool, deadline: float | None = None
+    ) -> RunResult:
+        """`deadline` (time.monotonic()): where settings.time_budget_s ends a fix or task run."""
         if request.kind == "gen_tests":
             deps = GenTestsDeps.build(self.settings, hooks, journal, journal.run_id)
             return await run_gen_tests(request, self.settings, hooks, deps)
@@ -105,7 +109,8 @@ class Engine:
         # and the language server and `agentls trace` import this module without running a fix.
         from agent_core.pipeline.run import run_pipeline
 
-        return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer, resume=resume)
+        return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer, resume=resume,
+                                  deadline=deadline)
 
     async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
         run_id = journal.run_id

@@ -7,6 +7,7 @@ with the same shape can stand in. Failures of the endpoint are exceptions
 
 from __future__ import annotations
 
+import time
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
@@ -28,6 +29,27 @@ class LLMUnavailable(LLMError):
 class BudgetSpent(LLMError):
     """The run's token budget (settings.token_budget) is used up: no further call is sent; the engine ends the run
     with status budget_spent."""
+
+
+class TimeBudgetSpent(BudgetSpent):
+    """The run's time budget (settings.time_budget_s) is spent: no model call or sandboxed test run starts after
+    it; the pipeline ends the run with its best attempt and status budget_spent (pipeline/timebudget.py)."""
+
+    @classmethod
+    def of(cls, budget_s: float) -> TimeBudgetSpent:
+        """The exception for a run whose budget was `budget_s` seconds (one message wherever it is raised)."""
+        return cls(f"the time budget is spent: {budget_s:g} s (time_budget_s)")
+
+
+def time_left(deadline: float | None, budget_s: float) -> float | None:
+    """Seconds until `deadline` (a time.monotonic() value; None: no time budget, None back); TimeBudgetSpent
+    (of `budget_s`) once it has passed: the one check before a model call or a test run starts."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeBudgetSpent.of(budget_s)
+    return left
 
 
 class StructuredOutputError(LLMError):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -33,6 +34,8 @@ from agent_core.llm.base import (
     LLMObserver,
     LLMUnavailable,
     StructuredOutputError,
+    TimeBudgetSpent,
+    time_left,
 )
 from agent_core.llm.detect import DetectedServer, detect_local_server
 from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, StreamRefused, complete
@@ -90,8 +93,10 @@ class OpenAIChatClient:
         observer: LLMObserver | None = None,
         retry_policy: RetryPolicy | None = None,
         on_wait: Callable[[str, float, int], None] | None = None,
+        deadline: float | None = None,
     ) -> None:
         self._settings = settings
+        self._deadline = deadline  # time.monotonic() at which the run's time_budget_s ends (None: no budget)
         self._observer = observer
         self._on_wait = on_wait
         self._policy = retry_policy or RetryPolicy(
@@ -224,6 +229,7 @@ class OpenAIChatClient:
         (default the role)."""
         messages = [_sendable(m) for m in messages]
         max_tokens = self._within_budget(max_tokens)
+        time_left(self._deadline, self._settings.time_budget_s)  # the run's time budget: spent, no call starts
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,
@@ -244,7 +250,7 @@ class OpenAIChatClient:
                 account or profile.role, Usage(llm_calls=1)
             )  # sent, never answered: a call without tokens
             raise
-        except asyncio.CancelledError:  # its caller's deadline (the explainer's) or a cancelled run: still a call
+        except (asyncio.CancelledError, TimeBudgetSpent):  # a caller's deadline (the explainer's, the run's): a call
             self._ledger.record(account or profile.role, Usage(llm_calls=1))
             if self._observer is not None:
                 cut = Completion(text="", finish_reason=None, usage=Usage(llm_calls=1), attempts=1,
@@ -264,22 +270,29 @@ class OpenAIChatClient:
         and the request sent again without it."""
         waiting = self._on_wait
         while True:
+            left = time_left(self._deadline, self._settings.time_budget_s)  # no call starts after it, none outlasts it
             sent = dict(request)
             if base_url not in self._no_stream:
                 sent["stream"] = True
                 if base_url not in self._no_stream_options:
                     sent["stream_options"] = {"include_usage": True}
+            timer = asyncio.timeout(left)  # retries and backoff included
             try:
-                return await complete(
-                    client,
-                    sent,
-                    endpoint=redact_url(base_url),  # it goes into error messages: no credentials
-                    timeout=self._settings.request_timeout_s,
-                    policy=self._policy,
-                    on_wait=(lambda elapsed, tokens: waiting(role, elapsed, tokens)) if waiting is not None else None,
-                    stall_s=self._settings.llm_stall_s,
-                    cap_s=self._settings.llm_answer_cap_s,
-                )
+                async with timer:
+                    return await complete(
+                        client,
+                        sent,
+                        endpoint=redact_url(base_url),  # it goes into error messages: no credentials
+                        timeout=min(self._settings.request_timeout_s, left or math.inf),  # the per-request timeout=
+                        policy=self._policy,
+                        on_wait=(lambda elapsed, tokens: waiting(role, elapsed, tokens)) if waiting else None,
+                        stall_s=min(self._settings.llm_stall_s, left or math.inf),
+                        cap_s=self._settings.llm_answer_cap_s,
+                    )
+            except TimeoutError:
+                if not timer.expired():
+                    raise
+                raise TimeBudgetSpent.of(self._settings.time_budget_s) from None
             except StreamRefused as refused:
                 known = (
                     self._no_stream_options

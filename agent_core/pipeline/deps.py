@@ -56,6 +56,7 @@ class RunDeps:
     run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
     goal_tests: dict[str, str] = field(default_factory=dict)  # path -> text of the goal's tests (nodes/specify.py)
     toolcheck: ToolMemo = field(default_factory=ToolMemo)  # what re-checking a tool remembers (toolcheck.py)
+    deadline: float | None = None  # time.monotonic() at which time_budget_s ends (pipeline/timebudget.py)
 
     @property
     def run_id(self) -> str:

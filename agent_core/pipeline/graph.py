@@ -38,13 +38,15 @@ from agent_core.pipeline.nodes import (
     verify,
 )
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.timebudget import within_budget
 from agent_core.pipeline.toolcheck import checked_tools
 
 Node = Callable[[RunState, RunDeps], Awaitable[RunState]]  # returns the state keys it changes
 
 
 def _bound(name: str, node: Node, deps: RunDeps) -> Any:
-    """`node(state, deps)` as a one-argument LangGraph node that journals enter/exit.
+    """`node(state, deps)` as a one-argument LangGraph node that journals enter/exit, within the run's time budget
+    (a node the budget ends returns status budget_spent: the routers go to finalize).
 
     (Typed `Any`: mypy cannot solve `StateGraph.add_node`'s node protocols for a TypedDict state.)"""
 
@@ -52,7 +54,7 @@ def _bound(name: str, node: Node, deps: RunDeps) -> Any:
         deps.journal.write("node_enter", node=name)
         started = time.monotonic()
         try:
-            out = (await node(state, deps)).copy()
+            out = (await within_budget(name, node, state, deps)).copy()
             out["shadow_files"] = shadow_files(deps.shadow)  # checkpointed: a resume rebuilds the shadow
             return out
         finally:

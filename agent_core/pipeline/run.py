@@ -39,12 +39,13 @@ def open_run_memory(settings: Settings, notice: Any, workspace: Path | None = No
 
 async def run_pipeline(
     settings: Settings, request: RunRequest, hooks: RunHooks, journal: Journal, checkpointer: Any = None,
-    resume: bool = False,
+    resume: bool = False, deadline: float | None = None,
 ) -> RunResult:
     """Run the graph on a shadow copy of the workspace; never touches the workspace itself.
 
     Checkpointed in the workspace's SQLite checkpointer (or `checkpointer`) after every node; with
-    `resume` the run continues from its last checkpoint (pipeline/checkpoint.py).
+    `resume` the run continues from its last checkpoint (pipeline/checkpoint.py). `deadline` (time.monotonic()):
+    where settings.time_budget_s ends the run with its best attempt (pipeline/timebudget.py).
     """
     run_id = journal.run_id
 
@@ -54,7 +55,7 @@ async def run_pipeline(
     prompts = run_prompts(settings, request.workspace, journal)
     sandbox = sandbox_for_run(settings, hooks, run_id)
     memory = open_run_memory(settings, notice, request.workspace)
-    llm = make_llm_client(settings, journal, on_wait=getattr(hooks, "llm_waiting", None))
+    llm = make_llm_client(settings, journal, on_wait=getattr(hooks, "llm_waiting", None), deadline=deadline)
     try:
         async with run_checkpointer(journal, checkpointer) as checkpoint:
             with ShadowWorkspace(request.workspace, request.overlays) as shadow:
@@ -65,7 +66,7 @@ async def run_pipeline(
 
                 deps = RunDeps(settings=settings, request=request, llm=llm, sandbox=sandbox, memory=memory,
                                hooks=hooks, journal=journal, shadow=shadow, tools=FileTools(shadow, on_tool),
-                               prompts=prompts, run_tests=run_tests)
+                               prompts=prompts, run_tests=run_tests, deadline=deadline)
                 graph = build_graph(deps, checkpoint.saver)
                 config = {"configurable": {"thread_id": run_id}, "recursion_limit": RECURSION_LIMIT}
                 explicit = bool((request.goal or "").strip() or request.diagnostics)
@@ -116,7 +117,8 @@ def _result(request: RunRequest, run_id: str, final: RunState, attempt: ChangeSe
     if final.get("found_by"):
         extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
         summary += " by a single-edit mutant the search found, with no model call: review it"
-    best = status == "unfixed" and bool(attempt.changes)  # the shadow holds the best state: "Show best attempt"
+    # the shadow holds the best state: "Show best attempt" (budget_spent: the time budget ended the rounds)
+    best = status in ("unfixed", "budget_spent") and bool(attempt.changes)
     best_state = final.get("best") if best else None
     goal_tests = final.get("goal_tests")  # the tester's tests of a task's goal
     return RunResult(

@@ -23,6 +23,7 @@ from agent_core.events import TestReportEvent
 from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import guard_verification, restore_goal_tests, tests_protected
+from agent_core.pipeline.timebudget import check_time
 from agent_core.pipeline.toolcheck import recheck
 from agent_core.testing.linters import is_tool_nodeid
 from agent_core.testing.runner import per_test_bound
@@ -34,6 +35,7 @@ async def run_checked(
 ) -> tuple[TestReport, list[str]]:
     """(report, refused-edit lines): the tests run with the project's own test setup restored around them."""
     s = deps.settings
+    check_time(deps)  # no verdict run starts once the run's time budget is spent (TimeBudgetSpent)
     undone = guard_verification(deps, "since the last test run") + restore_goal_tests(deps)
     select = [node for node in select if not is_tool_nodeid(node)]  # a tool's finding is re-checked below
     bound = per_test_bound(baseline, s.sandbox.test_timeout_s, s.sandbox.timeout_s)

@@ -281,6 +281,12 @@ class Settings(BaseModel):
         description="Tokens (prompt plus completion, every role) one run may spend; then the model is asked no more "
         "and the run ends with status budget_spent. 0: no limit.",
     )
+    time_budget_s: float = Field(
+        default=0,
+        ge=0,
+        description="Seconds one fix or task run may take from its start; then no model call or test run starts "
+        "and the run ends with its best attempt and status budget_spent. 0: no limit.",
+    )
     prices: dict[str, tuple[float, float]] = Field(
         default_factory=dict,
         description='USD per million prompt and completion tokens, per model name, e.g. {"gpt-4o-mini" = '

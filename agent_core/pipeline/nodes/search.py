@@ -19,6 +19,7 @@ from agent_core.events import TestReportEvent
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
 from agent_core.pipeline.state import RunState, SuspectNote, stored
+from agent_core.pipeline.timebudget import search_budget
 from agent_core.search.cases import test_characters
 from agent_core.search.differ import rival_sentence
 from agent_core.search.hangs import unhung_duration
@@ -56,7 +57,9 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     # Whatever the goal says, a fix run whose tests fail is searched; unless the goal asks to change the tests:
     # then they are not the specification, and making them pass by changing the code answers another question.
     searching = deps.settings.search.enabled and tests_protected(deps.request)
-    deadline = started + deps.settings.search.budget_s if searching else None  # localizing counts against it
+    budget = search_budget(deps)  # search.budget_s, or less under the run's time budget (timebudget.py)
+    # localizing counts against it; under a time budget a localization that will not search is bounded too
+    deadline = started + budget if searching or deps.deadline is not None else None
     try:
         where = await localize_failure(deps, report, deadline)
     except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
@@ -67,6 +70,7 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     listed = [_note(s) for s in suspects]
     deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes),
                        recorder=where.recorder, localize_s=round(time.monotonic() - started, 3),
+                       budget_s=round(budget, 3),
                        **({"error": where.error} if where.error else {}))
     out = RunState(suspects=listed)
     if where.error:

@@ -1,0 +1,86 @@
+"""The run's time budget (settings.time_budget_s): a deadline from the run's start that every node keeps.
+
+The engine fixes the deadline when the run starts (engine.py). The LLM
+client refuses a call after it and ends one still waiting at it
+(llm/base.py `time_left`), a verdict run does not start after it
+(pipeline/testrun.py), and the search gets a share of what is left
+(`search_budget`). graph.py runs every node through `within_budget`: a node
+the deadline finds working is cancelled (a sandboxed test run through its
+normal cancel path, which kills its processes and removes its files), and a
+node that would start after it does not start. Either way the shadow goes
+back to the best state so far (pipeline/attempts.py) and the run goes to
+finalize with status budget_spent: the best attempt is reported and offered
+as an unfixed run's is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from agent_core.llm.base import TimeBudgetSpent, time_left
+from agent_core.pipeline.checkpoint import rewind_shadow
+from agent_core.pipeline.deps import RunDeps
+from agent_core.pipeline.state import RunState
+
+# The search runs first, before any model call, and is given at most this share of the time left when it
+# starts: half, because the search finds its fixes early or not at all (8-78 s per fix on the classic
+# corpus, issue 26) and a model round on a small local model takes tens of seconds; the other half keeps
+# at least a planner/coder/test round within the budget after a search that found nothing.
+SEARCH_SHARE = 0.5
+# Nodes that keep the budget themselves: finalize only decides the status (no model call, no test run), and
+# the verifier's call is refused or ended by the LLM client, which the verifier takes as "the tests decide".
+SELF_BOUNDED = frozenset({"finalize", "verify"})
+
+Node = Callable[[RunState, RunDeps], Awaitable[RunState]]
+
+
+def search_budget(deps: RunDeps) -> float:
+    """Seconds the search may spend, localizing included: search.budget_s, within SEARCH_SHARE of the time left.
+
+    TimeBudgetSpent when no time is left."""
+    left = time_left(deps.deadline, deps.settings.time_budget_s)
+    budget = deps.settings.search.budget_s
+    return budget if left is None else min(budget, SEARCH_SHARE * left)
+
+
+def check_time(deps: RunDeps) -> float | None:
+    """Seconds left of the run's time budget (None: no budget); TimeBudgetSpent once it is spent."""
+    return time_left(deps.deadline, deps.settings.time_budget_s)
+
+
+async def within_budget(name: str, node: Node, state: RunState, deps: RunDeps) -> RunState:
+    """`node(state, deps)`, unless the time budget is spent before it starts or while it works: then the
+    shadow is the best state so far and the run ends there (`spent`)."""
+    if deps.deadline is None or name in SELF_BOUNDED or (name == "test" and state.get("checked") is not None):
+        # (a test node with the code node's verified report of this very shadow starts no run: it may finish)
+        return await node(state, deps)
+    try:
+        left = check_time(deps)
+    except TimeBudgetSpent:
+        return spent(state, deps, name)  # the node does not start
+    timer = asyncio.timeout(left)
+    try:
+        async with timer:
+            return await node(state, deps)
+    except TimeoutError:
+        if not timer.expired():
+            raise
+    except TimeBudgetSpent:
+        pass
+    return spent(state, deps, name)
+
+
+def spent(state: RunState, deps: RunDeps, node: str) -> RunState:
+    """The state keys of a run whose time budget ran out in `node`: the shadow rewound to the best state so far,
+    status budget_spent; a state the tests verified before the verifier asked for more stands as the fix."""
+    best = state.get("best")
+    rewind_shadow(deps.shadow, best["files"] if best else {})  # an untested edit of the node is undone
+    budget = deps.settings.time_budget_s
+    error = str(TimeBudgetSpent.of(budget))
+    deps.journal.write("time_budget_spent", node=node, budget_s=budget, error=error,
+                       best_score=best["score"] if best else None)
+    if best and best["files"] and best["report"].ok and state.get("verdict"):  # the verifier's extra round
+        return RunState(status="fixed" if state.get("kind") == "fix" else "ok", report=best["report"])
+    deps.notice(f"{error}: the run ends with its best attempt so far", "warning")
+    return RunState(status="budget_spent", error=error)
