@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.history_corpus fetch        # once: sdists and each project version's venv
     .venv/bin/python -m bench.history_fix_rate --search-only [--tasks PROJECT/BUG ...] [--projects NAME ...]
-        [--timeout S] [--max-iterations N] [--memory fresh|carried] [--out rows.json]
+        [--timeout S] [--time-budget S] [--max-iterations N] [--memory fresh|carried] [--out rows.json]
 
 Each task is a fresh copy of a project's released tree with one fix its
 authors made taken out again (history_corpus.py), with its own `.venv` of the
@@ -12,7 +12,9 @@ a user would (`agentls fix COPY --json --apply`, bench/fix_rate.py's
 run_one); `--search-only` points it at an endpoint that does not answer
 (http://127.0.0.1:9/v1), so only localization and the mutant search can fix
 it, at 0 tokens; without it the configured endpoint (or the bundled local
-model) is used.
+model) is used. Each run has a time budget (`time_budget_s`, --time-budget,
+by default --timeout less BUDGET_MARGIN_S), so it ends on its own with its
+best attempt (status budget_spent) before the bench's --timeout cuts it.
 
 Per task: green (agentls said fixed and the project's suite passes here with
 the copy's `.venv`), the author's way (the files the author's fix touches are
@@ -46,6 +48,9 @@ from bench import history_corpus as hc
 from bench.support import real_projects as rp
 
 DEAD_ENDPOINT = "http://127.0.0.1:9/v1"
+# What a task's --timeout holds besides the run's time budget: the agentls process's start (its imports take
+# seconds on a busy CPU), ending cleanly at the deadline, the journal and the JSON line.
+BUDGET_MARGIN_S = 20.0
 _SKIP_DIRS = {".venv", ".agentls", "__pycache__", ".git", ".tox", "build", "dist"}
 
 
@@ -90,11 +95,22 @@ def _check(bug: hc.HistoryBug, verdicts: dict[str, str], workspace: Path) -> boo
     return rp.run_suite(bug.env, workspace).green
 
 
-def history_tasks(bugs: list[hc.HistoryBug], verdicts: dict[str, str]) -> list[fix_rate.Task]:
+def history_tasks(bugs: list[hc.HistoryBug], verdicts: dict[str, str], time_budget_s: float = 0.0
+                  ) -> list[fix_rate.Task]:
+    """The bugs as fix_rate tasks: each copy's `.agentls.toml` names its test command and (when > 0) the run's
+    time budget."""
+    budget = {"time_budget_s": time_budget_s} if time_budget_s > 0 else {}
     return [fix_rate.Task(name=bug.task, kind=bug.kind, prepare=partial(hc.buggy_copy, bug),
                           check=partial(_check, bug, verdicts),
-                          settings={"test_command": shlex.join(["pytest", *bug.env.pytest_args()])})
+                          settings={"test_command": shlex.join(["pytest", *bug.env.pytest_args()]), **budget})
             for bug in bugs]
+
+
+def time_budget(args: argparse.Namespace) -> float:
+    """--time-budget, or --timeout less BUDGET_MARGIN_S (0: none, when the timeout leaves no room for one)."""
+    if args.time_budget is not None:
+        return max(0.0, args.time_budget)
+    return max(0.0, args.timeout - BUDGET_MARGIN_S)
 
 
 def _load() -> float:
@@ -116,7 +132,7 @@ def run_tasks(bugs: list[hc.HistoryBug], args: argparse.Namespace, meta: dict) -
     """Each bug through fix_rate.run_one, in order, with its verdict, Python and the load around it; --out is
     rewritten after each task, so a run cut short keeps what it measured."""
     verdicts: dict[str, str] = {}
-    tasks = history_tasks(bugs, verdicts)
+    tasks = history_tasks(bugs, verdicts, time_budget(args))
     rows = []
     kept = tempfile.mkdtemp(prefix="agentls-history-") if args.keep else None
     with contextlib.nullcontext(kept) if kept else tempfile.TemporaryDirectory(prefix="agentls-history-") as scratch:
@@ -200,7 +216,8 @@ def _commit() -> str:
     return proc.stdout.strip()
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments() -> argparse.ArgumentParser:
+    """The command line (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--projects", nargs="*", help="only these projects")
     parser.add_argument("--tasks", nargs="*", help="only these PROJECT/BUG tasks")
@@ -208,8 +225,14 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"the model off: agentls's endpoint is {DEAD_ENDPOINT}, which does not answer")
     fix_rate.add_common_arguments(parser)
     parser.add_argument("--interleave", action="store_true", help="one bug of each project in turn")
+    parser.add_argument("--time-budget", type=float,
+                        help=f"each run's time_budget_s (default: --timeout less {BUDGET_MARGIN_S:.0f} s; 0: none)")
     parser.add_argument("--markdown-from", type=Path, help="print the docs table of an --out file and stop")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments().parse_args(argv)
     if args.markdown_from:
         saved = json.loads(args.markdown_from.read_text(encoding="utf-8"))
         print(markdown(saved["rows"]))
@@ -230,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         args.base_url = fix_rate.ensure_endpoint()
         meta = {"commit": _commit(), "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                 "load_start": _load(), "search_only": args.search_only, "argv": sys.argv[1:], "tasks": len(bugs),
+                "time_budget_s": time_budget(args),
                 "endpoint": args.base_url or os.environ.get("AGENTLS_BASE_URL") or os.environ.get("OPENAI_BASE_URL")}
         rows = run_tasks(interleaved(bugs) if args.interleave else bugs, args, meta)
     except rp.CorpusError as exc:

@@ -5,7 +5,8 @@ from 6+ projects, several Pythons including 3.7 or 3.8, at least half needing
 more than one line, each with its tests and the author's fix as a diff of the
 files it names); a fix must come out of a tree and go back in with `patch`;
 and the runner's "the author's way" verdict must tell the author's files,
-an equivalent rewrite, a different edit and a stray file apart. Whether each
+an equivalent rewrite, a different edit and a stray file apart; each task's
+copy names a time budget that ends the run within the bench's timeout. Whether each
 bug's tests really fail is `bench/history_corpus.py validate`'s job (it needs
 the sdists), run by hand and recorded in docs/benchmarks.md.
 """
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.settings import load_settings
+from bench import fix_rate
 from bench import history_corpus as hc
 from bench import history_fix_rate as hfr
 
@@ -96,3 +99,21 @@ def test_interleaved_order_spans_projects():
     order = [b.project for b in hfr.interleaved(hc.load_bugs())]
     projects = sorted(set(order))
     assert sorted(order[:len(projects)]) == projects
+
+
+@pytest.mark.parametrize("argv, budget", [([], 880.0), (["--timeout", "300"], 280.0),
+                                          (["--timeout", "300", "--time-budget", "200"], 200.0),
+                                          (["--time-budget", "0"], 0.0)])
+def test_each_task_runs_within_a_time_budget_inside_the_timeout(tmp_path: Path, argv: list[str], budget: float):
+    """A run ends on its own (budget_spent, its best attempt) before the bench's --timeout would cut it: the
+    copy's `.agentls.toml` carries time_budget_s, and agentls reads it from there."""
+    args = hfr.arguments().parse_args(argv)
+    assert hfr.time_budget(args) == budget
+    bug = hc.load_bugs()[0]
+    (task,) = hfr.history_tasks([bug], {}, hfr.time_budget(args))
+    workspace = tmp_path / "copy"
+    workspace.mkdir()
+    fix_rate.write_settings(workspace, tmp_path / "memory" / "m.sqlite", task.settings)
+    settings = load_settings(workspace, env={})
+    assert settings.time_budget_s == budget and settings.notices == []
+    assert settings.test_command.startswith("pytest")
