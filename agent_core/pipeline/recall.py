@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from agent_core.models import ChangeSet, FileChange, TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
+from agent_core.pipeline.timebudget import time_is_up
 from agent_core.workspace.changeset import apply_text_edits, file_change
 from agent_core.workspace.shadow import write_exact
 from agent_core.workspace.testfiles import restore_protected
@@ -88,6 +89,8 @@ async def minimal_verified_diff(deps: RunDeps, change_set: ChangeSet, verified: 
     kept = set(parts)
     try:
         for part in parts:
+            if time_is_up(deps):  # the run's time budget: no test run starts after it; the rest is kept
+                break
             trial = kept - {part}
             _write(deps, change_set, trial)
             report = await deps.run_tests(deps.sandbox, deps.shadow.root, deps.settings.test_command, bound)

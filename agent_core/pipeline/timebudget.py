@@ -16,6 +16,7 @@ as an unfixed run's is.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 
 from agent_core.llm.base import TimeBudgetSpent, time_left
@@ -42,6 +43,11 @@ def search_budget(deps: RunDeps) -> float:
     left = time_left(deps.deadline, deps.settings.time_budget_s)
     budget = deps.settings.search.budget_s
     return budget if left is None else min(budget, SEARCH_SHARE * left)
+
+
+def time_is_up(deps: RunDeps) -> bool:
+    """Whether the run's time budget is spent (for work that ends quietly there, as finalize's)."""
+    return deps.deadline is not None and time.monotonic() >= deps.deadline
 
 
 def check_time(deps: RunDeps) -> float | None:
