@@ -37,7 +37,7 @@ from agent_core.engine import Engine
 from agent_core.events import NullHooks
 from agent_core.models import ChangeSet, RunRequest, TestReport
 from agent_core.sandbox.base import Sandbox
-from agent_core.search.cases import test_characters
+from agent_core.search.cases import failing_inputs
 from agent_core.search.describe import describe_change
 from agent_core.search.differ import rival_sentence
 from agent_core.search.hangs import unhung_duration
@@ -152,7 +152,7 @@ async def _search(
         if not suspects or not failing:
             return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
         mutants = candidates(shadow.root, suspects, settings.search.max_mutants, seen_exceptions(report),
-                             test_characters(report, shadow.root))
+                             failing_inputs(report, shadow.root))
         sources = {m.path: read_exact(shadow.root / m.path) for m in mutants}
         winner, passed, found = await find_single_edit(deps, failing, mutants, where, unhung_duration(report),
                                                        report, deadline)

@@ -11,8 +11,10 @@ failing tests' string literals that the collection lacks, most frequent first.
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.models import TestReport
@@ -20,8 +22,11 @@ from agent_core.search.linetext import on_line, span
 from agent_core.workspace.shadow import read_exact
 
 MAX_CHARACTERS = 2  # characters taken from the failing tests (their candidates are tried first: templates.py)
+MAX_LETTERS = 4  # letters beyond ASCII taken from the failing tests (a regular expression's class may miss them)
 MAX_WIDENINGS = 6  # candidates per line
 _COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_BRACED = re.compile(r"\{[A-Za-z_][\w.]*\}")
 
 
 def _test_function(tree: ast.Module, nodeid: str) -> ast.AST:
@@ -33,10 +38,35 @@ def _test_function(tree: ast.Module, nodeid: str) -> ast.AST:
     return tree
 
 
-def test_characters(report: TestReport | None, root: Path) -> list[str]:
-    """The punctuation characters of the failing tests' string literals (and their messages), most frequent
-    first: what the inputs the tests build are made of, beyond letters, digits and spaces."""
-    counts: Counter[str] = Counter()
+@dataclass(frozen=True)
+class FailingInputs:
+    """What the failing tests' inputs are made of (their string literals, parametrizations and messages): what
+    the code under test may not expect."""
+
+    characters: tuple[str, ...] = ()  # punctuation, the MAX_CHARACTERS most frequent first
+    letters: tuple[str, ...] = ()  # letters beyond ASCII, at most MAX_LETTERS (literals.regex_class_edits)
+    words: frozenset[str] = frozenset()  # their words as written (case_edits: `create` against 'CREATE')
+    braced: frozenset[str] = frozenset()  # `{name}` as their messages show it (literals.missing_f_edits)
+
+
+NO_INPUTS = FailingInputs()
+
+
+def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
+    """The FailingInputs of `report`'s failing tests, read from their test functions under `root`."""
+    texts = _failing_texts(report, root)
+    counts: Counter[str] = Counter(c for text in texts for c in set(text)
+                                   if not (c.isalnum() or c.isspace() or c == "_"))
+    letters = dict.fromkeys(c for text in texts for c in text if c.isalpha() and not c.isascii())
+    messages = [f.message for f in report.failures] if report is not None else []
+    return FailingInputs(tuple(c for c, _ in counts.most_common(MAX_CHARACTERS)), tuple(letters)[:MAX_LETTERS],
+                         frozenset(w for text in texts for w in _WORD.findall(text)),
+                         frozenset(b for text in messages for b in _BRACED.findall(text)))
+
+
+def _failing_texts(report: TestReport | None, root: Path) -> list[str]:
+    """The failing tests' messages and the string literals of their test functions (parametrizations too)."""
+    texts: list[str] = []
     trees: dict[str, ast.Module | None] = {}
     for failure in report.failures if report is not None else []:
         if failure.file not in trees:
@@ -45,12 +75,11 @@ def test_characters(report: TestReport | None, root: Path) -> list[str]:
             except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
                 trees[failure.file] = None
         tree = trees[failure.file]
-        texts = [failure.message]
+        texts.append(failure.message)
         if tree is not None:
             texts += [n.value for n in ast.walk(_test_function(tree, failure.nodeid))
                       if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-        counts.update(c for text in texts for c in set(text) if not (c.isalnum() or c.isspace() or c == "_"))
-    return [c for c, _ in counts.most_common(MAX_CHARACTERS)]
+    return texts
 
 
 def widening_edits(text: str, nodes: Sequence[ast.AST], line: int, characters: Sequence[str]) -> list[tuple[str, str]]:
@@ -94,11 +123,17 @@ def constant_widenings(tree: ast.Module, lines: list[str], function: ast.AST,
     return out[:MAX_WIDENINGS]
 
 
-def _cased(value: object) -> str | None:
+def cased(value: object) -> str | None:
     """`upper` or `lower` for a string literal written in one case (with at least one letter), else None."""
     if not isinstance(value, str) or not any(c.isalpha() for c in value):
         return None
     return "upper" if value == value.upper() else "lower" if value == value.lower() else None
+
+
+def other_case(literal: object, words: frozenset[str]) -> bool:
+    """Whether a failing test's input writes the string `literal` in another case (`create` for 'CREATE'): the
+    evidence that a comparison with it must be blind to case."""
+    return isinstance(literal, str) and any(w != literal and w.casefold() == literal.casefold() for w in words)
 
 
 def case_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[tuple[str, str]]:
@@ -112,7 +147,7 @@ def case_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[tuple[str
             continue
         right = node.comparators[0]
         members = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
-        cases = {_cased(m.value) if isinstance(m, ast.Constant) else None for m in members}
+        cases = {cased(m.value) if isinstance(m, ast.Constant) else None for m in members}
         if len(cases) != 1 or None in cases or isinstance(node.left, ast.Constant) or not on_line(node.left, line):
             continue
         case = cases.pop()

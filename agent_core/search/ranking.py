@@ -31,9 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agent_core.search.cases import NO_INPUTS, FailingInputs
 from agent_core.search.handlers import handled_around
+from agent_core.search.literals import imported_files, regex_class_edits
 from agent_core.search.mutants import Mutant
 from agent_core.search.templates import EVIDENCE_TIER, template_mutants
+from agent_core.workspace.shadow import read_exact
 
 TEMPLATES_AFTER = 300  # single edits tried before any template (the likelier fixes, and most of a 120 s budget)
 TEMPLATES_AFTER_CRASH = 100  # ... when the failing tests crash (an exception, not an assertion): a None or an
@@ -144,7 +147,7 @@ def with_concerns(mutant: Mutant, source: str) -> Mutant:
 
 
 def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float, str, int]],
-                  exceptions: list[str] | None, characters: Sequence[str] = ()) -> list[Mutant]:
+                  exceptions: list[str] | None, inputs: FailingInputs = NO_INPUTS) -> list[Mutant]:
     """The templates of the TEMPLATE_LINES most suspicious lines of `ranked` ((score, file, line), best
     first), at most MAX_TEMPLATES, and the evidence templates of the EVIDENCE_LINES most suspicious."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
@@ -152,12 +155,13 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
         if exceptions else {}
     around = handled_around(trees, ((file, line) for _, file, line in ranked))
     out = [m for file, line in lines
-           for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), characters,
+           for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), inputs,
                                      around)]
     further = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))
     out += [m for file, line in further[TEMPLATE_LINES:EVIDENCE_LINES]  # the few the failure asks for, further down
-            for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), characters,
+            for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), inputs,
                                       around, evidence_only=True)]
+    out += regex_class_mutants(root, sources, [file for file, _ in lines], inputs.letters)
     seen: set[tuple[str, str]] = set()
     unique = []
     for mutant in out:  # the same source reached from two lines (a `return` added at a function's end) once
@@ -167,6 +171,32 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
             unique.append(mutant)
     evidence = [m for m in unique if m.tier == EVIDENCE_TIER]  # few: kept whatever the cap
     return evidence + [m for m in unique if m.tier != EVIDENCE_TIER][:MAX_TEMPLATES]
+
+
+def regex_class_mutants(root: Path, sources: dict[str, str], files: Sequence[str],
+                        letters: Sequence[str]) -> list[Mutant]:
+    """The regular expressions of the suspicious modules, and of the project modules they import, whose letter
+    classes miss a letter of the failing tests (literals.regex_class_edits), as EVIDENCE_TIER mutants: a
+    module constant runs at import, so no suspicious line points at it. An imported module's source joins
+    `sources`."""
+    if not letters:
+        return []
+    modules: list[str] = []
+    for file in dict.fromkeys(files):
+        tree = _tree(sources[file])
+        modules += [file, *(imported_files(tree, file, root) if tree is not None else [])]
+    out: list[Mutant] = []
+    for file in dict.fromkeys(modules):
+        if file not in sources:
+            try:
+                sources[file] = read_exact(root / file)
+            except (OSError, UnicodeDecodeError):
+                continue
+        tree = _tree(sources[file])
+        if tree is not None:
+            out += [Mutant(file, line, new, description, EVIDENCE_TIER)
+                    for line, new, description in regex_class_edits(tree, sources[file].split("\n"), letters)]
+    return out
 
 
 def arrange(singles: list[Mutant], templates: list[Mutant], sources: dict[str, str], limit: int,

@@ -19,13 +19,14 @@ from __future__ import annotations
 import itertools
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from agent_core.models import TestReport
 from agent_core.sandbox.base import Sandbox
+from agent_core.search.cases import NO_INPUTS, FailingInputs
 from agent_core.search.differ import RivalSearch, rival_figures
 from agent_core.search.hangs import hang_scores, hung_mutant_bound, localizing_bound, unhung_duration
 from agent_core.search.localize import (
@@ -177,12 +178,12 @@ async def localize_failure(deps: SearchDeps, report: TestReport, deadline: float
 
 
 def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list[str] | None = None,
-               characters: Sequence[str] = ()) -> list[Mutant]:
+               inputs: FailingInputs = NO_INPUTS) -> list[Mutant]:
     """Mutants of the suspects' lines, the most suspicious lines first whichever function they are in (a
     function scores as its best line, so its other lines may be far less suspicious than another function's);
     among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order).
     Then search/ranking.py places the templates (with `exceptions`, the failing tests' exception types, and
-    `characters`, the punctuation of their strings) and moves the candidates with a concern (a variable left
+    `inputs`, what their inputs are made of) and moves the candidates with a concern (a variable left
     unused) after the ones without."""
     sources: dict[str, str] = {}
     ranked: list[tuple[float, str, int]] = []
@@ -200,7 +201,7 @@ def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list
         out += sorted(batch, key=lambda m: m.tier)
         if len(out) >= limit:
             break
-    templates = templates_for(root, sources, ranked, exceptions, characters)
+    templates = templates_for(root, sources, ranked, exceptions, inputs)
     return arrange(out[:limit], templates, sources, limit, bool(exceptions))
 
 

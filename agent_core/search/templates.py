@@ -19,7 +19,9 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
    (`':'` -> `os.pathsep`, `'/'` -> `os.sep`, `'\\n'` -> `os.linesep`) when the
    module imports `os` (code that must follow the platform, tested by patching it);
 6. a literal collection of characters widened with one the failing tests use, on the line or in a module
-   constant the function reads; a comparison with a literal in one case made blind to case (cases.py).
+   constant the function reads; a comparison with a literal in one case made blind to case (cases.py), alone
+   or with its like siblings; a format string given the `f` it lacks (literals.py; regular expressions'
+   classes of letters that miss the failing tests' letters come per module: ranking.templates_for).
 """
 
 from __future__ import annotations
@@ -33,10 +35,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agent_core.models import TestReport
-from agent_core.search.cases import case_edits, constant_widenings, widening_edits
+from agent_core.search.cases import NO_INPUTS, FailingInputs, case_edits, constant_widenings, other_case, widening_edits
 from agent_core.search.guards import Place, block_templates, guard_templates, return_templates, try_templates
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
+from agent_core.search.literals import missing_f_edits, sibling_case_edits
 from agent_core.search.mutants import Mutant
 
 TEMPLATE_TIER = 20  # after every single-edit tier of mutants.py
@@ -282,12 +285,13 @@ def _parses(source: str, mutant: Mutant, function: ast.AST) -> bool:
 
 def template_mutants(path: str, source: str, line: int, exceptions: list[str] | None = None,
                      root: Path | None = None, callers: Iterable[ast.Module] = (),
-                     characters: Sequence[str] = (), around: Sequence[str] = (),
+                     inputs: FailingInputs = NO_INPUTS, around: Sequence[str] = (),
                      evidence_only: bool = False) -> list[Mutant]:
     """The templates of `line` (1-based) of `source` that parse, at most MAX_PER_LINE, in the module's order;
     `callers`: the parsed modules whose `try` blocks may call the line's function, `around`: what the `try`
-    blocks around suspicious lines catch (handlers.py); `characters`: the punctuation of the failing tests'
-    strings (cases.py). `evidence_only`: only the EVIDENCE_TIER ones (for lines beyond the templates' own)."""
+    blocks around suspicious lines catch (handlers.py); `inputs`: what the failing tests' inputs are made of
+    (cases.py: a comparison with a literal their words write in another case is evidence). `evidence_only`:
+    only the EVIDENCE_TIER ones (for lines beyond the templates' own)."""
     lines = source.split("\n")
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
@@ -307,14 +311,24 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     translated = translate_templates(place, exceptions or [], handled)
     ranged = [*guard_templates(place)[:MAX_GUARDS], *try_templates(place, exceptions or [])[:MAX_TRIES],
               *block_templates(place)[:MAX_BLOCKS], *return_templates(place)]
+    cased = [*((new, line, d) for new, d in case_edits(text, nodes, line)),
+             *sibling_case_edits(lines, place.body, place.statement)]
+    if not any(other_case(n.value, inputs.words) for n in ast.walk(place.statement) if isinstance(n, ast.Constant)):
+        ranged, cased = [*ranged, *cased], []
+    formatted, shown = missing_f_edits(lines, place.statement, scope, inputs.braced)
+    if not shown:  # a template meant literally, unless a failing test's message shows its braces
+        ranged, formatted = [*ranged, *formatted], []
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
-              *separator_edits(text, tree, nodes, line), *case_edits(text, nodes, line)]
-    widened = [(line, new, line, description) for new, description in widening_edits(text, nodes, line, characters)]
+              *separator_edits(text, tree, nodes, line)]
+    widened = [(line, new, line, description)
+               for new, description in widening_edits(text, nodes, line, inputs.characters)]
     widened += [(at, new, at, description)
-                for at, new, description in constant_widenings(tree, lines, place.functions[-1], characters)]
+                for at, new, description in constant_widenings(tree, lines, place.functions[-1],
+                                                                        inputs.characters)]
     evidence = [(first, new, last, description, EVIDENCE_TIER) for first, new, last, description in
-                [*cause_templates(place), *((line, n, la, d) for n, la, d in translated), *widened]]
+                [*cause_templates(place), *((line, n, la, d) for n, la, d in translated), *widened,
+                 *((line, n, la, d) for n, la, d in [*formatted, *cased])]]
     edits = [(line, new, last, description, TEMPLATE_TIER) for new, last, description in ranged]
     edits += [(line, new, line, description, TEMPLATE_TIER) for new, description in single]
     out: list[Mutant] = []

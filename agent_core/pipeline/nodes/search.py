@@ -20,7 +20,7 @@ from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
 from agent_core.pipeline.state import RunState, SuspectNote, stored
 from agent_core.pipeline.timebudget import search_budget
-from agent_core.search.cases import test_characters
+from agent_core.search.cases import failing_inputs
 from agent_core.search.differ import rival_sentence
 from agent_core.search.hangs import unhung_duration
 from agent_core.search.localize import Suspect
@@ -77,9 +77,9 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         out["search_error"] = f"localizing: {where.error}"
     if not searching or not suspects or not failing:
         return out  # a typed goal still reaches the model after a search that found nothing
-    characters = test_characters(report, deps.shadow.root)
+    inputs = failing_inputs(report, deps.shadow.root)
     mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants, seen_exceptions(report),
-                         characters)
+                         inputs)
     deps.phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{len(mutants)} tried", 6)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
@@ -91,7 +91,7 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     if (winner is None or passed is None) and deadline is not None and not stats.get("error"):
         winner, passed, pairs = await from_partial_fix(  # two edits, from a partial fix (search/pairs.py)
             deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
-            lambda: candidates(deps.shadow.root, suspects, SECOND_EDITS, seen_exceptions(report), characters),
+            lambda: candidates(deps.shadow.root, suspects, SECOND_EDITS, seen_exceptions(report), inputs),
             lambda more: find_single_edit(deps, failing, more, where, unhung_duration(report), report, deadline,
                                           rivals=False))  # a second edit's rival would not be shown
         stats.update(pairs)
