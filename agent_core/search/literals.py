@@ -75,11 +75,13 @@ def missing_f_edits(lines: list[str], statement: ast.stmt, scope: set[str],
         if tok.type != tokenize.STRING:
             continue
         prefix = tok.string[: len(tok.string) - len(tok.string.lstrip("rRbBuUfF"))].lower()
-        if "f" in prefix or "b" in prefix or "u" in prefix:
+        body = tok.string[len(prefix):]
+        if "f" in prefix or "b" in prefix or "u" in prefix or not _BRACES.search(body.replace("{{", "")):
             continue
-        if _named_fields(tok.string[len(prefix):], scope):
-            fixed.append(starts[tok.start[0] - 1] + tok.start[1])
-            seen = seen or any(field in shown for field in _BRACES.findall(tok.string))
+        if not _named_fields(body, scope):
+            return [], False  # a piece whose braces name no variable: the message is a template meant literally
+        fixed.append(starts[tok.start[0] - 1] + tok.start[1])
+        seen = seen or any(field in shown for field in _BRACES.findall(tok.string))
     if not fixed:
         return [], False
     for offset in reversed(fixed):

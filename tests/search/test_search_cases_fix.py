@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.cases import widening_edits
+from agent_core.search.cases import FailingInputs, widening_edits
 from agent_core.search.ranking import templates_for
 from agent_core.search.templates import EVIDENCE_TIER, template_mutants
 from engine_support import journal_records, make_project
@@ -68,7 +68,8 @@ def test_a_missing_character_is_added_to_the_collection_by_the_search(tmp_path: 
 def test_a_module_constant_the_function_reads_is_widened_at_its_definition():
     source = ("CONTROL = {chr(0)}\n_basic = CONTROL | {'\"'}\nUNUSED = ('x',)\n\n\n"
               "def escape(s, seqs=_basic):\n    return ''.join('\\\\' + c if c in seqs else c for c in s)\n")
-    found = [(m.line, m.text) for m in template_mutants("u.py", source, 7, [], None, (), ["\\"])
+    backslash = FailingInputs(characters=("\\",))
+    found = [(m.line, m.text) for m in template_mutants("u.py", source, 7, [], None, (), backslash)
              if "literal collection" in m.description]
     assert found == [(2, "_basic = CONTROL | {'\"', '\\\\'}")], "the constant the default names, not another"
 
@@ -94,7 +95,8 @@ def test_a_widening_the_failing_test_asks_for_is_made_far_down_the_suspicious_li
               "    return ''.join('\\\\' + c if c in seqs else c for c in s)\n"
               "\n\ndef other(x):\n" + "".join(f"    x = x + {i}\n" for i in range(10)) + "    return x\n")
     ranked = [(1.0 - i / 100, "m.py", 9 + i) for i in range(10)] + [(0.1, "m.py", 5)]
-    found = [m for m in templates_for(Path("."), {"m.py": source}, ranked, [], ["\\"])
+    backslash = FailingInputs(characters=("\\",))
+    found = [m for m in templates_for(Path("."), {"m.py": source}, ranked, [], backslash)
              if "literal collection" in m.description]
     assert [(m.line, m.text, m.tier) for m in found] == [(1, "_basic = {'\"', '\\\\'}", EVIDENCE_TIER)], (
         "line 5 is the 11th suspicious line")
