@@ -7,7 +7,7 @@ PATH (all or nothing, git-aware: cli/apply.py). PATH defaults to `.`;
 tokens spent (and the cost when settings price the model) and the journal's
 path. With --json the last stdout line is one JSON object (see docs/cli.md),
 printed whatever happens. Exit codes: 0 fixed (or the tests already pass),
-1 unfixed (or its token budget spent), 2 bad input, bad configuration, an
+1 unfixed (or its token or time budget spent), 2 bad input, bad configuration, an
 unreachable endpoint, or a change that could not be applied.
 """
 
