@@ -21,7 +21,8 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
 6. a literal collection of characters widened with one the failing tests use, on the line or in a module
    constant the function reads; a comparison with a literal in one case made blind to case (cases.py), alone
    or with its like siblings; a format string given the `f` it lacks (literals.py; regular expressions'
-   classes of letters that miss the failing tests' letters come per module: ranking.templates_for).
+   classes of letters that miss the failing tests' letters come per module: ranking.templates_for);
+7. an `if`'s condition replaced by another the function tests, as written or negated (conditions.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pathlib import Path
 
 from agent_core.models import TestReport
 from agent_core.search.cases import NO_INPUTS, FailingInputs, case_edits, constant_widenings, other_case, widening_edits
+from agent_core.search.conditions import condition_swaps
 from agent_core.search.guards import Place, block_templates, guard_templates, return_templates, try_templates
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
@@ -320,7 +322,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
         ranged, formatted = [*ranged, *formatted], []
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
-              *separator_edits(text, tree, nodes, line)]
+              *separator_edits(text, tree, nodes, line), *condition_swaps(lines, place.statement, place.function)]
     widened = [(line, new, line, description)
                for new, description in widening_edits(text, nodes, line, inputs.characters)]
     widened += [(at, new, at, description)
