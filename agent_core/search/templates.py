@@ -22,7 +22,8 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
    constant the function reads; a comparison with a literal in one case made blind to case (cases.py), alone
    or with its like siblings; a format string given the `f` it lacks (literals.py; regular expressions'
    classes of letters that miss the failing tests' letters come per module: ranking.templates_for);
-7. an `if`'s condition replaced by another the function tests, as written or negated (conditions.py).
+7. an `if`'s condition replaced by another the function tests, as written or negated (conditions.py);
+8. the statement moved below the next statements of its block or above the previous ones (moves.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from agent_core.search.guards import Place, block_templates, guard_templates, re
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.literals import missing_f_edits, sibling_case_edits
+from agent_core.search.moves import move_edits
 from agent_core.search.mutants import Mutant
 
 TEMPLATE_TIER = 20  # after every single-edit tier of mutants.py
@@ -331,7 +333,11 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     evidence = [(first, new, last, description, EVIDENCE_TIER) for first, new, last, description in
                 [*cause_templates(place), *((line, n, la, d) for n, la, d in translated), *widened,
                  *((line, n, la, d) for n, la, d in [*formatted, *cased])]]
-    edits = [(line, new, last, description, TEMPLATE_TIER) for new, last, description in ranged]
+    # the moves first: at most six, and a line's guards and blocks would otherwise use up the templates' cap
+    # before the moves of the next suspicious line (click 8.1.4: its fourth line)
+    edits = [(first, new, last, description, TEMPLATE_TIER)
+             for first, new, last, description in move_edits(lines, place.body, place.statement)]
+    edits += [(line, new, last, description, TEMPLATE_TIER) for new, last, description in ranged]
     edits += [(line, new, line, description, TEMPLATE_TIER) for new, description in single]
     out: list[Mutant] = []
     seen = {text}

@@ -1,0 +1,60 @@
+"""A statement moved past its neighbours: the order of two steps was the bug.
+
+click 8.1.4 moved `if self.command_class and kwargs.get("cls") is None: kwargs["cls"] = ...` below the
+block that takes the decorated function out of `args` (two statements further down): set before it, the
+class went to the wrong call. No edit of a token says "do this later"; the candidates here take the
+statement on a suspicious line (with the blank lines and comments after it) and put it after each of the
+next MAX_STEPS statements of its block, or before each of the MAX_STEPS before it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+MAX_STEPS = 3  # statements a move may pass, down and up
+_ENDS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _chunk(lines: list[str], body: list[ast.stmt], index: int) -> list[str]:
+    """The lines of `body[index]` and the blank lines and comments after it, up to the next statement."""
+    first = _first_line(body[index])
+    last = _first_line(body[index + 1]) - 1 if index + 1 < len(body) else body[index].end_lineno or first
+    return lines[first - 1 : last]
+
+
+def _docstring(statement: ast.stmt) -> bool:
+    """Whether `statement` is a bare string: a docstring, which nothing may move above."""
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(
+        statement.value.value, str)
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(d.lineno for d in decorators)])
+
+
+def move_edits(lines: list[str], body: list[ast.stmt], statement: ast.stmt) -> list[tuple[int, str, int, str]]:
+    """(first line, new text, last line, description): `statement` moved down past 1..MAX_STEPS of the
+    statements after it in `body`, and up past 1..MAX_STEPS of those before it. Never past the block's end, a
+    `return`/`raise`/`continue`/`break` (the moved lines would not run) or a docstring."""
+    if statement not in body or isinstance(statement, _ENDS):
+        return []
+    at = body.index(statement)
+    out: list[tuple[int, str, int, str]] = []
+    for steps in range(1, MAX_STEPS + 1):  # down
+        if at + steps >= len(body) or isinstance(body[at + steps], _ENDS):
+            break
+        passed = [line for k in range(at + 1, at + steps + 1) for line in _chunk(lines, body, k)]
+        moved = _chunk(lines, body, at)
+        first, last = _first_line(statement), _first_line(statement) + len(passed) + len(moved) - 1
+        out.append((first, "\n".join([*passed, *moved]), last, f"statement moved below the next {steps}"))
+    for steps in range(1, MAX_STEPS + 1):  # up
+        if at - steps < 0 or _docstring(body[at - steps]):
+            break
+        passed = [line for k in range(at - steps, at) for line in _chunk(lines, body, k)]
+        moved = _chunk(lines, body, at)
+        first = _first_line(body[at - steps])
+        out.append((first, "\n".join([*moved, *passed]), first + len(passed) + len(moved) - 1,
+                    f"statement moved above the previous {steps}"))
+    return out
+

@@ -1,0 +1,111 @@
+"""A statement moved past its neighbours (search/moves.py): the candidates, a move across an `assert` that is no
+concern, and the search fixing a project with one (`agentls fix`, a real sandbox, the scripted endpoint with no
+answer queued)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from agent_core.search.guards import Place
+from agent_core.search.moves import move_edits
+from agent_core.search.mutants import Mutant
+from agent_core.search.ranking import concerns
+from engine_support import journal_records, make_project
+
+GROUP = {  # click 8.1.4's fix, in small: the class was set before the decorated function left `args`
+    "group.py": (
+        "class Group:\n"
+        "    def __init__(self, command_class=None):\n"
+        "        self.command_class = command_class\n"
+        "        self.commands = []\n\n"
+        "    def command(self, *args, **kwargs):\n"
+        "        \"\"\"Register a command; usable as `@group.command` or `@group.command(name=...)`.\"\"\"\n"
+        "        if self.command_class and kwargs.get('cls') is None:\n"
+        "            kwargs['cls'] = self.command_class\n\n"
+        "        func = None\n\n"
+        "        if args and callable(args[0]):\n"
+        "            assert len(args) == 1 and not kwargs, 'Use command(**kwargs)(callable)'\n"
+        "            (func,) = args\n"
+        "            args = ()\n\n"
+        "        def decorator(f):\n"
+        "            cls = kwargs.pop('cls', None) or (lambda g, **kw: (g, kw))\n"
+        "            command = cls(f, **kwargs)\n"
+        "            self.commands.append(command)\n"
+        "            return command\n\n"
+        "        if func is not None:\n"
+        "            return decorator(func)\n"
+        "        return decorator\n"
+    ),
+    "test_group.py": (
+        "from group import Group\n\n\n"
+        "class Custom:\n"
+        "    def __init__(self, f, **kwargs):\n"
+        "        self.f, self.kwargs = f, kwargs\n\n\n"
+        "def run():\n    return 1\n\n\n"
+        "def test_with_parens_and_a_class():\n"
+        "    group = Group(Custom)\n"
+        "    made = group.command(name='run')(run)\n"
+        "    assert isinstance(made, Custom) and made.kwargs == {'name': 'run'}\n\n\n"
+        "def test_without_parens():\n"
+        "    assert Group().command(run) == (run, {})\n\n\n"
+        "def test_without_parens_and_a_class():\n"
+        "    made = Group(Custom).command(run)\n"
+        "    assert isinstance(made, Custom) and made.f is run\n"
+    ),
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\n",
+}
+
+
+def _moves(source: str, needle: str) -> list[tuple[int, str, int, str]]:
+    lines = source.split("\n")
+    line = next(i for i, text in enumerate(lines, 1) if needle in text)
+    place = Place(ast.parse(source), lines, line)
+    return move_edits(lines, place.body, place.statement)
+
+
+def test_a_statement_moves_down_and_up_but_never_past_a_return_or_above_a_docstring():
+    source = ('def f(a):\n'
+              '    """Doc."""\n'
+              '    b = a + 1\n'
+              '    c = b * 2  # why\n\n'
+              '    if c:\n'
+              '        c -= 1\n'
+              '    return c\n')
+    found = {description: (first, new, last) for first, new, last, description in _moves(source, "c = b * 2")}
+    assert found["statement moved below the next 1"] == (
+        4, "    if c:\n        c -= 1\n    c = b * 2  # why\n", 7), "its blank line and comment go with it"
+    assert found["statement moved above the previous 1"] == (3, "    c = b * 2  # why\n\n    b = a + 1", 5)
+    assert set(found) == {"statement moved below the next 1", "statement moved above the previous 1"}
+    assert _moves(source, "return c") == [], "a return is not moved"
+
+
+def test_a_move_across_an_assert_keeps_it_and_is_no_concern_but_changing_the_assert_is():
+    source = GROUP["group.py"]
+    lines = source.split("\n")
+    first, new, last, _ = next(m for m in _moves(source, "if self.command_class") if m[3].endswith("next 2"))
+    assert concerns(source, Mutant("group.py", first, new, "move", 20, last)) == ()
+    line = next(i for i, text in enumerate(lines, 1) if "assert len(args)" in text)
+    relaxed = lines[line - 1].replace(" and not kwargs", " or not kwargs")
+    assert concerns(source, Mutant("group.py", line, relaxed, "relaxed")) == ("changes an `assert` of the code",)
+    guarded = f"            if self.command_class:\n    {lines[line - 1]}"
+    assert concerns(source, Mutant("group.py", line, guarded, "under an if")) == (
+        "changes an `assert` of the code",), "run less often: as much a change as an edit of its text"
+
+
+def test_the_search_moves_the_statement_where_the_author_did(tmp_path: Path, scripted_llm, run_fix,
+                                                             monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("AGENTLS_SEARCH", "1")
+    project = make_project(tmp_path / "proj", GROUP)
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
+    source = GROUP["group.py"]
+    moved = ("        if self.command_class and kwargs.get('cls') is None:\n"
+             "            kwargs['cls'] = self.command_class\n\n")
+    authors = source.replace(moved, "").replace("            args = ()\n\n", "            args = ()\n\n" + moved)
+    assert (project / "group.py").read_text() == authors
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    assert search["found"]["description"] == "statement moved below the next 2"
