@@ -11,7 +11,7 @@ they took). Conditions, each with the same requests:
 - tests: a real test suite runs in a loop beside it, started in a session of
   its own as the sandbox starts test runs (its own scheduler autogroup);
 - tests-yielding: the same, with the test run's autogroup set to nice 19 (what
-  the sandbox does with every test run: launcher.yield_cpu, docs/local-model.md).
+  the sandbox does with every test run: launcher.yielding_prefix, docs/local-model.md).
 
 The prompt phase is short after the first request: llama.cpp keeps the previous
 prompt's evaluated prefix (the system prompt and the module), so a request that

@@ -39,12 +39,12 @@ from agent_core.sandbox.environment import ProjectEnvironment, detect_environmen
 from agent_core.sandbox.envview import BIN_DIR, EnvView, plan_view
 from agent_core.sandbox.identity import identity_files
 from agent_core.sandbox.launcher import (
-    YIELD_NICE,
     Limits,
     launch,
     limited_command,
     new_marker,
     prepare_local_run,
+    yielding_prefix,
 )
 from agent_core.sandbox.uids import claim_run_uid
 from agent_core.settings import SandboxSettings
@@ -96,19 +96,6 @@ def payload_prefix(uid: int | None) -> tuple[list[str], list[str]]:
     caps = ["--cap-drop", "ALL", *(arg for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_DAC_READ_SEARCH")
                                     for arg in ("--cap-add", cap))]
     return caps, [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--"]
-
-
-# `--new-session` puts the payload in a session, so a scheduler autogroup, of its own: the host cannot lower its
-# weight from outside before the tests start (launcher.yield_cpu), so the payload does it first, then execs. The
-# kernel takes one such write per 100 ms from the whole machine (EAGAIN otherwise): a few tries, 50 ms apart.
-_YIELD_SCRIPT = (f"for try in 1 2 3 4; do echo {YIELD_NICE} 2>/dev/null >/proc/self/autogroup && break; "
-                 'sleep 0.05; done; exec "$@"')
-
-
-def yielding_prefix() -> list[str]:
-    """argv prefix that sets the payload's autogroup to nice YIELD_NICE (the local model's server comes first)."""
-    shell = shutil.which("sh", path="/usr/bin:/bin")
-    return [shell, "-c", _YIELD_SCRIPT, "agentls-yield"] if shell else []
 
 
 def _mkdirs(dest: Path) -> list[str]:

@@ -121,7 +121,8 @@ def yield_cpu(pid: int) -> bool:
     values, so a test run started in a session of its own takes an equal share from the local model's
     server however it is niced; the group's own nice is what the scheduler weighs. Raising it needs no
     privilege. False where the kernel has no autogroups (or the process is gone). bench/model_speed.py measures
-    what it buys the model (docs/local-model.md). Where the process sits in a cpu cgroup of its own
+    what it buys the model (docs/local-model.md); a sandboxed run's payload does the same to itself before it
+    starts (`yielding_prefix`), so no test runs before its weight is set. Where the process sits in a cpu cgroup of its own
     (containers, CI machines), the kernel schedules no autogroup and the process nice counts: `niced`."""
     try:
         Path(f"/proc/{pid}/autogroup").write_text(f"{YIELD_NICE}\n")
@@ -137,6 +138,20 @@ def niced(argv: list[str]) -> list[str]:
     reads empty and `yield_cpu` changes nothing. Inside an autogroup it is harmless."""
     nice = shutil.which("nice", path="/usr/bin:/bin")
     return [nice, "-n", str(YIELD_NICE), *argv] if nice else argv
+
+
+# A run's session is a scheduler autogroup of its own (`start_new_session`, bwrap's `--new-session`): written
+# from the host after the start, its weight would come only once the payload already runs (and bwrap's payload is
+# out of the host's reach), so the payload sets it first, then execs. The kernel takes such a write from an
+# unprivileged process once per 100 ms from the whole machine (EAGAIN otherwise): a few tries, 50 ms apart.
+_YIELD_SCRIPT = (f"for try in 1 2 3 4; do echo {YIELD_NICE} 2>/dev/null >/proc/self/autogroup && break; "
+                 'sleep 0.05; done; exec "$@"')
+
+
+def yielding_prefix() -> list[str]:
+    """argv prefix that sets the payload's autogroup to nice YIELD_NICE (the local model's server comes first)."""
+    shell = shutil.which("sh", path="/usr/bin:/bin")
+    return [shell, "-c", _YIELD_SCRIPT, "agentls-yield"] if shell else []
 
 
 def new_marker() -> str:
@@ -284,7 +299,8 @@ async def launch(
     processes tears down its pid namespace). Every process started carries its
     owner's identity (proctree.OWNER_VAR), for `proctree.kill_orphaned_runs`. `pass_fds` stay open in
     the child (the test report's channel, testing/channel.py); every other descriptor is closed. With
-    `yielding`, the run's session yields the CPU (`yield_cpu`); every run is niced (`niced`) whatever it says.
+    `yielding`, the run's session yields the CPU (its payload sets its autogroup: `yielding_prefix`); every run
+    is niced (`niced`) whatever it says.
     """
     _kill_own_runs_at_exit()
     env = {**env, RUN_MARKER: run_id, proctree.OWNER_VAR: proctree.owner_value()}
@@ -292,11 +308,9 @@ async def launch(
     # measured off the event loop: a walk of a big tree takes a while (36,000 files: 0.17 s)
     watch = await asyncio.to_thread(WorkspaceWatch, cwd, limits.workspace_growth_bytes) if watch_workspace else None
     started = time.monotonic()
-    command = limited_command(argv, limits)
+    command = limited_command([*yielding_prefix(), *argv] if yielding else argv, limits)
     proc, exited, root = await _start_whole(niced(command), marker, cwd=str(cwd), env=env,
                                             pass_fds=pass_fds, **as_user(uid))
-    if yielding:  # its session, so the whole run, gives the CPU to a local model's server first
-        yield_cpu(proc.pid)
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
     try:
         stopped = await _wait_exit(exited, timeout_s, watch)
