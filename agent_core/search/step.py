@@ -39,6 +39,7 @@ from agent_core.search.localize import (
 from agent_core.search.mutants import Mutant, line_mutants
 from agent_core.search.ranking import arrange, templates_for
 from agent_core.search.sandboxed import collect_coverage, try_mutants
+from agent_core.search.templates import EVIDENCE_TIER
 from agent_core.settings import Settings
 from agent_core.testing.runner import per_test_bound, pytest_argv
 from agent_core.testing.verdict import judge
@@ -54,6 +55,16 @@ COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant b
 VERIFY_SLOWDOWN = 4  # a mutant's whole-suite run may take this many times the baseline's (plus VERIFY_MIN_S) ...
 VERIFY_MIN_S = 30.0  # ... and at least this long: a loaded machine slows every run
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
+
+
+def _chunk_size(mutants: list[Mutant], index: int) -> int:
+    """How many of `mutants` from `index` one driver run takes: HOT_CHUNK, but the evidence templates that lead
+    the list (ranking.arrange puts them first) in a run of their own, as a module-level one among them (a
+    constant's line) would otherwise wait for the end of a run of 150 (tomlkit's `_basic_escapes`: 55 s)."""
+    leading = 0
+    while index + leading < len(mutants) and mutants[index + leading].tier == EVIDENCE_TIER:
+        leading += 1
+    return leading if 0 < leading < HOT_CHUNK else HOT_CHUNK
 
 
 class SearchDeps(Protocol):
@@ -305,7 +316,7 @@ async def find_single_edit(
             deps.sandbox,
             deps.shadow.root,
             failing,
-            mutants[index : index + HOT_CHUNK],
+            mutants[index : index + _chunk_size(mutants, index)],
             mutant_timeout_s=timeout_s,
             budget_s=deadline - time.monotonic(),
             max_passing=PASSING_PER_DRIVER_RUN,
