@@ -122,8 +122,9 @@ def yield_cpu(pid: int) -> bool:
     server however it is niced; the group's own nice is what the scheduler weighs. Raising it needs no
     privilege. False where the kernel has no autogroups (or the process is gone). bench/model_speed.py measures
     what it buys the model (docs/local-model.md); a sandboxed run's payload does the same to itself before it
-    starts (`yielding_prefix`), so no test runs before its weight is set. Where the process sits in a cpu cgroup of its own
-    (containers, CI machines), the kernel schedules no autogroup and the process nice counts: `niced`."""
+    starts (`yielding_prefix`), so no test runs before its weight is set. Where the process sits in a cpu
+    cgroup of its own (containers, CI machines), the kernel schedules no autogroup and the process nice
+    counts: `niced`."""
     try:
         Path(f"/proc/{pid}/autogroup").write_text(f"{YIELD_NICE}\n")
     except OSError:
