@@ -164,7 +164,7 @@ async def test_a_hang_before_the_headers_is_given_up_within_the_deadline(scripte
     message = str(caught.value)
     assert f"endpoint {scripted_llm.base_url} timed out after 1 s" in message
     assert message.endswith("no answer within the 2.5 s deadline of one model call (llm_deadline_s)")
-    assert 1 < len(scripted_llm.requests) <= 3
+    assert len(scripted_llm.requests) in (2, 3)
     assert time.monotonic() - started < 10
 
 

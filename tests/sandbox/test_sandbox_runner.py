@@ -161,7 +161,7 @@ async def test_addopts_with_cache_and_stepwise_options_still_run_the_whole_suite
     stop the run with a usage error nor cut it short at the first failure."""
     _write(workspace, {
         "pytest.ini": "[pytest]\naddopts = --lf --ff --sw -vvv --tb=native\n",
-        "test_three.py": "def test_a():\n    assert 1 == 2\n\n\ndef test_b():\n    assert len('ab') == 2\n\n\n"
+        "test_three.py": "def test_a():\n    assert len('a') == 2\n\n\ndef test_b():\n    assert len('ab') == 2\n\n\n"
                          "def test_c():\n    assert 'x' == 'y'\n",
     })
     report = await run_tests(make_backend("bubblewrap"), workspace, "pytest", timeout_s=120)
