@@ -4,7 +4,8 @@ They are tried after the single edits (search/ranking.py places them) and bounde
 in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in order:
 
 1. guards, `try` and `if` around statements, a missing `return <parameter>` (guards.py: a None or empty value
-   skipped, an exception the failing test sees caught, a block that must only run
+   skipped, right after it is set and then before its use, an exception the failing test sees caught, a block
+   that must only run
    in one case); an exception raised again as one the callers catch, or kept as the cause (handlers.py);
 2. twin names changed together: `l_bar + bar + r_bar` -> `l_bar_user + bar + r_bar_user`
    when the function holds both pairs (a fix that switches to the other pair of
@@ -39,7 +40,14 @@ from pathlib import Path
 from agent_core.models import TestReport
 from agent_core.search.cases import NO_INPUTS, FailingInputs, case_edits, constant_widenings, other_case, widening_edits
 from agent_core.search.conditions import condition_swaps
-from agent_core.search.guards import Place, block_templates, guard_templates, return_templates, try_templates
+from agent_core.search.guards import (
+    Place,
+    block_templates,
+    guard_templates,
+    return_templates,
+    set_guard_templates,
+    try_templates,
+)
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.literals import missing_f_edits, sibling_case_edits
@@ -337,6 +345,9 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     # before the moves of the next suspicious line (click 8.1.4: its fourth line)
     edits = [(first, new, last, description, TEMPLATE_TIER)
              for first, new, last, description in move_edits(lines, place.body, place.statement)]
+    # a guard where the value is set before the one where it is used (the author's place, as a rule)
+    edits += [(first, new, last, description, TEMPLATE_TIER)
+              for first, new, last, description in set_guard_templates(place)[: MAX_GUARDS // 2]]
     edits += [(line, new, last, description, TEMPLATE_TIER) for new, last, description in ranged]
     edits += [(line, new, line, description, TEMPLATE_TIER) for new, description in single]
     out: list[Mutant] = []

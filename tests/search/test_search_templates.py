@@ -185,3 +185,44 @@ def test_the_exceptions_the_failing_tests_saw(messages, expected):
     report = models.TestReport(failed=len(messages), failures=[
         models.TestFailure(nodeid=f"t.py::t{i}", file="t.py", line=1, message=m) for i, m in enumerate(messages)])
     assert seen_exceptions(report) == expected
+
+
+EMIT = '''\
+def emit(message, err=False, stream=None):
+    out = stream
+    if out is None:
+        if err:
+            out = pick_stderr()
+        else:
+            out = pick_stdout()
+    text = str(message) + "\\n"
+    out.write(text)
+
+
+def drain(queues):
+    for queue in queues:
+        head = queue.first
+        head.close()
+'''
+
+
+def test_a_guard_goes_right_after_the_statement_that_sets_the_value_first():
+    """Where the value may be missing, the guard that checks it where it is made (after the whole `if`/`else`
+    that picks it, at that `if`'s depth) comes before the guard right before its use."""
+    line = EMIT.split("\n").index("    out.write(text)") + 1
+    guards = [m for m in template_mutants("m.py", EMIT, line) if m.description.startswith("guard")]
+    first = guards[0].applied(EMIT)
+    assert "        else:\n            out = pick_stdout()\n        if out is None:\n            return\n" \
+           "    text = " in first, first
+    assert "after `out` is set" in guards[0].description
+    before_use = [m for m in guards if m.description == "guard `if out is None: return` added"]
+    assert "    if out is None:\n        return\n    out.write(text)" in before_use[0].applied(EMIT)
+    assert guards.index(before_use[0]) > 0
+
+
+def test_a_guard_after_a_setting_statement_in_a_loop_continues():
+    line = EMIT.split("\n").index("        head.close()") + 1
+    guards = [m.applied(EMIT) for m in template_mutants("m.py", EMIT, line) if "after `head`" in m.description]
+    assert guards == [], "`head` is set right before its use: the guard before the use is that candidate"
+    assert any("        if head is None:\n            continue\n        head.close()" in m.applied(EMIT)
+               for m in template_mutants("m.py", EMIT, line))
