@@ -221,37 +221,43 @@ def _assigns(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
 
 
-def _setter(place: Place, name: str) -> tuple[ast.stmt, bool] | None:
-    """The statement after which `name` holds the value the suspicious statement uses: its last assignment
-    before the statement in the function, widened to an `if` whose every branch assigns it (the value is only
-    known after the whole `if`/`else`); with whether a loop of the function holds it."""
+MAX_SETTERS = 3  # statements setting one name that a guard may follow, the latest first
+
+
+def _setters(place: Place, name: str) -> list[tuple[ast.stmt, bool]]:
+    """The statements after which `name` holds a value the suspicious statement may use: its assignments before
+    the statement in the function, the latest first, each widened to an `if` whose every branch assigns it
+    (the value is only known after the whole `if`/`else`); with whether a loop of the function holds it. More
+    than one: the last may be on a path the failing test does not take (click's `echo()` rewraps the stream
+    on Windows only)."""
     function, stmt = place.function, place.statement
     assert function is not None and stmt is not None
     parents: dict[int, tuple[ast.AST, str]] = {}
-    for node in _own_nodes(function):
-        for field in ("body", "orelse", "finalbody"):
-            for child in getattr(node, field, None) or []:
-                if isinstance(child, ast.stmt):
+    for node in [function, *_own_nodes(function)]:
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)  # a conditional expression's `body` is one expression
+            for child in block if isinstance(block, list) else []:
+                if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                     parents[id(child)] = (node, field)
-    for child in function.body:  # type: ignore[attr-defined]
-        parents[id(child)] = (function, "body")
-    setters = [n for n in _own_nodes(function) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-               and n.lineno < stmt.lineno and _assigns(n, name) and id(n) in parents]
-    if not setters:
-        return None
-    found: ast.stmt = max(setters, key=lambda n: n.lineno)
-    while True:
-        parent, _ = parents[id(found)]
-        if not (isinstance(parent, ast.If) and parent.orelse and all(
-                any(_assigns(s, name) for s in branch) for branch in (parent.body, parent.orelse))):
-            break
-        found = parent
-    in_loop = False
-    node: ast.AST = found
-    while node is not function:
-        node, field = parents[id(node)]
-        in_loop = in_loop or isinstance(node, _LOOPS) and field == "body"
-    return found, in_loop
+    setters = sorted((n for n in _own_nodes(function) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                      and n.lineno < stmt.lineno and _assigns(n, name) and id(n) in parents),
+                     key=lambda n: -n.lineno)
+    out: list[tuple[ast.stmt, bool]] = []
+    for found in setters:
+        while True:
+            parent, _ = parents[id(found)]
+            if not (isinstance(parent, ast.If) and parent.orelse and all(
+                    any(_assigns(s, name) for s in branch) for branch in (parent.body, parent.orelse))):
+                break
+            found = parent
+        in_loop = False
+        node: ast.AST = found
+        while node is not function and id(node) in parents:
+            node, field = parents[id(node)]
+            in_loop = in_loop or isinstance(node, _LOOPS) and field == "body"
+        if all(found is not seen for seen, _ in out):
+            out.append((found, in_loop))
+    return out[:MAX_SETTERS]
 
 
 def set_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
@@ -264,24 +270,21 @@ def set_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
         return []
     out: list[tuple[int, str, int, str]] = []
     for obj in guarded_objects(place):
-        found = _setter(place, obj) if obj.isidentifier() else None
-        if found is None:
-            continue
-        setter, in_loop = found
-        end = setter.end_lineno or setter.lineno
-        block = place.body if setter in place.body else []
-        if block and block.index(setter) + 1 < len(block) and block[block.index(setter) + 1] is stmt:
-            continue  # right before the statement: guard_templates' own candidate
-        text = place.lines[setter.lineno - 1]
-        indent = text[: len(text) - len(text.lstrip())]
-        if place.lines[end - 1].rstrip().endswith("\\"):
-            continue
-        exits = ["continue"] if in_loop else defaults(place.function, place.lines)  # type: ignore[arg-type]
-        for test in (f"{obj} is None", f"not {obj}"):
-            for exit_ in exits:
-                new = f"{place.lines[end - 1]}\n{indent}if {test}:\n{indent}{INDENT}{exit_}"
-                out.append((end, new, end, f"guard `if {test}: {exit_}` added after `{obj}` is set (line {end})"))
-    return out
+        for setter, in_loop in _setters(place, obj) if obj.isidentifier() else []:
+            end = setter.end_lineno or setter.lineno
+            block = place.body if setter in place.body else []
+            if block and block.index(setter) + 1 < len(block) and block[block.index(setter) + 1] is stmt:
+                continue  # right before the statement: guard_templates' own candidate
+            if place.lines[end - 1].rstrip().endswith("\\"):
+                continue
+            text = place.lines[setter.lineno - 1]
+            indent = text[: len(text) - len(text.lstrip())]
+            exits = ["continue"] if in_loop else defaults(place.function, place.lines)  # type: ignore[arg-type]
+            for test in (f"{obj} is None", f"not {obj}"):
+                for exit_ in exits:
+                    new = f"{place.lines[end - 1]}\n{indent}if {test}:\n{indent}{INDENT}{exit_}"
+                    out.append((end, new, end, f"guard `if {test}: {exit_}` added after `{obj}` is set (line {end})"))
+    return sorted(out, key=lambda template: " `if not " in template[3])  # `is None` after each setter first
 
 
 def _can_raise(stmt: ast.stmt, exception: str) -> bool:

@@ -7,7 +7,8 @@ The first candidate that passes every test wins, so the order is the ranking:
    failing test's input, cases.py), which no single edit can replace;
 1. the single edits of the most suspicious lines (mutants.py), the first TEMPLATES_AFTER of them
    (TEMPLATES_AFTER_CRASH when the failing tests raised an exception other than an assertion's);
-2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES;
+2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES, then
+   the condition swaps of the `if` lines that gate a call to a suspect function (gate_lines);
 3. then the candidates with a concern, each after every one without: a candidate that leaves a variable
    assigned and unused (`l_bar_user, r_bar_user = ...` then only `r_bar_user` used), drops the only use of
    a parameter (the function now ignores an input a caller passes), deletes a statement, or changes an
@@ -32,10 +33,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_core.search.cases import NO_INPUTS, FailingInputs
+from agent_core.search.conditions import condition_swaps
+from agent_core.search.guards import Place
 from agent_core.search.handlers import handled_around
 from agent_core.search.literals import imported_files, regex_class_edits
+from agent_core.search.localize import Suspect
 from agent_core.search.mutants import Mutant
-from agent_core.search.templates import EVIDENCE_TIER, template_mutants
+from agent_core.search.templates import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
 from agent_core.workspace.shadow import read_exact
 
 TEMPLATES_AFTER = 300  # single edits tried before any template (the likelier fixes, and most of a 120 s budget)
@@ -45,6 +49,7 @@ TEMPLATES_AFTER_CRASH = 100  # ... when the failing tests crash (an exception, n
 TEMPLATE_LINES = 6  # the most suspicious lines that get templates
 EVIDENCE_LINES = 60  # suspicious lines whose evidence templates (templates.EVIDENCE_TIER) are made
 MAX_TEMPLATES = 120
+GATE_LINES = 4  # `if` lines gating a call to a suspect function whose condition is swapped (gate_lines)
 
 
 @dataclass
@@ -170,9 +175,11 @@ def with_concerns(mutant: Mutant, source: str) -> Mutant:
 
 
 def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float, str, int]],
-                  exceptions: list[str] | None, inputs: FailingInputs = NO_INPUTS) -> list[Mutant]:
+                  exceptions: list[str] | None, inputs: FailingInputs = NO_INPUTS,
+                  gates: Sequence[tuple[str, int]] = ()) -> list[Mutant]:
     """The templates of the TEMPLATE_LINES most suspicious lines of `ranked` ((score, file, line), best
-    first), at most MAX_TEMPLATES, and the evidence templates of the EVIDENCE_LINES most suspicious."""
+    first), at most MAX_TEMPLATES, the evidence templates of the EVIDENCE_LINES most suspicious, and the
+    condition swaps of the `gates` (gate_lines)."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
     trees = {file: tree for file, tree in ((f, _tree(s)) for f, s in sources.items()) if tree is not None} \
         if exceptions else {}
@@ -193,7 +200,59 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
             seen.add(key)
             unique.append(mutant)
     evidence = [m for m in unique if m.tier == EVIDENCE_TIER]  # few: kept whatever the cap
-    return evidence + [m for m in unique if m.tier != EVIDENCE_TIER][:MAX_TEMPLATES]
+    gated = [m for m in gate_swaps(sources, gates)
+             if (m.path, m.applied(sources[m.path])) not in seen]  # kept too: a handful, bounded by GATE_LINES
+    return evidence + [m for m in unique if m.tier != EVIDENCE_TIER][:MAX_TEMPLATES] + gated
+
+
+def gate_lines(sources: dict[str, str], suspects: Sequence[Suspect]) -> list[tuple[str, int]]:
+    """The `if` lines, inside the suspect functions, whose body calls another suspect function: the call runs
+    when it should not (or the other way round), and the condition is the bug, not a line the failing test
+    runs more than the passing ones (tomlkit 0.11.5: `if item.name != key.key:` before
+    `item.invalidate_display_name()`, where `if not self._parsed:` was meant). The called suspect's order
+    first, at most GATE_LINES."""
+    names = {name: n for n, s in reversed(list(enumerate(suspects)))
+             if s.function and (name := s.function.rsplit(".", 1)[-1]) not in _BUILTIN_METHODS}
+    found: list[tuple[int, str, int]] = []
+    for file in dict.fromkeys(s.file for s in suspects):
+        tree = _tree(sources.get(file, ""))
+        if tree is None:
+            continue
+        spans = [(s.start_line, s.end_line, s.function.rsplit(".", 1)[-1]) for s in suspects
+                 if s.file == file and s.function]
+        for node in ast.walk(tree):
+            within = [own for a, b, own in spans if a <= node.lineno <= b] if isinstance(node, ast.If) else []
+            if not within or node.test.lineno != node.test.end_lineno or len(node.body) > 3:  # type: ignore[attr-defined]
+                continue
+            called = [names[name] for stmt in node.body if isinstance(stmt, _GATED)  # type: ignore[attr-defined]
+                      for c in ast.walk(stmt) if isinstance(c, ast.Call)  # a short body of calls, not recursion
+                      and (name := _called_name(c)) in names and name not in within]
+            if called:
+                found.append((min(called), file, node.lineno))
+    return [(file, line) for _, file, line in sorted(found)][:GATE_LINES]
+
+
+_GATED = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)
+# a suspect named like a method of a builtin type (`append`, `value`s of a dict) cannot be told from it by name
+_BUILTIN_METHODS = frozenset(name for kind in (list, dict, str, set, bytes, tuple) for name in dir(kind))
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def gate_swaps(sources: dict[str, str], gates: Sequence[tuple[str, int]]) -> list[Mutant]:
+    """The condition of each gate line swapped for another test of its function (conditions.py)."""
+    out: list[Mutant] = []
+    for file, line in gates:
+        tree = _tree(sources[file])
+        lines = sources[file].split("\n")
+        place = Place(tree, lines, line) if tree is not None else None
+        if place is not None and place.statement is not None and place.function is not None:
+            out += [Mutant(file, line, new, description, TEMPLATE_TIER)
+                    for new, description in condition_swaps(lines, place.statement, place.function)]
+    return out
 
 
 def regex_class_mutants(root: Path, sources: dict[str, str], files: Sequence[str],

@@ -37,7 +37,7 @@ from agent_core.search.localize import (
     traceback_scores,
 )
 from agent_core.search.mutants import Mutant, line_mutants
-from agent_core.search.ranking import arrange, templates_for
+from agent_core.search.ranking import arrange, gate_lines, templates_for
 from agent_core.search.sandboxed import collect_coverage, try_mutants
 from agent_core.search.templates import EVIDENCE_TIER
 from agent_core.settings import Settings
@@ -212,7 +212,7 @@ def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list
         out += sorted(batch, key=lambda m: m.tier)
         if len(out) >= limit:
             break
-    templates = templates_for(root, sources, ranked, exceptions, inputs)
+    templates = templates_for(root, sources, ranked, exceptions, inputs, gate_lines(sources, suspects))
     return arrange(out[:limit], templates, sources, limit, bool(exceptions))
 
 

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agent_core.search.describe import describe_change
+from agent_core.search.localize import Suspect
 from agent_core.search.mutants import Mutant, line_mutants
-from agent_core.search.ranking import TEMPLATES_AFTER, TEMPLATES_AFTER_CRASH, arrange, concerns, with_concerns
+from agent_core.search.ranking import (
+    TEMPLATES_AFTER,
+    TEMPLATES_AFTER_CRASH,
+    arrange,
+    concerns,
+    gate_lines,
+    gate_swaps,
+    templates_for,
+    with_concerns,
+)
 from agent_core.search.templates import template_mutants
 
 SOURCE = '''\
@@ -103,3 +115,35 @@ def test_templates_come_sooner_when_the_failing_tests_crash():
     calm = arrange(singles, templates, {"m.py": SOURCE}, limit=1000)
     crash = arrange(singles, templates, {"m.py": SOURCE}, limit=1000, crashed=True)
     assert calm.index(templates[0]) == TEMPLATES_AFTER and crash.index(templates[0]) == TEMPLATES_AFTER_CRASH
+
+
+CONTAINER = '''\
+class Container:
+    def append(self, key, item):
+        if item.name != key:
+            item.rename()
+        if self.parsed or item.indent:
+            item.indent = ""
+        if item.kids:
+            item.kids.append(key)
+            self.append(key, item.kids)
+        return self
+
+
+class Item:
+    def rename(self):
+        self.shown = None
+'''
+
+
+def test_an_if_that_gates_a_call_to_a_suspect_gets_its_condition_swapped():
+    """tomlkit 0.11.5: the failing test runs `rename` (a suspect) under `if item.name != key:`, where the author
+    meant another test the method makes; that line is not among the most suspicious ones of `append`."""
+    suspects = [Suspect("m.py", "Container.append", 2, 10, [5, 6, 10], 0.5),
+                Suspect("m.py", "Item.rename", 14, 15, [15], 0.4)]
+    sources = {"m.py": CONTAINER}
+    assert gate_lines(sources, suspects) == [("m.py", 3)], "not the list's `append`, not the method's own recursion"
+    swaps = [m.applied(CONTAINER).split("\n")[2] for m in gate_swaps(sources, gate_lines(sources, suspects))]
+    assert "        if not self.parsed:" in swaps and "        if item.kids:" in swaps, swaps
+    arranged = templates_for(Path("."), sources, [(0.5, "m.py", 5)], None, gates=gate_lines(sources, suspects))
+    assert any(m.line == 3 and "`item.name != key` -> `not self.parsed`" in m.description for m in arranged)

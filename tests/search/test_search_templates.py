@@ -226,3 +226,21 @@ def test_a_guard_after_a_setting_statement_in_a_loop_continues():
     assert guards == [], "`head` is set right before its use: the guard before the use is that candidate"
     assert any("        if head is None:\n            continue\n        head.close()" in m.applied(EMIT)
                for m in template_mutants("m.py", EMIT, line))
+
+
+def test_a_guard_follows_each_earlier_setting_of_the_value_too():
+    """The last assignment may be on a path the failing test does not take (click's `echo()` rewraps its stream
+    on Windows only): the guard is also tried after the earlier ones, `is None` after each before `not`."""
+    source = EMIT.replace("    out.write(text)", "    if WIN:\n        out = wrap(out)\n    out.write(text)")
+    line = source.split("\n").index("    out.write(text)") + 1
+    after = [m for m in template_mutants("m.py", source, line) if "after `out` is set" in m.description]
+    assert [m.description.split(" added")[0] for m in after[:2]] == ["guard `if out is None: return`"] * 2
+    assert "        out = wrap(out)\n        if out is None:\n            return\n" in after[0].applied(source)
+    assert "            out = pick_stdout()\n        if out is None:\n            return\n" in after[1].applied(source)
+
+
+def test_a_guard_after_a_setter_reads_functions_with_conditional_expressions():
+    source = "def pick(flag, value):\n    value = value if flag else None\n    return value.strip()\n"
+    mutants = template_mutants("m.py", source, 3)
+    assert any("if value is None:\n        return None\n    return value.strip()" in m.applied(source)
+               for m in mutants)

@@ -54,6 +54,30 @@ BARS = {  # a user's bar format: its left and right parts replace the default on
     ".agentls.toml": FAST,
 }
 
+ECHO = {  # no standard stream attached (pythonw): printing must do nothing; the author checks the stream where
+    # it is picked, not before the write (click 8.1.4), and a Windows-only rewrap sets it again later
+    "echo.py": (
+        "import sys\n\nWIN = sys.platform.startswith('win')\nSTREAMS = {'out': sys.stdout}\n\n\n"
+        "def emit(message, stream=None):\n"
+        "    if stream is None:\n"
+        "        if message.startswith('!'):\n"
+        "            stream = STREAMS.get('err')\n"
+        "        else:\n"
+        "            stream = STREAMS.get('out')\n"
+        "    text = message + '\\n'\n"
+        "    if WIN:\n"
+        "        stream = wrap(stream)\n"
+        "    stream.write(text)\n"
+    ),
+    "test_echo.py": (
+        "import io\n\nimport echo\n\n\ndef test_to_a_stream():\n    buf = io.StringIO()\n"
+        "    echo.emit('hi', buf)\n    assert buf.getvalue() == 'hi\\n'\n\n\n"
+        "def test_without_streams(monkeypatch):\n    monkeypatch.setattr(echo, 'STREAMS', {})\n"
+        "    echo.emit('hi')\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
 
 @pytest.fixture(autouse=True)
 def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,3 +160,14 @@ def test_a_second_edit_is_searched_from_a_partial_fix(tmp_path: Path, scripted_l
     assert search["partial_fixes"] >= 1 and search["tried"] == search["mutants"], "after every single edit"
     assert (project / "clamp.py").read_text() == CLAMP["clamp.py"].replace(
         "return hi", "return @").replace("return lo", "return hi").replace("return @", "return lo")
+
+
+def test_a_guard_is_inserted_where_the_value_is_set(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, ECHO)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "+        if stream is None:", "+            return",
+    ], "the author's place: after the if/else that picks the stream, inside `if stream is None:`"
+    assert search["found"]["description"].startswith("guard `if stream is None: return` added after `stream`")
+    diff = (project / ".agentls" / "runs" / search["run_id"] / "changes.diff").read_text()
+    assert "            stream = STREAMS.get('out')\n+        if stream is None:" in diff, diff

@@ -78,8 +78,13 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     if not searching or not suspects or not failing:
         return out  # a typed goal still reaches the model after a search that found nothing
     inputs = failing_inputs(report, deps.shadow.root)
-    mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants, seen_exceptions(report),
-                         inputs)
+    try:
+        mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants, seen_exceptions(report),
+                             inputs)
+    except Exception as exc:  # noqa: BLE001 - a template that cannot read some code must not end the run
+        deps.journal.write("search", found=None, error=f"making candidates: {type(exc).__name__}: {exc}")
+        out["search_error"] = f"making candidates: {type(exc).__name__}: {exc}"
+        return out
     deps.phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{len(mutants)} tried", 6)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
