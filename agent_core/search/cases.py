@@ -27,6 +27,7 @@ MAX_WIDENINGS = 6  # candidates per line
 _COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _BRACED = re.compile(r"\{[A-Za-z_][\w.]*\}")
+_NONE_ATTRIBUTE = re.compile(r"'NoneType' object has no attribute '(\w+)'")
 
 
 def _test_function(tree: ast.Module, nodeid: str) -> ast.AST:
@@ -47,6 +48,7 @@ class FailingInputs:
     letters: tuple[str, ...] = ()  # letters beyond ASCII, at most MAX_LETTERS (literals.regex_class_edits)
     words: frozenset[str] = frozenset()  # their words as written (case_edits: `create` against 'CREATE')
     braced: frozenset[str] = frozenset()  # `{name}` as their messages show it (literals.missing_f_edits)
+    none_attributes: frozenset[str] = frozenset()  # `x` of "'NoneType' object has no attribute 'x'" (guards.py)
 
 
 NO_INPUTS = FailingInputs()
@@ -61,7 +63,8 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
     messages = [f.message for f in report.failures] if report is not None else []
     return FailingInputs(tuple(c for c, _ in counts.most_common(MAX_CHARACTERS)), tuple(letters)[:MAX_LETTERS],
                          frozenset(w for text in texts for w in _WORD.findall(text)),
-                         frozenset(b for text in messages for b in _BRACED.findall(text)))
+                         frozenset(b for text in messages for b in _BRACED.findall(text)),
+                         frozenset(a for text in messages for a in _NONE_ATTRIBUTE.findall(text)))
 
 
 def _failing_texts(report: TestReport | None, root: Path) -> list[str]:

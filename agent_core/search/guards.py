@@ -57,8 +57,10 @@ class Place:
     """A statement that starts on a line, with what a template needs around it: its function, whether a loop
     holds it (in that function), its body and position there, its indentation and lines."""
 
-    def __init__(self, tree: ast.Module, lines: list[str], line: int) -> None:
+    def __init__(self, tree: ast.Module, lines: list[str], line: int,
+                 none_attributes: frozenset[str] = frozenset()) -> None:
         self.lines = lines
+        self.none_attributes = none_attributes  # attributes the failing tests read on None (cases.FailingInputs)
         self.tree = tree
         self.statement: ast.stmt | None = None
         self.function: ast.AST | None = None
@@ -158,7 +160,12 @@ def guarded_objects(place: Place) -> list[str]:
                 if _dotted(base) and base.lineno == base.end_lineno:  # type: ignore[attr-defined]
                     found.append(_source(lines, base))
     scope = place.scope()
-    return [f for f in dict.fromkeys(found) if f.split(".")[0] in scope and f not in ("self", "cls")][:MAX_GUARDED]
+    # first the objects whose attribute the failing tests read on None ("'NoneType' object has no attribute")
+    on_none = {_source(lines, n.value) for part in _header(stmt) for n in ast.walk(part)
+               if isinstance(n, ast.Attribute) and n.attr in place.none_attributes and _dotted(n.value)
+               and n.value.lineno == n.value.end_lineno}
+    found = sorted(dict.fromkeys(found), key=lambda f: f not in on_none)
+    return [f for f in found if f.split(".")[0] in scope and f not in ("self", "cls")][:MAX_GUARDED]
 
 
 def _source(lines: list[str], node: ast.AST) -> str:
@@ -268,9 +275,9 @@ def set_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
     stmt = place.statement
     if not usable(place) or stmt is None:
         return []
-    out: list[tuple[int, str, int, str]] = []
+    ranked: list[tuple[tuple[bool, int], tuple[int, str, int, str]]] = []
     for obj in guarded_objects(place):
-        for setter, in_loop in _setters(place, obj) if obj.isidentifier() else []:
+        for rank, (setter, in_loop) in enumerate(_setters(place, obj) if obj.isidentifier() else []):
             end = setter.end_lineno or setter.lineno
             block = place.body if setter in place.body else []
             if block and block.index(setter) + 1 < len(block) and block[block.index(setter) + 1] is stmt:
@@ -283,8 +290,10 @@ def set_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
             for test in (f"{obj} is None", f"not {obj}"):
                 for exit_ in exits:
                     new = f"{place.lines[end - 1]}\n{indent}if {test}:\n{indent}{INDENT}{exit_}"
-                    out.append((end, new, end, f"guard `if {test}: {exit_}` added after `{obj}` is set (line {end})"))
-    return sorted(out, key=lambda template: " `if not " in template[3])  # `is None` after each setter first
+                    description = f"guard `if {test}: {exit_}` added after `{obj}` is set (line {end})"
+                    ranked.append(((test.startswith("not "), rank), (end, new, end, description)))
+    # `is None` before `not`; each object's latest setter before any object's earlier one
+    return [template for _, template in sorted(ranked, key=lambda entry: entry[0])]
 
 
 def _can_raise(stmt: ast.stmt, exception: str) -> bool:

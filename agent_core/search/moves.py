@@ -58,3 +58,34 @@ def move_edits(lines: list[str], body: list[ast.stmt], statement: ast.stmt) -> l
                     f"statement moved above the previous {steps}"))
     return out
 
+
+
+def _reads(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+
+def hoist_edits(tree: ast.Module, lines: list[str], statement: ast.stmt) -> list[tuple[int, str, int, str]]:
+    """(first line, new text, last line, description): an assignment that opens the body of an `if` whose test
+    reads the name it sets, moved out before that `if`: the value was tested before it was made what it must
+    be (click 8.1.4 tested a help text for emptiness, then cut it at its form feed, which could empty it)."""
+    if not isinstance(statement, ast.Assign):
+        return []
+    names = {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    parent = next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.body and n.body[0] is statement), None)
+    if parent is None or len(parent.body) < 2 or not _reads(parent.test, names):
+        return []
+    header = lines[parent.lineno - 1]
+    if not header.lstrip().startswith("if "):  # an `elif`: nothing can go between it and its `if`
+        return []
+    end = statement.end_lineno or statement.lineno
+    outer = header[: len(header) - len(header.lstrip())]
+    inner = lines[statement.lineno - 1][: len(lines[statement.lineno - 1]) - len(lines[statement.lineno - 1].lstrip())]
+    moved = lines[statement.lineno - 1 : end]
+    strings = [n for n in ast.walk(statement) if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))]
+    if any((s.end_lineno or s.lineno) > s.lineno for s in strings) or not all(
+            line.startswith(inner) or not line.strip() for line in moved):
+        return []  # a string spanning lines would change, or a line is indented less than the statement
+    dedented = [outer + line[len(inner):] if line.strip() else line for line in moved]
+    kept = lines[parent.lineno - 1 : statement.lineno - 1]  # the `if` line(s), and comments before the statement
+    return [(parent.lineno, "\n".join([*dedented, *kept]), end, "statement moved out of the `if` that tests it, "
+             "before the test")]

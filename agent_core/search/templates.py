@@ -24,7 +24,8 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
    or with its like siblings; a format string given the `f` it lacks (literals.py; regular expressions'
    classes of letters that miss the failing tests' letters come per module: ranking.templates_for);
 7. an `if`'s condition replaced by another the function tests, as written or negated (conditions.py);
-8. the statement moved below the next statements of its block or above the previous ones (moves.py).
+8. the statement moved below the next statements of its block or above the previous ones, or out of the
+   `if` whose test reads what it sets (moves.py).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from agent_core.search.guards import (
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.literals import missing_f_edits, sibling_case_edits
-from agent_core.search.moves import move_edits
+from agent_core.search.moves import hoist_edits, move_edits
 from agent_core.search.mutants import Mutant
 
 TEMPLATE_TIER = 20  # after every single-edit tier of mutants.py
@@ -311,7 +312,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    place = Place(tree, lines, line)
+    place = Place(tree, lines, line, inputs.none_attributes)
     if place.statement is None or place.function is None:
         return []
     text = lines[line - 1]
@@ -344,7 +345,8 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     # the moves first: at most six, and a line's guards and blocks would otherwise use up the templates' cap
     # before the moves of the next suspicious line (click 8.1.4: its fourth line)
     edits = [(first, new, last, description, TEMPLATE_TIER)
-             for first, new, last, description in move_edits(lines, place.body, place.statement)]
+             for first, new, last, description in [*hoist_edits(tree, lines, place.statement),
+                                                    *move_edits(lines, place.body, place.statement)]]
     # a guard where the value is set before the one where it is used (the author's place, as a rule)
     edits += [(first, new, last, description, TEMPLATE_TIER)
               for first, new, last, description in set_guard_templates(place)[: MAX_GUARDS // 2]]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.search.guards import Place
-from agent_core.search.moves import move_edits
+from agent_core.search.moves import hoist_edits, move_edits
 from agent_core.search.mutants import Mutant
 from agent_core.search.ranking import concerns
 from engine_support import journal_records, make_project
@@ -80,6 +80,37 @@ def test_a_statement_moves_down_and_up_but_never_past_a_return_or_above_a_docstr
     assert found["statement moved above the previous 1"] == (3, "    c = b * 2  # why\n\n    b = a + 1", 5)
     assert set(found) == {"statement moved below the next 1", "statement moved above the previous 1"}
     assert _moves(source, "return c") == [], "a return is not moved"
+
+
+HELP = ('def help_text(help, deprecated):\n'
+        '    text = help if help is not None else ""\n'
+        '    if deprecated:\n'
+        '        text = "(Deprecated) " + text\n'
+        '    if text:\n'
+        '        # cut at the form feed\n'
+        '        text = text.partition("\\f")[0]\n'
+        '        return [text]\n'
+        '    return []\n')
+
+
+def test_an_assignment_that_opens_an_if_testing_its_name_moves_out_before_the_test():
+    """click 8.1.4: a help text tested for emptiness, then cut at its form feed, which may empty it."""
+    lines = HELP.split("\n")
+    line = next(i for i, text in enumerate(lines, 1) if "partition" in text)
+    tree = ast.parse(HELP)
+    place = Place(tree, lines, line)
+    [(first, new, last, _)] = hoist_edits(tree, lines, place.statement)
+    hoisted = "\n".join([*lines[: first - 1], new, *lines[last:]])
+    cut = '        text = text.partition("\\f")[0]\n'
+    assert hoisted == HELP.replace(f'    if text:\n        # cut at the form feed\n{cut}',
+                                   f'{cut[4:]}    if text:\n        # cut at the form feed\n')
+    namespace: dict = {}
+    exec(hoisted, namespace)
+    assert namespace["help_text"]("\f", False) == [] and namespace["help_text"]("a\fb", False) == ["a"]
+    other = next(i for i, text in enumerate(lines, 1) if "(Deprecated)" in text)
+    assert hoist_edits(tree, lines, Place(tree, lines, other).statement) == [], "alone in its `if`: not moved"
+    ret = next(i for i, text in enumerate(lines, 1) if "return [text]" in text)
+    assert hoist_edits(tree, lines, Place(tree, lines, ret).statement) == [], "not the `if`'s first statement"
 
 
 def test_a_move_across_an_assert_keeps_it_and_is_no_concern_but_changing_the_assert_is():

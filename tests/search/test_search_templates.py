@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
 from agent_core import models
+from agent_core.search.cases import NO_INPUTS, FailingInputs, failing_inputs
 from agent_core.search.templates import MAX_PER_LINE, TEMPLATE_TIER, seen_exceptions, template_mutants
 
 SOURCE = '''\
@@ -244,3 +246,16 @@ def test_a_guard_after_a_setter_reads_functions_with_conditional_expressions():
     mutants = template_mutants("m.py", source, 3)
     assert any("if value is None:\n        return None\n    return value.strip()" in m.applied(source)
                for m in mutants)
+
+
+def test_the_object_the_failing_tests_read_an_attribute_of_on_none_is_guarded_first():
+    source = "def copy(sink, head):\n    sink.write(head.strip())\n"
+    message = "AttributeError: 'NoneType' object has no attribute 'strip'"
+    inputs = failing_inputs(models.TestReport(failures=[models.TestFailure(
+        nodeid="t.py::test_copy", file="t.py", line=3, message=message)]), Path("/nonexistent"))
+    assert inputs.none_attributes == {"strip"}
+
+    def guards(found: FailingInputs) -> list[str]:
+        return [m.description for m in template_mutants("m.py", source, 2, inputs=found) if "is None" in m.description]
+    assert guards(NO_INPUTS)[:2] == ["guard `if sink is None: return` added", "guard `if head is None: return` added"]
+    assert guards(inputs)[:2] == ["guard `if head is None: return` added", "guard `if sink is None: return` added"]
