@@ -25,9 +25,10 @@ without the plugin's `finish` record is not a clean run (testing/results.py).
 
 from __future__ import annotations
 
+import ast
+import functools
 import os
 import secrets
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,39 @@ TOX_PASS_ENV = "testenv.pass_env+=PYTHONPATH,PYTEST_PLUGINS,PYTEST_AGENTLS_*"
 RESULTS_CAP = 64 * 1024 * 1024  # a run's records beyond this are cut (its `finish` with them: not clean)
 HANG_CAP = 1024 * 1024
 JUNIT_CAP = 64 * 1024 * 1024
+
+
+class _Unannotated(ast.NodeTransformer):
+    """Drops annotations: a signature's, a variable's (kept as a plain assignment) and the future import."""
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.returns = None
+        self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt:
+        if node.value is None:
+            return ast.Pass()
+        return ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom | None:
+        return None if node.module == "__future__" else node
+
+
+@functools.cache
+def plugin_text() -> str:
+    """The plugin's source as it goes into the sandbox, without annotations. It runs in whatever Python and
+    pytest the project has: Python 3.6 has no postponed annotations (`from __future__ import annotations`), so
+    a signature's `int | None`, or `pytest.Config` (public since pytest 7), would fail as the module loads.
+    No library writes Python back without its annotations; ast does it in a few lines."""
+    tree = _Unannotated().visit(ast.parse(PLUGIN_SOURCE.read_text(encoding="utf-8")))
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
 def plugin_name() -> str:
@@ -123,7 +157,7 @@ def open_channel(
             channel.env = {REPORT_FD_VAR: str(results), HANG_FD_VAR: str(hang)}
         channel.env[REPORT_VAR] = str(run_dir / "results.jsonl")  # where a wrapper that closes fds (tox) reports
         module = plugin_name()
-        shutil.copyfile(PLUGIN_SOURCE, where / f"{module}.py")
+        (where / f"{module}.py").write_text(plugin_text(), encoding="utf-8")
         os.chmod(where / f"{module}.py", 0o644)
         channel.env.update({"PYTHONPATH": str(where), "PYTEST_PLUGINS": module, TOKEN_VAR: channel.token,
                             "TOX_OVERRIDE": TOX_PASS_ENV})

@@ -1,12 +1,14 @@
-"""A project with its own Python 3.7 venv (pytest 7.4.4 from PyPI, no coverage.py): the sandbox runs its tests
-as on a workstation and the search still localizes from per-test lines and fixes the bug.
+"""A project with its own old venv (Python 3.7 with pytest 7.4.4, Python 3.6 with pytest 3.10.1, from PyPI, no
+coverage.py): the sandbox runs its tests as on a workstation and the search still localizes from per-test lines
+and fixes the bug. agentls' pytest plugin goes in without annotations (3.6 has no postponed ones, pytest 3.10
+no `pytest.Config`).
 
 The bug shows only as an assertion in the test: the traceback names no line of the code, so without per-test
 lines there are no suspects and no search (4 of 14 real bugs were so). agentls' coverage.py needs a newer
 Python; the driver records the lines with its own tracer (search/driver_trace.py). The suite also checks the
 run's account: `Path.expanduser()` without HOME raised `KeyError: getpwuid()` on 3.7 in the sandbox.
 
-The venv is built once per machine (~40 s, tests/old_python.py) and copied into each project.
+Each venv is built once per machine (~40 s, tests/old_python.py) and copied into each project.
 """
 
 from __future__ import annotations
@@ -43,16 +45,16 @@ def _search_on_in_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTLS_SANDBOX__BACKEND", "bubblewrap")
 
 
-@pytest.fixture
-def old_project(tmp_path: Path) -> Path:
+@pytest.fixture(params=["py3.7.16-pytest7.4.4", "py3.6.15-pytest3.10.1"])
+def old_project(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     root = make_project(tmp_path / "shop", PROJECT)
-    copy_venv_into(root)
+    copy_venv_into(root, request.param)
     missing = subprocess.run([str(root / ".venv" / "bin" / "python"), "-c", "import coverage"], capture_output=True)
     assert missing.returncode != 0, "the venv has no coverage.py of its own: the tracer is what records"
     return root
 
 
-def test_a_python_37_venv_gets_per_test_lines_and_the_search_fixes_an_assertion_in_the_test(
+def test_an_old_venv_gets_per_test_lines_and_the_search_fixes_an_assertion_in_the_test(
     old_project: Path, scripted_llm, run_fix
 ) -> None:
     run = run_fix(str(old_project), "--base-url", scripted_llm.base_url, "--json", "--apply")
@@ -63,7 +65,9 @@ def test_a_python_37_venv_gets_per_test_lines_and_the_search_fixes_an_assertion_
     records = journal_records(old_project, run.json["run_id"])
     baseline = next(r for r in records if r["type"] == "test_report")["report"]
     assert baseline["failed"] == 1 and baseline["passed"] == 2, "the home test passes in the sandbox on 3.7"
-    assert "python (3, 7)" in baseline["output"], "the venv's Python ran them"
+    python = (old_project / ".venv" / "pyvenv.cfg").read_text().split("version = ")[1].split(".")[:2]
+    assert f"python ({python[0]}, {python[1]})" in baseline["output"], "the venv's Python ran them"
+    assert python in (["3", "7"], ["3", "6"])
     (localized,) = [r for r in records if r["type"] == "localize"]
     assert localized["evidence"] == "coverage" and localized["recorder"].startswith("agentls' line tracer")
     assert localized["suspects"][0]["file"] == "shop/cart.py" and localized["suspects"][0]["lines"] == [2]
