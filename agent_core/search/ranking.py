@@ -8,7 +8,8 @@ The first candidate that passes every test wins, so the order is the ranking:
 1. the single edits of the most suspicious lines (mutants.py), the first TEMPLATES_AFTER of them
    (TEMPLATES_AFTER_CRASH when the failing tests raised an exception other than an assertion's);
 2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES, then
-   the condition swaps of the `if` lines that gate a call to a suspect function (gate_lines);
+   the hoists of the EVIDENCE_LINES most suspicious ones (an assignment that opens an `if` testing it, moved
+   before the test) and the condition swaps of the `if` lines that gate a call to a suspect (gate_lines);
 3. then the candidates with a concern, each after every one without: a candidate that leaves a variable
    assigned and unused (`l_bar_user, r_bar_user = ...` then only `r_bar_user` used), drops the only use of
    a parameter (the function now ignores an input a caller passes), deletes a statement, or changes an
@@ -178,8 +179,8 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
                   exceptions: list[str] | None, inputs: FailingInputs = NO_INPUTS,
                   gates: Sequence[tuple[str, int]] = ()) -> list[Mutant]:
     """The templates of the TEMPLATE_LINES most suspicious lines of `ranked` ((score, file, line), best
-    first), at most MAX_TEMPLATES, the evidence templates of the EVIDENCE_LINES most suspicious, and the
-    condition swaps of the `gates` (gate_lines)."""
+    first), at most MAX_TEMPLATES, the evidence templates and hoists (moves.hoist_edits: rare) of the
+    EVIDENCE_LINES most suspicious, and the condition swaps of the `gates` (gate_lines)."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
     trees = {file: tree for file, tree in ((f, _tree(s)) for f, s in sources.items()) if tree is not None} \
         if exceptions else {}
@@ -188,9 +189,10 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
            for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), inputs,
                                      around)]
     further = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))
-    out += [m for file, line in further[TEMPLATE_LINES:EVIDENCE_LINES]  # the few the failure asks for, further down
+    rare = [m for file, line in further[TEMPLATE_LINES:EVIDENCE_LINES]  # the few the failure asks for, and hoists
             for m in template_mutants(file, sources[file], line, exceptions, root, list(trees.values()), inputs,
                                       around, evidence_only=True)]
+    out += [m for m in rare if m.tier == EVIDENCE_TIER]
     out += regex_class_mutants(root, sources, [file for file, _ in lines], inputs.letters)
     seen: set[tuple[str, str]] = set()
     unique = []
@@ -200,9 +202,9 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
             seen.add(key)
             unique.append(mutant)
     evidence = [m for m in unique if m.tier == EVIDENCE_TIER]  # few: kept whatever the cap
-    gated = [m for m in gate_swaps(sources, gates)
-             if (m.path, m.applied(sources[m.path])) not in seen]  # kept too: a handful, bounded by GATE_LINES
-    return evidence + [m for m in unique if m.tier != EVIDENCE_TIER][:MAX_TEMPLATES] + gated
+    kept = [m for m in [*(m for m in rare if m.tier != EVIDENCE_TIER), *gate_swaps(sources, gates)]
+            if (m.path, m.applied(sources[m.path])) not in seen]  # kept too: a handful (hoists, GATE_LINES gates)
+    return evidence + [m for m in unique if m.tier != EVIDENCE_TIER][:MAX_TEMPLATES] + kept
 
 
 def gate_lines(sources: dict[str, str], suspects: Sequence[Suspect]) -> list[tuple[str, int]]:

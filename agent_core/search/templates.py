@@ -304,7 +304,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     `callers`: the parsed modules whose `try` blocks may call the line's function, `around`: what the `try`
     blocks around suspicious lines catch (handlers.py); `inputs`: what the failing tests' inputs are made of
     (cases.py: a comparison with a literal their words write in another case is evidence). `evidence_only`:
-    only the EVIDENCE_TIER ones (for lines beyond the templates' own)."""
+    only the EVIDENCE_TIER ones and the rare hoists (moves.hoist_edits), for lines beyond the templates' own."""
     lines = source.split("\n")
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
@@ -344,9 +344,12 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
                  *((line, n, la, d) for n, la, d in [*formatted, *cased])]]
     # the moves first: at most six, and a line's guards and blocks would otherwise use up the templates' cap
     # before the moves of the next suspicious line (click 8.1.4: its fourth line)
-    edits = [(first, new, last, description, TEMPLATE_TIER)
-             for first, new, last, description in [*hoist_edits(tree, lines, place.statement),
-                                                    *move_edits(lines, place.body, place.statement)]]
+    hoists = [(first, new, last, description, TEMPLATE_TIER)
+              for first, new, last, description in hoist_edits(tree, lines, place.statement)]
+    if evidence_only:  # a hoist fits few lines (an assignment opening an `if` that tests it): as rare as evidence
+        evidence += hoists
+    edits = [*hoists, *((first, new, last, description, TEMPLATE_TIER)
+                        for first, new, last, description in move_edits(lines, place.body, place.statement))]
     # a guard where the value is set before the one where it is used (the author's place, as a rule)
     edits += [(first, new, last, description, TEMPLATE_TIER)
               for first, new, last, description in set_guard_templates(place)[: MAX_GUARDS // 2]]

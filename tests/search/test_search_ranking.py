@@ -147,3 +147,29 @@ def test_an_if_that_gates_a_call_to_a_suspect_gets_its_condition_swapped():
     assert "        if not self.parsed:" in swaps and "        if item.kids:" in swaps, swaps
     arranged = templates_for(Path("."), sources, [(0.5, "m.py", 5)], None, gates=gate_lines(sources, suspects))
     assert any(m.line == 3 and "`item.name != key` -> `not self.parsed`" in m.description for m in arranged)
+
+
+HELP = '''\
+def format_help(help, deprecated, out):
+    text = help if help is not None else ""
+    if deprecated:
+        text = "(Deprecated) " + text
+    if text:
+        text = text.partition("\\f")[0]
+        out.append("")
+        out.append(text)
+    return out
+'''
+
+
+def test_a_hoist_is_tried_for_a_line_beyond_the_ones_that_get_every_template():
+    """click 8.1.4: the help text's lines ranked below the lines of the formatter the failing test ends in."""
+    lines = HELP.split("\n")
+    cut = next(n for n, text in enumerate(lines, 1) if "partition" in text)
+    ranked = [(1.0, "m.py", n) for n in (2, 3, 4, 7, 8, 9)] + [(0.4, "m.py", cut)]
+    found = [m for m in templates_for(Path("."), {"m.py": HELP}, ranked, None) if m.line <= cut <= m.last]
+    hoisted = [m for m in found if "out of the `if`" in m.description]
+    assert len(hoisted) == 1 and hoisted[0].applied(HELP).split("\n")[4:6] == [
+        '    text = text.partition("\\f")[0]', "    if text:"]
+    without = templates_for(Path("."), {"m.py": HELP}, ranked[:-1], None)
+    assert not [m for m in without if "out of the `if`" in m.description], "it comes from the line further down"
