@@ -389,3 +389,19 @@ def test_a_mutants_whole_suite_run_is_bounded_by_the_baselines_time():
     assert timeout == VERIFY_SLOWDOWN * 20.0 + VERIFY_MIN_S < settings.sandbox.timeout_s
     assert bound == 5.0, "10x the slowest passing test: a mutant that makes one test loop is cut in seconds"
     assert verify_bounds(settings, None) == (settings.sandbox.timeout_s, None)
+
+
+def test_a_search_with_nothing_to_try_says_why_in_the_journal(tmp_path: Path, scripted_llm, run_fix):
+    """The failing test runs no line of the workspace's code: no suspect, nothing to mutate; the journal says
+    so instead of staying silent (a user reading it would otherwise not know whether the search ran)."""
+    project = make_project(tmp_path / "proj", {
+        "hello.py": 'def greet(name):\n    return "Hello " + name\n',
+        "test_sums.py": "def test_sum():\n    assert sum([1, 1]) == 3, 'a sum the code does not make'\n",
+        ".agentls.toml": FAST})
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "1")
+
+    records = journal_records(project, run.json["run_id"])
+    (search,) = [r for r in records if r["type"] == "search"]
+    assert search["found"] is None and search["tried"] == 0
+    assert search["skipped"] == "no suspicious line in the workspace's code"

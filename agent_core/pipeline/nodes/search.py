@@ -76,6 +76,9 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     if where.error:
         out["search_error"] = f"localizing: {where.error}"
     if not searching or not suspects or not failing:
+        if searching:  # said in the journal: a search that tried nothing is not a search that found nothing
+            why = "no failing test to search against" if suspects else "no suspicious line in the workspace's code"
+            deps.journal.write("search", found=None, tried=0, skipped=why)
         return out  # a typed goal still reaches the model after a search that found nothing
     inputs = failing_inputs(report, deps.shadow.root)
     try:
