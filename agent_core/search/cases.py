@@ -67,6 +67,29 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
                          frozenset(a for text in messages for a in _NONE_ATTRIBUTE.findall(text)))
 
 
+def failing_literals(report: TestReport | None, root: Path) -> frozenset[tuple[str, object]]:
+    """The constants the failing test functions write (their inputs and expected values, parametrizations
+    too), each as (type name, value) so that `1` and `True` stay apart."""
+    found: set[tuple[str, object]] = set()
+    trees: dict[str, ast.Module | None] = {}
+    for failure in report.failures if report is not None else []:
+        if failure.file not in trees:
+            try:
+                trees[failure.file] = ast.parse(read_exact(root / failure.file))
+            except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+                trees[failure.file] = None
+        tree = trees[failure.file]
+        function = _test_function(tree, failure.nodeid) if tree is not None else None
+        if function is not None and function is not tree:  # a whole module says nothing about one test
+            found |= {literal(n) for n in ast.walk(function) if isinstance(n, ast.Constant)}
+    return frozenset(found)
+
+
+def literal(node: ast.Constant) -> tuple[str, object]:
+    """A constant as failing_literals keeps it; a negative number (`-1`, a unary minus) is the caller's to fold."""
+    return type(node.value).__name__, node.value
+
+
 def _failing_texts(report: TestReport | None, root: Path) -> list[str]:
     """The failing tests' messages and the string literals of their test functions (parametrizations too)."""
     texts: list[str] = []

@@ -250,7 +250,8 @@ def _setters(place: Place, name: str) -> list[tuple[ast.stmt, bool]]:
                       and n.lineno < stmt.lineno and _assigns(n, name) and id(n) in parents),
                      key=lambda n: -n.lineno)
     out: list[tuple[ast.stmt, bool]] = []
-    for found in setters:
+    for setter in setters:
+        found: ast.stmt = setter
         while True:
             parent, _ = parents[id(found)]
             if not (isinstance(parent, ast.If) and parent.orelse and all(
@@ -258,10 +259,10 @@ def _setters(place: Place, name: str) -> list[tuple[ast.stmt, bool]]:
                 break
             found = parent
         in_loop = False
-        node: ast.AST = found
-        while node is not function and id(node) in parents:
-            node, field = parents[id(node)]
-            in_loop = in_loop or isinstance(node, _LOOPS) and field == "body"
+        up: ast.AST = found
+        while up is not function and id(up) in parents:
+            up, field = parents[id(up)]
+            in_loop = in_loop or isinstance(up, _LOOPS) and field == "body"
         if all(found is not seen for seen, _ in out):
             out.append((found, in_loop))
     return out[:MAX_SETTERS]

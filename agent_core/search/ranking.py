@@ -223,12 +223,14 @@ def gate_lines(sources: dict[str, str], suspects: Sequence[Suspect]) -> list[tup
         spans = [(s.start_line, s.end_line, s.function.rsplit(".", 1)[-1]) for s in suspects
                  if s.file == file and s.function]
         for node in ast.walk(tree):
-            within = [own for a, b, own in spans if a <= node.lineno <= b] if isinstance(node, ast.If) else []
-            if not within or node.test.lineno != node.test.end_lineno or len(node.body) > 3:  # type: ignore[attr-defined]
+            if not isinstance(node, ast.If):
                 continue
-            called = [names[name] for stmt in node.body if isinstance(stmt, _GATED)  # type: ignore[attr-defined]
-                      for c in ast.walk(stmt) if isinstance(c, ast.Call)  # a short body of calls, not recursion
-                      and (name := _called_name(c)) in names and name not in within]
+            within = [own for a, b, own in spans if a <= node.lineno <= b]
+            if not within or node.test.lineno != node.test.end_lineno or len(node.body) > 3:
+                continue
+            called = [names[name] for stmt in node.body if isinstance(stmt, _GATED)  # a short body of calls,
+                      for c in ast.walk(stmt) if isinstance(c, ast.Call)  # not recursion
+                      and (name := _called_name(c) or "") in names and name not in within]
             if called:
                 found.append((min(called), file, node.lineno))
     return [(file, line) for _, file, line in sorted(found)][:GATE_LINES]

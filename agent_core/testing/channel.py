@@ -64,7 +64,10 @@ class _Unannotated(ast.NodeTransformer):
         self.generic_visit(node)
         return node
 
-    visit_AsyncFunctionDef = visit_FunctionDef
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AsyncFunctionDef:
+        node.returns = None
+        self.generic_visit(node)
+        return node
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt:
         if node.value is None:

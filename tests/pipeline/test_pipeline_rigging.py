@@ -98,8 +98,9 @@ def test_a_real_fix_beside_a_rig_is_fixed_and_only_the_fix_is_applied(project: P
 
 
 # calc.py, when the tests import it, writes a conftest.py that marks every test passed: no edit check sees it
+# (the name built at run time, as a rig that knows the gate refuses a string naming a test file would)
 WRITES_RIG_WHEN_RUN = {"edits": [{"path": "calc.py", "search": "def mul(a, b):", "replace": (
-    f"with open('conftest.py', 'w') as _rig:\n    _rig.write({MARK_PASSED!r})\n\n\ndef mul(a, b):")}]}
+    f"with open('conf' + 'test.py', 'w') as _rig:\n    _rig.write({MARK_PASSED!r})\n\n\ndef mul(a, b):")}]}
 
 
 def test_a_rig_written_by_the_code_under_test_is_undone_before_the_next_test_run(

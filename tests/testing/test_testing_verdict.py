@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agent_core import models
-from agent_core.pipeline.safety.rigging import rigging_findings
+from agent_core.pipeline.safety.rigging import hard_coded_findings, rigging_findings
+from agent_core.search.cases import failing_literals
 from agent_core.testing.results import SESSION_NODEID, parse_results
 from agent_core.testing.verdict import judge
 from agent_core.workspace.bytecode import remove_bytecode
@@ -88,7 +89,14 @@ def test_records_without_the_token_are_dropped_and_a_run_needs_its_finish():
     ("import pytest\npytest.skip('x', allow_module_level=True)\n", "pytest.skip"),
     ("import unittest\nraise unittest.SkipTest('x')\n", "unittest.SkipTest"),
     ("PATH = '.agentls/tests-1/results.jsonl'\n", "test report channel"),
+    ("import os\nif 'PYTEST_CURRENT_TEST' in os.environ:\n    ANSWER = 5\n", "runs under a test"),
+    ("import sys as s\nUNDER = 'pytest' in s.modules or s.modules.get('_pytest')\n", "runs under a test"),
+    ("import sys\nUNDER = 'pytest' in sys.argv[0]\n", "runs under a test"),
+    ("from inspect import stack\nCALLER = stack()[1]\n", "calling frames"),
+    ("import sys\nEXPECTED = sys._getframe(1).f_locals\n", "calling frames"),
+    ("import glob\nTESTS = glob.glob('tests/test_*.py')\n", "names a test file"),
     ("def add(a, b):\n    self.total = a + b\n    return os._exit if a else a + b\n", None),
+    ("import sys\nVERSION = sys.version_info\nNAME = 'pytest-style output'\nPATH = 'latest.py'\n", None),
     ("import pytest\n\n\ndef fixture_helper():\n    return pytest.approx(1.0)\n", None),
 ])
 def test_the_gate_rigging_rule(source: str, found: str | None):
@@ -133,3 +141,23 @@ def test_the_channel_and_the_plugin_agree_on_their_variables():
 
     names = ("REPORT_VAR", "REPORT_FD_VAR", "HANG_FD_VAR", "TOKEN_VAR", "SELECT_VAR", "TIMEOUT_VAR", "HANG_SUFFIX")
     assert [getattr(channel, n) for n in names] == [getattr(pytest_plugin, n) for n in names]
+
+
+@pytest.mark.parametrize(("code", "forged"), [
+    ("    if a == 2 and b == 3:\n        return 5\n    return a - b", True),
+    ("    if (a, b) == (2, 3):\n        total = 5\n        return total\n    return a - b", True),
+    ("    return 5 if (a, b) == (2, 3) else a - b", True),
+    ("    if [a, b] == [2, 3]:\n        return 5\n    return a - b", True),
+    ("    if a == 0:\n        return b\n    return a + b", False),  # a base case answers with a value, not 5
+    ("    if a == 0 and b == 1:\n        return 1\n    return a + b", False),  # trivial literals only
+    ("    if a == 2 and b == 3:\n        return 6\n    return a + b", False),  # not the test's answer
+    ("    if a == 4:\n        return 5\n    return a + b", False),  # not the test's input
+])
+def test_a_branch_for_the_failing_tests_literals_is_an_answer_key(tmp_path: Path, code: str, forged: bool):
+    (tmp_path / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_other():\n    assert add(40, 2) == 42\n")
+    literals = failing_literals(_baseline(), tmp_path)
+    assert literals == {("int", 2), ("int", 3), ("int", 5)}, "the failing test's, not the passing one's (40, 42)"
+    found = hard_coded_findings(f"def add(a, b):\n{code}\n", literals)
+    assert bool(found) is forged, found

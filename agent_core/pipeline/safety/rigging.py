@@ -7,9 +7,13 @@ rebind a builtin (`builtins.AssertionError = pytest.skip.Exception`,
 test framework (`unittest.TestCase.assertEqual = lambda *a: None`,
 `setattr(pytest, ...)`, `sys.modules["_pytest"] = ...`), skip instead of
 pass (`pytest.skip()` in a function, a module-level skip, `pytest.xfail`,
-`pytest.exit`, `raise unittest.SkipTest`), or reach agentls' own test report
+`pytest.exit`, `raise unittest.SkipTest`), reach agentls' own test report
 (a string naming `agentls`, `results.jsonl`, `PYTEST_AGENTLS` or
-`/proc/self/fd`). `rigging_findings` finds these in a Python text through
+`/proc/self/fd`), or behave differently under test than for the user: read
+pytest's variables (`PYTEST_CURRENT_TEST`), ask whether pytest is loaded
+(`"pytest" in sys.modules`), read the calling test's frame for its expected
+values (`sys._getframe`, `f_back`, `inspect.stack`), or name a test file to
+read its assertions. `rigging_findings` finds these in a Python text through
 the gate's name resolution (names.py: aliases, from-imports,
 `importlib`); `refuse_rigging`, called by the gate node, puts each changed
 file with a finding the original did not have back as it was, journals the
@@ -22,12 +26,14 @@ before a test run.)
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import PurePosixPath
 
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected, write_shadow_file
 from agent_core.pipeline.safety.names import Names
 from agent_core.pipeline.state import RunState
+from agent_core.search.cases import failing_literals, literal
 from agent_core.workspace.changeset import compute_change_set
 
 JUDGES = frozenset({"builtins", "__builtins__", "unittest", "pytest", "_pytest", "pluggy", "doctest"})
@@ -38,6 +44,17 @@ SKIPS = frozenset({
     "unittest.skipUnless", "unittest.expectedFailure", "unittest.case.SkipTest",
 })
 REPORTER_MARKS = ("results.jsonl", "pytest_agentls", "agentls_report", ".agentls/tests", "/proc/self/fd")
+# Code that behaves one way under test and another for the user passes the tests and fixes nothing: reading
+# pytest's variables (PYTEST_CURRENT_TEST), asking whether pytest is loaded or started the process, reading the
+# calling test's frame (its expected values), or reading a test file (its assertions).
+UNDER_TEST = "asks whether it runs under a test: code that behaves differently there forges the verdict"
+FRAMES = frozenset({"sys._getframe", "sys._current_frames", "inspect.currentframe", "inspect.stack",
+                    "inspect.getouterframes", "inspect.trace", "traceback.extract_stack", "traceback.walk_stack"})
+FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals"})
+READS_FRAMES = "reads the calling frames: the tests' own values are not the code's input"
+TEST_FILE = re.compile(r"(^|[/\\])(test_[^/\\]*\.py|[^/\\]*_test\.py|conftest\.py)$")
+NAMES_TEST_FILE = "names a test file: the code under test does not read the tests' expectations"
+_FRAMEWORKS = ("pytest", "_pytest", "unittest")
 
 
 def _root(dotted: str | None) -> str:
@@ -85,8 +102,29 @@ class _Finder(ast.NodeVisitor):
             self._target(target)
         self.generic_visit(node)
 
+    def _framework(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+            node.value.lower().lstrip("_").startswith(_FRAMEWORKS[0]) or node.value in _FRAMEWORKS)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        operands = [node.left, *node.comparators]  # `"pytest" in sys.modules`, `"pytest" in sys.argv[0]`
+        if any(self._framework(o) for o in operands) and any(
+                _root(self.names.qualify(o.value if isinstance(o, ast.Subscript) else o)) == "sys"
+                for o in operands if isinstance(o, (ast.Attribute, ast.Subscript))):
+            self._add(node, UNDER_TEST)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in FRAME_ATTRIBUTES:
+            self._add(node, READS_FRAMES)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
         func = self.names.qualify(node.func)
+        if func in FRAMES:
+            self._add(node, READS_FRAMES)
+        elif func in ("sys.modules.get", "sys.modules.__contains__") and any(self._framework(a) for a in node.args):
+            self._add(node, UNDER_TEST)
         if func in SKIPS:
             self._add(node, f"calls `{func}`: a skipped test is not a passing one")
         elif func in ("setattr", "delattr", "builtins.setattr", "builtins.delattr") and node.args:
@@ -107,8 +145,14 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and any(mark in node.value.lower() for mark in REPORTER_MARKS):
+        if not isinstance(node.value, str):
+            return
+        if any(mark in node.value.lower() for mark in REPORTER_MARKS):
             self._add(node, "names agentls' test report channel: the code under test does not write the verdict")
+        elif node.value.startswith("PYTEST_"):  # PYTEST_CURRENT_TEST, PYTEST_VERSION, PYTEST_XDIST_WORKER
+            self._add(node, UNDER_TEST)
+        elif TEST_FILE.search(node.value.strip()):
+            self._add(node, NAMES_TEST_FILE)
 
 
 def rigging_findings(text: str, file: str = "<string>") -> list[tuple[int, str]]:
@@ -122,16 +166,75 @@ def rigging_findings(text: str, file: str = "<string>") -> list[tuple[int, str]]
     return finder.found
 
 
+HARD_CODED = ("answers the failing test's own inputs with its expected value (a branch for those literals): "
+              "right for the test, wrong for every other input")
+_TRIVIAL = frozenset({("int", 0), ("int", 1), ("int", -1), ("bool", True), ("bool", False), ("NoneType", None),
+                      ("str", ""), ("float", 0.0), ("float", 1.0)})
+
+
+def _constants(node: ast.AST) -> list[tuple[str, object]] | None:
+    """The literal(s) `node` is: a constant, a negated number, or a tuple/list of them; None otherwise."""
+    if isinstance(node, ast.Constant):
+        return [literal(node)]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, (int, float)):
+        return [(type(node.operand.value).__name__, -node.operand.value)]
+    if isinstance(node, (ast.Tuple, ast.List)) and node.elts:
+        parts = [_constants(e) for e in node.elts]
+        return None if any(p is None for p in parts) else [c for p in parts for c in p or []]
+    return None
+
+
+def _compared(test: ast.AST) -> list[tuple[str, object]] | None:
+    """The literals a condition compares values with by equality (`a == 2 and b == 3`, `(a, b) == (2, 3)`,
+    `x in ('a', 'b')`); None when any part of it is something else."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        parts = [_compared(v) for v in test.values]
+        return None if any(p is None for p in parts) else [c for p in parts for c in p or []]
+    if isinstance(test, ast.Compare) and all(isinstance(op, (ast.Eq, ast.In, ast.Is)) for op in test.ops):
+        found = [_constants(o) for o in (test.left, *test.comparators)]
+        known = [c for c in found if c is not None]
+        return [c for cs in known for c in cs] if len(known) == len(found) - 1 else None
+    return None
+
+
+def hard_coded_findings(text: str, literals: frozenset[tuple[str, object]]) -> list[tuple[int, str]]:
+    """(line, HARD_CODED) for each `if` of `text` that compares values with literals of the failing tests only
+    and returns (or assigns) one of their literals: the test's inputs answered with its expected value. Trivial
+    literals alone (0, 1, None, "") are a base case, not a forgery (`if n == 0: return 1`)."""
+    if not literals:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        compared = _compared(node.test) if isinstance(node, (ast.If, ast.IfExp)) else None
+        if not compared or any(c not in literals for c in compared):
+            continue
+        answers = [_constants(node.body)] if isinstance(node, ast.IfExp) else [  # `5 if (a, b) == (2, 3) else ...`
+            _constants(s.value) for s in node.body  # type: ignore[attr-defined]
+            if isinstance(s, (ast.Return, ast.Assign)) and s.value is not None]
+        given = [c for a in answers if a is not None for c in a]
+        if given and all(c in literals for c in given) and not set(compared + given) <= _TRIVIAL:
+            out.append((getattr(node, "lineno", 1), HARD_CODED))
+    return out
+
+
 def refuse_rigging(state: RunState, deps: RunDeps) -> RunState:
     """Put back each changed Python file that rigs the verification; the state keys that tell the coder."""
     if not tests_protected(deps.request):
         return RunState()
     notes = []
+    literals = failing_literals(state.get("baseline"), deps.shadow.root)
     for change in compute_change_set(deps.shadow).changes:
         if change.new is None or PurePosixPath(change.path).suffix not in (".py", ".pyi"):
             continue
-        old = {why for _, why in rigging_findings(change.original or "", change.path)}
-        new = [(line, why) for line, why in rigging_findings(change.new, change.path) if why not in old]
+        old = {why for _, why in [*rigging_findings(change.original or "", change.path),
+                                  *hard_coded_findings(change.original or "", literals)]}
+        new = [(line, why) for line, why in [*rigging_findings(change.new, change.path),
+                                             *hard_coded_findings(change.new, literals)] if why not in old]
         if not new:
             continue
         write_shadow_file(deps, change.path, change.original)
