@@ -391,3 +391,52 @@ def return_templates(place: Place) -> list[Template]:
 def _is_method(function: ast.AST, place: Place) -> bool:
     """Whether `function` is defined directly in a class (its `self`/`cls` is not a value a caller passed)."""
     return any(isinstance(n, ast.ClassDef) and function in n.body for n in ast.walk(place.tree))
+
+
+_MUTABLE_CALLS = ("list", "dict", "set")
+
+
+def _mutable(node: ast.AST) -> bool:
+    """`[]`, `{}`, `{1}` or `list()`/`dict()`/`set()`: a default made once, shared by every call."""
+    return isinstance(node, (ast.List, ast.Dict, ast.Set)) or isinstance(node, ast.Call) and isinstance(
+        node.func, ast.Name) and node.func.id in _MUTABLE_CALLS and not node.args and not node.keywords
+
+
+def mutable_default_templates(place: Place) -> list[tuple[int, str, int, str]]:
+    """(first line, new text, last line, description): a parameter whose default is a mutable literal, given
+    None and a fresh value made at the top of the body (`def f(items=[])` -> `def f(items=None):` + `if items
+    is None: items = []`). The default is built once and every call shares it: a list that keeps what
+    earlier calls appended is the classic bug, and that guard its classic fix (flake8-bugbear's B006)."""
+    function = place.functions[-1] if place.functions else None
+    if not isinstance(function, _FUNCTIONS) or not function.body:
+        return []
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
+             *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
+    body = function.body
+    start = 1 if _docstring_statement(body[0]) and len(body) > 1 else 0
+    first = body[start]
+    if first.lineno <= function.lineno or _docstring_statement(first):
+        return []  # a one-line function, or one that is only its docstring
+    opening = place.lines[first.lineno - 1]
+    indent = opening[: len(opening) - len(opening.lstrip())]
+    out: list[tuple[int, str, int, str]] = []
+    for arg, default in pairs:
+        if not _mutable(default) or default.lineno != default.end_lineno:
+            continue
+        header = place.lines[function.lineno - 1 : first.lineno - 1]
+        at = default.lineno - function.lineno
+        text = header[at]
+        s, e = span(text, default)
+        made = text[s:e]
+        header[at] = f"{text[:s]}None{text[e:]}"
+        guard = f"{indent}if {arg.arg} is None:\n{indent}{INDENT}{arg.arg} = {made}"
+        out.append((function.lineno, "\n".join([*header, guard]), first.lineno - 1,
+                    f"mutable default `{arg.arg}={made}` made per call: None, then `{made}` when not given"))
+    return out
+
+
+def _docstring_statement(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(
+        statement.value.value, str)

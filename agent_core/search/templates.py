@@ -45,6 +45,7 @@ from agent_core.search.guards import (
     Place,
     block_templates,
     guard_templates,
+    mutable_default_templates,
     return_templates,
     set_guard_templates,
     try_templates,
@@ -340,7 +341,8 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
                 for at, new, description in constant_widenings(tree, lines, place.functions[-1],
                                                                         inputs.characters)]
     evidence = [(first, new, last, description, EVIDENCE_TIER) for first, new, last, description in
-                [*cause_templates(place), *((line, n, la, d) for n, la, d in translated), *widened,
+                [*cause_templates(place), *mutable_default_templates(place),
+                 *((line, n, la, d) for n, la, d in translated), *widened,
                  *((line, n, la, d) for n, la, d in [*formatted, *cased])]]
     # the moves first: at most six, and a line's guards and blocks would otherwise use up the templates' cap
     # before the moves of the next suspicious line (click 8.1.4: its fourth line)

@@ -9,7 +9,7 @@ import pytest
 
 from agent_core import models
 from agent_core.search.cases import NO_INPUTS, FailingInputs, failing_inputs
-from agent_core.search.templates import MAX_PER_LINE, TEMPLATE_TIER, seen_exceptions, template_mutants
+from agent_core.search.templates import EVIDENCE_TIER, MAX_PER_LINE, TEMPLATE_TIER, seen_exceptions, template_mutants
 
 SOURCE = '''\
 import os
@@ -259,3 +259,35 @@ def test_the_object_the_failing_tests_read_an_attribute_of_on_none_is_guarded_fi
         return [m.description for m in template_mutants("m.py", source, 2, inputs=found) if "is None" in m.description]
     assert guards(NO_INPUTS)[:2] == ["guard `if sink is None: return` added", "guard `if head is None: return` added"]
     assert guards(inputs)[:2] == ["guard `if head is None: return` added", "guard `if sink is None: return` added"]
+
+
+COLLECT = '''\
+def collect(item, bucket=[], *, seen={}):
+    """Add `item` to `bucket`, once."""
+    # keep the order of first sight
+    if item not in seen:
+        seen[item] = True
+        bucket.append(item)
+    return bucket
+
+
+def short(x=[]): return x
+'''
+
+
+def test_a_mutable_default_is_made_per_call_as_evidence():
+    """The default list is built once and shared by every call (flake8-bugbear's B006): the canonical fix is
+    None and a fresh value at the top of the body, below the docstring and comments."""
+    line = COLLECT.split("\n").index("        bucket.append(item)") + 1
+    found = [m for m in template_mutants("m.py", COLLECT, line) if m.description.startswith("mutable default")]
+    assert [m.tier for m in found] == [EVIDENCE_TIER, EVIDENCE_TIER]
+    assert found[0].applied(COLLECT).startswith(
+        "def collect(item, bucket=None, *, seen={}):\n"
+        '    """Add `item` to `bucket`, once."""\n'
+        "    # keep the order of first sight\n"
+        "    if bucket is None:\n        bucket = []\n"
+        "    if item not in seen:\n")
+    assert "seen=None):" in found[1].applied(COLLECT) and "    if seen is None:\n        seen = {}\n" in \
+        found[1].applied(COLLECT)
+    one_line = COLLECT.split("\n").index("def short(x=[]): return x") + 1
+    assert not [m for m in template_mutants("m.py", COLLECT, one_line) if "mutable" in m.description]

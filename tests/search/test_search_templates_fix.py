@@ -78,6 +78,21 @@ ECHO = {  # no standard stream attached (pythonw): printing must do nothing; the
     ".agentls.toml": FAST,
 }
 
+TAGS = {  # each call must start from no tags: the shared default list keeps the previous call's
+    "tags.py": (
+        "def tag(name, tags=[]):\n"
+        '    """`tags` with `name` added."""\n'
+        "    tags.append(name.lower())\n"
+        "    return tags\n"
+    ),
+    "test_tags.py": (
+        "from tags import tag\n\n\ndef test_one():\n    assert tag('A') == ['a']\n\n\n"
+        "def test_fresh_each_call():\n    tag('x')\n    assert tag('B') == ['b']\n\n\n"
+        "def test_given_list():\n    mine = ['z']\n    assert tag('C', mine) is mine and mine == ['z', 'c']\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
 
 @pytest.fixture(autouse=True)
 def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,3 +186,13 @@ def test_a_guard_is_inserted_where_the_value_is_set(tmp_path: Path, scripted_llm
     assert search["found"]["description"].startswith("guard `if stream is None: return` added after `stream`")
     diff = (project / ".agentls" / "runs" / search["run_id"] / "changes.diff").read_text()
     assert "            stream = STREAMS.get('out')\n+        if stream is None:" in diff, diff
+
+
+def test_a_shared_mutable_default_is_made_per_call_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, TAGS)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-def tag(name, tags=[]):", "+def tag(name, tags=None):", "+    if tags is None:", "+        tags = []",
+    ], "the canonical fix, below the docstring"
+    assert search["found"]["description"].startswith("mutable default `tags=[]`")
+    assert search["tried"] <= 3, "evidence: tried before the single edits"
