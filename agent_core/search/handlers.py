@@ -1,7 +1,8 @@
 """Templates for exceptions that leave a layer in the wrong shape: translated for the caller, or with their cause.
 
-Two kinds of real fix that no one-token edit reaches (bench/history_corpus: marshmallow's
-`from_timestamp_overflow`, click's `abort_keeps_cause`):
+Three kinds of real fix that no one-token edit reaches (bench/history_corpus: marshmallow's
+`from_timestamp_overflow`, click's `abort_keeps_cause`; the third, a handler that misses one way its
+statement fails, is as common in projects' histories):
 
 - a low-level exception escapes a function whose callers handle another one: `fromtimestamp`
   raises OverflowError where every caller catches ValueError. The statement goes under `try`,
@@ -9,7 +10,9 @@ Two kinds of real fix that no one-token edit reaches (bench/history_corpus: mars
   catch (`except OverflowError as exc: raise ValueError(str(exc)) from exc`). The callers are
   the other suspect files' `try` blocks that call the function by name;
 - a handler that drops the exception's cause (`raise Abort() from None`) keeps it: the handler
-  names the exception (`except (EOFError, KeyboardInterrupt) as e:`) and the raise says `from e`.
+  names the exception (`except (EOFError, KeyboardInterrupt) as e:`) and the raise says `from e`;
+- a handler around the statement catches the exception the failing test sees as well (`except
+  ValueError:` -> `except (ValueError, TypeError):`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from agent_core.search.guards import _SIMPLE, INDENT, Place, Template, _can_raise, usable
+from agent_core.search.linetext import span
 
 MAX_TRANSLATIONS = 4
 _BROAD = {"Exception", "BaseException"}
@@ -144,3 +148,42 @@ def _header_colon(header: str) -> int | None:
     """Where the `:` ending a one-line `except ...:` header is (before a comment), or None."""
     code = header.split("#", 1)[0].rstrip()
     return len(code) - 1 if code.endswith(":") else None
+
+
+def _enclosing_try(place: Place) -> ast.Try | None:
+    """The innermost `try` of the function whose body (not a handler) holds the statement."""
+    stmt, found = place.statement, None
+    for node in ast.walk(place.function) if place.function is not None and stmt is not None else []:
+        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) and any(
+                s.lineno <= stmt.lineno <= (s.end_lineno or s.lineno) for s in node.body):  # type: ignore[union-attr]
+            if found is None or node.lineno > found.lineno:
+                found = node  # type: ignore[assignment]
+    return found
+
+
+def widen_templates(place: Place, exceptions: list[str]) -> list[tuple[int, str, int, str]]:
+    """(first line, new text, last line, description): a handler of the `try` around the statement made to catch
+    the exception the failing tests saw as well (`except ValueError:` -> `except (ValueError, TypeError):`):
+    the code already handles bad input there and misses one way it fails. Only for an exception the
+    statement can raise and no handler of that `try` catches."""
+    found = _enclosing_try(place) if usable(place) else None
+    if found is None:
+        return []
+    caught = {name for h in found.handlers if h.type is not None for name in _handled_names(h)}
+    if any(h.type is None or not _handled_names(h) for h in found.handlers):
+        return []  # a bare or broad handler already catches it: the exception comes from elsewhere
+    out: list[tuple[int, str, int, str]] = []
+    for exception in exceptions:
+        if exception in caught or exception in _BROAD or not _can_raise(place.statement, exception):  # type: ignore[arg-type]
+            continue
+        for handler in found.handlers:
+            kind = handler.type
+            if kind is None or kind.lineno != kind.end_lineno or kind.lineno != handler.lineno:
+                continue
+            text = place.lines[handler.lineno - 1]
+            s, e = span(text, kind)
+            inner = text[s + 1 : e - 1].rstrip().rstrip(",") if isinstance(kind, ast.Tuple) else text[s:e]
+            new = f"{text[:s]}({inner}, {exception}){text[e:]}"
+            out.append((handler.lineno, new, handler.lineno, f"`{exception}` caught by the handler of "
+                        f"`{text[s:e]}` too"))
+    return out

@@ -50,7 +50,7 @@ from agent_core.search.guards import (
     set_guard_templates,
     try_templates,
 )
-from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates
+from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates, widen_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.literals import missing_f_edits, sibling_case_edits
 from agent_core.search.moves import hoist_edits, move_edits
@@ -342,6 +342,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
                                                                         inputs.characters)]
     evidence = [(first, new, last, description, EVIDENCE_TIER) for first, new, last, description in
                 [*cause_templates(place), *mutable_default_templates(place),
+                 *widen_templates(place, exceptions or []),
                  *((line, n, la, d) for n, la, d in translated), *widened,
                  *((line, n, la, d) for n, la, d in [*formatted, *cased])]]
     # the moves first: at most six, and a line's guards and blocks would otherwise use up the templates' cap

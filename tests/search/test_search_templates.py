@@ -291,3 +291,30 @@ def test_a_mutable_default_is_made_per_call_as_evidence():
         found[1].applied(COLLECT)
     one_line = COLLECT.split("\n").index("def short(x=[]): return x") + 1
     assert not [m for m in template_mutants("m.py", COLLECT, one_line) if "mutable" in m.description]
+
+
+PARSE = '''\
+def parse(text, default=0):
+    try:
+        value = int(text)
+    except ValueError:
+        return default
+    return value
+
+
+def load(path):
+    try:
+        data = open(path).read()
+    except:
+        data = ""
+    return data
+'''
+
+
+def test_a_handler_around_the_line_catches_the_exception_the_failing_test_saw_too():
+    line = PARSE.split("\n").index("        value = int(text)") + 1
+    widened = [m for m in template_mutants("m.py", PARSE, line, ["TypeError"]) if "by the handler" in m.description]
+    assert [(m.tier, m.text) for m in widened] == [(EVIDENCE_TIER, "    except (ValueError, TypeError):")]
+    assert not [m for m in template_mutants("m.py", PARSE, line, ["ValueError"]) if "by the handler" in m.description]
+    bare = PARSE.split("\n").index("        data = open(path).read()") + 1
+    assert not [m for m in template_mutants("m.py", PARSE, bare, ["TypeError"]) if "by the handler" in m.description]

@@ -93,6 +93,23 @@ TAGS = {  # each call must start from no tags: the shared default list keeps the
     ".agentls.toml": FAST,
 }
 
+PORTS = {  # a missing setting (None) must give the default port, as a malformed one does
+    "ports.py": (
+        "def port(value, default=8080):\n"
+        "    try:\n"
+        "        number = int(value)\n"
+        "    except ValueError:\n"
+        "        return default\n"
+        "    return number\n"
+    ),
+    "test_ports.py": (
+        "from ports import port\n\n\ndef test_number():\n    assert port('81') == 81\n\n\n"
+        "def test_malformed():\n    assert port('x') == 8080\n\n\n"
+        "def test_missing():\n    assert port(None) == 8080\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
 
 @pytest.fixture(autouse=True)
 def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,4 +212,13 @@ def test_a_shared_mutable_default_is_made_per_call_by_the_search(tmp_path: Path,
         "-def tag(name, tags=[]):", "+def tag(name, tags=None):", "+    if tags is None:", "+        tags = []",
     ], "the canonical fix, below the docstring"
     assert search["found"]["description"].startswith("mutable default `tags=[]`")
+    assert search["tried"] <= 3, "evidence: tried before the single edits"
+
+
+def test_a_handler_is_widened_to_the_exception_the_failing_test_saw(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, PORTS)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-    except ValueError:", "+    except (ValueError, TypeError):",
+    ], "the handler catches the TypeError of int(None) too"
     assert search["tried"] <= 3, "evidence: tried before the single edits"
