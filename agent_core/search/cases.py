@@ -28,6 +28,8 @@ _COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _BRACED = re.compile(r"\{[A-Za-z_][\w.]*\}")
 _NONE_ATTRIBUTE = re.compile(r"'NoneType' object has no attribute '(\w+)'")
+_UNDEFINED = re.compile(r"name '(\w+)' is not defined")
+_COROUTINE = re.compile(r"\bcoroutine\b")
 
 
 def _test_function(tree: ast.Module, nodeid: str) -> ast.AST:
@@ -49,6 +51,8 @@ class FailingInputs:
     words: frozenset[str] = frozenset()  # their words as written (case_edits: `create` against 'CREATE')
     braced: frozenset[str] = frozenset()  # `{name}` as their messages show it (literals.missing_f_edits)
     none_attributes: frozenset[str] = frozenset()  # `x` of "'NoneType' object has no attribute 'x'" (guards.py)
+    undefined: frozenset[str] = frozenset()  # `x` of "name 'x' is not defined" (missing.py)
+    coroutine: bool = False  # a failing message shows a coroutine object, never awaited (missing.py)
 
 
 NO_INPUTS = FailingInputs()
@@ -64,7 +68,9 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
     return FailingInputs(tuple(c for c, _ in counts.most_common(MAX_CHARACTERS)), tuple(letters)[:MAX_LETTERS],
                          frozenset(w for text in texts for w in _WORD.findall(text)),
                          frozenset(b for text in messages for b in _BRACED.findall(text)),
-                         frozenset(a for text in messages for a in _NONE_ATTRIBUTE.findall(text)))
+                         frozenset(a for text in messages for a in _NONE_ATTRIBUTE.findall(text)),
+                         frozenset(n for text in messages for n in _UNDEFINED.findall(text)),
+                         any(_COROUTINE.search(text) for text in messages))
 
 
 def failing_literals(report: TestReport | None, root: Path) -> frozenset[tuple[str, object]]:

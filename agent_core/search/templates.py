@@ -19,7 +19,9 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
 5. a separator constant replaced by the `os` attribute that names it
    (`':'` -> `os.pathsep`, `'/'` -> `os.sep`, `'\\n'` -> `os.linesep`) when the
    module imports `os` (code that must follow the platform, tested by patching it);
-6. a literal collection of characters widened with one the failing tests use, on the line or in a module
+6. what a line misses when a failing test's exception says so: `x[key]` -> `x.get(key)` on a KeyError, an
+   `await` for a coroutine object, `self.` for a NameError (missing.py, as evidence);
+   a literal collection of characters widened with one the failing tests use, on the line or in a module
    constant the function reads; a comparison with a literal in one case made blind to case (cases.py), alone
    or with its like siblings; a format string given the `f` it lacks (literals.py; regular expressions'
    classes of letters that miss the failing tests' letters come per module: ranking.templates_for);
@@ -53,6 +55,7 @@ from agent_core.search.guards import (
 from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates, widen_templates
 from agent_core.search.linetext import Edit, on_line, replace, span
 from agent_core.search.literals import missing_f_edits, sibling_case_edits
+from agent_core.search.missing import await_edits, get_edits, self_edits
 from agent_core.search.moves import hoist_edits, move_edits
 from agent_core.search.mutants import Mutant
 
@@ -337,6 +340,10 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
               *separator_edits(text, tree, nodes, line), *condition_swaps(lines, place.statement, place.function)]
     widened = [(line, new, line, description)
                for new, description in widening_edits(text, nodes, line, inputs.characters)]
+    widened += [(line, new, line, description) for new, description in [
+        *(get_edits(text, nodes, line) if "KeyError" in (exceptions or []) else []),
+        *(await_edits(text, place.statement, line, tree, place.function) if inputs.coroutine else []),
+        *self_edits(text, nodes, line, inputs.undefined, place.functions, tree)]]
     widened += [(at, new, at, description)
                 for at, new, description in constant_widenings(tree, lines, place.functions[-1],
                                                                         inputs.characters)]

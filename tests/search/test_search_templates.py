@@ -318,3 +318,55 @@ def test_a_handler_around_the_line_catches_the_exception_the_failing_test_saw_to
     assert not [m for m in template_mutants("m.py", PARSE, line, ["ValueError"]) if "by the handler" in m.description]
     bare = PARSE.split("\n").index("        data = open(path).read()") + 1
     assert not [m for m in template_mutants("m.py", PARSE, bare, ["TypeError"]) if "by the handler" in m.description]
+
+
+SHORT = '''\
+class Conf:
+    def __init__(self, data):
+        self.data = data
+        self.prefix = "port-"
+
+    def port(self, key):
+        value = self.data[key]
+        return prefix + str(value)
+
+
+async def fetch(n):
+    return n
+
+
+async def total(ns):
+    first = fetch(ns[0])
+    return fetch(ns[1]) + first
+'''
+
+
+def _evidence(start: str, exceptions: list[str], inputs: FailingInputs = NO_INPUTS) -> list[str]:
+    line = SHORT.split("\n").index(start) + 1
+    return [m.text.strip() for m in template_mutants("m.py", SHORT, line, exceptions, inputs=inputs)
+            if m.tier == EVIDENCE_TIER]
+
+
+def test_what_a_line_misses_is_evidence_when_the_failing_tests_exception_says_so():
+    lookup = "        value = self.data[key]"
+    assert _evidence(lookup, ["KeyError"]) == ["value = self.data.get(key)"]
+    assert _evidence(lookup, ["IndexError"]) == [], "no KeyError: no .get"
+    named = "        return prefix + str(value)"
+    assert _evidence(named, ["NameError"], FailingInputs(undefined=frozenset({"prefix"}))) == [
+        "return self.prefix + str(value)"]
+    assert _evidence(named, ["NameError"], FailingInputs(undefined=frozenset({"value"}))) == [], "not an attribute"
+    awaited = FailingInputs(coroutine=True)
+    assert _evidence("    first = fetch(ns[0])", ["TypeError"], awaited) == ["first = await fetch(ns[0])"]
+    assert _evidence("    return fetch(ns[1]) + first", ["TypeError"], awaited) == [
+        "return (await fetch(ns[1])) + first"]
+    assert _evidence("    first = fetch(ns[0])", ["TypeError"]) == [], "no coroutine in a failing message"
+
+
+def test_the_failing_messages_name_undefined_names_and_coroutines(tmp_path: Path):
+    messages = ["NameError: name 'prefix' is not defined",
+                "AssertionError: assert <coroutine object total at 0x7f> == 3"]
+    report = models.TestReport(failures=[models.TestFailure(nodeid=f"t.py::test_{n}", file="t.py", line=1,
+                                                            message=m) for n, m in enumerate(messages)])
+    inputs = failing_inputs(report, tmp_path)
+    assert inputs.undefined == {"prefix"} and inputs.coroutine
+    assert not failing_inputs(models.TestReport(), tmp_path).coroutine
