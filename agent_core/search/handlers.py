@@ -152,12 +152,15 @@ def _header_colon(header: str) -> int | None:
 
 def _enclosing_try(place: Place) -> ast.Try | None:
     """The innermost `try` of the function whose body (not a handler) holds the statement."""
-    stmt, found = place.statement, None
-    for node in ast.walk(place.function) if place.function is not None and stmt is not None else []:
-        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) and any(
-                s.lineno <= stmt.lineno <= (s.end_lineno or s.lineno) for s in node.body):  # type: ignore[union-attr]
+    stmt, function = place.statement, place.function
+    if stmt is None or function is None:
+        return None
+    found: ast.Try | None = None
+    for node in ast.walk(function):
+        if isinstance(node, ast.Try) and any(s.lineno <= stmt.lineno <= (s.end_lineno or s.lineno)
+                                             for s in node.body):
             if found is None or node.lineno > found.lineno:
-                found = node  # type: ignore[assignment]
+                found = node
     return found
 
 
