@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.models import TestReport
+from agent_core.models import TestFailure, TestReport
 from agent_core.search.linetext import on_line, span
 from agent_core.workspace.shadow import read_exact
 
@@ -73,10 +73,10 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
                          any(_COROUTINE.search(text) for text in messages))
 
 
-def failing_literals(report: TestReport | None, root: Path) -> frozenset[tuple[str, object]]:
-    """The constants the failing test functions write (their inputs and expected values, parametrizations
-    too), each as (type name, value) so that `1` and `True` stay apart."""
-    found: set[tuple[str, object]] = set()
+def _failing_functions(report: TestReport | None, root: Path) -> list[tuple[TestFailure, ast.AST | None]]:
+    """Each failing test with its test function (the whole module when the function is not found; None when
+    its file cannot be read or parsed)."""
+    out: list[tuple[TestFailure, ast.AST | None]] = []
     trees: dict[str, ast.Module | None] = {}
     for failure in report.failures if report is not None else []:
         if failure.file not in trees:
@@ -85,8 +85,16 @@ def failing_literals(report: TestReport | None, root: Path) -> frozenset[tuple[s
             except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
                 trees[failure.file] = None
         tree = trees[failure.file]
-        function = _test_function(tree, failure.nodeid) if tree is not None else None
-        if function is not None and function is not tree:  # a whole module says nothing about one test
+        out.append((failure, _test_function(tree, failure.nodeid) if tree is not None else None))
+    return out
+
+
+def failing_literals(report: TestReport | None, root: Path) -> frozenset[tuple[str, object]]:
+    """The constants the failing test functions write (their inputs and expected values, parametrizations
+    too), each as (type name, value) so that `1` and `True` stay apart."""
+    found: set[tuple[str, object]] = set()
+    for _, function in _failing_functions(report, root):
+        if function is not None and not isinstance(function, ast.Module):  # a whole module says nothing of one test
             found |= {literal(n) for n in ast.walk(function) if isinstance(n, ast.Constant)}
     return frozenset(found)
 
@@ -99,18 +107,10 @@ def literal(node: ast.Constant) -> tuple[str, object]:
 def _failing_texts(report: TestReport | None, root: Path) -> list[str]:
     """The failing tests' messages and the string literals of their test functions (parametrizations too)."""
     texts: list[str] = []
-    trees: dict[str, ast.Module | None] = {}
-    for failure in report.failures if report is not None else []:
-        if failure.file not in trees:
-            try:
-                trees[failure.file] = ast.parse(read_exact(root / failure.file))
-            except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-                trees[failure.file] = None
-        tree = trees[failure.file]
+    for failure, function in _failing_functions(report, root):
         texts.append(failure.message)
-        if tree is not None:
-            texts += [n.value for n in ast.walk(_test_function(tree, failure.nodeid))
-                      if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        if function is not None:
+            texts += [n.value for n in ast.walk(function) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return texts
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 
 from agent_core.search.linetext import span
+from agent_core.search.moves import is_docstring
 
 INDENT = "    "
 MAX_GUARDED = 3  # objects of one statement a guard may test
@@ -415,9 +416,9 @@ def mutable_default_templates(place: Place) -> list[tuple[int, str, int, str]]:
     pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
              *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
     body = function.body
-    start = 1 if _docstring_statement(body[0]) and len(body) > 1 else 0
+    start = 1 if is_docstring(body[0]) and len(body) > 1 else 0
     first = body[start]
-    if first.lineno <= function.lineno or _docstring_statement(first):
+    if first.lineno <= function.lineno or is_docstring(first):
         return []  # a one-line function, or one that is only its docstring
     opening = place.lines[first.lineno - 1]
     indent = opening[: len(opening) - len(opening.lstrip())]
@@ -435,8 +436,3 @@ def mutable_default_templates(place: Place) -> list[tuple[int, str, int, str]]:
         out.append((function.lineno, "\n".join([*header, guard]), first.lineno - 1,
                     f"mutable default `{arg.arg}={made}` made per call: None, then `{made}` when not given"))
     return out
-
-
-def _docstring_statement(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(
-        statement.value.value, str)

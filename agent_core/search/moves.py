@@ -22,7 +22,7 @@ def _chunk(lines: list[str], body: list[ast.stmt], index: int) -> list[str]:
     return lines[first - 1 : last]
 
 
-def _docstring(statement: ast.stmt) -> bool:
+def is_docstring(statement: ast.stmt) -> bool:
     """Whether `statement` is a bare string: a docstring, which nothing may move above."""
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(
         statement.value.value, str)
@@ -49,7 +49,7 @@ def move_edits(lines: list[str], body: list[ast.stmt], statement: ast.stmt) -> l
         first, last = _first_line(statement), _first_line(statement) + len(passed) + len(moved) - 1
         out.append((first, "\n".join([*passed, *moved]), last, f"statement moved below the next {steps}"))
     for steps in range(1, MAX_STEPS + 1):  # up
-        if at - steps < 0 or _docstring(body[at - steps]):
+        if at - steps < 0 or is_docstring(body[at - steps]):
             break
         passed = [line for k in range(at - steps, at) for line in _chunk(lines, body, k)]
         moved = _chunk(lines, body, at)

@@ -32,6 +32,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.workspace.hostread import read_fd, read_planted_text
@@ -52,6 +53,9 @@ HANG_CAP = 1024 * 1024
 JUNIT_CAP = 64 * 1024 * 1024
 
 
+_Def = TypeVar("_Def", ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 class _Unannotated(ast.NodeTransformer):
     """Drops annotations: a signature's, a variable's (kept as a plain assignment) and the future import."""
 
@@ -60,11 +64,12 @@ class _Unannotated(ast.NodeTransformer):
         return node
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
-        node.returns = None
-        self.generic_visit(node)
-        return node
+        return self._unreturned(node)
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AsyncFunctionDef:
+        return self._unreturned(node)
+
+    def _unreturned(self, node: _Def) -> _Def:
         node.returns = None
         self.generic_visit(node)
         return node

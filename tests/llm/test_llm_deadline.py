@@ -34,6 +34,6 @@ async def test_a_hung_endpoint_is_given_up_at_the_deadline_not_after_every_retry
     message = str(caught.value)
     assert "no answer within the 2.5 s deadline of one model call (llm_deadline_s)" in message
     assert f"endpoint {scripted_llm.base_url} timed out" in message
-    assert 1 < len(scripted_llm.requests) <= 3, "retried while the deadline allowed, not all 1 + 5 times"
+    assert len(scripted_llm.requests) in (2, 3), "retried while the deadline allowed, not all 1 + 5 times"
     assert [role for role, _ in waits][:2] == ["coder", "coder"], "waiting was reported while it lasted"
     assert waits == sorted(waits, key=lambda w: w[1])

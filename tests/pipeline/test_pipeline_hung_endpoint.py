@@ -25,7 +25,7 @@ def test_a_hung_endpoint_ends_the_run_at_the_deadline(project: Path, scripted_ll
     assert out["status"] == "error"
     assert out["error"].endswith("no answer within the 2.5 s deadline of one model call (llm_deadline_s)")
     sent = len(scripted_llm.requests_for("coder"))
-    assert 1 < sent <= 3, "retried within the deadline, not 1 + max_retries times"
+    assert sent in (2, 3), "retried within the deadline, not 1 + max_retries times"
     assert out["usage"]["llm_calls"] == 1, "the call that was sent and never answered is counted"
     assert snapshot(project) == before
     waiting = [line for line in run.stderr.splitlines() if "s for the coder model; " in line]

@@ -29,7 +29,7 @@ MODULE = (
         # a new helper goes at the end
         ("def helper():\n    return 1\n", MODULE + "\n\ndef helper():\n    return 1\n"),
         # a new test function the model wrote along is dropped
-        ("def test_new():\n    assert True\n", MODULE),
+        ("def test_new():\n    assert add(2, 3) == 5\n", MODULE),
     ],
 )
 def test_a_definition_is_spliced_in_its_place(answer: str, expected: str):
