@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -48,16 +49,34 @@ def origin_of(copy: Path) -> Path | None:
     return recorded if recorded.is_absolute() and recorded.name == copy.name and recorded != copy else None
 
 
-def remove_temp_dir(path: Path) -> None:
-    """Delete a dir made by `make_temp_dir`, even when a sandbox left read-only files in it."""
-    def _retry(func: Callable[[str], Any], target: str, _exc: Any) -> None:  # shutil's onerror signature
+def remove_temp_dir(path: Path | str) -> None:
+    """Delete a dir made by `make_temp_dir`, even when a sandbox left read-only files in it.
+
+    Permissions are loosened only inside `path`, and only after a refusal: the
+    dir `path` sits in (the system's /tmp) is never touched, even when `path`
+    is already gone or a concurrent sweep removes it first.
+    """
+    top = os.path.abspath(path)
+
+    def _within_top(target: str) -> bool:
+        return os.path.commonpath([top, target]) == top
+
+    def _retry(func: Callable[[str], Any], target: str, exc_info: Any) -> None:  # shutil's onerror signature
+        target = os.path.abspath(target)
+        if not isinstance(exc_info[1], PermissionError):
+            return  # gone already (a concurrent sweep), or not ours to fix
         try:
-            os.chmod(os.path.dirname(target), 0o700)
-            func(target)
+            for node in (os.path.dirname(target), target):
+                if _within_top(node) and os.path.isdir(node) and not os.path.islink(node):
+                    os.chmod(node, stat.S_IRWXU)
+            if func in (os.open, os.scandir, os.listdir) and os.path.isdir(target):
+                shutil.rmtree(target, onerror=_retry)  # a dir that could not be read: its contents are still there
+            else:
+                func(target)
         except OSError:
             pass
 
-    shutil.rmtree(path, onerror=_retry)
+    shutil.rmtree(top, onerror=_retry)
 
 
 def owner_alive(path: Path) -> bool | None:

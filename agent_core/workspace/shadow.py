@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-import stat
 import tokenize
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from agent_core.sandbox.cleanup import make_temp_dir
+from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.workspace.ignore import IgnoreRules
 from agent_core.workspace.paths import relative_inside, resolve_inside
 from agent_core.workspace.testfiles import protected_files
@@ -79,19 +76,6 @@ def write_exact(path: Path, text: str) -> None:
     path.write_bytes(encode_exact(path, text))
 
 
-def _force_remove(path: str) -> None:
-    # A test may have left read-only directories behind.
-    def retry(func: Callable[[str], Any], target: str, _exc: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-            func(target)
-        except OSError:
-            pass
-
-    shutil.rmtree(path, onerror=retry)
-
-
 class ShadowWorkspace:
     """A temp copy of `source` overlaid with `overlays` (relative path -> unsaved text)."""
 
@@ -116,7 +100,7 @@ class ShadowWorkspace:
         if not self.source.is_dir():
             raise NotADirectoryError(f"workspace {self.source} is not a directory")
         base = make_temp_dir("shadow", origin=self.source)  # owner-marked: a crash leftover is swept at the next start
-        self._finalizer = weakref.finalize(self, _force_remove, str(base))
+        self._finalizer = weakref.finalize(self, remove_temp_dir, base)
         root = base / self.source.name
         try:
             self.copy_stats = copy_workspace(self.source, root, self.ignore)  # ignored paths left out (treecopy.py)
