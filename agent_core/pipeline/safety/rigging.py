@@ -13,7 +13,9 @@ pass (`pytest.skip()` in a function, a module-level skip, `pytest.xfail`,
 pytest's variables (`PYTEST_CURRENT_TEST`), ask whether pytest is loaded
 (`"pytest" in sys.modules`), read the calling test's frame for its expected
 values (`sys._getframe`, `f_back`, `inspect.stack`), or name a test file to
-read its assertions. `rigging_findings` finds these in a Python text through
+read its assertions; or reach into the test run: install a tracer or
+profiler, walk the interpreter's objects (`gc.get_objects`), swap a
+function's `__code__`, or add an import hook (`sys.meta_path`). `rigging_findings` finds these in a Python text through
 the gate's name resolution (names.py: aliases, from-imports,
 `importlib`); `refuse_rigging`, called by the gate node, puts each changed
 file with a finding the original did not have back as it was, journals the
@@ -54,6 +56,18 @@ FRAME_ATTRIBUTES = frozenset({"f_back", "f_locals", "f_globals"})
 READS_FRAMES = "reads the calling frames: the tests' own values are not the code's input"
 TEST_FILE = re.compile(r"(^|[/\\])(test_[^/\\]*\.py|[^/\\]*_test\.py|conftest\.py)$")
 NAMES_TEST_FILE = "names a test file: the code under test does not read the tests' expectations"
+# Code that reaches into the test run itself: a tracer or profiler sees (and can redirect) every test frame, a
+# walk over the interpreter's objects finds the test functions, a function's `__code__` swapped makes the test
+# that runs another than the one written, and an import hook can rewrite the test modules as they load.
+TRACERS = frozenset({"sys.settrace", "sys.setprofile", "threading.settrace", "threading.setprofile",
+                     "threading.settrace_all_threads", "threading.setprofile_all_threads",
+                     "sys.monitoring.register_callback", "sys.monitoring.set_events"})
+TRACES = "installs a tracer: code under test that watches the test run can steer it"
+OBJECT_WALKS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+WALKS = "walks the interpreter's objects: that is how code under test reaches the tests' own functions"
+SWAPS_CODE = "replaces a function's `__code__`: the test that runs is no longer the test written"
+IMPORT_HOOKS = ("sys.meta_path", "sys.path_hooks")
+HOOKS_IMPORTS = "installs an import hook: it can rewrite the test modules as they load"
 _FRAMEWORKS = ("pytest", "_pytest", "unittest")
 
 
@@ -74,6 +88,10 @@ class _Finder(ast.NodeVisitor):
     def _target(self, target: ast.AST) -> None:
         if isinstance(target, ast.Name) and target.id in ASSERTION_NAMES:
             self._add(target, f"rebinds `{target.id}`, the assertion machinery the tests rely on")
+        elif isinstance(target, ast.Attribute) and target.attr == "__code__":
+            self._add(target, SWAPS_CODE)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)) and self._import_hooks(target):
+            self._add(target, HOOKS_IMPORTS)
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
             owner = self.names.qualify(target)  # `builtins.AssertionError`; `sys.modules["pytest"]` is `pytest`
             if owner is None and isinstance(target, ast.Subscript):
@@ -102,6 +120,13 @@ class _Finder(ast.NodeVisitor):
             self._target(target)
         self.generic_visit(node)
 
+    def _import_hooks(self, node: ast.AST) -> bool:
+        """`sys.meta_path`, `sys.path_hooks[0]`, `sys.meta_path.insert`: the import system's hook lists."""
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        qualified = self.names.qualify(node) or ""
+        return any(qualified == hooks or qualified.startswith(hooks + ".") for hooks in IMPORT_HOOKS)
+
     def _framework(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Constant) and isinstance(node.value, str) and (
             node.value.lower().lstrip("_").startswith(_FRAMEWORKS[0]) or node.value in _FRAMEWORKS)
@@ -123,6 +148,15 @@ class _Finder(ast.NodeVisitor):
         func = self.names.qualify(node.func)
         if func in FRAMES:
             self._add(node, READS_FRAMES)
+        elif func in TRACERS:
+            self._add(node, TRACES)
+        elif func in OBJECT_WALKS:
+            self._add(node, WALKS)
+        elif self._import_hooks(node.func):
+            self._add(node, HOOKS_IMPORTS)
+        elif (func in ("setattr", "builtins.setattr") and len(node.args) > 1
+              and isinstance(node.args[1], ast.Constant) and node.args[1].value == "__code__"):
+            self._add(node, SWAPS_CODE)
         elif func in ("sys.modules.get", "sys.modules.__contains__") and any(self._framework(a) for a in node.args):
             self._add(node, UNDER_TEST)
         if func in SKIPS:
