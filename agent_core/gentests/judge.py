@@ -16,6 +16,7 @@ import re
 import textwrap
 from typing import Literal
 
+from agent_core.analysis import pysyntax
 from agent_core.models import TestFailure
 
 _TEST_SIDE = re.compile(
@@ -61,7 +62,7 @@ def generator_body_ran(source: str, first_line: int, last_line: int | None) -> b
     return from the module (`last_line`, None: none) is only the generator's creation, at its `def` line:
     calling a generator function runs none of its body. True otherwise (unknown counts as ran)."""
     try:
-        tree = ast.parse(textwrap.dedent(source))
+        tree = pysyntax.parse(textwrap.dedent(source))
     except SyntaxError:
         return True
     fn = tree.body[0] if tree.body else None
@@ -103,14 +104,14 @@ def repair_hint(failure: TestFailure | None, ran_target: bool = True) -> str:
 
 def _norm(source: str) -> str | None:
     try:
-        return ast.unparse(ast.parse(source.strip(), mode="eval"))
+        return ast.unparse(pysyntax.parse_expression(source.strip()))
     except SyntaxError:
         return None
 
 
 def _literal(source: str) -> tuple[bool, object]:
     try:
-        return True, ast.literal_eval(source.strip())
+        return True, pysyntax.literal_eval(source.strip())
     except (ValueError, SyntaxError):
         return False, None
 
@@ -119,7 +120,7 @@ def _assertions(test_code: str, line: int | None = None) -> list[tuple[str, str]
     """(call, expected) pairs of `assert CALL == EXPECTED` (either side order) in the test; with `line`,
     only the assertion spanning that line."""
     try:
-        tree = ast.parse(test_code)
+        tree = pysyntax.parse(test_code)
     except SyntaxError:
         return []
     pairs = []

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_core.analysis import pysyntax
 from agent_core.gentests.driver import CoverageData
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.mutants import Mutant, line_mutants
@@ -55,7 +56,7 @@ class MutationRun:
 def statement_lines(source: str, spans: list[tuple[int, int]]) -> list[int]:
     """Lines inside `spans` (1-based, inclusive) that start a statement, docstrings excluded."""
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return []
     out: set[int] = set()

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from agent_core.analysis import pysyntax
 from agent_core.analysis.symbols import test_files
 
 MARKER = "# agentls: suspected bug: "
@@ -42,7 +43,7 @@ def split_code(code: str, name: str, import_line: str = "", module_imports: Sequ
     module: the bundled model writes `datetime.now()` and `timedelta(days=1)` without importing them, and,
     shown the NameError, hands the same code back."""
     try:
-        tree = ast.parse(code)
+        tree = pysyntax.parse(code)
     except SyntaxError as exc:
         salvaged = _before_syntax_error(code, exc.lineno or 0)
         if salvaged is None:
@@ -82,14 +83,14 @@ def _borrowed_imports(tree: ast.Module, added: list[str], module_imports: Sequen
     bound = _bound_names(tree)
     for line in added:
         with contextlib.suppress(SyntaxError):
-            bound |= _bound_names(ast.parse(line))
+            bound |= _bound_names(pysyntax.parse(line))
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     free = sorted(used - bound - set(dir(builtins)))
     provides: dict[str, str] = {}
     stdlib_modules: list[str] = []  # the stdlib modules the target imports from (`import datetime`, `from datetime`)
     for text in module_imports:
         with contextlib.suppress(SyntaxError):
-            statement = ast.parse(text.strip()).body[0]
+            statement = pysyntax.parse(text.strip()).body[0]
             if isinstance(statement, ast.ImportFrom) and (statement.level or statement.module == "__future__"):
                 continue  # a relative import means nothing in a test file
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
@@ -129,7 +130,7 @@ def _stdlib_member(name: str, modules: list[str]) -> str | None:
 def _missing_target_import(tree: ast.Module, import_line: str) -> str | None:
     """`import_line` when the test uses a name it provides that no statement of the test binds, else None."""
     try:
-        wanted = {a.asname or a.name for n in ast.parse(import_line).body if isinstance(n, ast.ImportFrom)
+        wanted = {a.asname or a.name for n in pysyntax.parse(import_line).body if isinstance(n, ast.ImportFrom)
                   for a in n.names}
     except SyntaxError:
         return None
@@ -146,7 +147,7 @@ def _before_syntax_error(code: str, line: int) -> tuple[str, ast.Module] | None:
     for end in range(min(line, len(lines)) - 1, 0, -1):
         head = "\n".join(lines[:end])
         try:
-            tree = ast.parse(head)
+            tree = pysyntax.parse(head)
         except SyntaxError:
             continue
         if any(isinstance(n, ast.Assert) for n in ast.walk(tree)):
@@ -194,7 +195,7 @@ def _insert_imports(existing: str, imports: list[str]) -> str:
         return existing
     block = "\n".join(imports) + "\n"
     try:
-        tree = ast.parse(existing)
+        tree = pysyntax.parse(existing)
     except SyntaxError:
         return block + existing
     nodes = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
@@ -233,7 +234,7 @@ def compose(existing: str | None, tests: list[tuple[SplitTest, str | None]], hea
 def function_line(text: str, name: str) -> int:
     """1-based line of `def name` (its first decorator or marker comment excluded) in `text`; 1 if absent."""
     try:
-        tree = ast.parse(text)
+        tree = pysyntax.parse(text)
     except SyntaxError:
         return 1
     for node in tree.body:

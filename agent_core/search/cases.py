@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_core.analysis import pysyntax
 from agent_core.models import TestFailure, TestReport
 from agent_core.search.linetext import on_line, span
 from agent_core.workspace.shadow import read_exact
@@ -81,7 +82,7 @@ def _failing_functions(report: TestReport | None, root: Path) -> list[tuple[Test
     for failure in report.failures if report is not None else []:
         if failure.file not in trees:
             try:
-                trees[failure.file] = ast.parse(read_exact(root / failure.file))
+                trees[failure.file] = pysyntax.parse(read_exact(root / failure.file))
             except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
                 trees[failure.file] = None
         tree = trees[failure.file]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from agent_core.analysis import pysyntax
 from agent_core.search.linetext import span
 
 MAX_CONDITIONS = 6  # other conditions per `if`: each is tried as written and negated
@@ -79,7 +80,7 @@ def condition_swaps(lines: list[str], statement: ast.stmt, function: ast.AST) ->
 def _atomic(condition: str) -> bool:
     """Whether `not` can go before `condition` without brackets: a name, attribute, call or subscript."""
     try:
-        node = ast.parse(condition, mode="eval").body
+        node = pysyntax.parse_expression(condition).body
     except SyntaxError:
         return False
     return isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))

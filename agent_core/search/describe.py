@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from agent_core.analysis import pysyntax
 from agent_core.search.mutants import Mutant
 from agent_core.search.ranking import concerns
 
@@ -43,7 +44,7 @@ def _columns(line_text: str, node: ast.expr) -> tuple[int, int]:
 def enclosing_expression(source: str, line: int, start: int, end: int) -> tuple[int, int] | None:
     """Columns of the innermost expression of `_EXPRESSIONS` on `line` (1-based) holding columns [start, end)."""
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return None
     text = source.split("\n")[line - 1]

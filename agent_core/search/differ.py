@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_core.analysis import pysyntax
 from agent_core.models import TestReport
 from agent_core.search.describe import describe_change
 from agent_core.search.differ_inputs import Call, generated_inputs, shown, test_calls
@@ -87,7 +88,7 @@ def _span(node: ast.stmt) -> tuple[int, int]:
 def function_at(source: str, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, bool]:
     """The outermost function of the module or of a class that holds `line`, and whether it is the module's."""
     try:
-        body: list[ast.stmt] = ast.parse(source).body
+        body: list[ast.stmt] = pysyntax.parse(source).body
     except (SyntaxError, ValueError):
         return None, False
     top = True
@@ -112,7 +113,7 @@ def function_text(source: str, line: int) -> str:
 def _code(function: str) -> str:
     """The function's syntax tree, as text: two spellings of one edit (`n + 1`, `(n + 1)`) are the same code."""
     try:
-        return ast.dump(ast.parse(textwrap.dedent(function)))
+        return ast.dump(pysyntax.parse(textwrap.dedent(function)))
     except (SyntaxError, ValueError):
         return function
 

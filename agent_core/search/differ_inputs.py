@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agent_core.analysis import pysyntax
 from agent_core.workspace.shadow import read_exact
 
 Call = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]  # (argument sources, (keyword, source) pairs)
@@ -79,7 +80,7 @@ def _parametrize_rows(test: ast.AST) -> list[dict[str, Any]]:
 def calls_in(source: str, name: str) -> list[Call]:
     """The literal calls of `name` in a test module's `source`, per parametrize row of the test holding them."""
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return []
     out: list[Call] = []
@@ -132,11 +133,11 @@ def variations(call: Call) -> Iterator[Call]:
     """`call` with one argument (positional or keyword) varied at a time (into something else)."""
     args, kwargs = call
     for index, source in enumerate(args):
-        for value in _variants(ast.literal_eval(source)):
+        for value in _variants(pysyntax.literal_eval(source)):
             if repr(value) != source:
                 yield (*args[:index], repr(value), *args[index + 1:]), kwargs
     for index, (key, source) in enumerate(kwargs):
-        for value in _variants(ast.literal_eval(source)):
+        for value in _variants(pysyntax.literal_eval(source)):
             if repr(value) != source:
                 yield args, (*kwargs[:index], (key, repr(value)), *kwargs[index + 1:])
 

@@ -22,6 +22,7 @@ import ast
 import re
 from pathlib import Path
 
+from agent_core.analysis import pysyntax
 from agent_core.models import TestFailure, TestReport
 from agent_core.search.localize import is_candidate_file
 from agent_core.testing.junit import Frame, traceback_frames
@@ -43,7 +44,7 @@ def hung(report: TestReport | None) -> list[TestFailure]:
 def _loops(source: str) -> list[tuple[int, int]]:
     """(first, last) line of every `while`/`for` loop of `source`."""
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return []
     return [(node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)

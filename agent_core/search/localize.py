@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from agent_core.analysis import pysyntax
 from agent_core.analysis.symbols import Symbol, analyse
 from agent_core.models import TestReport
 from agent_core.testing.junit import traceback_frames
@@ -135,7 +136,7 @@ def governing(source: str) -> dict[int, int]:
     """Each line inside the body or `else` of an `if`/`while` -> the line of that condition (the innermost)."""
     out: dict[int, int] = {}
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return out
     for node in ast.walk(tree):  # outer statements come first: inner ones overwrite their lines
@@ -168,7 +169,7 @@ def module_constants(source: str) -> tuple[dict[str, list[int]], dict[int, set[s
     """The module-level names assigned once (`LIMIT = 10`, `UNITS: dict = {...}`) -> the lines of their
     definition; and each line -> the names it reads."""
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return {}, {}
     assigned: dict[str, list[list[int]]] = defaultdict(list)

@@ -46,6 +46,7 @@ import itertools
 import tokenize
 from dataclasses import dataclass
 
+from agent_core.analysis import pysyntax
 from agent_core.search.fstrings import field_edits
 from agent_core.search.linetext import Edit
 from agent_core.search.linetext import on_line as _on_line
@@ -350,7 +351,7 @@ def _base_cases(tree: ast.Module, text: str, line: int) -> list[Edit]:
 
 def _parses(source: str) -> bool:
     try:
-        ast.parse(source)
+        pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -362,7 +363,7 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return []
     text = lines[line - 1]

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agent_core.analysis import pysyntax
 from agent_core.search.cases import NO_INPUTS, FailingInputs
 from agent_core.search.conditions import condition_swaps
 from agent_core.search.guards import Place
@@ -66,7 +67,7 @@ class _Facts:
 
 def _tree(source: str) -> ast.Module | None:
     try:
-        return ast.parse(source)
+        return pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return None
 

@@ -40,6 +40,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from agent_core.analysis import pysyntax
 from agent_core.models import TestReport
 from agent_core.search.cases import NO_INPUTS, FailingInputs, case_edits, constant_widenings, other_case, widening_edits
 from agent_core.search.conditions import condition_swaps
@@ -221,7 +222,7 @@ def _imported_def(root: Path, path: str, node: ast.ImportFrom, name: str) -> ast
             base = base.parent if parent < len(base.parts) else base
         for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
             try:
-                tree = ast.parse((root / candidate).read_text(encoding="utf-8"))
+                tree = pysyntax.parse((root / candidate).read_text(encoding="utf-8"))
             except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
                 continue
             for found in tree.body:
@@ -289,12 +290,12 @@ def _parses(source: str, mutant: Mutant, function: ast.AST) -> bool:
     first, last = function.lineno, function.end_lineno or function.lineno  # type: ignore[attr-defined]
     region = [*lines[first - 1 : mutant.line - 1], mutant.text, *lines[mutant.last : last]]
     try:
-        ast.parse(textwrap.dedent("\n".join(region)))
+        pysyntax.parse(textwrap.dedent("\n".join(region)))
         return True
     except (SyntaxError, ValueError):
         pass
     try:
-        ast.parse(mutant.applied(source))
+        pysyntax.parse(mutant.applied(source))
     except (SyntaxError, ValueError):
         return False
     return True
@@ -313,7 +314,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except (SyntaxError, ValueError):
         return []
     place = Place(tree, lines, line, inputs.none_attributes)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from agent_core.analysis import pysyntax
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.workspace.hostread import read_fd, read_planted_text
 
@@ -89,7 +90,7 @@ def plugin_text() -> str:
     pytest the project has: Python 3.6 has no postponed annotations (`from __future__ import annotations`), so
     a signature's `int | None`, or `pytest.Config` (public since pytest 7), would fail as the module loads.
     No library writes Python back without its annotations; ast does it in a few lines."""
-    tree = _Unannotated().visit(ast.parse(PLUGIN_SOURCE.read_text(encoding="utf-8")))
+    tree = _Unannotated().visit(pysyntax.parse(PLUGIN_SOURCE.read_text(encoding="utf-8")))
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 

@@ -9,7 +9,6 @@ too: some models and every scripted test answer that way.
 
 from __future__ import annotations
 
-import ast
 import re
 import textwrap
 
@@ -17,6 +16,7 @@ from pydantic import ValidationError
 
 from agent_core.agents.coder.prompt import SUSPICIOUS_MARK
 from agent_core.agents.coder.schema import CoderOutput, Edit
+from agent_core.analysis import pysyntax
 from agent_core.llm.structured import extract_json
 
 # A block ends at a bare ``` line, so a "```python" line inside it (a nested opener) does not close it.
@@ -58,7 +58,7 @@ def outline_echo(code: str) -> bool:
     if not lines or not all(_OUTLINE_LINE.match(line) for line in lines):
         return False
     try:
-        ast.parse(textwrap.dedent(code))
+        pysyntax.parse(textwrap.dedent(code))
     except (SyntaxError, ValueError):
         return True  # headers without bodies
     return False

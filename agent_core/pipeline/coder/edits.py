@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_core.agents.coder.schema import CoderOutput, Edit
+from agent_core.analysis import pysyntax
 from agent_core.pipeline.coder.splice import splice_definition
 from agent_core.workspace.testfiles import is_protected, is_test_config, is_test_file
 from agent_core.workspace.tools import FileTools, ToolResult
@@ -86,7 +87,7 @@ def _refusal(tools: FileTools, edit: Edit, protect_tests: bool) -> str | None:
         return protected_refusal(rel)
     if not edit.search and edit.path.endswith(".py"):
         try:
-            ast.parse(textwrap.dedent(edit.replace))
+            pysyntax.parse(textwrap.dedent(edit.replace))
         except SyntaxError as exc:
             return (f"the code is not valid Python (line {exc.lineno}: {exc.msg}); "
                     "give each function you change complete")
@@ -115,8 +116,8 @@ def _whole_file(tools: FileTools, edit: Edit) -> ToolResult:
         return tools.write_file(edit.path, spliced)
     if edit.path.endswith(".py"):
         try:
-            new_names = _definitions(ast.parse(textwrap.dedent(edit.replace)))
-            lost = set(_definitions(ast.parse(current.result))) - set(new_names)
+            new_names = _definitions(pysyntax.parse(textwrap.dedent(edit.replace)))
+            lost = set(_definitions(pysyntax.parse(current.result))) - set(new_names)
         except SyntaxError:
             lost = set()
         if lost:
@@ -198,7 +199,7 @@ def _rewrites_unsearched_definition(search: str, replace: str) -> bool:
     edit (a docstring added under a header, say).
     """
     try:
-        names = [n.name for n in ast.parse(textwrap.dedent(replace.strip("\n"))).body
+        names = [n.name for n in pysyntax.parse(textwrap.dedent(replace.strip("\n"))).body
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     except SyntaxError:
         return False
@@ -237,13 +238,13 @@ def retarget(tools: FileTools, edit: Edit, sources: Sequence[str]) -> Edit:
     if edit.search or not edit.path.endswith(".py") or not (is_test_file(edit.path) or _stray(tools, edit)):
         return edit
     try:
-        names = {n for n in _definitions(ast.parse(textwrap.dedent(edit.replace))) if not n.startswith("test")}
+        names = {n for n in _definitions(pysyntax.parse(textwrap.dedent(edit.replace))) if not n.startswith("test")}
     except SyntaxError:
         return edit
     owners = []
     for path in sources:
         try:
-            if names and names <= _definitions(ast.parse(tools.shadow.current(path) or "")):
+            if names and names <= _definitions(pysyntax.parse(tools.shadow.current(path) or "")):
                 owners.append(path)
         except SyntaxError:
             continue

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from agent_core.agents.coder.prompt import SUSPICIOUS_MARK
 from agent_core.agents.coder.schema import CoderOutput, Edit
+from agent_core.analysis import pysyntax
 from agent_core.analysis.outline import partial_outline
 from agent_core.analysis.symbols import analyse, find_symbol
 from agent_core.pipeline.state import SuspectNote
@@ -146,7 +147,7 @@ def target_code(shadow: ShadowWorkspace, targets: list[Target]) -> str:
 
 def _pieces(source: str) -> list[tuple[ast.stmt, str]] | None:
     try:
-        tree = ast.parse(source)
+        tree = pysyntax.parse(source)
     except SyntaxError:
         return None
     lines = source.splitlines()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_core.agents.coder.schema import CoderOutput
+from agent_core.analysis import pysyntax
 from agent_core.models import TestReport
 from agent_core.pipeline.attempts import outcome, score, tried_note
 from agent_core.pipeline.checkpoint import rewind_shadow, shadow_files
@@ -68,7 +69,7 @@ def _normal(text: str | None, rel: str) -> str:
     if text is None or not rel.endswith(".py"):
         return repr(text)
     try:
-        return ast.dump(ast.parse(text))
+        return ast.dump(pysyntax.parse(text))
     except SyntaxError:
         return text
 

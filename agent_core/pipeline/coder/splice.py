@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from agent_core.analysis import pysyntax
+
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -82,7 +84,7 @@ def _add_import(text: str, tree: ast.Module, source: str) -> str:
 
 def _splice_piece(text: str, piece: ast.stmt, source: str) -> str | None:
     try:
-        tree = ast.parse(text)
+        tree = pysyntax.parse(text)
     except SyntaxError:
         return None
     if isinstance(piece, (ast.Import, ast.ImportFrom)):
@@ -105,7 +107,7 @@ def splice_definition(text: str, replacement: str) -> str | None:
     """`text` with every piece of `replacement` spliced in (see the module docstring), or None."""
     source = textwrap.dedent(replacement.strip("\n"))
     try:
-        new = ast.parse(source)
+        new = pysyntax.parse(source)
     except SyntaxError:
         return None
     pieces = [n for n in new.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]

@@ -31,6 +31,7 @@ import ast
 import re
 from pathlib import PurePosixPath
 
+from agent_core.analysis import pysyntax
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected, write_shadow_file
 from agent_core.pipeline.safety.names import Names
@@ -192,7 +193,7 @@ class _Finder(ast.NodeVisitor):
 def rigging_findings(text: str, file: str = "<string>") -> list[tuple[int, str]]:
     """(line, why) for each way `text` patches or bypasses what judges the tests; [] when it does not parse."""
     try:
-        tree = ast.parse(text, filename=file)
+        tree = pysyntax.parse(text, file)
     except (SyntaxError, ValueError):
         return []
     finder = _Finder(Names(tree))
@@ -239,7 +240,7 @@ def hard_coded_findings(text: str, literals: frozenset[tuple[str, object]]) -> l
     if not literals:
         return []
     try:
-        tree = ast.parse(text)
+        tree = pysyntax.parse(text)
     except (SyntaxError, ValueError):
         return []
     out: list[tuple[int, str]] = []

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from agent_core.analysis import pysyntax
 from agent_core.events import SafetyViolation
 from agent_core.models import ChangeSet
 from agent_core.pipeline.safety.names import IMPORT_FUNCTIONS, Names, canonical
@@ -191,7 +192,7 @@ CHECKS: list[Check] = [_scanner_check]
 def scan_text(file: str, text: str, workspace: str | None = None) -> GateScan:
     """Violations and "could not check" notes in one Python source text (nothing if it does not parse)."""
     try:
-        tree = ast.parse(text, filename=file)
+        tree = pysyntax.parse(text, file)
     except (SyntaxError, ValueError):
         return GateScan()
     names = Names(tree)
