@@ -29,6 +29,7 @@ from pathlib import Path
 
 from agent_core.sandbox.constants import TEST_TOOLS
 from agent_core.sandbox.environment import ProjectEnvironment
+from agent_core.sandbox.identity import write_if_changed
 from agent_core.sandbox.project_image import src_pythonpath
 from agent_core.sandbox.runtime import SITE_ROOT, ensure_sandbox_site
 
@@ -88,15 +89,6 @@ def environment_dirs(env: ProjectEnvironment) -> list[Path]:
     return found
 
 
-def _write_if_changed(path: Path, text: str, mode: int) -> None:
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return
-    tmp = path.with_name(f"{path.name}.{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.chmod(mode)
-    os.replace(tmp, path)
-
-
 def pytest_script_dir(site: Path, root: Path = SITE_ROOT) -> Path:
     """A world-readable dir with a `pytest` script (`python3 -m pytest`) and the fallback `sitecustomize`.
 
@@ -110,8 +102,8 @@ def pytest_script_dir(site: Path, root: Path = SITE_ROOT) -> Path:
     """
     target = root / f"{site.name}-bin"  # one per site: its sitecustomize names that site
     target.mkdir(mode=0o755, exist_ok=True)
-    _write_if_changed(target / "pytest", PYTEST_SCRIPT, 0o755)
-    _write_if_changed(target / "sitecustomize.py", SITECUSTOMIZE.format(site=str(site)), 0o644)
+    write_if_changed(target / "pytest", PYTEST_SCRIPT, 0o755)
+    write_if_changed(target / "sitecustomize.py", SITECUSTOMIZE.format(site=str(site)), 0o644)
     return target
 
 

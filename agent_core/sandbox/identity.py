@@ -42,12 +42,13 @@ def group_text(gid: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write_if_changed(path: Path, text: str) -> None:
+def write_if_changed(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write a shared file (one other runs may be reading) only when its text changes, by an atomic rename."""
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
-    tmp.chmod(0o644)
+    tmp.chmod(mode)
     os.replace(tmp, path)
 
 
@@ -58,6 +59,6 @@ def identity_files(uid: int, gid: int, root: Path = ETC_ROOT) -> tuple[Path, Pat
     root.chmod(0o755)
     folder.chmod(0o755)
     passwd, group = folder / "passwd", folder / "group"
-    _write_if_changed(passwd, passwd_text(uid, gid))
-    _write_if_changed(group, group_text(gid))
+    write_if_changed(passwd, passwd_text(uid, gid))
+    write_if_changed(group, group_text(gid))
     return passwd, group
