@@ -13,7 +13,10 @@ listing and the source walks (`hidden_or_skipped` adds hidden folders):
   a rule matches it: in a git work tree, `git ls-files --ignored` names those
   once (without git, or outside a work tree, the rules alone decide).
 
-One exception keeps the code importable: an ignored Python module (`.py`, or
+Two exceptions keep the code importable. An installed distribution's metadata
+folder on the import path (`installed_metadata`: `pkg.egg-info` at the root
+or in `src/`) is copied: `importlib.metadata` reads the project's version and
+entry points there. And an ignored Python module (`.py`, or
 an extension module built in place) that a kept `.py` file beside it imports
 stays in (`imported_by_siblings`). A setuptools_scm or hatch-vcs project
 ignores its generated `src/pkg/_version.py`, which `__init__.py` imports:
@@ -47,6 +50,21 @@ _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(.+)|import
 def skip_dir(name: str) -> bool:
     """A folder (or a file or link of that name, e.g. a worktree's `.git` file) left out of every copy and walk."""
     return name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+METADATA_SUFFIXES = (".egg-info", ".dist-info")
+IMPORT_ROOTS = ("", "src")  # where an editable install's path entry points: the project root, or its src/
+
+
+def installed_metadata(rel: str) -> bool:
+    """An installed distribution's metadata folder on the project's import path (`Markdown.egg-info` at the
+    root, `src/shop.egg-info`): what `pip install -e .` (setuptools' develop mode) leaves in the tree, and
+    where `importlib.metadata` finds the project's version and entry points. Left out of the shadow copy
+    (build output, and git-ignored as a rule), `version("shop")` raises PackageNotFoundError in the sandbox and
+    plugins registered as entry points are missing (Python-Markdown's extensions: every extension test fails).
+    The copy keeps it whatever `skip_dir` and the ignore files say; the change set never reports it."""
+    path = PurePosixPath(rel)
+    return path.name.endswith(METADATA_SUFFIXES) and path.parent.as_posix().strip(".") in IMPORT_ROOTS
 
 
 def hidden_or_skipped(name: str) -> bool:

@@ -21,7 +21,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_core.workspace.ignore import IgnoreRules, skip_dir
+from agent_core.workspace.ignore import IgnoreRules, installed_metadata, skip_dir
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 _UNSUPPORTED = {errno.EOPNOTSUPP, errno.ENOTTY, errno.EXDEV, errno.EINVAL, errno.ENOSYS}
@@ -98,14 +98,17 @@ def _copy_entry(entry: os.DirEntry, dest: str, stats: CopyStats) -> None:
     stats.bytes += info.st_size
 
 
-def _copy_dir(source: str, dest: str, rel: str, rules: IgnoreRules, stats: CopyStats) -> None:
-    rules.enter(rel)
+def _copy_dir(source: str, dest: str, rel: str, rules: IgnoreRules, stats: CopyStats, whole: bool = False) -> None:
+    """`whole`: an installed distribution's metadata (ignore.installed_metadata), copied whatever the rules say."""
+    if not whole:
+        rules.enter(rel)
     with os.scandir(source) as entries:
         listing = sorted(entries, key=lambda e: e.name)
     for entry in listing:
         child = f"{rel}/{entry.name}" if rel else entry.name
         is_dir = entry.is_dir(follow_symlinks=False)
-        if skip_dir(entry.name) or rules.matches(child, is_dir):  # a `.git` file (a worktree's) as well
+        metadata = whole or is_dir and installed_metadata(child)
+        if not metadata and (skip_dir(entry.name) or rules.matches(child, is_dir)):  # a `.git` file as well
             stats.skipped += 1
             continue
         target = os.path.join(dest, entry.name)
@@ -113,7 +116,7 @@ def _copy_dir(source: str, dest: str, rel: str, rules: IgnoreRules, stats: CopyS
             os.symlink(os.readlink(entry.path), target)
         elif is_dir:
             os.mkdir(target)
-            _copy_dir(entry.path, target, child, rules, stats)
+            _copy_dir(entry.path, target, child, rules, stats, metadata)
             os.chmod(target, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode))
         else:
             _copy_entry(entry, target, stats)

@@ -7,10 +7,14 @@ sandbox and every test errors before any search (three of twelve injected bugs i
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 from pathlib import Path
 
 import pytest
 
+from agent_core.cli import main
 from agent_core.workspace.ignore import IgnoreRules
 from agent_core.workspace.shadow import ShadowWorkspace
 from project_support import journal_records, make_project
@@ -74,3 +78,46 @@ def test_the_search_fixes_a_package_whose_version_module_is_ignored(tmp_path: Pa
     baseline = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "test_report")["report"]
     assert baseline["passed"] == 2 and baseline["failed"] == 1 and baseline["errors"] == 0, baseline["output"]
     assert "(1 - discount)" in (project / "src" / "shop" / "cart.py").read_text()
+
+
+# `pip install -e .` in setuptools' develop mode leaves the distribution's metadata in the tree; importlib.metadata
+# reads the version and the entry points from there (Python-Markdown finds its extensions this way).
+INSTALLED = {
+    ".gitignore": "*.egg-info/\n__pycache__/\n",
+    "pyproject.toml": '[project]\nname = "shop"\nversion = "1.4.2"\n\n[tool.pytest.ini_options]\npythonpath = ["."]\n',
+    "shop.egg-info/PKG-INFO": "Metadata-Version: 2.1\nName: shop\nVersion: 1.4.2\n",
+    "shop.egg-info/entry_points.txt": "[shop.plugins]\nloud = shop.plugins:loud\n",
+    "shop.egg-info/top_level.txt": "shop\n",
+    "shop/__init__.py": "from importlib.metadata import version\n\n__version__ = version('shop')\n",
+    "shop/plugins.py": "def loud(text):\n    return text.upper()\n",
+    "docs/notes.egg-info/PKG-INFO": "Name: notes\n",  # not on the import path: build output, left out
+    "tests/test_shop.py": (
+        "from importlib.metadata import entry_points\n\nimport shop\n\n\n"
+        "def test_version():\n    assert shop.__version__ == '1.4.2'\n\n\n"
+        "def test_plugin():\n    found = [e for e in entry_points().get('shop.plugins', [])] "
+        "if hasattr(entry_points(), 'get') else list(entry_points(group='shop.plugins'))\n"
+        "    assert [e.load()('hi') for e in found] == ['HI']\n"
+    ),
+}
+
+
+def test_the_shadow_copy_keeps_installed_metadata_on_the_import_path(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop", {**INSTALLED, "src/other.egg-info/PKG-INFO": "Name: other\n",
+                                            "build/lib/shop.egg-info/PKG-INFO": "Name: shop\n"})
+
+    with ShadowWorkspace(root) as shadow:
+        copied = {p.relative_to(shadow.root).as_posix() for p in shadow.root.rglob("*") if p.is_file()}
+
+    assert {"shop.egg-info/PKG-INFO", "shop.egg-info/entry_points.txt", "src/other.egg-info/PKG-INFO"} <= copied
+    assert not {"docs/notes.egg-info/PKG-INFO", "build/lib/shop.egg-info/PKG-INFO"} & copied
+
+
+def test_a_sandboxed_run_sees_the_projects_version_and_entry_points(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "shop", INSTALLED)
+    out = io.StringIO()
+
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["test", str(root), "--json"])
+
+    report = json.loads(out.getvalue())
+    assert code == 0 and report["tests"]["passed"] == 2 and report["tests"]["failed"] == 0, report
