@@ -225,6 +225,55 @@ def guard_templates(place: Place) -> list[Template]:
     return out
 
 
+def _path(node: ast.AST) -> bool:
+    """A name, or attributes and constant subscripts of one: `x`, `self.x`, `block[0].text`, `row["id"]`."""
+    if isinstance(node, ast.Attribute):
+        return _path(node.value)
+    if isinstance(node, ast.Subscript):
+        return (isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, (int, str))
+                and _path(node.value))
+    return isinstance(node, ast.Name)
+
+
+MAX_BOUND = 2  # arguments of one statement a bound guard may take
+
+
+def bound_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
+    """(first line, new text, last line, description): an argument read off an element of something
+    (`block[0].text`) that may be None, bound to a local named after its attribute, the local guarded, and
+    passed on instead: `text = block[0].text` / `if text is None: continue`, then the statement with `text`
+    (Python-Markdown 3.5.2's codehilite: a `<pre>` holding an empty `<code>` has no text). Only when a failing
+    test read an attribute on None (the argument reached a callee that dereferenced it), and only for a name
+    the function does not use yet. The same guard on the expression itself follows."""
+    stmt = place.statement
+    if not place.none_attributes or not usable(place) or stmt is None:
+        return []
+    scope = place.scope()
+    out: list[tuple[int, str, int, str]] = []
+    seen: set[str] = set()
+    for call in (n for part in _header(stmt) for n in ast.walk(part) if isinstance(n, ast.Call)):
+        for arg in call.args:
+            if not (isinstance(arg, ast.Attribute) and _path(arg) and arg.lineno == arg.end_lineno
+                    and any(isinstance(n, ast.Subscript) for n in ast.walk(arg))):
+                continue
+            expression, name = _source(place.lines, arg), arg.attr
+            if expression in seen or name in scope or len(seen) >= MAX_BOUND:
+                continue
+            seen.add(expression)
+            line = place.lines[arg.lineno - 1]
+            start, end = span(line, arg)
+            used = [*place.lines[stmt.lineno - 1 : arg.lineno - 1], f"{line[:start]}{name}{line[end:]}"]
+            indent = place.indent
+            for exit_ in _exits(place):
+                guard = f"{indent}{name} = {expression}\n{indent}if {name} is None:\n{indent}{INDENT}{exit_}"
+                out.append((stmt.lineno, "\n".join([guard, *used]), arg.lineno,
+                            f"`{expression}` bound to `{name}`, guarded `if {name} is None: {exit_}`"))
+                plain = f"{indent}if {expression} is None:\n{indent}{INDENT}{exit_}"
+                out.append((stmt.lineno, "\n".join([plain, place.lines[stmt.lineno - 1]]), stmt.lineno,
+                            f"guard `if {expression} is None: {exit_}` added"))
+    return sorted(out, key=lambda template: "bound" not in template[3])
+
+
 def _assigns(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
 

@@ -47,6 +47,7 @@ from agent_core.search.conditions import condition_swaps
 from agent_core.search.guards import (
     Place,
     block_templates,
+    bound_guard_templates,
     guard_templates,
     mutable_default_templates,
     return_templates,
@@ -361,6 +362,9 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
         evidence += hoists
     edits = [*hoists, *((first, new, last, description, TEMPLATE_TIER)
                         for first, new, last, description in move_edits(lines, place.body, place.statement))]
+    # an argument a callee found None, bound and guarded before the statement passes it on
+    edits += [(first, new, last, description, TEMPLATE_TIER)
+              for first, new, last, description in bound_guard_templates(place)]
     # a guard where the value is set before the one where it is used (the author's place, as a rule)
     edits += [(first, new, last, description, TEMPLATE_TIER)
               for first, new, last, description in set_guard_templates(place)[: MAX_GUARDS // 2]]

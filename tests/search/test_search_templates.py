@@ -261,6 +261,39 @@ def test_the_object_the_failing_tests_read_an_attribute_of_on_none_is_guarded_fi
     assert guards(inputs)[:2] == ["guard `if head is None: return` added", "guard `if sink is None: return` added"]
 
 
+RENDER = """\
+def render(nodes, escape):
+    out = []
+    for node in nodes:
+        if node.kind == "pre":
+            html = escape(
+                node.children[0].text,
+            )
+            out.append(html)
+    return out
+"""
+
+
+def test_an_argument_a_callee_found_none_is_bound_and_guarded_before_the_statement():
+    """A callee dereferenced None (`'NoneType' object has no attribute 'replace'`) that the statement read off
+    an element: bound to a local named after its attribute and guarded, then the plain guard."""
+    inputs = FailingInputs(none_attributes=frozenset({"replace"}))
+    line = RENDER.split("\n").index("            html = escape(") + 1
+    found = [m for m in template_mutants("m.py", RENDER, line, inputs=inputs) if "node.children[0].text" in m.description]
+    assert [m.description for m in found] == [
+        "`node.children[0].text` bound to `text`, guarded `if text is None: continue`",
+        "guard `if node.children[0].text is None: continue` added"]
+    assert found[0].applied(RENDER) == RENDER.replace(
+        "            html = escape(\n                node.children[0].text,\n",
+        "            text = node.children[0].text\n            if text is None:\n                continue\n"
+        "            html = escape(\n                text,\n")
+    ast.parse(found[1].applied(RENDER))
+    assert not any("children[0]" in m.description for m in template_mutants("m.py", RENDER, line)), "no evidence"
+    taken = RENDER.replace("for node in nodes:", "for node in nodes:\n        text = None")
+    assert not any("bound" in m.description for m in
+                   template_mutants("m.py", taken, line + 1, inputs=inputs)), "`text` is the function's already"
+
+
 COLLECT = '''\
 def collect(item, bucket=[], *, seen={}):
     """Add `item` to `bucket`, once."""
