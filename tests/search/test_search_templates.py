@@ -279,7 +279,8 @@ def test_an_argument_a_callee_found_none_is_bound_and_guarded_before_the_stateme
     an element: bound to a local named after its attribute and guarded, then the plain guard."""
     inputs = FailingInputs(none_attributes=frozenset({"replace"}))
     line = RENDER.split("\n").index("            html = escape(") + 1
-    found = [m for m in template_mutants("m.py", RENDER, line, inputs=inputs) if "node.children[0].text" in m.description]
+    found = [m for m in template_mutants("m.py", RENDER, line, inputs=inputs)
+             if "node.children[0].text" in m.description]
     assert [m.description for m in found] == [
         "`node.children[0].text` bound to `text`, guarded `if text is None: continue`",
         "guard `if node.children[0].text is None: continue` added"]
