@@ -20,6 +20,8 @@ from pathlib import Path
 from agent_core.analysis import pysyntax
 from agent_core.models import TestFailure, TestReport
 from agent_core.search.linetext import on_line, span
+from agent_core.search.localize import is_candidate_file
+from agent_core.testing.junit import traceback_frames
 from agent_core.workspace.shadow import read_exact
 
 MAX_CHARACTERS = 2  # characters taken from the failing tests (their candidates are tried first: templates.py)
@@ -28,6 +30,8 @@ MAX_WIDENINGS = 6  # candidates per line
 _COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _BRACED = re.compile(r"\{[A-Za-z_][\w.]*\}")
+MAX_CRASH_SITES = 4  # workspace frames kept of the tests that failed with an exception
+_EXCEPTION = re.compile(r"^\s*([A-Za-z_][\w.]*)(?::|$)", re.MULTILINE)
 _NONE_ATTRIBUTE = re.compile(r"'NoneType' object has no attribute '(\w+)'")
 _UNDEFINED = re.compile(r"name '(\w+)' is not defined")
 _COROUTINE = re.compile(r"\bcoroutine\b")
@@ -54,6 +58,9 @@ class FailingInputs:
     none_attributes: frozenset[str] = frozenset()  # `x` of "'NoneType' object has no attribute 'x'" (guards.py)
     undefined: frozenset[str] = frozenset()  # `x` of "name 'x' is not defined" (missing.py)
     coroutine: bool = False  # a failing message shows a coroutine object, never awaited (missing.py)
+    # where tests failed with an exception (not an assertion): the innermost workspace frame and its caller,
+    # (file, line), innermost first (templates.py tries its templates there, whatever the ranking says)
+    crash_sites: tuple[tuple[str, int], ...] = ()
 
 
 NO_INPUTS = FailingInputs()
@@ -71,7 +78,25 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
                          frozenset(b for text in messages for b in _BRACED.findall(text)),
                          frozenset(a for text in messages for a in _NONE_ATTRIBUTE.findall(text)),
                          frozenset(n for text in messages for n in _UNDEFINED.findall(text)),
-                         any(_COROUTINE.search(text) for text in messages))
+                         any(_COROUTINE.search(text) for text in messages), _crash_sites(report, root))
+
+
+def crashed(message: str) -> bool:
+    """Whether a failure's message is an exception the code raised (`KeyError: 'x'`), not an assertion."""
+    found = _EXCEPTION.match(message)
+    name = found.group(1).rsplit(".", 1)[-1] if found else ""
+    return name.endswith(("Error", "Exception")) and name != "AssertionError"
+
+
+def _crash_sites(report: TestReport | None, root: Path) -> tuple[tuple[str, int], ...]:
+    """The innermost workspace frame of each test that failed with an exception, and the frame that called it
+    (a caller passes the bad value as often as the callee mishandles it)."""
+    sites: list[tuple[str, int]] = []
+    for failure in report.failures if report is not None else []:
+        if crashed(failure.message):
+            frames = [f for f in traceback_frames(failure.traceback, root) if f.inside and is_candidate_file(f.path)]
+            sites += [(f.path, f.line) for f in reversed(frames[-2:])]
+    return tuple(dict.fromkeys(sites))[:MAX_CRASH_SITES]
 
 
 def _failing_functions(report: TestReport | None, root: Path) -> list[tuple[TestFailure, ast.AST | None]]:

@@ -183,6 +183,7 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
     first), at most MAX_TEMPLATES, the evidence templates and hoists (moves.hoist_edits: rare) of the
     EVIDENCE_LINES most suspicious, and the condition swaps of the `gates` (gate_lines)."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
+    lines += [site for site in inputs.crash_sites if site[0] in sources and site not in lines]  # cases.py
     trees = {file: tree for file, tree in ((f, _tree(s)) for f, s in sources.items()) if tree is not None} \
         if exceptions else {}
     around = handled_around(trees, ((file, line) for _, file, line in ranked))

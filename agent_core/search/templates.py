@@ -302,6 +302,19 @@ def _parses(source: str, mutant: Mutant, function: ast.AST) -> bool:
     return True
 
 
+def _statement_start(tree: ast.Module, line: int) -> int | None:
+    """The first line of the innermost statement whose text holds `line` without a statement starting there:
+    a traceback names the line of a call's argument (`self.unescape(block[0].text),`), not its statement's."""
+    inner: ast.stmt | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if node.lineno == line:
+                return None
+            if inner is None or node.lineno >= inner.lineno:
+                inner = node
+    return inner.lineno if inner is not None else None
+
+
 def template_mutants(path: str, source: str, line: int, exceptions: list[str] | None = None,
                      root: Path | None = None, callers: Iterable[ast.Module] = (),
                      inputs: FailingInputs = NO_INPUTS, around: Sequence[str] = (),
@@ -319,6 +332,9 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     except (SyntaxError, ValueError):
         return []
     place = Place(tree, lines, line, inputs.none_attributes)
+    if place.statement is None and (start := _statement_start(tree, line)):
+        line = start  # a line inside a statement (a call's arguments): the statement's templates
+        place = Place(tree, lines, line, inputs.none_attributes)
     if place.statement is None or place.function is None:
         return []
     text = lines[line - 1]

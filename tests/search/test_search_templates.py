@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from agent_core import models
-from agent_core.search.cases import NO_INPUTS, FailingInputs, failing_inputs
+from agent_core.search.cases import NO_INPUTS, FailingInputs, crashed, failing_inputs
 from agent_core.search.templates import EVIDENCE_TIER, MAX_PER_LINE, TEMPLATE_TIER, seen_exceptions, template_mutants
 
 SOURCE = '''\
@@ -293,6 +294,52 @@ def test_an_argument_a_callee_found_none_is_bound_and_guarded_before_the_stateme
     taken = RENDER.replace("for node in nodes:", "for node in nodes:\n        text = None")
     assert not any("bound" in m.description for m in
                    template_mutants("m.py", taken, line + 1, inputs=inputs)), "`text` is the function's already"
+
+
+def test_a_line_inside_a_statement_gets_the_statements_templates():
+    """A traceback names the line of the call's argument; the templates are the statement's."""
+    inputs = FailingInputs(none_attributes=frozenset({"replace"}))
+    argument = RENDER.split("\n").index("                node.children[0].text,") + 1
+    found = [m.description for m in template_mutants("m.py", RENDER, argument, inputs=inputs)]
+    assert "`node.children[0].text` bound to `text`, guarded `if text is None: continue`" in found
+    assert all(m.line == argument - 1 for m in template_mutants("m.py", RENDER, argument, inputs=inputs)
+               if "bound" in m.description)
+
+
+def test_crash_sites_are_the_innermost_workspace_frames_of_tests_that_raised(tmp_path: Path):
+    (tmp_path / "render.py").write_text(RENDER)
+    traceback = ("tests/test_render.py:9: in test_empty\n    render([node], escape)\n"
+                 "render.py:7: in render\n    node.children[0].text,\n"
+                 "render.py:12: in escape\n    return text.replace('<', '&lt;')\n"
+                 "E   AttributeError: 'NoneType' object has no attribute 'replace'\n")
+    raised = models.TestFailure(nodeid="tests/test_render.py::test_empty", file="tests/test_render.py", line=9,
+                                message="AttributeError: 'NoneType' object has no attribute 'replace'",
+                                traceback=traceback)
+    asserted = raised.model_copy(update={"nodeid": "tests/test_render.py::test_other",
+                                         "message": "assert 'a' == 'b'"})
+    inputs = failing_inputs(models.TestReport(failed=2, failures=[raised, asserted]), tmp_path)
+    assert inputs.crash_sites == (("render.py", 12), ("render.py", 7))
+    assert crashed("KeyError: 'x'") and crashed("json.decoder.JSONDecodeError: Expecting value")
+    assert not crashed("AssertionError: no") and not crashed("assert 1 == 2") and not crashed("Failed: DID NOT RAISE")
+
+
+def test_the_crash_sites_get_templates_however_the_spectrum_ranks_them():
+    """Lines run by the failing test alone (its own input: a header) rank above the crash; the crash site's
+    caller still gets its templates (Python-Markdown 3.5.2's codehilite)."""
+    from agent_core.search.ranking import TEMPLATE_LINES, templates_for
+
+    header = "def header(text):\n" + "".join(f"    text = text.strip('{c}')\n" for c in "#*-+=~!") + "    return text\n"
+    source = RENDER + "\n\n" + header
+    argument = source.split("\n").index("                node.children[0].text,") + 1
+    ranked = [(1.0, "m.py", line) for line in range(13, 13 + TEMPLATE_LINES + 1)] + [(0.7, "m.py", argument)]
+    inputs = FailingInputs(none_attributes=frozenset({"replace"}))
+
+    def bound(found: FailingInputs) -> list[str]:
+        return [m.description for m in templates_for(Path("."), {"m.py": source}, ranked, ["AttributeError"], found)
+                if "bound to" in m.description]
+    assert bound(inputs) == [], "beyond the templates' lines"
+    assert bound(replace(inputs, crash_sites=(("m.py", argument),))) == [
+        "`node.children[0].text` bound to `text`, guarded `if text is None: continue`"]
 
 
 COLLECT = '''\
