@@ -20,8 +20,7 @@ from pathlib import Path
 from agent_core.analysis import pysyntax
 from agent_core.models import TestFailure, TestReport
 from agent_core.search.linetext import on_line, span
-from agent_core.search.localize import is_candidate_file
-from agent_core.testing.junit import traceback_frames
+from agent_core.search.localize import workspace_frames
 from agent_core.workspace.shadow import read_exact
 
 MAX_CHARACTERS = 2  # characters taken from the failing tests (their candidates are tried first: templates.py)
@@ -31,7 +30,8 @@ _COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _BRACED = re.compile(r"\{[A-Za-z_][\w.]*\}")
 MAX_CRASH_SITES = 4  # workspace frames kept of the tests that failed with an exception
-_EXCEPTION = re.compile(r"^\s*([A-Za-z_][\w.]*)(?::|$)", re.MULTILINE)
+# an exception's name at the start of a line of a failure's message or traceback (`E   pkg.errors.ParseError: ...`)
+EXCEPTION_NAME = re.compile(r"^(?:E\s+)?(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Iteration))\b", re.MULTILINE)
 _NONE_ATTRIBUTE = re.compile(r"'NoneType' object has no attribute '(\w+)'")
 _UNDEFINED = re.compile(r"name '(\w+)' is not defined")
 _COROUTINE = re.compile(r"\bcoroutine\b")
@@ -83,9 +83,8 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
 
 def crashed(message: str) -> bool:
     """Whether a failure's message is an exception the code raised (`KeyError: 'x'`), not an assertion."""
-    found = _EXCEPTION.match(message)
-    name = found.group(1).rsplit(".", 1)[-1] if found else ""
-    return name.endswith(("Error", "Exception")) and name != "AssertionError"
+    found = EXCEPTION_NAME.match(message.lstrip())
+    return found is not None and found.group(1) != "AssertionError"
 
 
 def _crash_sites(report: TestReport | None, root: Path) -> tuple[tuple[str, int], ...]:
@@ -94,8 +93,7 @@ def _crash_sites(report: TestReport | None, root: Path) -> tuple[tuple[str, int]
     sites: list[tuple[str, int]] = []
     for failure in report.failures if report is not None else []:
         if crashed(failure.message):
-            frames = [f for f in traceback_frames(failure.traceback, root) if f.inside and is_candidate_file(f.path)]
-            sites += [(f.path, f.line) for f in reversed(frames[-2:])]
+            sites += [(f.path, f.line) for f in reversed(workspace_frames(failure, root)[-2:])]
     return tuple(dict.fromkeys(sites))[:MAX_CRASH_SITES]
 
 

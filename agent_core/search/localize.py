@@ -23,8 +23,8 @@ from pathlib import Path
 
 from agent_core.analysis import pysyntax
 from agent_core.analysis.symbols import Symbol, analyse
-from agent_core.models import TestReport
-from agent_core.testing.junit import traceback_frames
+from agent_core.models import TestFailure, TestReport
+from agent_core.testing.junit import Frame, traceback_frames
 from agent_core.workspace.testfiles import is_protected
 
 INNERMOST_BOOST = 0.5  # the failing line named by a traceback's innermost workspace frame
@@ -101,12 +101,16 @@ def coverage_scores(files: Coverage, outcomes: dict[str, str]) -> dict[LineKey, 
     return scores
 
 
+def workspace_frames(failure: TestFailure, workspace: Path) -> list[Frame]:
+    """The frames of a failure's traceback in the workspace's candidate files (not tests), outermost first."""
+    return [f for f in traceback_frames(failure.traceback, workspace) if f.inside and is_candidate_file(f.path)]
+
+
 def traceback_scores(report: TestReport, workspace: Path) -> dict[LineKey, float]:
     """Boosts for the candidate-file lines named in the failing tests' tracebacks."""
     boosts: dict[LineKey, float] = {}
     for failure in report.failures:
-        frames = [f for f in traceback_frames(failure.traceback, workspace) if f.inside and is_candidate_file(f.path)]
-        keys = [(f.path, f.line) for f in frames]
+        keys = [(f.path, f.line) for f in workspace_frames(failure, workspace)]
         if failure.source_file and failure.source_line and is_candidate_file(failure.source_file):
             keys.append((failure.source_file, failure.source_line))
         for index, key in enumerate(keys):

@@ -35,14 +35,21 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
-import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from agent_core.analysis import pysyntax
 from agent_core.models import TestReport
-from agent_core.search.cases import NO_INPUTS, FailingInputs, case_edits, constant_widenings, other_case, widening_edits
+from agent_core.search.cases import (
+    EXCEPTION_NAME,
+    NO_INPUTS,
+    FailingInputs,
+    case_edits,
+    constant_widenings,
+    other_case,
+    widening_edits,
+)
 from agent_core.search.conditions import condition_swaps
 from agent_core.search.guards import (
     Place,
@@ -73,7 +80,6 @@ MAX_KEYWORDS = 4
 MAX_OUTER_NAMES = 6
 MAX_EXCEPTIONS = 2
 _SEPARATORS = {":": "os.pathsep", ";": "os.pathsep", "/": "os.sep", "\\": "os.sep", "\n": "os.linesep"}
-_EXCEPTION = re.compile(r"^(?:E\s+)?(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Iteration))\b", re.MULTILINE)
 
 
 def seen_exceptions(report: TestReport | None) -> list[str]:
@@ -81,7 +87,7 @@ def seen_exceptions(report: TestReport | None) -> list[str]:
     frequent first; not AssertionError (an assertion of the test, not a raise a `try` would catch)."""
     counts: dict[str, int] = {}
     for failure in report.failures if report is not None else []:
-        names = _EXCEPTION.findall(failure.message) or _EXCEPTION.findall(failure.traceback)[-1:]
+        names = EXCEPTION_NAME.findall(failure.message) or EXCEPTION_NAME.findall(failure.traceback)[-1:]
         for name in dict.fromkeys(names):
             if name != "AssertionError":
                 counts[name] = counts.get(name, 0) + 1

@@ -53,7 +53,7 @@ def skip_dir(name: str) -> bool:
 
 
 METADATA_SUFFIXES = (".egg-info", ".dist-info")
-IMPORT_ROOTS = ("", "src")  # where an editable install's path entry points: the project root, or its src/
+IMPORT_ROOTS = (".", "src")  # where an editable install's path entry points: the project root, or its src/
 
 
 def installed_metadata(rel: str) -> bool:
@@ -64,7 +64,7 @@ def installed_metadata(rel: str) -> bool:
     plugins registered as entry points are missing (Python-Markdown's extensions: every extension test fails).
     The copy keeps it whatever `skip_dir` and the ignore files say; the change set never reports it."""
     path = PurePosixPath(rel)
-    return path.name.endswith(METADATA_SUFFIXES) and path.parent.as_posix().strip(".") in IMPORT_ROOTS
+    return path.name.endswith(METADATA_SUFFIXES) and path.parent.as_posix() in IMPORT_ROOTS
 
 
 def hidden_or_skipped(name: str) -> bool:
