@@ -257,7 +257,7 @@ def gate_swaps(sources: dict[str, str], gates: Sequence[tuple[str, int]]) -> lis
         place = Place(tree, lines, line) if tree is not None else None
         if place is not None and place.statement is not None and place.function is not None:
             out += [Mutant(file, line, new, description, TEMPLATE_TIER)
-                    for new, description in condition_swaps(lines, place.statement, place.function)]
+                    for new, description in condition_swaps(lines, place.statement, place.function, tree)]
     return out
 
 

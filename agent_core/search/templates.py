@@ -361,7 +361,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
         ranged, formatted = [*ranged, *formatted], []
     single = [*twin_edits(text, names, scope), *keyword_edits(text, tree, nodes, line, scope, root, path),
               *moved_argument_edits(text, nodes, line), *outer_name_edits(text, names, place.functions, tree),
-              *separator_edits(text, tree, nodes, line), *condition_swaps(lines, place.statement, place.function)]
+              *separator_edits(text, tree, nodes, line), *condition_swaps(lines, place.statement, place.function, tree)]
     widened = [(line, new, line, description)
                for new, description in widening_edits(text, nodes, line, inputs.characters)]
     widened += [(line, new, line, description) for new, description in [

@@ -60,11 +60,12 @@ CONTAINER = {  # tomlkit 0.11.5's fix, in small: `if item.name != key:` became `
 def _swaps(source: str, needle: str) -> list[str]:
     lines = source.split("\n")
     line = next(i for i, text in enumerate(lines, 1) if needle in text)
-    place = Place(ast.parse(source), lines, line)
-    return [new.strip() for new, _ in condition_swaps(lines, place.statement, place.function)]
+    tree = ast.parse(source)
+    place = Place(tree, lines, line)
+    return [new.strip() for new, _ in condition_swaps(lines, place.statement, place.function, tree)]
 
 
-def test_the_functions_other_tests_come_as_written_and_negated_single_ones_and_the_nearest_first():
+def test_the_functions_other_tests_come_in_both_senses_single_ones_and_the_nearest_first():
     source = ("def f(items, limit, flag):\n"
               "    total = [x for x in items if x.ok]\n"  # x is bound only in the comprehension
               "    if items and limit > 3:\n"
@@ -74,10 +75,31 @@ def test_the_functions_other_tests_come_as_written_and_negated_single_ones_and_t
               "    while not flag.done:\n"
               "        flag.step()\n")
     assert _swaps(source, "if total == limit") == [
-        "if items:", "if not items:", "if limit > 3:", "if not (limit > 3):", "if flag.done:", "if not flag.done:",
+        "if items:", "if not items:", "if limit > 3:", "if not (limit > 3):", "if not flag.done:", "if flag.done:",
         "if items and limit > 3:", "if not (items and limit > 3):",
-    ], "never `x.ok`; a whole `and` after its parts"
+    ], "never `x.ok`; a whole `and` after its parts; `flag.done` negated first, as the function tests it"
     assert _swaps("def g(a):\n    x = a\n    return x\n", "x = a") == [], "not an `if`"
+
+
+def test_a_flag_of_the_module_comes_before_a_nearer_test_in_the_sense_the_function_tests_it():
+    # tomlkit 0.11.5's `append`: `if self._body:` and `if not self._parsed:` both passed its suite
+    source = ("class Container:\n"
+              "    def __init__(self, parsed: bool = False):\n"
+              "        self._parsed = parsed\n"
+              "        self._body = []\n\n"
+              "    def parsing(self, on):\n"
+              "        self._parsed = not on\n\n"
+              "    def append(self, key, item, prev_ws):\n"
+              "        if item.name != key:\n"
+              "            item.invalidate()\n"
+              "        if self._body and not (self._parsed or prev_ws):\n"
+              "            item.indent = '\\n'\n")
+    assert _swaps(source, "if item.name != key")[:4] == [
+        "if not self._parsed:", "if self._parsed:", "if self._body:", "if not self._body:"]
+    restored = source.replace("self._parsed = not on", "self._parsed = on[2]")  # a kind that cannot be told
+    assert _swaps(restored, "if item.name != key")[0] == "if not self._parsed:"
+    unflagged = source.replace("self._parsed = not on", "self._parsed = 0")  # a number too: no flag
+    assert _swaps(unflagged, "if item.name != key")[:2] == ["if self._body:", "if not self._body:"]
 
 
 def test_at_most_max_conditions_are_taken():
