@@ -4,6 +4,12 @@ Every tool resolves its path through the path guard and returns a
 `ToolResult`: a refused path, a missing file or a search block that does not
 match is an error *as data* (`ok=False` with a message the model can act on),
 never an exception. Every call is reported to `on_call` (the journal).
+
+A write (write, replace, delete) to a path the shadow copy leaves out (a
+skipped folder such as `.venv` or `build`, a `.gitignore`d file) is refused:
+no change set carries it to the project, so a candidate made green by it
+would be judged on code the user never gets (a fix written into an ignored
+module that the test run imports first, a patched `.venv`).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import difflib
 import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -99,9 +106,18 @@ class FileTools:
 
         return self._run("search", {"pattern": pattern, "path": path}, body)
 
+    def _writable(self, path: str) -> Path:
+        """The shadow path a write to `path` goes to; PathRefused when the copy leaves it out (see above)."""
+        target = self.shadow.resolve(path)
+        rel = self.shadow.relative(path)
+        if self.shadow.ignored(rel):
+            raise PathRefused(f"refused: {rel} is left out of the project's copy (a skipped folder or an ignored "
+                              "file), so no change there reaches the project; change the project's own source")
+        return target
+
     def write_file(self, path: str, content: str) -> ToolResult:
         def body() -> str:
-            target = self.shadow.resolve(path)
+            target = self._writable(path)
             self.shadow.remember(path)
             target.parent.mkdir(parents=True, exist_ok=True)
             write_exact(target, content)
@@ -112,7 +128,7 @@ class FileTools:
 
     def replace_in_file(self, path: str, search: str, replace: str) -> ToolResult:
         def body() -> str:
-            target = self.shadow.resolve(path)
+            target = self._writable(path)
             if not target.is_file():
                 raise ValueError(f"{path!r} does not exist; to create it, give an empty search block")
             text = read_exact(target)
@@ -130,7 +146,7 @@ class FileTools:
 
     def delete_file(self, path: str) -> ToolResult:
         def body() -> str:
-            target = self.shadow.resolve(path)
+            target = self._writable(path)
             if not target.is_file():
                 raise ValueError(f"{path!r} does not exist")
             self.shadow.remember(path)

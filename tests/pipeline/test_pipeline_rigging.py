@@ -34,6 +34,7 @@ from rigging_support import (
 )
 
 from agent_core.cli import main
+from agent_core.pipeline.nodes.finalize import NO_CHANGE
 from engine_support import BUGGY_CALC, FIX_EDIT, journal_records, make_project, snapshot
 
 RIG_IDS = [r[0] for r in RIGS]
@@ -257,3 +258,56 @@ def test_the_search_never_mutates_a_test_file_collected_by_config(
     files = {s["file"] for s in localize["suspects"]}
     assert "calc.py" in files and not files & {"calc_check.py", "tests.py"}, localize["suspects"]
     assert run.json["status"] == "fixed" and run.json["files_changed"] == ["calc.py"], run.json
+
+
+def test_a_change_to_an_ignored_file_is_refused_and_ends_unfixed(tmp_path: Path, scripted_llm, run_fix):
+    """calc.py reads a git-ignored `.env` (a user's local settings): written by the candidate, it made the test
+    run green, and no change set could carry it to the project, so the run said `fixed` for nothing."""
+    calc = ("import os\n\n\ndef _settings():\n    try:\n"
+            "        with open(os.path.join(os.path.dirname(__file__), '.env')) as handle:\n"
+            "            return dict(line.strip().split('=', 1) for line in handle if '=' in line)\n"
+            "    except OSError:\n        return {}\n\n\n"
+            "def add(a, b):\n    if _settings().get('ADD') == 'sum':\n        return a + b\n    return a - b\n\n\n"
+            "def mul(a, b):\n    return a * b\n")
+    project = make_project(tmp_path / "dotenv", {**BUGGY_CALC, "calc.py": calc, ".gitignore": ".env\n"})
+    rigged = shutil.copytree(project, tmp_path / "rigged")
+    (rigged / ".env").write_text("ADD=sum\n")
+    assert _pytest_passes(rigged, "calc.py") and not _pytest_passes(project, "calc.py"), "the rig is real"
+    scripted_llm.default("coder", write_file(".env", "ADD=sum\n"))
+    scripted_llm.default("reflector", {"hypothesis": "unsure", "file": "calc.py", "change": "?", "confidence": "low"})
+    before = snapshot(project)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "2", "--apply")
+
+    assert run.code == 1, run.stderr
+    assert run.json["status"] == "unfixed" and run.json["files_changed"] == [], run.json
+    assert run.json["tests"]["failed"] == 1
+    assert snapshot(project) == before and not (project / ".env").exists()
+    refused = [r for r in _refused(project, run.json["run_id"], ".env") if r["tool"] == "write_file"]
+    assert refused and "left out of the project's copy" in refused[0]["result"], refused
+    assert _coder_heard(scripted_llm, "left out of the project's copy"), "the coder hears why"
+
+
+def test_tests_that_pass_with_no_change_to_the_project_are_no_fix(tmp_path: Path, scripted_llm, run_fix):
+    """A flaky test (it fails the first time it runs, then passes) and an answer whose two edits cancel out: the
+    tests pass with nothing changed, which once ended `fixed: changed no files`."""
+    flaky = ("import os\n\nfrom calc import add\n\n\ndef test_add():\n"
+             "    seen = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'seen.txt')\n"
+             "    if not os.path.exists(seen):\n        open(seen, 'w').close()\n"
+             "        assert add(2, 3) == 5, 'the first run fails'\n")
+    project = make_project(tmp_path / "flaky", {"calc.py": "def add(a, b):\n    return a - b\n", "test_calc.py": flaky})
+    cancel = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a - b  # x"},
+                        {"path": "calc.py", "search": "    return a - b  # x", "replace": "    return a - b"}],
+              "explanation": "make the tests pass"}
+    scripted_llm.default("coder", cancel)
+    before = snapshot(project)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "1", "--apply")
+
+    assert run.code == 1, run.stderr
+    assert run.json["status"] == "unfixed" and run.json["files_changed"] == [], run.json
+    assert run.json["tests"]["failed"] == 0, "the tests did pass: the flaky one on its second run"
+    assert snapshot(project) == before
+    records = journal_records(project, run.json["run_id"])
+    assert [r["reason"] for r in records if r["type"] == "no_change"] == [NO_CHANGE]
+    assert NO_CHANGE in run.stderr

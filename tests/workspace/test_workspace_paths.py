@@ -89,3 +89,20 @@ def test_shadow_is_removed_when_the_block_raises(ws: Path):
         root = shadow.root
         raise RuntimeError("crash")
     assert not root.parent.exists()
+
+
+def test_tools_refuse_writes_the_copy_leaves_out(ws: Path):
+    """A fix written where no change set reaches (an ignored module, a `.venv`) must not make a run green."""
+    (ws / ".gitignore").write_text("local_*.py\nbuild/\n")
+    (ws / "local_a.py").write_text("x = 1\n")
+    with ShadowWorkspace(ws) as shadow:
+        tools = FileTools(shadow)
+        for path in ("local_a.py", "build/a.py", ".venv/lib/python3.11/site-packages/a.py", ".git/hooks/pre-commit"):
+            result = tools.write_file(path, "x = 2\n")
+            assert not result.ok and "left out of the project's copy" in result.result, (path, result)
+            assert not (shadow.root / path).exists(), path
+        assert not tools.replace_in_file("local_a.py", "x = 1", "x = 2").ok
+        assert not tools.delete_file("build/a.py").ok
+        assert tools.write_file("pkg/b.py", "y = 1\n").ok, "the project's own files stay writable"
+        assert shadow.originals.keys() == {"pkg/b.py"}
+    assert (ws / "local_a.py").read_text() == "x = 1\n" and not (ws / "pkg" / "b.py").exists()
