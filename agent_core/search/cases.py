@@ -33,6 +33,7 @@ MAX_CRASH_SITES = 4  # workspace frames kept of the tests that failed with an ex
 # an exception's name at the start of a line of a failure's message or traceback (`E   pkg.errors.ParseError: ...`)
 EXCEPTION_NAME = re.compile(r"^(?:E\s+)?(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Iteration))\b", re.MULTILINE)
 _NONE_ATTRIBUTE = re.compile(r"'NoneType' object has no attribute '(\w+)'")
+_WRONG_TYPE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 _UNDEFINED = re.compile(r"name '(\w+)' is not defined")
 _COROUTINE = re.compile(r"\bcoroutine\b")
 
@@ -61,6 +62,8 @@ class FailingInputs:
     # where tests failed with an exception (not an assertion): the innermost workspace frame and its caller,
     # (file, line), innermost first (templates.py tries its templates there, whatever the ranking says)
     crash_sites: tuple[tuple[str, int], ...] = ()
+    # (T, x) of "'T' object has no attribute 'x'", T not NoneType: a value a type test let through (retype.py)
+    wrong_types: frozenset[tuple[str, str]] = frozenset()
 
 
 NO_INPUTS = FailingInputs()
@@ -78,7 +81,9 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
                          frozenset(b for text in messages for b in _BRACED.findall(text)),
                          frozenset(a for text in messages for a in _NONE_ATTRIBUTE.findall(text)),
                          frozenset(n for text in messages for n in _UNDEFINED.findall(text)),
-                         any(_COROUTINE.search(text) for text in messages), _crash_sites(report, root))
+                         any(_COROUTINE.search(text) for text in messages), _crash_sites(report, root),
+                         frozenset(found for text in messages for found in _WRONG_TYPE.findall(text)
+                                   if found[0] != "NoneType"))
 
 
 def crashed(message: str) -> bool:

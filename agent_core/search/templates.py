@@ -67,6 +67,7 @@ from agent_core.search.literals import missing_f_edits, sibling_case_edits
 from agent_core.search.missing import await_edits, get_edits, self_edits
 from agent_core.search.moves import hoist_edits, move_edits
 from agent_core.search.mutants import Mutant
+from agent_core.search.retype import retyped_guards
 
 TEMPLATE_TIER = 20  # after every single-edit tier of mutants.py
 # a template the failure itself asks for (an exception's cause or type, a character of the failing test's input
@@ -373,6 +374,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
                                                                         inputs.characters)]
     evidence = [(first, new, last, description, EVIDENCE_TIER) for first, new, last, description in
                 [*cause_templates(place), *mutable_default_templates(place),
+                 *retyped_guards(tree, lines, place.statement, path, inputs.wrong_types, root),
                  *widen_templates(place, exceptions or []),
                  *((line, n, la, d) for n, la, d in translated), *widened,
                  *((line, n, la, d) for n, la, d in [*formatted, *cased])]]
