@@ -62,12 +62,12 @@ def _neighbours(root: Path | None, path: str) -> Iterable[ast.Module]:
 
 
 def _predicate(test: ast.expr, variable: str) -> ast.Call | None:
-    """The call in `test` of a predicate on `variable` alone (`isString(node)`), not `isinstance` itself."""
+    """The call in `test` of a predicate on `variable` alone (`isString(node)`), not a builtin's (`type(x)`)."""
     for node in ast.walk(test):
         if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
                 and isinstance(node.args[0], ast.Name) and node.args[0].id == variable
                 and isinstance(node.func, (ast.Name, ast.Attribute))
-                and not (isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "callable", "len"))):
+                and not (isinstance(node.func, ast.Name) and node.func.id in vars(builtins))):  # `type(x)`
             return node
     return None
 

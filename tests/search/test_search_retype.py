@@ -99,3 +99,10 @@ def test_the_search_asks_the_type_where_the_helper_let_it_through(tmp_path: Path
     assert (project / "textutil.py").read_text() == TEXTUTIL, "the helper's other callers keep their answer"
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
     assert "`is_text(node)` -> `isinstance(node, str)`" in search["found"]["description"]
+
+
+def test_a_builtin_call_on_the_variable_is_no_predicate(tmp_path: Path):
+    root = make_project(tmp_path / "proj", {**PROJECT, "render.py": RENDER.replace(
+        "if not is_text(node):  # an element", "if type(node) is not str:  # an element")})
+    found = _candidates(root, "out.append(node.text.upper())", frozenset({("Atomic", "text")}))
+    assert found == [], "`type(node)` is not a helper that let the value through"
