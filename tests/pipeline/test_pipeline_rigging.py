@@ -34,8 +34,8 @@ from rigging_support import (
 )
 
 from agent_core.cli import main
-from agent_core.pipeline.nodes.finalize import NO_CHANGE
-from engine_support import BUGGY_CALC, FIX_EDIT, journal_records, make_project, snapshot
+from agent_core.pipeline.nodes.finalize import NO_CHANGE, NOT_REPRODUCED
+from engine_support import BUGGY_CALC, FIX_EDIT, WRONG_EDIT, journal_records, make_project, snapshot
 
 RIG_IDS = [r[0] for r in RIGS]
 
@@ -288,14 +288,19 @@ def test_a_change_to_an_ignored_file_is_refused_and_ends_unfixed(tmp_path: Path,
     assert _coder_heard(scripted_llm, "left out of the project's copy"), "the coder hears why"
 
 
+FLAKY = {  # the test fails the first time it runs, then passes whatever add() does
+    "calc.py": "def add(a, b):\n    return a - b\n",
+    "test_calc.py": ("import os\n\nfrom calc import add\n\n\ndef test_add():\n"
+                     "    seen = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'seen.txt')\n"
+                     "    if not os.path.exists(seen):\n        open(seen, 'w').close()\n"
+                     "        assert add(2, 3) == 5, 'the first run fails'\n"),
+}
+
+
 def test_tests_that_pass_with_no_change_to_the_project_are_no_fix(tmp_path: Path, scripted_llm, run_fix):
-    """A flaky test (it fails the first time it runs, then passes) and an answer whose two edits cancel out: the
-    tests pass with nothing changed, which once ended `fixed: changed no files`."""
-    flaky = ("import os\n\nfrom calc import add\n\n\ndef test_add():\n"
-             "    seen = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'seen.txt')\n"
-             "    if not os.path.exists(seen):\n        open(seen, 'w').close()\n"
-             "        assert add(2, 3) == 5, 'the first run fails'\n")
-    project = make_project(tmp_path / "flaky", {"calc.py": "def add(a, b):\n    return a - b\n", "test_calc.py": flaky})
+    """A flaky test and an answer whose two edits cancel out: the tests pass with nothing changed, which once
+    ended `fixed: changed no files`."""
+    project = make_project(tmp_path / "flaky", FLAKY)
     cancel = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a - b  # x"},
                         {"path": "calc.py", "search": "    return a - b  # x", "replace": "    return a - b"}],
               "explanation": "make the tests pass"}
@@ -311,3 +316,37 @@ def test_tests_that_pass_with_no_change_to_the_project_are_no_fix(tmp_path: Path
     records = journal_records(project, run.json["run_id"])
     assert [r["reason"] for r in records if r["type"] == "no_change"] == [NO_CHANGE]
     assert NO_CHANGE in run.stderr
+
+
+# fails on its first two runs (the baseline's, localization's), then passes: the search's first mutant is "green"
+FAILS_TWICE = {**FLAKY, "test_calc.py": (
+    "import os\n\nfrom calc import add\n\n\ndef test_add():\n"
+    "    seen = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'seen.txt')\n"
+    "    runs = open(seen).read().count('x') if os.path.exists(seen) else 0\n"
+    "    with open(seen, 'a') as out:\n        out.write('x')\n"
+    "    if runs < 2:\n        assert add(2, 3) == 5, 'the first two runs fail'\n")}
+
+
+@pytest.mark.parametrize("by", ["coder", "search"])
+def test_a_change_whose_failing_tests_pass_without_it_is_no_fix(tmp_path: Path, scripted_llm, run_fix,
+                                                                 monkeypatch: pytest.MonkeyPatch, by: str):
+    """The flaky test passes on its second run whatever the code does: a wrong edit (`a * b`) from the coder, or
+    the search's first mutant, once ended `fixed`. The failing tests are run again without the change."""
+    if by == "search":
+        monkeypatch.setenv("AGENTLS_SEARCH", "1")
+    project = make_project(tmp_path / "flaky", FAILS_TWICE if by == "search" else FLAKY)
+    scripted_llm.default("coder", WRONG_EDIT)
+    before = snapshot(project)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "1", "--apply")
+
+    assert run.code == 1, run.stderr
+    assert run.json["status"] == "unfixed" and run.json["files_changed"] == [], run.json
+    assert snapshot(project) == before
+    records = journal_records(project, run.json["run_id"])
+    assert [r["reason"] for r in records if r["type"] == "not_reproduced"] == [NOT_REPRODUCED]
+    assert [r["failed"] for r in records if r["type"] == "reproduced"] == [False]
+    assert NOT_REPRODUCED in run.stderr
+    found = [r["found"] for r in records if r["type"] == "search"]
+    assert (bool(found) and found[0] is not None) == (by == "search"), found  # the search's mutant, else the coder's
+    assert run.json["usage"]["llm_calls"] == (0 if by == "search" else 1)

@@ -1,35 +1,96 @@
-"""The finalize node: the run's status from the last sandboxed test report; a verified outcome goes to memory."""
+"""The finalize node: the run's status from the last sandboxed test report; a verified outcome goes to memory.
+
+A fix is reported only when it is one: the change set the project would get
+is not empty, and the tests that failed at the baseline fail again on the
+code as the run found it (one sandboxed run of those tests, the shadow's
+files put back for it and restored after). A test that passes without the
+change is flaky or stateful (it fails the first time it runs, then passes; a
+hostile repository can ship one), and whatever the search or the coder
+changed did not fix it: the run ends `unfixed`, with a warning and a journal
+record saying why.
+"""
 
 from __future__ import annotations
 
+from agent_core.models import TestReport
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.recall import remember_outcome
 from agent_core.pipeline.state import RunState
+from agent_core.testing.linters import is_tool_nodeid
+from agent_core.testing.runner import per_test_bound
 from agent_core.workspace.changeset import compute_change_set
+from agent_core.workspace.shadow import ShadowWorkspace, write_exact
 
 # The tests that failed pass, and nothing the project would get changed: a flaky test, or state outside the
 # project's copy (what the file tools refuse to write: workspace/tools.py). Not a fix to report.
 NO_CHANGE = ("the tests passed, but with no change the project would get (a flaky test, or something outside "
              "the project's copy made them pass): not reported as a fix")
+NOT_REPRODUCED = ("the tests that failed pass without the change too (a flaky or stateful test): the change is not "
+                  "reported as a fix")
 
 
 async def finalize(state: RunState, deps: RunDeps) -> RunState:
     """Decide the status from the last sandboxed test report; a verified outcome goes to memory (recall.py)."""
     deps.phase("finalizing", "finalizing", 97)
     if state.get("found_by") == "search":  # a verified single-edit fix: remembered like any verified change
-        await remember_outcome(state, deps, state["status"], compute_change_set(deps.shadow))
-        return RunState()
+        status = await _confirmed(state, deps, state["status"])
+        await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
+        return RunState() if status == state["status"] else RunState(status=status, found_by="")
     if state.get("status"):
-        return RunState()
+        status = await _confirmed(state, deps, state["status"])  # a verifier's round the time budget ended
+        return RunState() if status == state["status"] else RunState(status=status)
     report = state.get("report")
     passed = bool(report and report.ok)
     if state.get("iteration", 0) == 0:
         return RunState(status="passed" if passed else "failed")  # nothing was attempted
-    status = ("fixed" if state.get("kind") == "fix" else "ok") if passed else "unfixed"
-    change = compute_change_set(deps.shadow)
-    if status == "fixed" and not change.changes:
-        deps.journal.write("no_change", reason=NO_CHANGE)
-        deps.notice(NO_CHANGE, "warning")
-        status = "unfixed"
-    await remember_outcome(state, deps, status, change)
+    status = await _confirmed(state, deps, ("fixed" if state.get("kind") == "fix" else "ok") if passed else "unfixed")
+    await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
     return RunState(status=status)
+
+
+async def _confirmed(state: RunState, deps: RunDeps, status: str) -> str:
+    """`status`, or `unfixed` for a `fixed` that changes nothing or whose failing tests pass without it."""
+    if status != "fixed":
+        return status
+    why = None
+    if not compute_change_set(deps.shadow).changes:
+        why, record = NO_CHANGE, "no_change"
+    elif not await _reproduces(state.get("baseline"), deps):
+        why, record = NOT_REPRODUCED, "not_reproduced"
+    if why is None:
+        return status
+    deps.journal.write(record, reason=why)
+    deps.notice(why, "warning")
+    return "unfixed"
+
+
+async def _reproduces(baseline: TestReport | None, deps: RunDeps) -> bool:
+    """Whether the baseline's failing tests fail again on the files as the run found them."""
+    failing = sorted({f.nodeid for f in baseline.failures if not is_tool_nodeid(f.nodeid)}) if baseline else []
+    if not failing:
+        return True
+    shadow, s = deps.shadow, deps.settings
+    now = {rel: shadow.current(rel) for rel in shadow.originals}
+    try:
+        for rel, text in shadow.originals.items():
+            _put(shadow, rel, text)
+        report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, s.sandbox.timeout_s,
+                                      select=failing,
+                                      test_timeout_s=per_test_bound(baseline, s.sandbox.test_timeout_s,
+                                                                    s.sandbox.timeout_s),
+                                      paced=not s.sandbox.test_timeout_s)
+    finally:
+        for rel, text in now.items():
+            _put(shadow, rel, text)
+    deps.journal.write("reproduced", tests=len(failing), failed=not report.ok, duration_s=report.duration_s)
+    return not report.ok
+
+
+def _put(shadow: ShadowWorkspace, rel: str, text: str | None) -> None:
+    """`rel` in the shadow with `text`, or absent for None."""
+    target = shadow.resolve(rel)
+    if text is None:
+        target.unlink(missing_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_exact(target, text)
