@@ -13,13 +13,13 @@ record saying why.
 from __future__ import annotations
 
 from agent_core.models import TestReport
+from agent_core.pipeline.checkpoint import restore_shadow, rewind_shadow, shadow_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.recall import remember_outcome
 from agent_core.pipeline.state import RunState
 from agent_core.testing.linters import is_tool_nodeid
 from agent_core.testing.runner import per_test_bound
 from agent_core.workspace.changeset import compute_change_set
-from agent_core.workspace.shadow import ShadowWorkspace, write_exact
 
 # The tests that failed pass, and nothing the project would get changed: a flaky test, or state outside the
 # project's copy (what the file tools refuse to write: workspace/tools.py). Not a fix to report.
@@ -70,27 +70,16 @@ async def _reproduces(baseline: TestReport | None, deps: RunDeps) -> bool:
     if not failing:
         return True
     shadow, s = deps.shadow, deps.settings
-    now = {rel: shadow.current(rel) for rel in shadow.originals}
+    now = shadow_files(shadow)
     try:
-        for rel, text in shadow.originals.items():
-            _put(shadow, rel, text)
+        rewind_shadow(shadow, {})  # every file the run touched as the run found it
         report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, s.sandbox.timeout_s,
                                       select=failing,
                                       test_timeout_s=per_test_bound(baseline, s.sandbox.test_timeout_s,
                                                                     s.sandbox.timeout_s),
                                       paced=not s.sandbox.test_timeout_s)
     finally:
-        for rel, text in now.items():
-            _put(shadow, rel, text)
+        restore_shadow(shadow, now)
     deps.journal.write("reproduced", tests=len(failing), failed=not report.ok, duration_s=report.duration_s)
     return not report.ok
 
-
-def _put(shadow: ShadowWorkspace, rel: str, text: str | None) -> None:
-    """`rel` in the shadow with `text`, or absent for None."""
-    target = shadow.resolve(rel)
-    if text is None:
-        target.unlink(missing_ok=True)
-    else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_exact(target, text)
