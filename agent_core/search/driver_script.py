@@ -179,9 +179,33 @@ def _serve_mutant(path, source):
         return original(self, fullname)
 
     importlib.machinery.SourceFileLoader.get_code = get_code
-    for name, module in list(sys.modules.items()):  # imported early (a conftest): imported again, mutated
-        if _same_file(getattr(module, "__file__", None) or "", path):
+    # Imported early (a conftest that imports the package): imported again, mutated. Not the module alone: its
+    # package's __init__ re-exports its names (`from marshmallow.schema import Schema`) and the project's other
+    # modules hold them (a test helper module a conftest imported), so every module of the project's own code
+    # goes, and the tests' imports in this child load them afresh, the mutant among them.
+    # (its own package by name too: an editable install may import it through a path outside the copy)
+    mutated = [name for name, module in list(sys.modules.items())
+               if _same_file(getattr(module, "__file__", None) or "", path)]
+    packages = {name.split(".", 1)[0] for name in mutated}
+    if mutated:
+        for name in [name for name, module in list(sys.modules.items())
+                     if name.split(".", 1)[0] in packages or _project_module(module)]:
             del sys.modules[name]
+
+
+def _project_module(module):
+    """Whether `module` is the project's own code: a file under the working directory (the project's copy), not
+    an installed package (a `.venv` inside the project), the driver's folder or a conftest (pytest's plugin)."""
+    file = getattr(module, "__file__", None)
+    if not file:
+        return False
+    here = os.path.realpath(os.getcwd())
+    real = os.path.realpath(file)
+    if not real.startswith(here + os.sep):
+        return False
+    parts = os.path.relpath(real, here).split(os.sep)
+    return not (parts[0].startswith(".") or "site-packages" in parts or "dist-packages" in parts
+                or parts[-1] == "conftest.py")
 
 
 def _same_file(a, b):

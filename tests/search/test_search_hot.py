@@ -162,3 +162,29 @@ def test_the_function_holding_a_line_is_found_without_end_lines_as_on_python_3_7
     without, last_37 = driver_swap._chain(_without_end_lines(ast.parse(SHAPES)), line, len(LINES))
     assert with_ends is not None and [n.name for n in without] == [n.name for n in with_ends]
     assert last_37 >= last, "a 3.7 statement ends where the next one starts: blank lines after it included"
+
+
+PACKAGE = {  # a package whose __init__ re-exports its module's names, imported by a conftest before collection
+    "shop/__init__.py": "from shop.prices import price\n",
+    "shop/prices.py": "def price(amount, rate=2):\n    return amount * rate\n",
+    "helpers.py": "from shop import price\n\n\ndef double(amount):\n    return price(amount, 2)\n",
+    "conftest.py": "import helpers  # noqa: F401 - imports the package before any test module\n",
+    "test_shop.py": ("from helpers import double\nfrom shop import price\n\n\n"
+                     "def test_price():\n    assert price(2) == 6\n\n\ndef test_double():\n    assert double(1) == 2\n"),
+}
+
+
+def test_a_slow_mutant_reaches_the_names_a_package_re_exports_after_a_conftest_imported_it(sandbox, tmp_path: Path):
+    # marshmallow 3.20: tests/conftest.py imports the package, whose __init__ holds `Schema` from schema.py; a
+    # default changed on a `def` line (tried the slow way) was judged against the old function, and failed
+    for name, text in PACKAGE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    mutants = [Mutant("shop/prices.py", 1, "def price(amount, rate=4):", "wrong"),
+               Mutant("shop/prices.py", 1, "def price(amount, rate=3):", "right")]
+    with ShadowWorkspace(tmp_path) as shadow:
+        results, _ = asyncio.run(try_mutants(sandbox, shadow.root, ["test_shop.py::test_price"], mutants,
+                                             mutant_timeout_s=10, budget_s=60, max_passing=5, hot=True,
+                                             covering=lambda m: ["test_shop.py::test_double"]))
+        assert [outcome for _, outcome in results] == ["failed", "passed"]
+        assert (shadow.root / "shop/prices.py").read_text() == PACKAGE["shop/prices.py"]
