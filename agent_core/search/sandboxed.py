@@ -120,19 +120,23 @@ async def try_mutants(
     started = time.monotonic()
     results, stopped = await _try(sandbox, root, nodeids, mutants, mutant_timeout_s, budget_s, max_passing,
                                   covering, True, on_progress)
+    order = {id(m): n for n, m in enumerate(mutants)}
     cold = [m for m, outcome in results if outcome == "unswappable"]
     done = [(m, outcome) for m, outcome in results if outcome != "unswappable"]
     left = budget_s - (time.monotonic() - started)
-    passing = sum(outcome == "passed" for _, outcome in done)
-    if cold and left > 0 and passing < max_passing:
-        more, stopped_cold = await _try(sandbox, root, nodeids, cold, mutant_timeout_s, left, max_passing - passing,
-                                        covering, False)
+    passing = [order[id(m)] for m, outcome in done if outcome == "passed"]
+    wanted = max_passing - len(passing)
+    if len(passing) >= max_passing:  # the cold ones ranked before the first hot pass still come first: a
+        # candidate that changes a `def` line (a default) must not lose to a later one for being slower to try
+        cold, wanted = [m for m in cold if order[id(m)] < min(passing)], max_passing
+    if cold and left > 0 and wanted > 0:
+        more, stopped_cold = await _try(sandbox, root, nodeids, cold, mutant_timeout_s, left, wanted, covering, False)
         done += more
         if stopped != "enough":
             stopped = stopped_cold
         if len(more) < len(cold) and stopped is None:
             stopped = stopped_cold or "budget"
-    return done, stopped
+    return sorted(done, key=lambda result: order[id(result[0])]), stopped
 
 
 async def _try(

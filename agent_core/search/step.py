@@ -312,11 +312,12 @@ async def find_single_edit(
         def live(done: int, base: int = index) -> None:  # the driver's count while it runs (search/sandboxed.py)
             _tick(deps, base + done, len(mutants))
 
+        chunk = mutants[index : index + _chunk_size(mutants, index)]
         results, stopped = await try_mutants(
             deps.sandbox,
             deps.shadow.root,
             failing,
-            mutants[index : index + _chunk_size(mutants, index)],
+            chunk,
             mutant_timeout_s=timeout_s,
             budget_s=deadline - time.monotonic(),
             max_passing=PASSING_PER_DRIVER_RUN,
@@ -327,7 +328,9 @@ async def find_single_edit(
         stats["stopped"] = stopped
         if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
             stats["stopped"], stats["error"] = "error", stopped.removeprefix("error: ")
-        index += len(results)
+        # in the chunk's order: past the last one tried (a pass stops the driver; later cold ones were not tried)
+        index += next((n + 1 for n in range(len(chunk) - 1, -1, -1) if chunk[n] is results[-1][0]), 0) \
+            if results else 0
         stats["tried"] += len(results)
         _tick(deps, stats["tried"], len(mutants))
         stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)

@@ -27,7 +27,9 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
    classes of letters that miss the failing tests' letters come per module: ranking.templates_for);
 7. an `if`'s condition replaced by another the function tests, as written or negated (conditions.py);
 8. the statement moved below the next statements of its block or above the previous ones, or out of the
-   `if` whose test reads what it sets (moves.py).
+   `if` whose test reads what it sets (moves.py), and a parameter's default passed on as if the caller had
+   set it, made None and passed on only when given (sentinels.py): both rare, made for the lines of the
+   evidence as well.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from agent_core.search.missing import await_edits, get_edits, self_edits
 from agent_core.search.moves import hoist_edits, move_edits
 from agent_core.search.mutants import Mutant
 from agent_core.search.retype import retyped_guards
+from agent_core.search.sentinels import sentinel_templates
 
 TEMPLATE_TIER = 20  # after every single-edit tier of mutants.py
 # a template the failure itself asks for (an exception's cause or type, a character of the failing test's input
@@ -330,7 +333,8 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     `callers`: the parsed modules whose `try` blocks may call the line's function, `around`: what the `try`
     blocks around suspicious lines catch (handlers.py); `inputs`: what the failing tests' inputs are made of
     (cases.py: a comparison with a literal their words write in another case is evidence). `evidence_only`:
-    only the EVIDENCE_TIER ones and the rare hoists (moves.hoist_edits), for lines beyond the templates' own."""
+    only the EVIDENCE_TIER ones and the rare hoists and sentinels (moves.hoist_edits, sentinels.py), for lines
+    beyond the templates' own."""
     lines = source.split("\n")
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
@@ -382,6 +386,10 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     # before the moves of the next suspicious line (click 8.1.4: its fourth line)
     hoists = [(first, new, last, description, TEMPLATE_TIER)
               for first, new, last, description in hoist_edits(tree, lines, place.statement)]
+    # a parameter's default passed on as if it were the caller's (None for "not given", forwarded only when
+    # given): as rare as a hoist, and the forwarding line is seldom among the most suspicious
+    hoists += [(first, new, last, description, TEMPLATE_TIER)
+               for first, new, last, description in sentinel_templates(tree, lines, place.statement, place.function)]
     if evidence_only:  # a hoist fits few lines (an assignment opening an `if` that tests it): as rare as evidence
         evidence += hoists
     edits = [*hoists, *((first, new, last, description, TEMPLATE_TIER)

@@ -170,7 +170,8 @@ PACKAGE = {  # a package whose __init__ re-exports its module's names, imported 
     "helpers.py": "from shop import price\n\n\ndef double(amount):\n    return price(amount, 2)\n",
     "conftest.py": "import helpers  # noqa: F401 - imports the package before any test module\n",
     "test_shop.py": ("from helpers import double\nfrom shop import price\n\n\n"
-                     "def test_price():\n    assert price(2) == 6\n\n\ndef test_double():\n    assert double(1) == 2\n"),
+                     "def test_price():\n    assert price(2) == 6\n\n\n"
+                     "def test_double():\n    assert double(1) == 2\n"),
 }
 
 
