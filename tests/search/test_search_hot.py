@@ -189,3 +189,15 @@ def test_a_slow_mutant_reaches_the_names_a_package_re_exports_after_a_conftest_i
                                              covering=lambda m: ["test_shop.py::test_double"]))
         assert [outcome for _, outcome in results] == ["failed", "passed"]
         assert (shadow.root / "shop/prices.py").read_text() == PACKAGE["shop/prices.py"]
+
+
+def test_a_slow_mutant_ranked_before_a_swapped_one_that_passes_is_still_tried_first(sandbox, root: Path):
+    # the keyword drop (swapped, hot) passed and stopped the driver before the default changed on a `def` line
+    # (slow), ranked before it, was tried: the later candidate won for being quicker to try
+    slow = Mutant("shapes.py", _line("def default(n=2):"), "def default(n=3):", "a default, tried the slow way")
+    hot = Mutant("shapes.py", _line("def default(n=2):") + 1, "    return n + 1", "swapped")
+    results, stopped = asyncio.run(try_mutants(sandbox, root, ["test_shapes.py::test_default"], [slow, hot],
+                                               mutant_timeout_s=10, budget_s=60, max_passing=1, hot=True))
+    assert [(m.description, outcome) for m, outcome in results] == [
+        ("a default, tried the slow way", "passed"), ("swapped", "passed")], "in the candidates' order"
+    assert stopped == "enough"
