@@ -64,6 +64,9 @@ class FailingInputs:
     crash_sites: tuple[tuple[str, int], ...] = ()
     # (T, x) of "'T' object has no attribute 'x'", T not NoneType: a value a type test let through (retype.py)
     wrong_types: frozenset[tuple[str, str]] = frozenset()
+    # the empty collections the failing test functions write (`()`, `[]`, `{}`), in order: a value they expect
+    # where the code gives another kind (refusals.py)
+    empties: tuple[str, ...] = ()
 
 
 NO_INPUTS = FailingInputs()
@@ -83,7 +86,7 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
                          frozenset(n for text in messages for n in _UNDEFINED.findall(text)),
                          any(_COROUTINE.search(text) for text in messages), _crash_sites(report, root),
                          frozenset(found for text in messages for found in _WRONG_TYPE.findall(text)
-                                   if found[0] != "NoneType"))
+                                   if found[0] != "NoneType"), _empties(report, root))
 
 
 def crashed(message: str) -> bool:
@@ -116,6 +119,19 @@ def _failing_functions(report: TestReport | None, root: Path) -> list[tuple[Test
         tree = trees[failure.file]
         out.append((failure, _test_function(tree, failure.nodeid) if tree is not None else None))
     return out
+
+
+def _empties(report: TestReport | None, root: Path) -> tuple[str, ...]:
+    """The empty collection displays of the failing test functions, as written, in the order they come."""
+    found: list[tuple[int, int, str]] = []
+    for _, function in _failing_functions(report, root):
+        if function is None or isinstance(function, ast.Module):
+            continue
+        for node in ast.walk(function):
+            members = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+            if isinstance(node, (ast.Tuple, ast.List, ast.Dict)) and not members:
+                found.append((node.lineno, node.col_offset, ast.unparse(node)))
+    return tuple(dict.fromkeys(text for _, _, text in sorted(found)))
 
 
 def failing_literals(report: TestReport | None, root: Path) -> frozenset[tuple[str, object]]:

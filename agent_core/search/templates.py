@@ -19,7 +19,9 @@ in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in ord
 5. a separator constant replaced by the `os` attribute that names it
    (`':'` -> `os.pathsep`, `'/'` -> `os.sep`, `'\\n'` -> `os.linesep`) when the
    module imports `os` (code that must follow the platform, tested by patching it);
-6. what a line misses when a failing test's exception says so: `x[key]` -> `x.get(key)` on a KeyError, an
+6. a refusal the failing test crashed at (`if a and b: raise TypeError(...)`) lifted, with the value set where
+   `b` is tested split on `a` (an empty collection the failing tests write: refusals.py), as evidence;
+   what a line misses when a failing test's exception says so: `x[key]` -> `x.get(key)` on a KeyError, an
    `await` for a coroutine object, `self.` for a NameError (missing.py, as evidence);
    a literal collection of characters widened with one the failing tests use, on the line or in a module
    constant the function reads; a comparison with a literal in one case made blind to case (cases.py), alone
@@ -69,6 +71,7 @@ from agent_core.search.literals import missing_f_edits, sibling_case_edits
 from agent_core.search.missing import await_edits, get_edits, self_edits
 from agent_core.search.moves import hoist_edits, move_edits
 from agent_core.search.mutants import Mutant
+from agent_core.search.refusals import refusal_templates
 from agent_core.search.retype import retyped_guards
 from agent_core.search.sentinels import sentinel_templates
 
@@ -343,6 +346,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     except (SyntaxError, ValueError):
         return []
     place = Place(tree, lines, line, inputs.none_attributes)
+    crashed_here = (path, line) in inputs.crash_sites
     if place.statement is None and (start := _statement_start(tree, line)):
         line = start  # a line inside a statement (a call's arguments): the statement's templates
         place = Place(tree, lines, line, inputs.none_attributes)
@@ -379,6 +383,7 @@ def template_mutants(path: str, source: str, line: int, exceptions: list[str] | 
     evidence = [(first, new, last, description, EVIDENCE_TIER) for first, new, last, description in
                 [*cause_templates(place), *mutable_default_templates(place),
                  *retyped_guards(tree, lines, place.statement, path, inputs.wrong_types, root),
+                 *(refusal_templates(lines, place.statement, place.function, inputs.empties) if crashed_here else []),
                  *widen_templates(place, exceptions or []),
                  *((line, n, la, d) for n, la, d in translated), *widened,
                  *((line, n, la, d) for n, la, d in [*formatted, *cased])]]

@@ -1,0 +1,127 @@
+"""A refusal the failing test trips, lifted: the combination it refused, handled where the value is set.
+
+click 8.1.4 (bench/history_corpus/click/multiple_flag_default): `Option.__init__` ended with
+
+    if self.multiple and self.is_flag:
+        raise TypeError("'multiple' is not valid with 'is_flag', use 'count'.")
+
+and a test built `@click.option("-f", is_flag=True, multiple=True)`, expecting `()` as its default. The
+author removed the refusal and, where a flag's default is set (`self.default = False`, under `if is_flag
+and ...`), gave the combination its own value: `if multiple: self.default = () else: self.default =
+False`. Neither edit alone passes: without the refusal the default `False` is not iterable; with it the
+test never gets that far.
+
+The evidence is the crash: a failing test raised an exception at a `raise` that is alone under an `if` whose
+test joins two or more of the function's parameters with `and` (read as `p` or `self.p`). For each pair
+(a, b) of them, every assignment of a constant in the function before the refusal, under an `if` that tests
+b and none that tests a, is split on a (`if a: <target> = L` / `else:` as before), L an empty collection the
+failing tests write (`()`, `[]`, `{}`), in the one candidate with the refusal removed. The refusal removed
+alone comes last (the rest of the code may handle the combination already).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+
+Refusal = tuple[int, str, int, str]  # (first line, new text of first..last, last line, description)
+MAX_SPLITS = 4  # assignments split per refused pair
+
+
+def _tested(test: ast.expr, names: Iterable[str]) -> set[str]:
+    """Which of `names` `test` reads, as a name or as an attribute of `self`."""
+    wanted = set(names)
+    found = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    found |= {n.attr for n in ast.walk(test) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+              and n.value.id == "self"}
+    return found & wanted
+
+
+def _parameters(function: ast.AST) -> list[str]:
+    args: ast.arguments = function.args  # type: ignore[attr-defined]
+    return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs] if a.arg not in ("self", "cls")]
+
+
+def _refusal(function: ast.AST, statement: ast.stmt) -> tuple[ast.If, list[str]] | None:
+    """The `if` holding the raise `statement` alone, and the parameters its `and` joins (two or more)."""
+    if not isinstance(statement, ast.Raise) or not isinstance(statement.exc, ast.Call):
+        return None
+    holder = next((n for n in ast.walk(function) if isinstance(n, ast.If) and n.body == [statement] and not n.orelse),
+                  None)
+    if holder is None or not (isinstance(holder.test, ast.BoolOp) and isinstance(holder.test.op, ast.And)):
+        return None
+    parameters = _parameters(function)
+    joined = [name for value in holder.test.values for name in sorted(_tested(value, parameters))]
+    joined = list(dict.fromkeys(joined))
+    return (holder, joined) if len(joined) >= 2 else None
+
+
+def _settings(function: ast.AST, before: int, asked: str, other: str) -> list[tuple[ast.Assign, ast.If]]:
+    """Assignments of a constant (one target) before line `before`, directly under an `if` that tests `asked`
+    and inside none that tests `other`."""
+    out: list[tuple[ast.Assign, ast.If]] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.If) and _tested(child.test, [other]):
+                continue  # the combination is handled there already
+            if isinstance(child, ast.If) and _tested(child.test, [asked]):
+                out.extend((statement, child) for statement in child.body
+                           if isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                           and isinstance(statement.value, ast.Constant) and statement.lineno < before
+                           and statement.lineno == statement.end_lineno)
+            visit(child)
+
+    visit(function)
+    return out
+
+
+def _indent(text: str) -> str:
+    return text[: len(text) - len(text.lstrip())]
+
+
+def _without(lines: list[str], holder: ast.If) -> list[str]:
+    """`lines` without the refusal's `if` (and the blank line before it, when one separates it)."""
+    first, last = holder.lineno, holder.end_lineno or holder.lineno
+    if first >= 2 and not lines[first - 2].strip():
+        first -= 1
+    return [*lines[: first - 1], *lines[last:]]
+
+
+def refusal_templates(lines: list[str], statement: ast.stmt, function: ast.AST | None,
+                      empties: Sequence[str]) -> list[Refusal]:
+    """The candidates of the module docstring for the crash `statement` of `function`."""
+    if function is None or (found := _refusal(function, statement)) is None:
+        return []
+    holder, joined = found
+    end = holder.end_lineno or holder.lineno
+    condition = ast.unparse(holder.test)
+    out: list[Refusal] = []
+    for asked, other in ((b, a) for a in joined for b in joined if a != b):
+        for assign, _ in _settings(function, holder.lineno, asked, other)[:MAX_SPLITS]:
+            text = lines[assign.lineno - 1]
+            indent, target = _indent(text), ast.unparse(assign.targets[0])
+            for empty in empties:
+                split = [f"{indent}if {other}:", f"{indent}    {target} = {empty}", f"{indent}else:",
+                         f"{indent}    {text.strip()}"]
+                made = [*lines[: assign.lineno - 1], *split, *lines[assign.lineno :]]
+                shift = len(split) - 1
+                made = _without(made, _shifted(holder, shift))
+                first = assign.lineno
+                new_last = end + shift - (len(lines) + shift - len(made))
+                out.append((first, "\n".join(made[first - 1 : new_last]), end,
+                            f"the refusal `if {condition}: raise` lifted, and `{target}` set to {empty} when "
+                            f"`{other}` (line {assign.lineno})"))
+    removed = _without(lines, holder)
+    first = holder.lineno - (1 if holder.lineno >= 2 and not lines[holder.lineno - 2].strip() else 0)
+    out.append((first, "\n".join(removed[first - 1 : first - 1]), end, f"the refusal `if {condition}: raise` lifted"))
+    return list(dict.fromkeys(out))
+
+
+def _shifted(holder: ast.If, shift: int) -> ast.If:
+    """A copy of `holder`'s position `shift` lines down (the lines before it grew)."""
+    moved = ast.If(test=holder.test, body=holder.body, orelse=holder.orelse)
+    moved.lineno, moved.end_lineno = holder.lineno + shift, (holder.end_lineno or holder.lineno) + shift
+    return moved
