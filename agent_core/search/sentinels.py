@@ -9,8 +9,8 @@ only when it is not `None` (`else:` became `elif partial is not None:`). The sin
 this: each of the three changes alone leaves the test failing.
 
 A candidate is made for a statement that assigns a parameter of its function, unchanged, to something
-else's setting (a subscript or an attribute: `kwargs["p"] = p`, `other.p = p`) when that parameter has
-a constant default other than `None`. The statement is made conditional on `p is not None` (an `else:`
+else's setting (an item by a string key or another object's attribute: `kwargs["p"] = p`, `other.p = p`;
+not `self.p = p`, which only stores it) when that parameter has a constant default other than `None`. The statement is made conditional on `p is not None` (an `else:`
 that holds it alone becomes `elif p is not None:`, any other statement is put under an `if`), and the
 default becomes `None`: first in the statement's function alone, then also in every other function of
 the module whose parameter of that name has the same default (a value handed down a chain of calls
@@ -43,14 +43,22 @@ def _forwarded(statement: ast.stmt, function: ast.AST) -> tuple[str, ast.Constan
     """(p, its default) when `statement` assigns parameter p, as it came, to a subscript or an attribute and p
     has a constant default other than None."""
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-            and isinstance(statement.targets[0], (ast.Subscript, ast.Attribute))
-            and isinstance(statement.value, ast.Name)):
+            and isinstance(statement.value, ast.Name) and _setting_elsewhere(statement.targets[0])):
         return None
     name = statement.value.id
     for arg, default in _defaults(function):
         if arg.arg == name and isinstance(default, ast.Constant) and default.value is not None:
             return name, default
     return None
+
+
+def _setting_elsewhere(target: ast.expr) -> bool:
+    """Whether `target` is a setting handed to something else: an item of a mapping by a string key
+    (`kwargs["p"]`) or an attribute of another object than `self`/`cls` (`self.p = p` only stores it)."""
+    if isinstance(target, ast.Subscript):
+        return isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)
+    return isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name)
+                                                       and target.value.id in ("self", "cls"))
 
 
 def _same_default(arg: ast.arg, default: ast.expr, name: str, value: ast.Constant) -> bool:

@@ -96,6 +96,8 @@ def test_a_statement_outside_an_else_is_put_under_an_if():
     ("def f(a, b=False):\n    d = {}\n    d['b'] = not b\n    return d\n", "d['b'] = not b"),  # not the value as is
     ("def f(a, b=False):\n    c = b\n    return c\n", "c = b"),  # a local, not another object's setting
     ("def f(a, b):\n    d = {}\n    d['b'] = b\n    return d\n", "d['b'] = b"),  # no default
+    ("class C:\n    def __init__(self, b=False):\n        self.b = b\n", "self.b = b"),  # stored, not passed on
+    ("def f(a, b=False):\n    d = {}\n    d[a] = b\n    return d\n", "d[a] = b"),  # no setting's name
 ])
 def test_no_candidate_where_nothing_is_passed_on_as_if_given(source: str, line: str):
     assert _candidates(source, line) == []
