@@ -81,7 +81,8 @@ def test_each_empty_value_the_failing_tests_write_is_a_candidate():
 
 @pytest.mark.parametrize("source", [
     OPTIONS.replace("if self.multiple and self.is_flag:", "if self.multiple:"),  # one parameter: no combination
-    OPTIONS.replace("if self.multiple and self.is_flag:", "if self.multiple and self.name:"),  # nothing set under a test of `name`
+    # nothing is set under a test of `name`
+    OPTIONS.replace("if self.multiple and self.is_flag:", "if self.multiple and self.name:"),
     OPTIONS.replace("            raise TypeError(\"'multiple' is not valid with 'is_flag'\")\n",
                     "            raise TypeError(\"'multiple' is not valid with 'is_flag'\")\n"
                     "        else:\n            pass\n"),  # an `if` with an `else`: not a refusal alone
