@@ -9,8 +9,8 @@ only when it is not `None` (`else:` became `elif partial is not None:`). The sin
 this: each of the three changes alone leaves the test failing.
 
 A candidate is made for a statement that assigns a parameter of its function, unchanged, to something else's
-setting (an item by a string key or another object's attribute: `kwargs["p"] = p`, `other.p = p`; not `self.p
-= p`, which only stores it) when that parameter has a constant default other than `None`. The statement is
+setting (an item by a string key or another object's attribute: `kwargs["p"] = p`, `other.p = p`; not
+`self.p = p`, which only stores it) when that parameter has a constant default other than `None`. The statement is
 made conditional on `p is not None` (an `else:` that holds it alone becomes `elif p is not None:`, any other
 statement is put under an `if`), and the default becomes `None`: first in the statement's function alone, then
 also in every other function of the module whose parameter of that name has the same default (a value handed
