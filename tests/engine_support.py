@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from project_support import CALC, FIX_EDIT, WRONG_EDIT, CliRun, journal_records, make_project
 
-__all__ = ["BUGGY_CALC", "FIX_EDIT", "WRONG_EDIT", "CliRun", "journal_records", "make_project", "snapshot"]
+__all__ = ["BUGGY_CALC", "FIX_EDIT", "WRONG_EDIT", "CliRun", "journal_records", "make_project", "search_fixed",
+           "snapshot"]
 
 BUGGY_CALC = {**CALC, "README.md": "A tiny calculator.\n"}
 
@@ -18,3 +20,15 @@ def snapshot(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".agentls" not in p.relative_to(root).parts
     }
+
+
+def search_fixed(root: Path, files: dict[str, str], run_fix: Callable[..., CliRun], base_url: str) -> dict:
+    """The project of `files` made at `root`, then `agentls fix ROOT --apply` against `base_url` (a scripted
+    endpoint with nothing queued; the caller sets AGENTLS_SEARCH=1): the run must end fixed with no model
+    call; the journal's `found` of the search that fixed it."""
+    make_project(root, files)
+    run = run_fix(str(root), "--base-url", base_url, "--json", "--apply")
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
+    search = next(r for r in journal_records(root, run.json["run_id"]) if r["type"] == "search")
+    return search["found"]

@@ -13,7 +13,7 @@ from agent_core.search.cases import FailingInputs
 from agent_core.search.guards import Place
 from agent_core.search.refusals import refusal_templates
 from agent_core.search.templates import EVIDENCE_TIER, template_mutants
-from engine_support import journal_records, make_project
+from engine_support import search_fixed
 
 OPTIONS = (  # click 8.1.4's Option, in small: a flag that may not be multiple, and a flag's default of False
     "class Option:\n"
@@ -105,12 +105,8 @@ def test_only_a_crash_at_the_refusal_asks_for_it():
 def test_the_search_lifts_the_refusal_and_gives_the_combination_its_value(tmp_path: Path, scripted_llm, run_fix,
                                                                           monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AGENTLS_SEARCH", "1")
-    project = make_project(tmp_path / "proj", PROJECT)
+    project = tmp_path / "proj"
+    found = search_fixed(project, PROJECT, run_fix, scripted_llm.base_url)
 
-    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
-
-    assert run.code == 0, run.stderr
-    assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
-    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
-    assert "`self.default` set to () when `multiple`" in search["found"]["description"], search["found"]
+    assert "`self.default` set to () when `multiple`" in found["description"], found
     assert (project / "options.py").read_text() == AUTHORS

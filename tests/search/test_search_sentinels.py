@@ -11,7 +11,7 @@ import pytest
 
 from agent_core.search.guards import Place
 from agent_core.search.sentinels import sentinel_templates
-from engine_support import journal_records, make_project
+from engine_support import search_fixed
 
 SCHEMA = (  # marshmallow 3.20's Schema, in small: a nested schema's own `partial` overridden by the outer default
     "from __future__ import annotations\n\n\n"
@@ -106,12 +106,8 @@ def test_no_candidate_where_nothing_is_passed_on_as_if_given(source: str, line: 
 def test_the_search_passes_the_value_on_only_when_the_caller_gave_it(tmp_path: Path, scripted_llm, run_fix,
                                                                       monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AGENTLS_SEARCH", "1")
-    project = make_project(tmp_path / "proj", PROJECT)
+    project = tmp_path / "proj"
+    found = search_fixed(project, PROJECT, run_fix, scripted_llm.base_url)
 
-    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
-
-    assert run.code == 0, run.stderr
-    assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
-    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
-    assert "`partial` passed on only when given" in search["found"]["description"], search["found"]
+    assert "`partial` passed on only when given" in found["description"], found
     assert (project / "schema.py").read_text() == AUTHORS
