@@ -82,12 +82,10 @@ def _indent(text: str) -> str:
     return text[: len(text) - len(text.lstrip())]
 
 
-def _without(lines: list[str], holder: ast.If) -> list[str]:
-    """`lines` without the refusal's `if` (and the blank line before it, when one separates it)."""
+def _removed_span(lines: list[str], holder: ast.If) -> tuple[int, int]:
+    """The lines the refusal's `if` takes (with the blank line before it, when one separates it), first..last."""
     first, last = holder.lineno, holder.end_lineno or holder.lineno
-    if first >= 2 and not lines[first - 2].strip():
-        first -= 1
-    return [*lines[: first - 1], *lines[last:]]
+    return (first - 1 if first >= 2 and not lines[first - 2].strip() else first), last
 
 
 def refusal_templates(lines: list[str], statement: ast.stmt, function: ast.AST | None,
@@ -96,7 +94,7 @@ def refusal_templates(lines: list[str], statement: ast.stmt, function: ast.AST |
     if function is None or (found := _refusal(function, statement)) is None:
         return []
     holder, joined = found
-    end = holder.end_lineno or holder.lineno
+    first_removed, last = _removed_span(lines, holder)
     condition = ast.unparse(holder.test)
     out: list[Refusal] = []
     for asked, other in ((b, a) for a in joined for b in joined if a != b):
@@ -104,24 +102,12 @@ def refusal_templates(lines: list[str], statement: ast.stmt, function: ast.AST |
             text = lines[assign.lineno - 1]
             indent, target = _indent(text), ast.unparse(assign.targets[0])
             for empty in empties:
-                split = [f"{indent}if {other}:", f"{indent}    {target} = {empty}", f"{indent}else:",
-                         f"{indent}    {text.strip()}"]
-                made = [*lines[: assign.lineno - 1], *split, *lines[assign.lineno :]]
-                shift = len(split) - 1
-                made = _without(made, _shifted(holder, shift))
-                first = assign.lineno
-                new_last = end + shift - (len(lines) + shift - len(made))
-                out.append((first, "\n".join(made[first - 1 : new_last]), end,
+                # lines assign..last become: the split, the lines up to the refusal, and nothing of the refusal
+                region = [f"{indent}if {other}:", f"{indent}    {target} = {empty}", f"{indent}else:",
+                          f"{indent}    {text.strip()}", *lines[assign.lineno : first_removed - 1]]
+                out.append((assign.lineno, "\n".join(region), last,
                             f"the refusal `if {condition}: raise` lifted, and `{target}` set to {empty} when "
                             f"`{other}` (line {assign.lineno})"))
-    removed = _without(lines, holder)
-    first = holder.lineno - (1 if holder.lineno >= 2 and not lines[holder.lineno - 2].strip() else 0)
-    out.append((first, "\n".join(removed[first - 1 : first - 1]), end, f"the refusal `if {condition}: raise` lifted"))
+    out.append((first_removed, "", last, f"the refusal `if {condition}: raise` lifted"))
     return list(dict.fromkeys(out))
 
-
-def _shifted(holder: ast.If, shift: int) -> ast.If:
-    """A copy of `holder`'s position `shift` lines down (the lines before it grew)."""
-    moved = ast.If(test=holder.test, body=holder.body, orelse=holder.orelse)
-    moved.lineno, moved.end_lineno = holder.lineno + shift, (holder.end_lineno or holder.lineno) + shift
-    return moved

@@ -328,9 +328,10 @@ async def find_single_edit(
         stats["stopped"] = stopped
         if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
             stats["stopped"], stats["error"] = "error", stopped.removeprefix("error: ")
-        # in the chunk's order: past the last one tried (a pass stops the driver; later cold ones were not tried)
-        index += next((n + 1 for n in range(len(chunk) - 1, -1, -1) if chunk[n] is results[-1][0]), 0) \
-            if results else 0
+        # past the last one tried, in the chunk's order (try_mutants keeps it): a pass stops the driver, and the
+        # cold ones after it were not tried
+        if results:
+            index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
         stats["tried"] += len(results)
         _tick(deps, stats["tried"], len(mutants))
         stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
