@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from agent_core.checks.diagnose import Diagnosis
 from agent_core.checks.verify_patch import PatchVerdict
 from agent_core.models import RunResult, TestFailure, TestReport
-from agent_core.quickfix import SearchOutcome
+from agent_core.quickfix import QuickFixOutcome
 from mcp_server import models
 
 
@@ -87,7 +87,7 @@ def localize(diagnosis: Diagnosis) -> CallToolResult:
     return result(model, f"{len(suspects)} suspects by {where.evidence}: {top}")
 
 
-def quick_fix(report: TestReport, outcome: SearchOutcome | None) -> CallToolResult:
+def quick_fix(report: TestReport, outcome: QuickFixOutcome | None) -> CallToolResult:
     fix = outcome.fix if outcome else None
     if fix is None:
         reason = "the tests pass" if outcome is None else "no single edit makes every test pass"

@@ -30,8 +30,8 @@ from agent_core.checks.diffs import Diff, DiffError, apply_diff, check_diff, rea
 from agent_core.errors import BadRequest
 from agent_core.models import ChangeSet, TestReport
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search.step import verify_bounds
 from agent_core.settings import Settings
+from agent_core.testing.bounds import verify_bounds
 from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.testing.verdict import CHANGED_DURING_RUN, distrust, judge
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set, compute_change_set, is_excluded

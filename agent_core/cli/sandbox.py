@@ -199,7 +199,7 @@ def describe_environment(sandbox: Any, workspace: Path) -> str:
 
 def coverage_recorder(sandbox: Any, workspace: Path) -> str:
     """What records the search's per-test lines for this project in this sandbox, asked of the driver there."""
-    from agent_core.search.sandboxed import line_recorder
+    from agent_core.search import line_recorder
 
     project = workspace.resolve()
     base = make_temp_dir("probe", origin=project)

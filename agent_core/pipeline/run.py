@@ -95,7 +95,7 @@ async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, fina
     text = await explain_change(llm, prompts["explainer"], journal, goal=final.get("goal") or "",
                                 change_set=attempt, baseline=baseline, report=report,
                                 use_model=final.get("found_by") != "search")
-    rival = final.get("search_rival")  # another green edit and an input they differ on (search/differ.py)
+    rival = final.get("search_rival")  # another green edit and an input they differ on (search/driver/distinguish.py)
     return f"{text} {rival}" if rival and text else text
 
 

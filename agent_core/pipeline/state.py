@@ -34,7 +34,7 @@ class BestAttempt(TypedDict):
 
 
 class SuspectNote(TypedDict):
-    """A localized function and its lines, best first (search/localize.py `Suspect.as_dict`, coder/suspects.py)."""
+    """A localized function and its lines, best first (evidence/spectrum.py `Suspect.as_dict`, coder/suspects.py)."""
 
     file: str
     function: str
@@ -135,7 +135,7 @@ class RunState(TypedDict, total=False):
     verdict: Verdict | None
     found_by: str  # "search" when a mutant fixed the run before any model call
     search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
-    search_rival: str  # another edit that passes every test too, and an input they differ on (search/differ.py)
+    search_rival: str  # another edit that passes every test too, and an input they differ on (driver/distinguish.py)
     status: str  # set by finalize or by a node that ends the run
     error: str | None
     error_kind: str  # with status "error": "config" for an environment problem (the CLI exits 2)

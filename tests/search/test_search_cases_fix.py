@@ -1,4 +1,4 @@
-"""A case the code forgot, found by the search (search/cases.py): a literal set of characters widened with one the
+"""A case the code forgot, found by the search (evidence/inputs.py): a literal set of characters widened with one the
 failing test uses. `agentls fix` on a real project, a real sandbox, the scripted endpoint with no answer queued."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.cases import FailingInputs, widening_edits
-from agent_core.search.ranking import templates_for
-from agent_core.search.templates import EVIDENCE_TIER, template_mutants
+from agent_core.search.driver.ranking import templates_for
+from agent_core.search.evidence.inputs import FailingInputs
+from agent_core.search.templates.cases import widening_edits
+from agent_core.search.templates.table import EVIDENCE_TIER, template_mutants
 from engine_support import journal_records, make_project
 
 QUOTES = {  # sqlparse 0.4.4's fix: backquoted names lose their quotes too

@@ -1,4 +1,4 @@
-"""A condition swapped for another the function already tests (search/conditions.py): the candidates, and the
+"""A condition swapped for another the function already tests (search/templates/conditions.py): the candidates, and the
 search fixing a project with one (`agentls fix`, a real sandbox, the scripted endpoint with no answer queued)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.conditions import MAX_CONDITIONS, condition_swaps
-from agent_core.search.guards import Place
+from agent_core.search.templates.conditions import MAX_CONDITIONS, condition_swaps
+from agent_core.search.templates.guards import Place
 from engine_support import journal_records, make_project
 
 CONTAINER = {  # tomlkit 0.11.5's fix, in small: `if item.name != key:` became `if not self.parsed:`

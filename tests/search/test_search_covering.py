@@ -18,8 +18,9 @@ import pytest
 from agent_core import models
 from agent_core.sandbox.base import Sandbox
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search.mutants import Mutant
-from agent_core.search.step import find_single_edit, localize_failure
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.localizing import localize_failure
+from agent_core.search.driver.single_edit import find_single_edit
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace

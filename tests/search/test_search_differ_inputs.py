@@ -5,9 +5,15 @@ from __future__ import annotations
 import pytest
 
 from agent_core.models import TestReport as Report
-from agent_core.search.differ import RivalSearch, function_at, function_text, rival_candidates, rival_sentence
-from agent_core.search.differ_inputs import calls_in, generated_inputs, shown, variations
-from agent_core.search.mutants import Mutant
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.call_inputs import calls_in, generated_inputs, shown, variations
+from agent_core.search.driver.distinguish import (
+    RivalSearch,
+    function_at,
+    function_text,
+    rival_candidates,
+    rival_sentence,
+)
 
 TESTS = '''
 import pytest

@@ -1,4 +1,4 @@
-"""The sandbox side of telling two versions apart (search/differ_script.py), run as the sandbox runs it: a
+"""The sandbox side of telling two versions apart (search/inside/compare_script.py), run as the sandbox runs it: a
 process on a project folder with a config; here on the host's interpreter (it is stdlib only)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import agent_core.search.differ_script as script
+import agent_core.search.inside.compare_script as script
 
 MODULE = "import time\n\n\ndef f(n):\n    return n\n"
 

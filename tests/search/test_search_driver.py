@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search.mutants import Mutant
-from agent_core.search.sandboxed import DRIVER_DIR, collect_coverage, try_mutants
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.sandboxed import DRIVER_DIR, collect_coverage, try_mutants
 from agent_core.settings import SandboxSettings
 from agent_core.workspace.shadow import ShadowWorkspace
 
@@ -107,7 +107,7 @@ def test_the_driver_stops_after_enough_passing_mutants_or_its_budget(root: Path,
 
 
 def test_per_test_mode_records_every_test_of_every_mutant_with_bounds(root: Path, sandbox):
-    from agent_core.search.sandboxed import run_driver
+    from agent_core.search.driver.sandboxed import run_driver
 
     mutants = [
         {"id": 0, "path": "spin.py", "line": 8, "text": "    return 2 * n"},  # the original: a control

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search import driver_trace
-from agent_core.search.mutants import Mutant
-from agent_core.search.sandboxed import collect_coverage, try_mutants
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.sandboxed import collect_coverage, try_mutants
+from agent_core.search.inside import driver_trace
 from agent_core.settings import SandboxSettings
 from agent_core.workspace.shadow import ShadowWorkspace
 

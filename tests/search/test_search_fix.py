@@ -381,7 +381,7 @@ def test_a_failing_test_whose_class_has_no_passing_neighbour_is_localized_with_i
 
 def test_a_mutants_whole_suite_run_is_bounded_by_the_baselines_time():
     from agent_core.models import TestReport
-    from agent_core.search.step import VERIFY_MIN_S, VERIFY_SLOWDOWN, verify_bounds
+    from agent_core.testing.bounds import VERIFY_MIN_S, VERIFY_SLOWDOWN, verify_bounds
 
     settings = load_settings(None)
     baseline = TestReport(passed=100, failed=1, duration_s=20.0, slowest_pass_s=0.5)

@@ -1,4 +1,4 @@
-"""Exceptions in the wrong shape, fixed by the search (search/handlers.py): `agentls fix` on real projects, a real
+"""Exceptions in the wrong shape, fixed by the search (templates/handlers.py): `agentls fix` on real projects, a real
 sandbox, the scripted endpoint with no answer queued (a model call would fail the run: zero tokens)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.mutants import Mutant
-from agent_core.search.ranking import arrange, templates_for
-from agent_core.search.templates import template_mutants
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.ranking import arrange, templates_for
+from agent_core.search.templates.table import template_mutants
 from engine_support import journal_records, make_project
 
 FAST = "[search]\nmutant_timeout_s = 2\n"

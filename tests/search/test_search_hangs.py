@@ -10,7 +10,8 @@ import pytest
 
 from agent_core.models import TestFailure as Failure
 from agent_core.models import TestReport as Report
-from agent_core.search.hangs import (
+from agent_core.search.driver.localizing import Localization, _share
+from agent_core.search.evidence.hangs import (
     HANG_BOOST,
     LOOP_BOOST,
     MIN_MUTANT_S,
@@ -19,8 +20,7 @@ from agent_core.search.hangs import (
     localizing_bound,
     unhung_duration,
 )
-from agent_core.search.localize import combine, coverage_scores, rank, traceback_scores
-from agent_core.search.step import Localization, _share
+from agent_core.search.evidence.spectrum import combine, coverage_scores, rank, traceback_scores
 from agent_core.testing.pytest_plugin import HUNG_FLOOR_S, PACE_FLOOR_S, Pace
 
 SEARCH = (

@@ -1,4 +1,4 @@
-"""Literals the code got nearly right, fixed by the search (search/literals.py): a format string without its `f`,
+"""Literals the code got nearly right, fixed by the search (templates/literals.py): a format string without its `f`,
 like comparisons made blind to case together, a regular expression's class of ASCII letters. `agentls fix` on
 real projects, a real sandbox, the scripted endpoint with no answer queued (a model call would fail the run)."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.cases import FailingInputs
-from agent_core.search.guards import Place
-from agent_core.search.literals import imported_files, missing_f_edits, regex_class_edits
-from agent_core.search.templates import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
+from agent_core.search.evidence.inputs import FailingInputs
+from agent_core.search.templates.guards import Place
+from agent_core.search.templates.literals import imported_files, missing_f_edits, regex_class_edits
+from agent_core.search.templates.table import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
 from engine_support import journal_records, make_project
 
 FAST = "[search]\nmutant_timeout_s = 2\n"
@@ -126,7 +126,7 @@ def test_the_search_makes_the_authors_fix(tmp_path: Path, scripted_llm, run_fix,
     assert (project / module).read_text() == authors, "the author's fix"
     search = _search(project, run.json["run_id"])
     # asked for by the failure: among the first tried, in a driver run of their own (a module-level line cannot
-    # be swapped into the running code, so in a run of 150 its mutant would wait for the end: search/step.py)
+    # be swapped into the running code, so in a run of 150 its mutant would wait for the end: driver/single_edit.py)
     assert search["tried"] <= 3 < search["mutants"], search
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.models import TestFailure, TestReport
-from agent_core.search.localize import (
+from agent_core.search.evidence.spectrum import (
     INNERMOST_BOOST,
     Suspect,
     combine,
@@ -110,7 +110,7 @@ def test_only_fix_runs_with_failing_tests_are_searched():
 
 
 def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Path):
-    from agent_core.search.step import candidates
+    from agent_core.search.driver.single_edit import candidates
 
     (tmp_path / "m.py").write_text("def f(xs, k):\n    n = len(xs) * 2\n    return n < k\n")
     suspects = rank({("m.py", 2): 1.0, ("m.py", 3): 1.0}, tmp_path)
@@ -127,7 +127,7 @@ def test_equally_suspicious_lines_try_the_likelier_bug_class_first(tmp_path: Pat
 
 
 def test_a_less_suspicious_line_waits_for_every_more_suspicious_line_of_any_function(tmp_path: Path):
-    from agent_core.search.step import candidates
+    from agent_core.search.driver.single_edit import candidates
 
     # `outer` scores as its best line (4, run only by the failing test), its line 2 far less (every test runs
     # it); the nested `inner` has lines as suspicious as line 4: they come before line 2.
@@ -141,7 +141,7 @@ def test_a_less_suspicious_line_waits_for_every_more_suspicious_line_of_any_func
 
 
 def test_a_big_suites_coverage_is_collected_on_the_failing_tests_neighbourhood():
-    from agent_core.search.step import neighbourhood
+    from agent_core.search.driver.localizing import neighbourhood
 
     assert neighbourhood(["tests/test_more.py::SlicedTests::test_odd", "tests/test_more.py::SlicedTests::test_even",
                           "tests/test_a.py::test_x[1-2]", "test_b.py::test_y"]) == [
@@ -151,7 +151,7 @@ def test_a_big_suites_coverage_is_collected_on_the_failing_tests_neighbourhood()
 
 
 def test_lines_past_the_ten_shown_are_still_searched(tmp_path: Path):
-    from agent_core.search.step import candidates
+    from agent_core.search.driver.single_edit import candidates
 
     body = "".join(f"    v{i} = n + {i}\n" for i in range(12))
     (tmp_path / "m.py").write_text(f"def f(n):\n{body}    return v11 == 0\n")
@@ -162,7 +162,7 @@ def test_lines_past_the_ten_shown_are_still_searched(tmp_path: Path):
 
 
 def test_a_condition_comes_right_after_the_branch_only_failing_tests_take(tmp_path: Path):
-    from agent_core.search.localize import governing
+    from agent_core.search.evidence.spectrum import governing
 
     source = (
         "import sys\n\nif sys.version_info > (3,):\n    def f(xs, until):\n        for x in xs:\n"

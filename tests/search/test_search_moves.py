@@ -1,4 +1,4 @@
-"""A statement moved past its neighbours (search/moves.py): the candidates, a move across an `assert` that is no
+"""A statement moved past its neighbours (templates/moves.py): the candidates, a move across an `assert` that is no
 concern, and the search fixing a project with one (`agentls fix`, a real sandbox, the scripted endpoint with no
 answer queued)."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.guards import Place
-from agent_core.search.moves import hoist_edits, move_edits
-from agent_core.search.mutants import Mutant
-from agent_core.search.ranking import concerns
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.ranking import concerns
+from agent_core.search.templates.guards import Place
+from agent_core.search.templates.moves import hoist_edits, move_edits
 from engine_support import journal_records, make_project
 
 GROUP = {  # click 8.1.4's fix, in small: the class was set before the decorated function left `args`

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from agent_core.search.mutants import line_mutants, scope_names
+from agent_core.search.catalogue.line_mutants import line_mutants, scope_names
 
 SOURCE = '''\
 def window(xs, n, limit):
@@ -290,7 +290,7 @@ def test_the_expressions_inside_an_f_string_get_the_catalogues_edits():
     ('f"{unclosed"', []),
 ])
 def test_field_spans_find_each_fields_expression(literal: str, fields: list[str]):
-    from agent_core.search.fstrings import field_spans
+    from agent_core.search.catalogue.fstrings import field_spans
 
     assert [literal[a:b] for a, b in field_spans(literal)] == fields
 

@@ -7,8 +7,8 @@ import asyncio
 from pathlib import Path
 
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search.mutants import Mutant
-from agent_core.search.sandboxed import DRIVER_DIR, try_mutants
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.sandboxed import DRIVER_DIR, try_mutants
 from agent_core.settings import SandboxSettings
 from agent_core.workspace.shadow import ShadowWorkspace
 

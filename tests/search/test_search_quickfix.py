@@ -10,7 +10,7 @@ import pytest
 from agent_core.models import TestReport
 from agent_core.quickfix import find_quick_fix
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search.describe import describe_change
+from agent_core.search.driver.describe import describe_change
 from agent_core.settings import SandboxSettings, SearchSettings, Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.changeset import apply_change_set

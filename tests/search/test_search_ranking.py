@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.describe import describe_change
-from agent_core.search.localize import Suspect
-from agent_core.search.mutants import Mutant, line_mutants
-from agent_core.search.ranking import (
+from agent_core.search.candidate import Mutant
+from agent_core.search.catalogue.line_mutants import line_mutants
+from agent_core.search.driver.describe import describe_change
+from agent_core.search.driver.ranking import (
     TEMPLATES_AFTER,
     TEMPLATES_AFTER_CRASH,
     arrange,
@@ -19,7 +19,8 @@ from agent_core.search.ranking import (
     templates_for,
     with_concerns,
 )
-from agent_core.search.templates import template_mutants
+from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.templates.table import template_mutants
 
 SOURCE = '''\
 def render(bar, fmt=None):

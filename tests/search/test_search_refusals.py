@@ -1,4 +1,4 @@
-"""A refusal the failing test trips, lifted, with the refused combination's value set (search/refusals.py): the
+"""A refusal the failing test trips, lifted, with the refused combination's value set (templates/refusals.py): the
 candidates, their evidence (the crash at the refusal), and the search fixing a project the author's way
 (`agentls fix`, a real sandbox, the scripted endpoint with no answer queued), where neither edit alone passes."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.cases import FailingInputs
-from agent_core.search.guards import Place
-from agent_core.search.refusals import refusal_templates
-from agent_core.search.templates import EVIDENCE_TIER, template_mutants
+from agent_core.search.evidence.inputs import FailingInputs
+from agent_core.search.templates.guards import Place
+from agent_core.search.templates.refusals import refusal_templates
+from agent_core.search.templates.table import EVIDENCE_TIER, template_mutants
 from engine_support import search_fixed
 
 OPTIONS = (  # click 8.1.4's Option, in small: a flag that may not be multiple, and a flag's default of False

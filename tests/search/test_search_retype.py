@@ -1,4 +1,4 @@
-"""A type test that let the crashing value through, asked with `isinstance` (search/retype.py): the candidates,
+"""A type test that let the crashing value through, asked with `isinstance` (templates/retype.py): the candidates,
 and the search fixing a project the author's way (`agentls fix`, a real sandbox, the scripted endpoint with
 no answer queued), where the helper's own `return True` passed the suite too."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.guards import Place
-from agent_core.search.retype import retyped_guards
+from agent_core.search.templates.guards import Place
+from agent_core.search.templates.retype import retyped_guards
 from engine_support import journal_records, make_project
 
 TEXTUTIL = (

@@ -1,4 +1,4 @@
-"""Two green candidates told apart (search/differ.py): `agentls fix` on real projects, a real sandbox, the scripted
+"""Two green candidates told apart (driver/distinguish.py): `agentls fix` on real projects, a real sandbox, the scripted
 endpoint with no answer queued (zero tokens). A second edit of the fixed function that passes every test too is
 reported with a generated input on which the two disagree; a fix no other edit matches reports no rival."""
 

@@ -1,4 +1,4 @@
-"""A parameter's default passed on as if the caller had set it (search/sentinels.py): the candidates, and the search
+"""A parameter's default passed on as if the caller had set it (templates/sentinels.py): the candidates, and the search
 fixing a project the author's way (`agentls fix`, a real sandbox, the scripted endpoint with no answer queued),
 where each of the three edits alone leaves the failing test failing."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.guards import Place
-from agent_core.search.sentinels import sentinel_templates
+from agent_core.search.templates.guards import Place
+from agent_core.search.templates.sentinels import sentinel_templates
 from engine_support import search_fixed
 
 SCHEMA = (  # marshmallow 3.20's Schema, in small: a nested schema's own `partial` overridden by the outer default

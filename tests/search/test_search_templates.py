@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 
 from agent_core import models
-from agent_core.search.cases import NO_INPUTS, FailingInputs, crashed, failing_inputs
-from agent_core.search.templates import EVIDENCE_TIER, MAX_PER_LINE, TEMPLATE_TIER, seen_exceptions, template_mutants
+from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs, crashed, failing_inputs
+from agent_core.search.templates.table import (
+    EVIDENCE_TIER,
+    MAX_PER_LINE,
+    TEMPLATE_TIER,
+    seen_exceptions,
+    template_mutants,
+)
 
 SOURCE = '''\
 import os
@@ -326,7 +332,7 @@ def test_crash_sites_are_the_innermost_workspace_frames_of_tests_that_raised(tmp
 def test_the_crash_sites_get_templates_however_the_spectrum_ranks_them():
     """Lines run by the failing test alone (its own input: a header) rank above the crash; the crash site's
     caller still gets its templates (Python-Markdown 3.5.2's codehilite)."""
-    from agent_core.search.ranking import TEMPLATE_LINES, templates_for
+    from agent_core.search.driver.ranking import TEMPLATE_LINES, templates_for
 
     header = "def header(text):\n" + "".join(f"    text = text.strip('{c}')\n" for c in "#*-+=~!") + "    return text\n"
     source = RENDER + "\n\n" + header

@@ -12,7 +12,7 @@ import pytest
 
 from agent_core import models
 from agent_core.pipeline.safety.rigging import hard_coded_findings, rigging_findings
-from agent_core.search.cases import failing_literals
+from agent_core.search import failing_literals
 from agent_core.testing.results import SESSION_NODEID, parse_results
 from agent_core.testing.verdict import judge
 from agent_core.workspace.bytecode import remove_bytecode

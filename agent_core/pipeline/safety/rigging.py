@@ -36,7 +36,7 @@ from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected, write_shadow_file
 from agent_core.pipeline.safety.names import Names
 from agent_core.pipeline.state import RunState
-from agent_core.search.cases import failing_literals, literal
+from agent_core.search import failing_literals, literal
 from agent_core.workspace.changeset import compute_change_set
 
 JUDGES = frozenset({"builtins", "__builtins__", "unittest", "pytest", "_pytest", "pluggy", "doctest"})

@@ -1,49 +1,36 @@
-"""The search step: localize the fault, then try single-edit mutants before any model call.
+"""Trying candidates: which of them passes the failing tests, then the whole suite, within the search's budget.
 
-The pipeline's `search` node (pipeline/nodes/search.py) runs it between
-baseline and plan; the editor's background quick fix (quickfix.py) and the
-`diagnose` check (checks/diagnose.py) run it on their own, with any
-collaborators that fit `SearchDeps`. Localizing and searching share
-`search.budget_s`.
-Localization (search/localize.py) ranks suspicious functions and lines
-from per-test coverage, the failing tracebacks and where hung tests were
-stopped (search/hangs.py). Then mutants of the top lines (search/mutants.py)
-run against the failing tests in one sandboxed process with a per-mutant
-time bound; a mutant that passes them is written into the shadow and the
-whole suite is run with the normal runner (`find_single_edit`); a mutant
-that fails is undone exactly.
+`candidates` orders the one-line catalogue's mutants of the suspicious lines (the most suspicious first) and
+has driver/ranking.py place the templates among them. `find_single_edit` runs them against the failing
+tests in sandboxed driver runs with a per-mutant time bound (chunks of HOT_CHUNK, swapped into the live
+functions); a mutant that passes is written into the shadow and the whole suite is run with the normal
+runner and judged; a mutant that fails there is undone exactly. With rivals on, a second green candidate
+of the winner's function and an input the two differ on are looked for (driver/distinguish.py).
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from agent_core.models import TestReport
-from agent_core.sandbox.base import Sandbox
-from agent_core.search.cases import NO_INPUTS, FailingInputs
-from agent_core.search.differ import RivalSearch, rival_figures
-from agent_core.search.hangs import hang_scores, hung_mutant_bound, localizing_bound, unhung_duration
-from agent_core.search.localize import (
-    Suspect,
-    combine,
-    coverage_scores,
-    rank,
-    traceback_scores,
-)
-from agent_core.search.mutants import Mutant, line_mutants
-from agent_core.search.ranking import arrange, gate_lines, templates_for
-from agent_core.search.sandboxed import collect_coverage, try_mutants
-from agent_core.search.templates import EVIDENCE_TIER
+from agent_core.search.candidate import Mutant
+from agent_core.search.catalogue.line_mutants import line_mutants
+from agent_core.search.driver.distinguish import RivalSearch, rival_figures
+from agent_core.search.driver.localizing import Localization, SearchDeps
+from agent_core.search.driver.ranking import arrange, gate_lines, templates_for
+from agent_core.search.driver.sandboxed import try_mutants
+from agent_core.search.evidence.hangs import hung_mutant_bound
+from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
+from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.templates.table import EVIDENCE_TIER
 from agent_core.settings import Settings
-from agent_core.testing.runner import per_test_bound, pytest_argv
+from agent_core.testing.bounds import verify_bounds
 from agent_core.testing.verdict import judge
-from agent_core.workspace.shadow import ShadowWorkspace, read_exact, write_exact
+from agent_core.workspace.shadow import read_exact, write_exact
 
 HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (a `@curry`-wrapped function, a
 # module-level line) are tried the slow way at the end of their run, so a run of all 1,000 would leave the
@@ -52,8 +39,6 @@ PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) te
 # that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
-VERIFY_SLOWDOWN = 4  # a mutant's whole-suite run may take this many times the baseline's (plus VERIFY_MIN_S) ...
-VERIFY_MIN_S = 30.0  # ... and at least this long: a loaded machine slows every run
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
 
 
@@ -67,133 +52,12 @@ def _chunk_size(mutants: list[Mutant], index: int) -> int:
     return leading if 0 < leading < HOT_CHUNK else HOT_CHUNK
 
 
-class SearchDeps(Protocol):
-    """What localizing and searching need of a run: RunDeps has it, and so does the editor's background search."""
-
-    settings: Settings
-    sandbox: Sandbox
-    shadow: ShadowWorkspace
-    run_tests: Any  # async (sandbox, workspace, test_command, timeout_s) -> TestReport
-
-
-LOCALIZE_SHARE = 0.5  # localizing may take this share of what is left of search.budget_s (it counts against it)
-MIN_LOCALIZE_S = 5.0  # less left than this: no coverage run, the tracebacks alone
-BIG_SUITE_TESTS = 300  # above this many tests (or BIG_SUITE_S seconds), coverage is collected on a part of it
-BIG_SUITE_S = 20.0
-
-
-def _big_suite(report: TestReport) -> bool:
-    return report.passed + report.failed + report.errors > BIG_SUITE_TESTS or unhung_duration(report) > BIG_SUITE_S
-
-
-def neighbourhood(failing: list[str]) -> list[str]:
-    """The failing tests and their nearest containers (a test's class, else its file): the part of a big
-    suite whose coverage tells the failing tests' lines from the lines their passing neighbours run too.
-
-    (Per-test coverage of a whole big suite costs several times its run time; its neighbours share the
-    fixtures and most of the code paths, which is what the spectrum needs to set the faulty lines apart.)
-    """
-    out: list[str] = []
-    for nodeid in failing:
-        parts = nodeid.split("[", 1)[0].split("::")
-        parent = "::".join(parts[:-1]) if len(parts) > 2 else parts[0]
-        out += [nodeid, parent]
-    return list(dict.fromkeys(out))
-
-
-MIN_PASSING_NEIGHBOURS = 5  # fewer passing tests than this around the failing ones: their files are run instead
-
-
-def files_of(failing: list[str]) -> list[str]:
-    """The test files of the failing tests: the wider part of a big suite, when a test's class holds too few
-    passing tests to tell its lines apart (a class of expected failures, a class of one test)."""
-    return list(dict.fromkeys(nodeid.split("::", 1)[0] for nodeid in failing))
-
-
-def _passing(data: dict | None) -> int:
-    return sum(outcome == "passed" for outcome in ((data or {}).get("outcomes") or {}).values())
-
-
-@dataclass
-class Localization:
-    """What localizing found: the ranked suspects, the evidence used ("coverage" or "traceback"), the failing
-    test ids, and the per-test coverage (rel_path -> {nodeid: lines}) with each test's outcome, when collected."""
-
-    suspects: list[Suspect]
-    evidence: str
-    failing: list[str]
-    files: dict[str, dict[str, list[int]]] = field(default_factory=dict)
-    outcomes: dict[str, str] = field(default_factory=dict)
-    durations: dict[str, float] = field(default_factory=dict)  # seconds per test while localizing (under coverage)
-    test_bound_s: float = 0.0  # the per-test bound while localizing: a test that took that long was cut (it hung)
-    error: str = ""  # why the localizing driver collected nothing (a usage error, a crash), with its output's tail
-    recorder: str = ""  # what recorded the per-test lines (coverage.py X, agentls' line tracer), or why none did
-
-    _by_line: dict[tuple[str, int], list[str]] | None = field(default=None, init=False, repr=False)
-
-    def covering(self, path: str, line: int) -> list[str]:
-        """The tests that passed at the baseline and ran `path`:`line`: a mutant of that line must keep them
-        passing, and they are a small part of a big suite (the ones most likely to notice a wrong mutant).
-
-        From an index (path, line) -> tests built once: scanning every test's lines for each of 1,000 mutants
-        took 200 s on a 1,238-test suite."""
-        if self._by_line is None:
-            failing = set(self.failing)
-            self._by_line = defaultdict(list)
-            for rel, per_test in self.files.items():
-                for nodeid, lines in per_test.items():
-                    if self.outcomes.get(nodeid) == "passed" and nodeid not in failing:
-                        for number in dict.fromkeys(lines):
-                            self._by_line[(rel, number)].append(nodeid)
-        return list(self._by_line.get((path, line), ()))
-
-
-def _share(timeout: float, deadline: float | None) -> float:
-    """A localizing run's timeout within LOCALIZE_SHARE of what is left of the search's budget (0: no time left)."""
-    if deadline is None:
-        return timeout
-    left = deadline - time.monotonic()
-    return min(timeout, LOCALIZE_SHARE * left) if left >= MIN_LOCALIZE_S else 0.0
-
-
-async def localize_failure(deps: SearchDeps, report: TestReport, deadline: float | None = None) -> Localization:
-    """Rank the suspicious functions and lines of the failure in `report` (within the search's budget, when it
-    ends at `deadline`: localizing counts against it)."""
-    root = deps.shadow.root
-    failing = [f.nodeid for f in report.failures]
-    is_pytest, argv = pytest_argv(deps.settings.test_command, deps.sandbox.python)
-    data = None
-    per_test = localizing_bound(max(10.0, 2 * deps.settings.search.mutant_timeout_s), report)  # a looping test
-    # fails, its loop covered; after a hang at the baseline, at the pace of the passing tests (search/hangs.py)
-    if is_pytest and not report.timed_out and report.limit_hit is None:
-        timeout = min(deps.settings.sandbox.timeout_s, max(30.0, 4 * report.duration_s + 10))
-        select = neighbourhood(failing) if _big_suite(report) else None
-        if select:
-            timeout = deps.settings.sandbox.timeout_s  # a part of the suite: no longer bounded by its time
-        if within := _share(timeout, deadline):
-            data = await collect_coverage(deps.sandbox, root, argv[3:], within, per_test, select)
-        wider = files_of(failing)
-        if select and _passing(data) < MIN_PASSING_NEIGHBOURS and set(wider) != set(select) and (
-                within := _share(timeout, deadline)):
-            wider_data = await collect_coverage(deps.sandbox, root, argv[3:], within, per_test, wider)
-            data = data if wider_data.get("error") else wider_data
-    boosts = combine(traceback_scores(report, root), hang_scores(report, root))
-    outcomes = (data or {}).get("outcomes") or {}
-    failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
-    if data and data.get("files") and failed_ids:
-        suspects = rank(combine(coverage_scores(data["files"], outcomes), boosts), root)
-        return Localization(suspects, "coverage", failed_ids, data["files"], outcomes, data.get("durations") or {},
-                            per_test, recorder=data.get("recorder") or "")
-    return Localization(rank(boosts, root), "traceback", failing, error=(data or {}).get("error") or "",
-                        recorder=(data or {}).get("recorder") or "")
-
-
 def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list[str] | None = None,
                inputs: FailingInputs = NO_INPUTS) -> list[Mutant]:
     """Mutants of the suspects' lines, the most suspicious lines first whichever function they are in (a
     function scores as its best line, so its other lines may be far less suspicious than another function's);
     among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order).
-    Then search/ranking.py places the templates (with `exceptions`, the failing tests' exception types, and
+    Then search/driver/ranking.py places the templates (with `exceptions`, the failing tests' exception types, and
     `inputs`, what their inputs are made of) and moves the candidates with a concern (a variable left
     unused) after the ones without."""
     sources: dict[str, str] = {}
@@ -222,19 +86,6 @@ def _apply(root: Path, mutant: Mutant) -> str:
     before = read_exact(target)
     write_exact(target, mutant.applied(before))
     return before
-
-
-def verify_bounds(settings: Settings, baseline: TestReport | None) -> tuple[float, float | None]:
-    """(run timeout, per-test bound) of a mutant's whole-suite run: a correct single edit leaves the suite about as
-    fast as the baseline found it, so a mutant that makes a test loop or the suite crawl is cut after
-    VERIFY_SLOWDOWN times the baseline's time (plus a margin), and each test at the baseline's per-test bound
-    (which lets a slow failing test take what it took, see per_test_bound), instead of costing the run's
-    whole timeout."""
-    run_timeout = settings.sandbox.timeout_s
-    if baseline is None:
-        return run_timeout, None
-    bound = per_test_bound(baseline, settings.sandbox.test_timeout_s, run_timeout)
-    return min(run_timeout, max(VERIFY_MIN_S, VERIFY_SLOWDOWN * baseline.duration_s + VERIFY_MIN_S)), bound
 
 
 async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None = None) -> TestReport | None:
@@ -302,14 +153,14 @@ async def find_single_edit(
     sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
     suite; with that suite's report and the search's figures. The search ends at `deadline` (by default
     `search.budget_s` from now; the caller's, when localizing already spent part of it). With `rivals`, a second
-    green candidate of the winner's function is looked for, and an input the two differ on (search/differ.py)."""
+    green candidate of the winner's function is looked for, and an input the two differ on (driver/distinguish.py)."""
     s = deps.settings.search
     deadline = deadline if deadline is not None else time.monotonic() + s.budget_s
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
     index = 0
     while index < len(mutants) and time.monotonic() < deadline:
-        def live(done: int, base: int = index) -> None:  # the driver's count while it runs (search/sandboxed.py)
+        def live(done: int, base: int = index) -> None:  # the driver's count while it runs (search/driver/sandboxed.py)
             _tick(deps, base + done, len(mutants))
 
         chunk = mutants[index : index + _chunk_size(mutants, index)]
@@ -341,7 +192,7 @@ async def find_single_edit(
                 source = read_exact(deps.shadow.root / mutant.path)  # before the mutant: a rival is tried on it
                 report = await _verify(deps, mutant, baseline)
                 if report is not None and rivals and deps.settings.search.rivals:  # another green edit, and
-                    # an input on which the two differ (search/differ.py)
+                    # an input on which the two differ (search/driver/distinguish.py)
                     stats.update(await rival_figures(deps, RivalSearch(
                         mutant, source, mutants[index:], failing, report, timeout_s, covering,
                         lambda rival: _verify(deps, rival, baseline), verify_bounds(deps.settings, baseline)[0],

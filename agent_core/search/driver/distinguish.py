@@ -1,6 +1,6 @@
 """Right, not just green: a second candidate that passes too, and an input on which the two disagree.
 
-When the search has verified its winner W (search/step.py), one more driver
+When the search has verified its winner W (search/driver/single_edit.py), one more driver
 run tries the candidates of W's function that the search had not reached yet
 (its driver stops at the first candidate that passes, so the batch that found
 W holds no second one), on the file as it was before W (W is put back
@@ -11,7 +11,7 @@ bounds), and only when what is left of `search.budget_s` covers that run's
 bound: one rival at most. When both pass, the function is
 called in the sandbox, W's version and R's side by side, on the arguments the
 project's tests pass to it and simple variations of them
-(search/differ_inputs.py, search/differ_script.py); the first call on which
+(search/driver/call_inputs.py, search/inside/compare_script.py); the first call on which
 they give different results is the finding. The figures go into the search's
 stats (`rival_tried`, and `rival` when one passed), hence the journal's
 `search` record; `rival_sentence` says it in one sentence for the fix's
@@ -33,10 +33,10 @@ from typing import Any
 
 from agent_core.analysis import pysyntax
 from agent_core.models import TestReport
-from agent_core.search.describe import describe_change
-from agent_core.search.differ_inputs import Call, generated_inputs, shown, test_calls
-from agent_core.search.mutants import Mutant
-from agent_core.search.sandboxed import driver_error, try_mutants
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.call_inputs import Call, generated_inputs, shown, test_calls
+from agent_core.search.driver.describe import describe_change
+from agent_core.search.driver.sandboxed import driver_error, try_mutants
 from agent_core.workspace.hostread import fresh_dir, read_planted_text
 from agent_core.workspace.shadow import read_exact, write_exact
 
@@ -48,7 +48,7 @@ COMPARE_S = 30.0  # the whole comparison run, at most (and never past the search
 MIN_COMPARE_S = 3.0  # less left than this: not compared
 SCRIPT_MARGIN_S = 2.0  # the script stops comparing this long before its run's timeout (to write what it found)
 DIFFER_DIR = ".agentls/differ"
-_SCRIPT = Path(__file__).with_name("differ_script.py")
+_SCRIPT = Path(__file__).parent.parent / "inside" / "compare_script.py"
 RESULT_CAP = 64 * 1024
 MAX_CHECKS = 300  # a suite of more tests: a rival runs the failing tests (and their covering ones) only
 
@@ -72,7 +72,7 @@ class RivalSearch:
     @property
     def checks(self) -> list[str]:
         """The tests a rival runs in the driver: the failing ones and, on a suite fast enough to need no
-        covering tests (search/step.py), every test the winner's suite run passed (one candidate is verified
+        covering tests (driver/single_edit.py), every test the winner's suite run passed (one candidate is verified
         at most, so the driver should not stop at one that passes the failing tests and breaks another)."""
         if self.covering is not None or len(self.suite.outcomes) > MAX_CHECKS:
             return self.failing

@@ -1,7 +1,7 @@
 """Runs inside the sandbox: two versions of one function called side by side on the same inputs.
 
 Stdlib only, and Python 3.7 syntax (a project's interpreter runs it). The
-host (search/differ.py) writes a config: where the module is imported from,
+host (search/driver/distinguish.py) writes a config: where the module is imported from,
 the function's name, its two texts (the winning edit's and the rival's), and
 the calls as literal argument sources. The module is imported once; each
 version is executed in its own copy of the module's namespace (so a recursive
@@ -12,7 +12,6 @@ call that one side does not finish in time is skipped (on a loaded machine a
 slow call is not a difference). The function's output is swallowed, and the
 working directory is this script's own folder, which the host removes.
 """
-# ruff: noqa: ANN001, ANN201, ANN202
 # (it runs on the project's interpreter, 3.7 up: unannotated, like driver_script.py)
 
 import ast

@@ -44,17 +44,17 @@ import ast
 import io
 import itertools
 import tokenize
-from dataclasses import dataclass
 
 from agent_core.analysis import pysyntax
-from agent_core.search.fstrings import field_edits
+from agent_core.search.candidate import Mutant
+from agent_core.search.catalogue.fstrings import field_edits
+from agent_core.search.catalogue.mix_ups import rarer_edits
+from agent_core.search.catalogue.structural import structural_edits
+from agent_core.search.catalogue.typos import typo_edits
 from agent_core.search.linetext import Edit
 from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
 from agent_core.search.linetext import span as _span
-from agent_core.search.rarer import rarer_edits
-from agent_core.search.structural import structural_edits
-from agent_core.search.typos import typo_edits
 
 _BOUNDARY = {"<": ["<="], "<=": ["<"], ">": [">="], ">=": [">"]}
 _ARITH = {"+": ["-"], "-": ["+"], "*": ["/", "//"], "/": ["//", "*"], "//": ["/"], "%": ["//"],
@@ -75,30 +75,6 @@ _FLIPS = {"==": ["!="], "!=": ["=="], "<": [">", ">=", "==", "!="], "<=": [">=",
           ">": ["<", "<=", "==", "!="], ">=": ["<=", "<", "==", "!="]}
 MAX_NAME_SWAPS = 16
 MAX_SWAPPED_ARGS = 5  # calls with more arguments only swap neighbours
-
-
-@dataclass(frozen=True)
-class Mutant:
-    """Line `line` of `path` (through line `end`, when set) replaced by `text` (without its final newline)."""
-
-    path: str
-    line: int
-    text: str
-    description: str
-    tier: int = 0  # position of its bug class in the catalogue order (lower: tried first)
-    end: int = 0  # the last line replaced, when a template replaces several (a block put under an `if`)
-    concerns: tuple[str, ...] = ()  # why a green candidate may still be wrong (search/ranking.py)
-
-    @property
-    def last(self) -> int:
-        """The last original line this mutant replaces."""
-        return max(self.line, self.end)
-
-    def applied(self, source: str) -> str:
-        """`source` with this mutant in place."""
-        lines = source.split("\n")
-        lines[self.line - 1 : self.last] = [self.text]
-        return "\n".join(lines)
 
 
 def _tokens(source: str, line: int) -> list[tokenize.TokenInfo]:

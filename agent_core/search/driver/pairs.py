@@ -25,8 +25,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agent_core.models import TestReport
-from agent_core.search.mutants import Mutant
-from agent_core.search.sandboxed import try_mutants
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.sandboxed import try_mutants
 from agent_core.workspace.shadow import read_exact, write_exact
 
 PARTIAL_CANDIDATES = 60  # first-stage candidates tried on each failing test alone

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agent_core.analysis import pysyntax
 from agent_core.models import TestFailure, TestReport
-from agent_core.search.localize import is_candidate_file
+from agent_core.search.evidence.spectrum import is_candidate_file
 from agent_core.testing.junit import Frame, traceback_frames
 from agent_core.testing.results import HUNG_MARK
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import ast
 
 from agent_core.analysis import pysyntax
-from agent_core.search.mutants import Mutant
-from agent_core.search.ranking import concerns
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.ranking import concerns
 
 MAX_SHOWN = 60  # characters of one side of the change; longer falls back to the mutant's description
 _EXPRESSIONS = (ast.Call, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Subscript)
@@ -60,7 +60,7 @@ def enclosing_expression(source: str, line: int, start: int, end: int) -> tuple[
 
 def describe_change(source: str, line: int, after: str, fallback: str) -> str:
     """"`before` -> `after`" for line `line` of `source` replaced by `after` (which may hold several lines), with
-    what the change leaves wrong when it does ("; leaves `l_bar_user` unused", search/ranking.py): a green fix
+    what the change leaves wrong when it does ("; leaves `l_bar_user` unused", search/driver/ranking.py): a green fix
     that may overfit the tests says so in the editor's title too."""
     shown = _shown(source, line, after, fallback)
     found = concerns(source, Mutant("", line, after, shown))

@@ -21,8 +21,8 @@ import ast
 from collections import Counter
 from collections.abc import Iterable
 
-from agent_core.search.guards import _SIMPLE, INDENT, Place, Template, _can_raise, usable
 from agent_core.search.linetext import span
+from agent_core.search.templates.guards import _SIMPLE, INDENT, Place, Template, _can_raise, usable
 
 MAX_TRANSLATIONS = 4
 _BROAD = {"Exception", "BaseException"}

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.sandbox.base import CommandResult, Sandbox
-from agent_core.search.mutants import Mutant
+from agent_core.search.candidate import Mutant
 from agent_core.workspace.hostread import fresh_dir, read_planted_text
 
 DRIVER_DIR = ".agentls/search"
-_SCRIPT = Path(__file__).with_name("driver_script.py")
+_SCRIPT = Path(__file__).parent.parent / "inside" / "driver_script.py"
 _SIBLINGS = ("driver_swap.py", "driver_trace.py", "driver_options.py")  # imported by the script in the sandbox
 ERROR_TAIL = 800  # characters of the driver's output kept in an error
 PROGRESS_POLL_S = 1.0  # how often the host reads the driver's count of mutants tried

@@ -34,14 +34,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_core.analysis import pysyntax
-from agent_core.search.cases import NO_INPUTS, FailingInputs
-from agent_core.search.conditions import condition_swaps
-from agent_core.search.guards import Place
-from agent_core.search.handlers import handled_around
-from agent_core.search.literals import imported_files, regex_class_edits
-from agent_core.search.localize import Suspect
-from agent_core.search.mutants import Mutant
-from agent_core.search.templates import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
+from agent_core.search.candidate import Mutant
+from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
+from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.templates.conditions import condition_swaps
+from agent_core.search.templates.guards import Place
+from agent_core.search.templates.handlers import handled_around
+from agent_core.search.templates.literals import imported_files, regex_class_edits
+from agent_core.search.templates.table import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
 from agent_core.workspace.shadow import read_exact
 
 TEMPLATES_AFTER = 300  # single edits tried before any template (the likelier fixes, and most of a 120 s budget)

@@ -1,11 +1,9 @@
-"""A case the code forgot: a literal set of characters widened with one the failing tests use.
+"""What the failing tests say beyond their tracebacks: the inputs they build and the exceptions they hit.
 
-Real fixes often add the missing member to a small literal collection (bench/history_corpus:
-sqlparse's `val[0] in ('"', "'")` -> `('"', "'", '`')` so that backquoted names lose their quotes,
-tomlkit's `CONTROL_CHARS | {'"'}` -> `{'"', "\\"}` so that a backslash in a key is escaped). The
-character is in the failing test's own strings: the input it builds. So the candidates are, for a
-tuple, list or set literal of one-character strings on a suspicious line, the punctuation of the
-failing tests' string literals that the collection lacks, most frequent first.
+`failing_inputs` reads a report's failures and the failing test functions' source once and keeps what the
+templates use as evidence: the punctuation and letters of the tests' string literals, their words as written,
+the attributes read on None, the wrong types, the undefined names, the empty collections they write, whether
+a coroutine was left unawaited, and where the tests crashed in the workspace's code.
 """
 
 from __future__ import annotations
@@ -13,20 +11,16 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent_core.analysis import pysyntax
 from agent_core.models import TestFailure, TestReport
-from agent_core.search.linetext import on_line, span
-from agent_core.search.localize import workspace_frames
+from agent_core.search.evidence.spectrum import workspace_frames
 from agent_core.workspace.shadow import read_exact
 
 MAX_CHARACTERS = 2  # characters taken from the failing tests (their candidates are tried first: templates.py)
 MAX_LETTERS = 4  # letters beyond ASCII taken from the failing tests (a regular expression's class may miss them)
-MAX_WIDENINGS = 6  # candidates per line
-_COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _BRACED = re.compile(r"\{[A-Za-z_][\w.]*\}")
 MAX_CRASH_SITES = 4  # workspace frames kept of the tests that failed with an exception
@@ -157,80 +151,3 @@ def _failing_texts(report: TestReport | None, root: Path) -> list[str]:
         if function is not None:
             texts += [n.value for n in ast.walk(function) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return texts
-
-
-def widening_edits(text: str, nodes: Sequence[ast.AST], line: int, characters: Sequence[str]) -> list[tuple[str, str]]:
-    """(new line, description) for each bracketed literal of one-character strings on `line` (1-based; `text`
-    is the line) widened with one of `characters` it lacks."""
-    out: list[tuple[str, str]] = []
-    for node in nodes:
-        if not isinstance(node, _COLLECTIONS) or not on_line(node, line) or not node.elts:
-            continue
-        members = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        if len(members) != len(node.elts) or any(len(m) != 1 for m in members):
-            continue
-        start, stop = span(text, node)  # character columns (ast's are bytes)
-        if text[start : start + 1] not in "([{" or text[stop - 1 : stop] not in ")]}":
-            continue  # a tuple without brackets
-        lead = text[start + 1 : stop - 1].rstrip().rstrip(",")
-        for char in characters:
-            if char not in members:
-                new = f"{text[:start + 1]}{lead}, {char!r}{text[stop - 1:]}"
-                out.append((new, f"{char!r} added to the literal collection"))
-    return out[:MAX_WIDENINGS]
-
-
-def constant_widenings(tree: ast.Module, lines: list[str], function: ast.AST,
-                       characters: Sequence[str]) -> list[tuple[int, str, str]]:
-    """(line, new line, description): the module-level constants that `function` reads (in its body or as a
-    parameter's default, `escape=_basic_escapes`) and whose one-line definition holds a bracketed literal of
-    characters, widened as `widening_edits` does. tomlkit's `_basic_escapes = CONTROL_CHARS | {'"'}` is such a
-    constant: its line runs at import, so coverage never points at it; the function that reads it does."""
-    if not characters:
-        return []
-    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    out: list[tuple[int, str, str]] = []
-    for stmt in tree.body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and stmt.targets[0].id in used and stmt.lineno == stmt.end_lineno):
-            continue
-        text = lines[stmt.lineno - 1]
-        out += [(stmt.lineno, new, f"{description} `{stmt.targets[0].id}`")
-                for new, description in widening_edits(text, list(ast.walk(stmt)), stmt.lineno, characters)]
-    return out[:MAX_WIDENINGS]
-
-
-def cased(value: object) -> str | None:
-    """`upper` or `lower` for a string literal written in one case (with at least one letter), else None."""
-    if not isinstance(value, str) or not any(c.isalpha() for c in value):
-        return None
-    return "upper" if value == value.upper() else "lower" if value == value.lower() else None
-
-
-def other_case(literal: object, words: frozenset[str]) -> bool:
-    """Whether a failing test's input writes the string `literal` in another case (`create` for 'CREATE'): the
-    evidence that a comparison with it must be blind to case."""
-    return isinstance(literal, str) and any(w != literal and w.casefold() == literal.casefold() for w in words)
-
-
-def case_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[tuple[str, str]]:
-    """(new line, description): a comparison of a value with a literal written in one case made blind to the
-    value's case: `tok.value == 'CREATE'` -> `tok.value.upper() == 'CREATE'` (sqlparse 0.4.4: lower-case
-    keywords), `name in ('a', 'b')` -> `name.lower() in ('a', 'b')`."""
-    out: list[tuple[str, str]] = []
-    for node in nodes:
-        if not (isinstance(node, ast.Compare) and on_line(node, line) and len(node.ops) == 1
-                and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn))):
-            continue
-        right = node.comparators[0]
-        members = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
-        cases = {cased(m.value) if isinstance(m, ast.Constant) else None for m in members}
-        if len(cases) != 1 or None in cases or isinstance(node.left, ast.Constant) or not on_line(node.left, line):
-            continue
-        case = cases.pop()
-        start, stop = span(text, node.left)
-        left = text[start:stop]
-        if not isinstance(node.left, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
-            left = f"({left})"
-        out.append((f"{text[:start]}{left}.{case}(){text[stop:]}", f"`{text[start:stop]}` compared as {case} case"))
-    return out

@@ -1,6 +1,6 @@
 """Templates that add control flow around a suspicious statement: a guard before it, a `try` or an `if` around it.
 
-Tried after the single edits (search/templates.py orders them). Each mirrors a
+Tried after the single edits (search/templates/table.py orders them). Each mirrors a
 kind of fix that real projects make and that no one-line edit reaches:
 
 - a guard before the statement: `if x is None: continue` in a loop, `if not x: return []` in a function
@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 
 from agent_core.search.linetext import span
-from agent_core.search.moves import is_docstring
+from agent_core.search.templates.moves import is_docstring
 
 INDENT = "    "
 MAX_GUARDED = 3  # objects of one statement a guard may test

@@ -42,7 +42,7 @@ try:  # copied beside this script in the sandbox (sandboxed.py)
     import driver_swap
     import driver_trace
 except ImportError:  # imported as part of agent_core (the import-rule tests import every module)
-    from agent_core.search import driver_options, driver_swap, driver_trace
+    from . import driver_options, driver_swap, driver_trace
 
 
 class TestTimeout(Exception):

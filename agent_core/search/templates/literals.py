@@ -23,7 +23,7 @@ import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent_core.search.cases import cased
+from agent_core.search.templates.cases import cased
 
 MAX_CLASSES = 12  # regular-expression candidates per module
 MAX_SIBLINGS = 4  # statements of a run of like comparisons changed together

@@ -1,6 +1,6 @@
 """Templates beyond one token: the edits real fixes make that the single-edit catalogue (mutants.py) cannot.
 
-They are tried after the single edits (search/ranking.py places them) and bounded
+They are tried after the single edits (search/driver/ranking.py places them) and bounded
 in count (MAX_PER_LINE per line, the ranking caps their total). Per line, in order:
 
 1. guards, `try` and `if` around statements, a missing `return <parameter>` (guards.py: a None or empty value
@@ -45,17 +45,12 @@ from pathlib import Path
 
 from agent_core.analysis import pysyntax
 from agent_core.models import TestReport
-from agent_core.search.cases import (
-    EXCEPTION_NAME,
-    NO_INPUTS,
-    FailingInputs,
-    case_edits,
-    constant_widenings,
-    other_case,
-    widening_edits,
-)
-from agent_core.search.conditions import condition_swaps
-from agent_core.search.guards import (
+from agent_core.search.candidate import Mutant
+from agent_core.search.evidence.inputs import EXCEPTION_NAME, NO_INPUTS, FailingInputs
+from agent_core.search.linetext import Edit, on_line, replace, span
+from agent_core.search.templates.cases import case_edits, constant_widenings, other_case, widening_edits
+from agent_core.search.templates.conditions import condition_swaps
+from agent_core.search.templates.guards import (
     Place,
     block_templates,
     bound_guard_templates,
@@ -65,15 +60,18 @@ from agent_core.search.guards import (
     set_guard_templates,
     try_templates,
 )
-from agent_core.search.handlers import cause_templates, handled_by_callers, translate_templates, widen_templates
-from agent_core.search.linetext import Edit, on_line, replace, span
-from agent_core.search.literals import missing_f_edits, sibling_case_edits
-from agent_core.search.missing import await_edits, get_edits, self_edits
-from agent_core.search.moves import hoist_edits, move_edits
-from agent_core.search.mutants import Mutant
-from agent_core.search.refusals import refusal_templates
-from agent_core.search.retype import retyped_guards
-from agent_core.search.sentinels import sentinel_templates
+from agent_core.search.templates.handlers import (
+    cause_templates,
+    handled_by_callers,
+    translate_templates,
+    widen_templates,
+)
+from agent_core.search.templates.literals import missing_f_edits, sibling_case_edits
+from agent_core.search.templates.missing import await_edits, get_edits, self_edits
+from agent_core.search.templates.moves import hoist_edits, move_edits
+from agent_core.search.templates.refusals import refusal_templates
+from agent_core.search.templates.retype import retyped_guards
+from agent_core.search.templates.sentinels import sentinel_templates
 
 TEMPLATE_TIER = 20  # after every single-edit tier of mutants.py
 # a template the failure itself asks for (an exception's cause or type, a character of the failing test's input
