@@ -27,9 +27,8 @@ from agent_core.search.driver.localizing import Localization, SearchDeps, locali
 from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.search.driver.single_edit import candidates, find_single_edit
 from agent_core.search.evidence.hangs import unhung_duration
-from agent_core.search.evidence.inputs import FailingInputs, failing_inputs
+from agent_core.search.evidence.inputs import FailingInputs, failing_inputs, seen_exceptions
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.templates.table import seen_exceptions
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact
 

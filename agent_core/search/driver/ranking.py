@@ -38,9 +38,9 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.templates.conditions import condition_swaps
-from agent_core.search.templates.guards import Place
 from agent_core.search.templates.handlers import handled_around
 from agent_core.search.templates.literals import imported_files, regex_class_edits
+from agent_core.search.templates.place import Place
 from agent_core.search.templates.table import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
 from agent_core.workspace.shadow import read_exact
 
@@ -256,8 +256,8 @@ def gate_swaps(sources: dict[str, str], gates: Sequence[tuple[str, int]]) -> lis
         lines = sources[file].split("\n")
         place = Place(tree, lines, line) if tree is not None else None
         if place is not None and place.statement is not None and place.function is not None:
-            out += [Mutant(file, line, new, description, TEMPLATE_TIER)
-                    for new, description in condition_swaps(lines, place.statement, place.function, tree)]
+            out += [Mutant(file, line, e.text, e.description, TEMPLATE_TIER)
+                    for e in condition_swaps(lines, place.statement, place.function, tree)]
     return out
 
 
@@ -282,8 +282,8 @@ def regex_class_mutants(root: Path, sources: dict[str, str], files: Sequence[str
                 continue
         tree = _tree(sources[file])
         if tree is not None:
-            out += [Mutant(file, line, new, description, EVIDENCE_TIER)
-                    for line, new, description in regex_class_edits(tree, sources[file].split("\n"), letters)]
+            out += [Mutant(file, e.first, e.text, e.description, EVIDENCE_TIER)
+                    for e in regex_class_edits(tree, sources[file].split("\n"), letters)]
     return out
 
 

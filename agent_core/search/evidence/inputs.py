@@ -151,3 +151,18 @@ def _failing_texts(report: TestReport | None, root: Path) -> list[str]:
         if function is not None:
             texts += [n.value for n in ast.walk(function) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return texts
+
+
+MAX_EXCEPTIONS = 2  # exception types of the failing tests the templates catch or translate
+
+
+def seen_exceptions(report: TestReport | None) -> list[str]:
+    """The exception types the failing tests raised (the message's or the traceback's `IndexError: ...`), most
+    frequent first; not AssertionError (an assertion of the test, not a raise a `try` would catch)."""
+    counts: dict[str, int] = {}
+    for failure in report.failures if report is not None else []:
+        names = EXCEPTION_NAME.findall(failure.message) or EXCEPTION_NAME.findall(failure.traceback)[-1:]
+        for name in dict.fromkeys(names):
+            if name != "AssertionError":
+                counts[name] = counts.get(name, 0) + 1
+    return sorted(counts, key=lambda n: -counts[n])[:MAX_EXCEPTIONS]

@@ -12,16 +12,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from agent_core.search.candidate import Edit
 from agent_core.search.linetext import on_line, span
 
 MAX_WIDENINGS = 6  # candidates per line
 _COLLECTIONS = (ast.Tuple, ast.List, ast.Set)
 
 
-def widening_edits(text: str, nodes: Sequence[ast.AST], line: int, characters: Sequence[str]) -> list[tuple[str, str]]:
+def widening_edits(text: str, nodes: Sequence[ast.AST], line: int, characters: Sequence[str]) -> list[Edit]:
     """(new line, description) for each bracketed literal of one-character strings on `line` (1-based; `text`
     is the line) widened with one of `characters` it lacks."""
-    out: list[tuple[str, str]] = []
+    out: list[Edit] = []
     for node in nodes:
         if not isinstance(node, _COLLECTIONS) or not on_line(node, line) or not node.elts:
             continue
@@ -35,12 +36,12 @@ def widening_edits(text: str, nodes: Sequence[ast.AST], line: int, characters: S
         for char in characters:
             if char not in members:
                 new = f"{text[:start + 1]}{lead}, {char!r}{text[stop - 1:]}"
-                out.append((new, f"{char!r} added to the literal collection"))
+                out.append(Edit(line, new, line, f"{char!r} added to the literal collection"))
     return out[:MAX_WIDENINGS]
 
 
 def constant_widenings(tree: ast.Module, lines: list[str], function: ast.AST,
-                       characters: Sequence[str]) -> list[tuple[int, str, str]]:
+                       characters: Sequence[str]) -> list[Edit]:
     """(line, new line, description): the module-level constants that `function` reads (in its body or as a
     parameter's default, `escape=_basic_escapes`) and whose one-line definition holds a bracketed literal of
     characters, widened as `widening_edits` does. tomlkit's `_basic_escapes = CONTROL_CHARS | {'"'}` is such a
@@ -48,14 +49,14 @@ def constant_widenings(tree: ast.Module, lines: list[str], function: ast.AST,
     if not characters:
         return []
     used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    out: list[tuple[int, str, str]] = []
+    out: list[Edit] = []
     for stmt in tree.body:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                 and stmt.targets[0].id in used and stmt.lineno == stmt.end_lineno):
             continue
         text = lines[stmt.lineno - 1]
-        out += [(stmt.lineno, new, f"{description} `{stmt.targets[0].id}`")
-                for new, description in widening_edits(text, list(ast.walk(stmt)), stmt.lineno, characters)]
+        out += [Edit(e.first, e.text, e.last, f"{e.description} `{stmt.targets[0].id}`")
+                for e in widening_edits(text, list(ast.walk(stmt)), stmt.lineno, characters)]
     return out[:MAX_WIDENINGS]
 
 
@@ -72,11 +73,11 @@ def other_case(literal: object, words: frozenset[str]) -> bool:
     return isinstance(literal, str) and any(w != literal and w.casefold() == literal.casefold() for w in words)
 
 
-def case_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[tuple[str, str]]:
+def case_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
     """(new line, description): a comparison of a value with a literal written in one case made blind to the
     value's case: `tok.value == 'CREATE'` -> `tok.value.upper() == 'CREATE'` (sqlparse 0.4.4: lower-case
     keywords), `name in ('a', 'b')` -> `name.lower() in ('a', 'b')`."""
-    out: list[tuple[str, str]] = []
+    out: list[Edit] = []
     for node in nodes:
         if not (isinstance(node, ast.Compare) and on_line(node, line) and len(node.ops) == 1
                 and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn))):
@@ -91,5 +92,6 @@ def case_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[tuple[str
         left = text[start:stop]
         if not isinstance(node.left, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
             left = f"({left})"
-        out.append((f"{text[:start]}{left}.{case}(){text[stop:]}", f"`{text[start:stop]}` compared as {case} case"))
+        new = f"{text[:start]}{left}.{case}(){text[stop:]}"
+        out.append(Edit(line, new, line, f"`{text[start:stop]}` compared as {case} case"))
     return out

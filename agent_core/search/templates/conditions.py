@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from agent_core.analysis import pysyntax
+from agent_core.search.candidate import Edit
 from agent_core.search.linetext import span
 
 MAX_CONDITIONS = 6  # other conditions per `if`: each is tried as written and negated
@@ -128,7 +129,7 @@ def _comprehended(function: ast.AST) -> set[str]:
 
 
 def condition_swaps(lines: list[str], statement: ast.stmt, function: ast.AST,
-                    tree: ast.Module | None = None) -> list[tuple[str, str]]:
+                    tree: ast.Module | None = None) -> list[Edit]:
     """(new line, description): the one-line test of the `if`/`elif`/`while` `statement` replaced by another
     condition of `function`, as written and negated, at most MAX_CONDITIONS of them: single tests before
     combinations (a whole `and`/`or`), the flags of `tree` (its module) before other tests, then the nearest
@@ -155,13 +156,15 @@ def condition_swaps(lines: list[str], statement: ast.stmt, function: ast.AST,
         sense[condition] = sense.get(condition, 0) + (1 if negated else -1)
     # one test before a combination of them, a flag before other tests, then the nearest
     found = sorted(nearest, key=lambda condition: nearest[condition])
-    out: list[tuple[str, str]] = []
+    out: list[Edit] = []
     for condition in found[:MAX_CONDITIONS]:
         wrapped = condition if _atomic(condition) else f"({condition})"
         senses = (condition, f"not {wrapped}")
         for new in (senses[::-1] if sense[condition] > 0 else senses):
             if new != own:
-                out.append((f"{text[:start]}{new}{text[end:]}", f"`{own}` -> `{new}`, a test the function makes"))
+                changed = f"{text[:start]}{new}{text[end:]}"
+                out.append(Edit(statement.lineno, changed, statement.lineno,
+                                f"`{own}` -> `{new}`, a test the function makes"))
     return out
 
 

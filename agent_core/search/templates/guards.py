@@ -21,17 +21,26 @@ from __future__ import annotations
 
 import ast
 
+from agent_core.search.candidate import Edit
 from agent_core.search.linetext import span
 from agent_core.search.templates.moves import is_docstring
+from agent_core.search.templates.place import (
+    _FUNCTIONS,
+    _LOOPS,
+    _SIMPLE,
+    INDENT,
+    Place,
+    _exits,
+    _header,
+    _own_nodes,
+    _source,
+    defaults,
+    guarded_objects,
+    usable,
+)
 
-INDENT = "    "
-MAX_GUARDED = 3  # objects of one statement a guard may test
-MAX_DEFAULTS = 2  # values a guard or handler may return
 MAX_CONDITIONS = 4  # conditions tried for an `if` around a block
 MAX_BLOCK = 3  # statements an `if` may be put around
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Delete)
 _POPS = ("pop", "popleft", "popitem")
 
 
@@ -51,177 +60,20 @@ _RAISERS = {
     "StopIteration": lambda node: isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     and node.func.id == "next",
 }
-Template = tuple[str, int, str]  # (new text, last original line replaced, description)
 
 
-class Place:
-    """A statement that starts on a line, with what a template needs around it: its function, whether a loop
-    holds it (in that function), its body and position there, its indentation and lines."""
-
-    def __init__(self, tree: ast.Module, lines: list[str], line: int,
-                 none_attributes: frozenset[str] = frozenset()) -> None:
-        self.lines = lines
-        self.none_attributes = none_attributes  # attributes the failing tests read on None (cases.FailingInputs)
-        self.tree = tree
-        self.statement: ast.stmt | None = None
-        self.function: ast.AST | None = None
-        self.in_loop = False
-        self.body: list[ast.stmt] = []
-        self.functions: list[ast.AST] = []  # the functions holding the statement, outermost first
-        self._find(tree, line)
-
-    def scope(self) -> set[str]:
-        """The parameters and assigned names of the functions holding the statement (not a comprehension's
-        variables, which exist only inside it)."""
-        names: set[str] = set()
-        for function in self.functions:
-            names |= {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}  # type: ignore[attr-defined]
-            comprehended = {id(n) for c in ast.walk(function) if isinstance(c, ast.comprehension)
-                            for n in ast.walk(c.target)}
-            names |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                      and id(n) not in comprehended}
-        return names
-
-    def _find(self, node: ast.AST, line: int, function: ast.AST | None = None, in_loop: bool = False) -> None:
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            block = getattr(node, name, None)
-            if not isinstance(block, list):
-                continue
-            loop_body = isinstance(node, _LOOPS) and name == "body"
-            for child in block:
-                if not (child.lineno <= line <= (child.end_lineno or child.lineno)):
-                    continue
-                if isinstance(child, ast.stmt) and child.lineno == line:
-                    self.statement, self.function, self.body = child, function, block
-                    self.in_loop = in_loop or loop_body
-                    return
-                inner = child if isinstance(child, _FUNCTIONS) else function
-                if isinstance(child, _FUNCTIONS):
-                    self.functions.append(child)
-                self._find(child, line, inner, (in_loop or loop_body) and not isinstance(child, _FUNCTIONS))
-
-    @property
-    def indent(self) -> str:
-        text = self.lines[self.statement.lineno - 1] if self.statement else ""
-        return text[: len(text) - len(text.lstrip())]
-
-    def text_of(self, statements: list[ast.stmt]) -> list[str] | None:
-        """The source lines of `statements` (consecutive), or None when a string literal spans lines there
-        (indenting those lines would change the string)."""
-        first, last = statements[0].lineno, statements[-1].end_lineno or statements[-1].lineno
-        for stmt in statements:
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and (
-                        node.end_lineno or node.lineno) > node.lineno:
-                    return None
-        if first != self.statement.lineno or self.lines[first - 1][: len(self.indent)] != self.indent:  # type: ignore[union-attr]
-            return None
-        return self.lines[first - 1 : last]
-
-
-def usable(place: Place) -> bool:
-    """A statement a template may touch: inside a function, not an `elif` (which cannot be preceded)."""
-    stmt = place.statement
-    if stmt is None or place.function is None or isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
-        return False
-    return not place.lines[stmt.lineno - 1].lstrip().startswith(("elif", "else", "except", "finally", "@"))
-
-
-def _header(stmt: ast.stmt) -> list[ast.AST]:
-    """The parts of a statement evaluated on its own line (a compound statement's header, not its body)."""
-    if isinstance(stmt, (ast.If, ast.While)):
-        return [stmt.test]
-    if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        return [stmt.iter]
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return [item.context_expr for item in stmt.items]
-    return [stmt]
-
-
-def _dotted(node: ast.AST) -> bool:
-    return isinstance(node, ast.Name) or isinstance(node, ast.Attribute) and _dotted(node.value)
-
-
-def guarded_objects(place: Place) -> list[str]:
-    """What the statement dereferences or passes on: `x` of `x.attr`, `x[i]`, `f(x)`, `for _ in x` (names and
-    dotted names rooted at a parameter or local of the enclosing functions: not modules, builtins, `self`)."""
-    stmt, lines = place.statement, place.lines
-    assert stmt is not None
-    found: list[str] = []
-    for part in _header(stmt):
-        for node in ast.walk(part):
-            bases: list[ast.AST] = []
-            if isinstance(node, (ast.Attribute, ast.Subscript)):
-                bases.append(node.value)
-            if isinstance(node, ast.Call):
-                bases += [a for a in node.args if not isinstance(a, ast.Starred)]
-            bases += [stmt.iter] if isinstance(stmt, (ast.For, ast.AsyncFor)) and node is stmt.iter else []
-            bases += [node.iter] if isinstance(node, ast.comprehension) else []
-            for base in bases:
-                if _dotted(base) and base.lineno == base.end_lineno:  # type: ignore[attr-defined]
-                    found.append(_source(lines, base))
-    scope = place.scope()
-    # first the objects whose attribute the failing tests read on None ("'NoneType' object has no attribute")
-    on_none = {_source(lines, n.value) for part in _header(stmt) for n in ast.walk(part)
-               if isinstance(n, ast.Attribute) and n.attr in place.none_attributes and _dotted(n.value)
-               and n.value.lineno == n.value.end_lineno}
-    found = sorted(dict.fromkeys(found), key=lambda f: f not in on_none)
-    return [f for f in found if f.split(".")[0] in scope and f not in ("self", "cls")][:MAX_GUARDED]
-
-
-def _source(lines: list[str], node: ast.AST) -> str:
-    text = lines[node.lineno - 1]  # type: ignore[attr-defined]
-    s, e = span(text, node)
-    return text[s:e]
-
-
-def defaults(function: ast.AST, lines: list[str]) -> list[str]:
-    """What a guard or handler returns: the function's own empty-ish return values (`[]`, `0`, `""`, None), its
-    bare `return` when it returns nothing, else None."""
-    values: list[str] = []
-    bare = True
-    for node in _own_nodes(function):
-        if isinstance(node, ast.Return) and node.value is not None:
-            bare = False
-            value = node.value
-            empty = isinstance(value, ast.Constant) and not value.value or isinstance(
-                value, (ast.List, ast.Tuple, ast.Set)) and not value.elts or isinstance(
-                value, ast.Dict) and not value.keys
-            if empty and value.lineno == value.end_lineno:
-                values.append(_source(lines, value))
-    if bare:
-        return ["return"]
-    return [f"return {v}" for v in dict.fromkeys([*values, "None"])][:MAX_DEFAULTS]
-
-
-def _own_nodes(function: ast.AST) -> list[ast.AST]:
-    """The nodes of `function`, not of the functions and classes defined inside it."""
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    return out
-
-
-def _exits(place: Place) -> list[str]:
-    return ["continue"] if place.in_loop else defaults(place.function, place.lines)  # type: ignore[arg-type]
-
-
-def guard_templates(place: Place) -> list[Template]:
+def guard_templates(place: Place) -> list[Edit]:
     """`if x is None: <exit>` and `if not x: <exit>` before the statement, for each object it uses."""
     stmt = place.statement
     if not usable(place) or stmt is None:
         return []
     indent, text = place.indent, place.lines[stmt.lineno - 1]
-    out: list[Template] = []
+    out: list[Edit] = []
     for obj in guarded_objects(place):
         for test in (f"{obj} is None", f"not {obj}"):
             for exit_ in _exits(place):
                 guard = f"{indent}if {test}:\n{indent}{INDENT}{exit_}\n{text}"
-                out.append((guard, stmt.lineno, f"guard `if {test}: {exit_}` added"))
+                out.append(Edit(stmt.lineno, guard, stmt.lineno, f"guard `if {test}: {exit_}` added"))
     return out
 
 
@@ -238,7 +90,7 @@ def _path(node: ast.AST) -> bool:
 MAX_BOUND = 2  # arguments of one statement a bound guard may take
 
 
-def bound_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
+def bound_guard_templates(place: Place) -> list[Edit]:
     """(first line, new text, last line, description): an argument read off an element of something
     (`block[0].text`) that may be None, bound to a local named after its attribute, the local guarded, and
     passed on instead: `text = block[0].text` / `if text is None: continue`, then the statement with `text`
@@ -249,7 +101,7 @@ def bound_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
     if not place.none_attributes or not usable(place) or stmt is None:
         return []
     scope = place.scope()
-    out: list[tuple[int, str, int, str]] = []
+    out: list[Edit] = []
     seen: set[str] = set()
     for call in (n for part in _header(stmt) for n in ast.walk(part) if isinstance(n, ast.Call)):
         for arg in call.args:
@@ -266,12 +118,12 @@ def bound_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
             indent = place.indent
             for exit_ in _exits(place):
                 guard = f"{indent}{name} = {expression}\n{indent}if {name} is None:\n{indent}{INDENT}{exit_}"
-                out.append((stmt.lineno, "\n".join([guard, *used]), arg.lineno,
+                out.append(Edit(stmt.lineno, "\n".join([guard, *used]), arg.lineno,
                             f"`{expression}` bound to `{name}`, guarded `if {name} is None: {exit_}`"))
                 plain = f"{indent}if {expression} is None:\n{indent}{INDENT}{exit_}"
-                out.append((stmt.lineno, "\n".join([plain, place.lines[stmt.lineno - 1]]), stmt.lineno,
+                out.append(Edit(stmt.lineno, "\n".join([plain, place.lines[stmt.lineno - 1]]), stmt.lineno,
                             f"guard `if {expression} is None: {exit_}` added"))
-    return sorted(out, key=lambda template: "bound" not in template[3])
+    return sorted(out, key=lambda template: "bound" not in template.description)
 
 
 def _assigns(node: ast.AST, name: str) -> bool:
@@ -318,7 +170,7 @@ def _setters(place: Place, name: str) -> list[tuple[ast.stmt, bool]]:
     return out[:MAX_SETTERS]
 
 
-def set_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
+def set_guard_templates(place: Place) -> list[Edit]:
     """(first line, new text, last line, description): `if x is None: <exit>` right after the statement that
     sets x, for each name the suspicious statement uses that the function sets before it. Where a value may be
     missing, authors check it where it is made rather than where it is used (click 8.1.4's `echo()`: `if file
@@ -326,7 +178,7 @@ def set_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
     stmt = place.statement
     if not usable(place) or stmt is None:
         return []
-    ranked: list[tuple[tuple[bool, int], tuple[int, str, int, str]]] = []
+    ranked: list[tuple[tuple[bool, int], Edit]] = []
     for obj in guarded_objects(place):
         for rank, (setter, in_loop) in enumerate(_setters(place, obj) if obj.isidentifier() else []):
             end = setter.end_lineno or setter.lineno
@@ -342,7 +194,7 @@ def set_guard_templates(place: Place) -> list[tuple[int, str, int, str]]:
                 for exit_ in exits:
                     new = f"{place.lines[end - 1]}\n{indent}if {test}:\n{indent}{INDENT}{exit_}"
                     description = f"guard `if {test}: {exit_}` added after `{obj}` is set (line {end})"
-                    ranked.append(((test.startswith("not "), rank), (end, new, end, description)))
+                    ranked.append(((test.startswith("not "), rank), Edit(end, new, end, description)))
     # `is None` before `not`; each object's latest setter before any object's earlier one
     return [template for _, template in sorted(ranked, key=lambda entry: entry[0])]
 
@@ -352,7 +204,7 @@ def _can_raise(stmt: ast.stmt, exception: str) -> bool:
     return any(raises(node) for node in ast.walk(stmt))
 
 
-def try_templates(place: Place, exceptions: list[str]) -> list[Template]:
+def try_templates(place: Place, exceptions: list[str]) -> list[Edit]:
     """The statement under `try`, catching each exception the failing tests saw that it can raise."""
     stmt = place.statement
     if not usable(place) or not isinstance(stmt, _SIMPLE):
@@ -368,13 +220,14 @@ def try_templates(place: Place, exceptions: list[str]) -> list[Template]:
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         handlers.append(f"{stmt.targets[0].id} = None")
     inner = "\n".join(INDENT + line for line in body)
-    out: list[Template] = []
+    out: list[Edit] = []
     for exception in exceptions:
         if not _can_raise(stmt, exception):
             continue
         for handler in dict.fromkeys(handlers):
             new = f"{indent}try:\n{inner}\n{indent}except {exception}:\n{indent}{INDENT}{handler}"
-            out.append((new, stmt.end_lineno or stmt.lineno, f"`{exception}` caught around the line: `{handler}`"))
+            out.append(Edit(stmt.lineno, new, stmt.end_lineno or stmt.lineno,
+                            f"`{exception}` caught around the line: `{handler}`"))
     return out
 
 
@@ -388,13 +241,13 @@ def conditions(place: Place) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_CONDITIONS]
 
 
-def block_templates(place: Place) -> list[Template]:
+def block_templates(place: Place) -> list[Edit]:
     """One to MAX_BLOCK statements, from the suspicious one on, put under `if <condition>:`."""
     stmt = place.statement
     if not usable(place) or stmt is None or isinstance(stmt, ast.Return):
         return []
     start = next(i for i, s in enumerate(place.body) if s is stmt)
-    out: list[Template] = []
+    out: list[Edit] = []
     for size in range(1, MAX_BLOCK + 1):
         block = place.body[start : start + size]
         body = place.text_of(block) if len(block) == size else None
@@ -405,14 +258,15 @@ def block_templates(place: Place) -> list[Template]:
             if any(test in place.lines[s.lineno - 1] for s in block[:1] if isinstance(s, (ast.If, ast.While))):
                 continue  # `if c:` around `if c:` changes nothing
             new = f"{place.indent}if {test}:\n{inner}"
-            out.append((new, block[-1].end_lineno or block[-1].lineno, f"{size} statement(s) put under `if {test}:`"))
+            out.append(Edit(stmt.lineno, new, block[-1].end_lineno or block[-1].lineno,
+                            f"{size} statement(s) put under `if {test}:`"))
     return out
 
 
 MAX_RETURNED = 2  # parameters a missing `return` may hand back
 
 
-def return_templates(place: Place) -> list[Template]:
+def return_templates(place: Place) -> list[Edit]:
     """`return <parameter>` after the last statement of a function that returns nothing: a decorator or a
     registering function that forgets to hand back what it was given (click's `add_completion_class` returned
     None, so `@add_completion_class` replaced the class by None). The lines from the statement to the end of
@@ -434,7 +288,7 @@ def return_templates(place: Place) -> list[Template]:
     params = [a.arg for a in [*function.args.posonlyargs, *function.args.args] if a.arg not in ("self", "cls")
               or a.arg == "cls" and not _is_method(function, place)]
     kept = "\n".join(place.lines[stmt.lineno - 1 : end])
-    return [(f"{kept}\n{indent}return {p}", end, f"`return {p}` added at the end of `{function.name}`")
+    return [Edit(stmt.lineno, f"{kept}\n{indent}return {p}", end, f"`return {p}` added at the end of `{function.name}`")
             for p in params[:MAX_RETURNED]]
 
 
@@ -452,7 +306,7 @@ def _mutable(node: ast.AST) -> bool:
         node.func, ast.Name) and node.func.id in _MUTABLE_CALLS and not node.args and not node.keywords
 
 
-def mutable_default_templates(place: Place) -> list[tuple[int, str, int, str]]:
+def mutable_default_templates(place: Place) -> list[Edit]:
     """(first line, new text, last line, description): a parameter whose default is a mutable literal, given
     None and a fresh value made at the top of the body (`def f(items=[])` -> `def f(items=None):` + `if items
     is None: items = []`). The default is built once and every call shares it: a list that keeps what
@@ -471,7 +325,7 @@ def mutable_default_templates(place: Place) -> list[tuple[int, str, int, str]]:
         return []  # a one-line function, or one that is only its docstring
     opening = place.lines[first.lineno - 1]
     indent = opening[: len(opening) - len(opening.lstrip())]
-    out: list[tuple[int, str, int, str]] = []
+    out: list[Edit] = []
     for arg, default in pairs:
         if not _mutable(default) or default.lineno != default.end_lineno:
             continue
@@ -482,6 +336,6 @@ def mutable_default_templates(place: Place) -> list[tuple[int, str, int, str]]:
         made = text[s:e]
         header[at] = f"{text[:s]}None{text[e:]}"
         guard = f"{indent}if {arg.arg} is None:\n{indent}{INDENT}{arg.arg} = {made}"
-        out.append((function.lineno, "\n".join([*header, guard]), first.lineno - 1,
+        out.append(Edit(function.lineno, "\n".join([*header, guard]), first.lineno - 1,
                     f"mutable default `{arg.arg}={made}` made per call: None, then `{made}` when not given"))
     return out

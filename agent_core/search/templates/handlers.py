@@ -21,8 +21,10 @@ import ast
 from collections import Counter
 from collections.abc import Iterable
 
+from agent_core.search.candidate import Edit
 from agent_core.search.linetext import span
-from agent_core.search.templates.guards import _SIMPLE, INDENT, Place, Template, _can_raise, usable
+from agent_core.search.templates.guards import _can_raise
+from agent_core.search.templates.place import _SIMPLE, INDENT, Place, usable
 
 MAX_TRANSLATIONS = 4
 _BROAD = {"Exception", "BaseException"}
@@ -80,7 +82,7 @@ def handled_around(trees: dict[str, ast.Module], lines: Iterable[tuple[str, int]
     return sorted(counts, key=lambda n: -counts[n])
 
 
-def translate_templates(place: Place, exceptions: list[str], handled: list[str]) -> list[Template]:
+def translate_templates(place: Place, exceptions: list[str], handled: list[str]) -> list[Edit]:
     """The statement under `try`: each exception the failing tests saw that it can raise is raised again as one
     of `handled` (what the function's callers catch), with the original as its cause."""
     stmt = place.statement
@@ -93,12 +95,12 @@ def translate_templates(place: Place, exceptions: list[str], handled: list[str])
     raised = [e for e in exceptions if _can_raise(stmt, e)]
     handled = sorted(handled, key=lambda name: name != "ValueError")  # a bad value's usual name first
     caught = [f"({', '.join(raised)})"] if len(raised) > 1 else []  # several seen: all of them first
-    out: list[Template] = []
+    out: list[Edit] = []
     for exception in caught + raised:
         for target in (h for h in handled if h not in raised):
             new = (f"{indent}try:\n{inner}\n{indent}except {exception} as exc:\n"
                    f"{indent}{INDENT}raise {target}(str(exc)) from exc")
-            out.append((new, stmt.end_lineno or stmt.lineno,
+            out.append(Edit(stmt.lineno, new, stmt.end_lineno or stmt.lineno,
                         f"`{exception}` raised again as `{target}`, which the callers catch"))
     return out[:MAX_TRANSLATIONS]
 
@@ -111,7 +113,7 @@ def _handler_of(place: Place) -> ast.ExceptHandler | None:
     return None
 
 
-def cause_templates(place: Place) -> list[tuple[int, str, int, str]]:
+def cause_templates(place: Place) -> list[Edit]:
     """`raise X from None` in a handler -> the handler names the exception and the raise keeps it as the cause:
     (first line, new text, last line, description); the text spans the handler's line to the raise."""
     stmt = place.statement
@@ -133,7 +135,7 @@ def cause_templates(place: Place) -> list[tuple[int, str, int, str]]:
     if at < 0:
         return []
     lines[-1] = last[:at] + f"from {name}" + last[at + len("from None"):]
-    return [(handler.lineno, "\n".join(lines), stmt.end_lineno or stmt.lineno,
+    return [Edit(handler.lineno, "\n".join(lines), stmt.end_lineno or stmt.lineno,
              f"the handler keeps the exception as the cause (`from {name}`, was `from None`)")]
 
 
@@ -164,7 +166,7 @@ def _enclosing_try(place: Place) -> ast.Try | None:
     return found
 
 
-def widen_templates(place: Place, exceptions: list[str]) -> list[tuple[int, str, int, str]]:
+def widen_templates(place: Place, exceptions: list[str]) -> list[Edit]:
     """(first line, new text, last line, description): a handler of the `try` around the statement made to catch
     the exception the failing tests saw as well (`except ValueError:` -> `except (ValueError, TypeError):`):
     the code already handles bad input there and misses one way it fails. Only for an exception the
@@ -175,7 +177,7 @@ def widen_templates(place: Place, exceptions: list[str]) -> list[tuple[int, str,
     caught = {name for h in found.handlers if h.type is not None for name in _handled_names(h)}
     if any(h.type is None or not _handled_names(h) for h in found.handlers):
         return []  # a bare or broad handler already catches it: the exception comes from elsewhere
-    out: list[tuple[int, str, int, str]] = []
+    out: list[Edit] = []
     for exception in exceptions:
         if exception in caught or exception in _BROAD or not _can_raise(place.statement, exception):  # type: ignore[arg-type]
             continue
@@ -187,6 +189,6 @@ def widen_templates(place: Place, exceptions: list[str]) -> list[tuple[int, str,
             s, e = span(text, kind)
             inner = text[s + 1 : e - 1].rstrip().rstrip(",") if isinstance(kind, ast.Tuple) else text[s:e]
             new = f"{text[:s]}({inner}, {exception}){text[e:]}"
-            out.append((handler.lineno, new, handler.lineno, f"`{exception}` caught by the handler of "
+            out.append(Edit(handler.lineno, new, handler.lineno, f"`{exception}` caught by the handler of "
                         f"`{text[s:e]}` too"))
     return out

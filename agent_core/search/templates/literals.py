@@ -23,6 +23,7 @@ import tokenize
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent_core.search.candidate import Edit
 from agent_core.search.templates.cases import cased
 
 MAX_CLASSES = 12  # regular-expression candidates per module
@@ -53,7 +54,7 @@ def _formatted_later(statement: ast.stmt) -> bool:
 
 
 def missing_f_edits(lines: list[str], statement: ast.stmt, scope: set[str],
-                    shown: frozenset[str] = frozenset()) -> tuple[list[tuple[str, int, str]], bool]:
+                    shown: frozenset[str] = frozenset()) -> tuple[list[Edit], bool]:
     """([(new text of the statement's lines, its last line, description)], whether a failing test's message
     shows one of the pieces' `{name}` unformatted): every plain string piece of the statement whose braces all
     name variables in scope given the `f` it lacks. One candidate for the whole statement, as the pieces of
@@ -87,7 +88,8 @@ def missing_f_edits(lines: list[str], statement: ast.stmt, scope: set[str],
     for offset in reversed(fixed):
         text = text[:offset] + "f" + text[offset:]
     plural = "s" if len(fixed) > 1 else ""
-    return [(text, last, f"`f` added to {len(fixed)} string{plural} that name variables in braces")], seen
+    description = f"`f` added to {len(fixed)} string{plural} that name variables in braces"
+    return [Edit(statement.lineno, text, last, description)], seen
 
 
 def _case_test(statement: ast.stmt, lines: list[str]) -> tuple[str, str, int, int] | None:
@@ -110,7 +112,7 @@ def _case_test(statement: ast.stmt, lines: list[str]) -> tuple[str, str, int, in
     return text[start:end], case, start, end
 
 
-def sibling_case_edits(lines: list[str], body: list[ast.stmt], statement: ast.stmt) -> list[tuple[str, int, str]]:
+def sibling_case_edits(lines: list[str], body: list[ast.stmt], statement: ast.stmt) -> list[Edit]:
     """(new text from the statement's line to the last sibling changed, that line, description): `statement`,
     an `if x == 'LITERAL':`, and the like tests on the same `x` among the statements that follow it in its
     block, made blind to case together: with the next one, then with each further one."""
@@ -119,7 +121,7 @@ def sibling_case_edits(lines: list[str], body: list[ast.stmt], statement: ast.st
         return []
     expr, case, _, _ = own
     changed = [statement]
-    out: list[tuple[str, int, str]] = []
+    out: list[Edit] = []
     for sibling in body[body.index(statement) + 1 :]:
         other = _case_test(sibling, lines)
         if other is None or other[0] != expr or other[1] != case:
@@ -131,7 +133,7 @@ def sibling_case_edits(lines: list[str], body: list[ast.stmt], statement: ast.st
             _, _, start, end = _case_test(stmt, lines)  # type: ignore[misc]
             row = stmt.lineno - first
             block[row] = f"{block[row][:start]}{expr}.{case}(){block[row][end:]}"
-        out.append(("\n".join(block), last, f"`{expr}` compared as {case} case on {len(changed)} lines"))
+        out.append(Edit(first, "\n".join(block), last, f"`{expr}` compared as {case} case on {len(changed)} lines"))
         if len(changed) > MAX_SIBLINGS:
             break
     return out
@@ -146,14 +148,14 @@ def _class_misses(members: str, letters: Sequence[str]) -> bool:
     return any(compiled.fullmatch(letter) is None for letter in letters)
 
 
-def regex_class_edits(tree: ast.Module, lines: list[str], letters: Sequence[str]) -> list[tuple[int, str, str]]:
+def regex_class_edits(tree: ast.Module, lines: list[str], letters: Sequence[str]) -> list[Edit]:
     """(line, new line, description): in a raw string constant of the module (a regular expression), a
     character class made of letter ranges (`[0-9_A-ZÀ-Ü]`) that misses one of `letters` (the failing tests'
     letters beyond ASCII: cases.FailingInputs) gets `\\w` for its letter ranges. At most
     MAX_CLASSES, in the module's order."""
     if not letters:
         return []
-    out: list[tuple[int, str, str]] = []
+    out: list[Edit] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.lineno == node.end_lineno):
             continue
@@ -173,7 +175,7 @@ def regex_class_edits(tree: ast.Module, lines: list[str], letters: Sequence[str]
             between = "".join(members[a.end() : b.start()] for a, b in zip(ranges, ranges[1:], strict=False))
             widened = members[: ranges[0].start()] + "\\w" + between + members[ranges[-1].end() :]
             new_literal = literal[: match.start(2)] + widened + literal[match.end(2):]
-            out.append((node.lineno, text[:start] + new_literal + text[end:],
+            out.append(Edit(node.lineno, text[:start] + new_literal + text[end:], node.lineno,
                         f"`[{members}]` takes any word character (`\\w`)"))
     unique = list(dict.fromkeys(out))
     return unique[:MAX_CLASSES]

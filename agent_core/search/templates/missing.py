@@ -17,14 +17,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from agent_core.search.candidate import Edit
 from agent_core.search.linetext import on_line, replace, span
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def get_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[tuple[str, str]]:
+def get_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
     """(new line, description): each one-line lookup `x[key]` read on `line` made `x.get(key)`."""
-    out: list[tuple[str, str]] = []
+    out: list[Edit] = []
     for node in nodes:
         if not (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and on_line(node, line)
                 and not isinstance(node.slice, (ast.Slice, ast.Tuple))):
@@ -33,12 +34,12 @@ def get_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[tuple[str,
         vs, ve = span(text, node.value)
         ks, ke = span(text, node.slice)
         new = replace(text, s, e, f"{text[vs:ve]}.get({text[ks:ke]})")
-        out.append((new, f"`{text[s:e]}` -> `{text[vs:ve]}.get({text[ks:ke]})`: the key may be absent"))
+        out.append(Edit(line, new, line, f"`{text[s:e]}` -> `{text[vs:ve]}.get({text[ks:ke]})`: the key may be absent"))
     return out
 
 
 def await_edits(text: str, statement: ast.stmt, line: int, tree: ast.Module,
-                function: ast.AST | None) -> list[tuple[str, str]]:
+                function: ast.AST | None) -> list[Edit]:
     """(new line, description): a call on `line`, in an `async def`, of an `async def` the module defines
     (a function or a method, by name), not awaited, awaited (in brackets unless it is the statement's value)."""
     if not isinstance(function, ast.AsyncFunctionDef):
@@ -47,7 +48,7 @@ def await_edits(text: str, statement: ast.stmt, line: int, tree: ast.Module,
     awaited = {id(n.value) for n in ast.walk(statement) if isinstance(n, ast.Await)}
     whole = getattr(statement, "value", None) if isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign,
                                                                          ast.Return)) else None
-    out: list[tuple[str, str]] = []
+    out: list[Edit] = []
     for node in ast.walk(statement):
         if not (isinstance(node, ast.Call) and on_line(node, line) and id(node) not in awaited):
             continue
@@ -55,13 +56,13 @@ def await_edits(text: str, statement: ast.stmt, line: int, tree: ast.Module,
         if name in coroutines:
             s, e = span(text, node)
             call = text[s:e]
-            out.append((replace(text, s, e, f"await {call}" if node is whole else f"(await {call})"),
-                        f"`{call}` awaited"))
+            awaited_call = f"await {call}" if node is whole else f"(await {call})"
+            out.append(Edit(line, replace(text, s, e, awaited_call), line, f"`{call}` awaited"))
     return out
 
 
 def self_edits(text: str, nodes: Sequence[ast.AST], line: int, undefined: frozenset[str],
-               functions: Sequence[ast.AST], tree: ast.Module) -> list[tuple[str, str]]:
+               functions: Sequence[ast.AST], tree: ast.Module) -> list[Edit]:
     """(new line, description): a name a failing test found undefined, read on `line` in a method whose class
     sets `self.<name>` or defines `<name>`, made `self.<name>`."""
     method = functions[0] if functions else None
@@ -71,10 +72,10 @@ def self_edits(text: str, nodes: Sequence[ast.AST], line: int, undefined: frozen
     me = method.args.args[0].arg
     known = {n.attr for n in ast.walk(owner) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
              and n.value.id == me} | {n.name for n in owner.body if isinstance(n, (*_FUNCTIONS, ast.ClassDef))}
-    out: list[tuple[str, str]] = []
+    out: list[Edit] = []
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in undefined \
                 and node.id in known and on_line(node, line):
             s, e = span(text, node)
-            out.append((replace(text, s, e, f"{me}.{node.id}"), f"`{node.id}` -> `{me}.{node.id}`"))
+            out.append(Edit(line, replace(text, s, e, f"{me}.{node.id}"), line, f"`{node.id}` -> `{me}.{node.id}`"))
     return out

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from agent_core.search.candidate import Edit
+
 MAX_STEPS = 3  # statements a move may pass, down and up
 _ENDS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
@@ -33,28 +35,28 @@ def _first_line(statement: ast.stmt) -> int:
     return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
-def move_edits(lines: list[str], body: list[ast.stmt], statement: ast.stmt) -> list[tuple[int, str, int, str]]:
+def move_edits(lines: list[str], body: list[ast.stmt], statement: ast.stmt) -> list[Edit]:
     """(first line, new text, last line, description): `statement` moved down past 1..MAX_STEPS of the
     statements after it in `body`, and up past 1..MAX_STEPS of those before it. Never past the block's end, a
     `return`/`raise`/`continue`/`break` (the moved lines would not run) or a docstring."""
     if statement not in body or isinstance(statement, _ENDS):
         return []
     at = body.index(statement)
-    out: list[tuple[int, str, int, str]] = []
+    out: list[Edit] = []
     for steps in range(1, MAX_STEPS + 1):  # down
         if at + steps >= len(body) or isinstance(body[at + steps], _ENDS):
             break
         passed = [line for k in range(at + 1, at + steps + 1) for line in _chunk(lines, body, k)]
         moved = _chunk(lines, body, at)
         first, last = _first_line(statement), _first_line(statement) + len(passed) + len(moved) - 1
-        out.append((first, "\n".join([*passed, *moved]), last, f"statement moved below the next {steps}"))
+        out.append(Edit(first, "\n".join([*passed, *moved]), last, f"statement moved below the next {steps}"))
     for steps in range(1, MAX_STEPS + 1):  # up
         if at - steps < 0 or is_docstring(body[at - steps]):
             break
         passed = [line for k in range(at - steps, at) for line in _chunk(lines, body, k)]
         moved = _chunk(lines, body, at)
         first = _first_line(body[at - steps])
-        out.append((first, "\n".join([*moved, *passed]), first + len(passed) + len(moved) - 1,
+        out.append(Edit(first, "\n".join([*moved, *passed]), first + len(passed) + len(moved) - 1,
                     f"statement moved above the previous {steps}"))
     return out
 
@@ -64,7 +66,7 @@ def _reads(node: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
 
 
-def hoist_edits(tree: ast.Module, lines: list[str], statement: ast.stmt) -> list[tuple[int, str, int, str]]:
+def hoist_edits(tree: ast.Module, lines: list[str], statement: ast.stmt) -> list[Edit]:
     """(first line, new text, last line, description): an assignment that opens the body of an `if` whose test
     reads the name it sets, moved out before that `if`: the value was tested before it was made what it must
     be (click 8.1.4 tested a help text for emptiness, then cut it at its form feed, which could empty it)."""
@@ -87,5 +89,5 @@ def hoist_edits(tree: ast.Module, lines: list[str], statement: ast.stmt) -> list
         return []  # a string spanning lines would change, or a line is indented less than the statement
     dedented = [outer + line[len(inner):] if line.strip() else line for line in moved]
     kept = lines[parent.lineno - 1 : statement.lineno - 1]  # the `if` line(s), and comments before the statement
-    return [(parent.lineno, "\n".join([*dedented, *kept]), end, "statement moved out of the `if` that tests it, "
+    return [Edit(parent.lineno, "\n".join([*dedented, *kept]), end, "statement moved out of the `if` that tests it, "
              "before the test")]

@@ -24,7 +24,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 
-Refusal = tuple[int, str, int, str]  # (first line, new text of first..last, last line, description)
+from agent_core.search.candidate import Edit
+
 MAX_SPLITS = 4  # assignments split per refused pair
 
 
@@ -89,14 +90,14 @@ def _removed_span(lines: list[str], holder: ast.If) -> tuple[int, int]:
 
 
 def refusal_templates(lines: list[str], statement: ast.stmt, function: ast.AST | None,
-                      empties: Sequence[str]) -> list[Refusal]:
+                      empties: Sequence[str]) -> list[Edit]:
     """The candidates of the module docstring for the crash `statement` of `function`."""
     if function is None or (found := _refusal(function, statement)) is None:
         return []
     holder, joined = found
     first_removed, last = _removed_span(lines, holder)
     condition = ast.unparse(holder.test)
-    out: list[Refusal] = []
+    out: list[Edit] = []
     for asked, other in ((b, a) for a in joined for b in joined if a != b):
         for assign, _ in _settings(function, holder.lineno, asked, other)[:MAX_SPLITS]:
             text = lines[assign.lineno - 1]
@@ -105,9 +106,9 @@ def refusal_templates(lines: list[str], statement: ast.stmt, function: ast.AST |
                 # lines assign..last become: the split, the lines up to the refusal, and nothing of the refusal
                 region = [f"{indent}if {other}:", f"{indent}    {target} = {empty}", f"{indent}else:",
                           f"{indent}    {text.strip()}", *lines[assign.lineno : first_removed - 1]]
-                out.append((assign.lineno, "\n".join(region), last,
+                out.append(Edit(assign.lineno, "\n".join(region), last,
                             f"the refusal `if {condition}: raise` lifted, and `{target}` set to {empty} when "
                             f"`{other}` (line {assign.lineno})"))
-    out.append((first_removed, "", last, f"the refusal `if {condition}: raise` lifted"))
+    out.append(Edit(first_removed, "", last, f"the refusal `if {condition}: raise` lifted"))
     return list(dict.fromkeys(out))
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agent_core.analysis import pysyntax
+from agent_core.search.candidate import Edit
 from agent_core.search.linetext import span
 from agent_core.workspace.shadow import read_exact
 
@@ -32,7 +33,6 @@ MAX_NEIGHBOURS = 40  # modules beside the crash's looked into for the class's ba
 _BUILTIN_TYPES = frozenset(name for name, value in vars(builtins).items()
                            if isinstance(value, type) and not issubclass(value, BaseException))
 
-Retyped = tuple[int, str, int, str]  # (first line, new text of first..last, last line, description)
 
 
 def _base(name: str, trees: Iterable[ast.Module]) -> str | None:
@@ -77,13 +77,13 @@ def _one_line_ifs(tree: ast.Module) -> list[ast.If]:
 
 
 def retyped_guards(tree: ast.Module, lines: list[str], statement: ast.stmt, path: str,
-                   wrong_types: frozenset[tuple[str, str]], root: Path | None = None) -> list[Retyped]:
+                   wrong_types: frozenset[tuple[str, str]], root: Path | None = None) -> list[Edit]:
     """The candidates of the module docstring for the crash `statement` (its first line's reads)."""
     line = statement.lineno
     reads = {(n.value.id, n.attr) for n in ast.walk(statement)
              if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.lineno == line}
     ifs = _one_line_ifs(tree)
-    out: list[Retyped] = []
+    out: list[Edit] = []
     for type_name, attribute in sorted(wrong_types):
         for variable in sorted(v for v, a in reads if a == attribute):
             around = [n for n in ifs if n.lineno < line <= (n.end_lineno or n.lineno)
@@ -109,7 +109,7 @@ def retyped_guards(tree: ast.Module, lines: list[str], statement: ast.stmt, path
     return list(dict.fromkeys(out))
 
 
-def _rewrite(lines: list[str], sites: list[ast.If], variable: str, new: str, description: str) -> Retyped:
+def _rewrite(lines: list[str], sites: list[ast.If], variable: str, new: str, description: str) -> Edit:
     """Lines first..last of the sites with the predicate call on `variable` replaced by `new` in each test."""
     first, last = min(n.lineno for n in sites), max(n.lineno for n in sites)
     region = lines[first - 1 : last]
@@ -119,4 +119,4 @@ def _rewrite(lines: list[str], sites: list[ast.If], variable: str, new: str, des
         text = region[site.lineno - first]
         start, end = span(text, call)
         region[site.lineno - first] = f"{text[:start]}{new}{text[end:]}"
-    return first, "\n".join(region), last, description
+    return Edit(first, "\n".join(region), last, description)

@@ -24,9 +24,9 @@ import ast
 import re
 from collections.abc import Iterator
 
+from agent_core.search.candidate import Edit
 from agent_core.search.linetext import col
 
-Sentinel = tuple[int, str, int, str]  # (first line, new text of first..last, last line, description)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _ELSE = re.compile(r"\s*else\s*:\s*(#.*)?$")
 
@@ -132,7 +132,7 @@ def _conditioned(lines: list[str], function: ast.AST, statement: ast.stmt, name:
 
 
 def sentinel_templates(tree: ast.Module, lines: list[str], statement: ast.stmt,
-                       function: ast.AST | None) -> list[Sentinel]:
+                       function: ast.AST | None) -> list[Edit]:
     """The candidates of the module docstring for `statement` of `function`."""
     if function is None or (found := _forwarded(statement, function)) is None:
         return []
@@ -145,7 +145,7 @@ def sentinel_templates(tree: ast.Module, lines: list[str], statement: ast.stmt,
               and any(_same_default(a, d, name, value) for a, d in _defaults(f))]
     groups = [[function], *([[function, *others]] if others else [])]
     shift = len(conditioned) - len(lines)
-    out: list[Sentinel] = []
+    out: list[Edit] = []
     for group in groups:
         edits = _edits_of_defaults(group, name, value, postponed)
         if not edits:
@@ -156,5 +156,5 @@ def sentinel_templates(tree: ast.Module, lines: list[str], statement: ast.stmt,
         where = "its function" if len(group) == 1 else f"{len(group)} functions of the module"
         description = (f"`{name}` passed on only when given: default {ast.unparse(value)} -> None ({where}), "
                        f"`{ast.unparse(statement).strip()}` only if `{name} is not None`")
-        out.append((first, "\n".join(new[first - 1 : last + shift]), last, description))
+        out.append(Edit(first, "\n".join(new[first - 1 : last + shift]), last, description))
     return out

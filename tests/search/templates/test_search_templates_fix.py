@@ -10,6 +10,8 @@ import pytest
 
 from engine_support import journal_records, make_project
 
+pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
+
 FAST = "[search]\nmutant_timeout_s = 2\n"
 
 LEDGER = {  # some entries are None (a deleted row): the sum must skip them, the author's fix is a guard

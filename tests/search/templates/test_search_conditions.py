@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.search.templates.conditions import MAX_CONDITIONS, condition_swaps
-from agent_core.search.templates.guards import Place
+from agent_core.search.templates.place import Place
 from engine_support import journal_records, make_project
 
 CONTAINER = {  # tomlkit 0.11.5's fix, in small: `if item.name != key:` became `if not self.parsed:`
@@ -62,7 +62,7 @@ def _swaps(source: str, needle: str) -> list[str]:
     line = next(i for i, text in enumerate(lines, 1) if needle in text)
     tree = ast.parse(source)
     place = Place(tree, lines, line)
-    return [new.strip() for new, _ in condition_swaps(lines, place.statement, place.function, tree)]
+    return [e.text.strip() for e in condition_swaps(lines, place.statement, place.function, tree)]
 
 
 def test_the_functions_other_tests_come_in_both_senses_single_ones_and_the_nearest_first():
@@ -108,6 +108,7 @@ def test_at_most_max_conditions_are_taken():
     assert len(_swaps(source, "if b:")) == 2 * MAX_CONDITIONS
 
 
+@pytest.mark.e2e
 def test_the_search_swaps_in_the_condition_the_author_chose(tmp_path: Path, scripted_llm, run_fix,
                                                              monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AGENTLS_SEARCH", "1")

@@ -25,6 +25,8 @@ from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
 
+pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
+
 SQUARE = {
     "square.py": "def square(x):\n    return x * 2\n\n\ndef cube(x):\n    return x * x * x\n",
     "test_square.py": (

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.candidate import Mutant
+from agent_core.search.candidate import Edit, Mutant
 from agent_core.search.driver.ranking import concerns
-from agent_core.search.templates.guards import Place
 from agent_core.search.templates.moves import hoist_edits, move_edits
+from agent_core.search.templates.place import Place
 from engine_support import journal_records, make_project
 
 GROUP = {  # click 8.1.4's fix, in small: the class was set before the decorated function left `args`
@@ -59,7 +59,7 @@ GROUP = {  # click 8.1.4's fix, in small: the class was set before the decorated
 }
 
 
-def _moves(source: str, needle: str) -> list[tuple[int, str, int, str]]:
+def _moves(source: str, needle: str) -> list[Edit]:
     lines = source.split("\n")
     line = next(i for i, text in enumerate(lines, 1) if needle in text)
     place = Place(ast.parse(source), lines, line)
@@ -74,7 +74,7 @@ def test_a_statement_moves_down_and_up_but_never_past_a_return_or_above_a_docstr
               '    if c:\n'
               '        c -= 1\n'
               '    return c\n')
-    found = {description: (first, new, last) for first, new, last, description in _moves(source, "c = b * 2")}
+    found = {e.description: (e.first, e.text, e.last) for e in _moves(source, "c = b * 2")}
     assert found["statement moved below the next 1"] == (
         4, "    if c:\n        c -= 1\n    c = b * 2  # why\n", 7), "its blank line and comment go with it"
     assert found["statement moved above the previous 1"] == (3, "    c = b * 2  # why\n\n    b = a + 1", 5)
@@ -99,7 +99,8 @@ def test_an_assignment_that_opens_an_if_testing_its_name_moves_out_before_the_te
     line = next(i for i, text in enumerate(lines, 1) if "partition" in text)
     tree = ast.parse(HELP)
     place = Place(tree, lines, line)
-    [(first, new, last, _)] = hoist_edits(tree, lines, place.statement)
+    [edit] = hoist_edits(tree, lines, place.statement)
+    first, new, last = edit.first, edit.text, edit.last
     hoisted = "\n".join([*lines[: first - 1], new, *lines[last:]])
     cut = '        text = text.partition("\\f")[0]\n'
     assert hoisted == HELP.replace(f'    if text:\n        # cut at the form feed\n{cut}',
@@ -116,7 +117,8 @@ def test_an_assignment_that_opens_an_if_testing_its_name_moves_out_before_the_te
 def test_a_move_across_an_assert_keeps_it_and_is_no_concern_but_changing_the_assert_is():
     source = GROUP["group.py"]
     lines = source.split("\n")
-    first, new, last, _ = next(m for m in _moves(source, "if self.command_class") if m[3].endswith("next 2"))
+    edit = next(m for m in _moves(source, "if self.command_class") if m.description.endswith("next 2"))
+    first, new, last = edit.first, edit.text, edit.last
     assert concerns(source, Mutant("group.py", first, new, "move", 20, last)) == ()
     line = next(i for i, text in enumerate(lines, 1) if "assert len(args)" in text)
     relaxed = lines[line - 1].replace(" and not kwargs", " or not kwargs")
@@ -126,6 +128,7 @@ def test_a_move_across_an_assert_keeps_it_and_is_no_concern_but_changing_the_ass
         "changes an `assert` of the code",), "run less often: as much a change as an edit of its text"
 
 
+@pytest.mark.e2e
 def test_the_search_moves_the_statement_where_the_author_did(tmp_path: Path, scripted_llm, run_fix,
                                                              monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AGENTLS_SEARCH", "1")

@@ -14,6 +14,8 @@ import pytest
 
 from project_support import journal_records, make_project
 
+pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
+
 CLAMP = {
     "pyproject.toml": '[project]\nname = "clamp"\nversion = "0.1"\n\n'
                       '[tool.pytest.ini_options]\naddopts = "-vvv --tb=native"\n',

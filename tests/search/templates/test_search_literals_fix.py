@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.search.candidate import Edit
 from agent_core.search.evidence.inputs import FailingInputs
-from agent_core.search.templates.guards import Place
 from agent_core.search.templates.literals import imported_files, missing_f_edits, regex_class_edits
+from agent_core.search.templates.place import Place
 from agent_core.search.templates.table import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
 from engine_support import journal_records, make_project
 
@@ -102,6 +103,7 @@ def _search(project: Path, run_id: str) -> dict:
     return next(r for r in journal_records(project, run_id) if r["type"] == "search")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("files", "module", "old", "new"),
     [
@@ -144,7 +146,7 @@ def test_an_f_is_added_only_where_every_brace_names_a_variable_and_is_evidence_o
     assert missing_f_edits(lines, _place(source, 2).statement, {"name", "items"}) == ([], False), (
         "one piece of the message is a template: so is the other")
     assert missing_f_edits(lines, _place(source, 3).statement, {"name"}) == (
-        [("    b = f'{name}: {{literal}}'", 3, "`f` added to 1 string that name variables in braces")], False)
+        [Edit(3, "    b = f'{name}: {{literal}}'", 3, "`f` added to 1 string that name variables in braces")], False)
     assert missing_f_edits(lines, _place(source, 3).statement, {"name"}, frozenset({"{name}"}))[1] is True
     assert missing_f_edits(lines, _place(source, 4).statement, {"name"}) == ([], False)
     assert missing_f_edits(lines, _place(source, 5).statement, {"name", "items"})[0] == [], "an index is no name"
@@ -177,9 +179,9 @@ def test_a_letter_class_is_widened_only_for_letters_it_misses_and_only_in_raw_pa
     lines = source.split("\n")
     tree = ast.parse(source)
     assert regex_class_edits(tree, lines, ["É"]) == [
-        (1, "A = r'[\\w][\\w]*'", "`[A-Za-z]` takes any word character (`\\w`)"),
+        Edit(1, "A = r'[\\w][\\w]*'", 1, "`[A-Za-z]` takes any word character (`\\w`)"),
     ], "À-Ü holds É; A-Za-z does not"
-    assert [line for line, _, _ in regex_class_edits(tree, lines, ["業"])] == [1, 2]
+    assert [e.first for e in regex_class_edits(tree, lines, ["業"])] == [1, 2]
     assert regex_class_edits(tree, lines, []) == []
 
 

@@ -123,6 +123,7 @@ def _imports(root: Path) -> int:
     return count
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("test, start, wrong, right", [
     ("test_double", "return self.v * 3", "        return self.v * 4", "        return self.v * 2"),  # a property
     ("test_half", "return n // 3", "        return n // 4", "        return n // 2"),  # a staticmethod
@@ -137,6 +138,7 @@ def test_a_swapped_mutant_is_judged_without_importing_again(sandbox, root: Path,
     assert (root / "shapes.py").read_text() == SHAPES
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("test, start, right", [
     ("test_default", "def default(n=2):", "def default(n=3):"),  # a default runs at import
     ("test_limit", "LIMIT = 3", "LIMIT = 4"),  # module-level code
@@ -175,6 +177,7 @@ PACKAGE = {  # a package whose __init__ re-exports its module's names, imported 
 }
 
 
+@pytest.mark.e2e
 def test_a_slow_mutant_reaches_the_names_a_package_re_exports_after_a_conftest_imported_it(sandbox, tmp_path: Path):
     # marshmallow 3.20: tests/conftest.py imports the package, whose __init__ holds `Schema` from schema.py; a
     # default changed on a `def` line (tried the slow way) was judged against the old function, and failed
@@ -191,6 +194,7 @@ def test_a_slow_mutant_reaches_the_names_a_package_re_exports_after_a_conftest_i
         assert (shadow.root / "shop/prices.py").read_text() == PACKAGE["shop/prices.py"]
 
 
+@pytest.mark.e2e
 def test_a_slow_mutant_ranked_before_a_swapped_one_that_passes_is_still_tried_first(sandbox, root: Path):
     # the keyword drop (swapped, hot) passed and stopped the driver before the default changed on a `def` line
     # (slow), ranked before it, was tried: the later candidate won for being quicker to try

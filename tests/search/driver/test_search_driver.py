@@ -13,6 +13,8 @@ from agent_core.search.driver.sandboxed import DRIVER_DIR, collect_coverage, try
 from agent_core.settings import SandboxSettings
 from agent_core.workspace.shadow import ShadowWorkspace
 
+pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
+
 LOOP = {
     "spin.py": "def settle(n):\n    while n != 0:\n        n -= 2\n    return n\n\n\ndef twice(n):\n    return 2 * n\n",
     "test_spin.py": (

@@ -45,6 +45,7 @@ def root(tmp_path: Path):
         yield shadow.root
 
 
+@pytest.mark.e2e
 def test_terminal_and_cache_addopts_neither_break_nor_stop_the_localizing_run(root: Path, sandbox) -> None:
     data = asyncio.run(collect_coverage(sandbox, root, [], timeout_s=60, test_timeout_s=10))
 
@@ -55,6 +56,7 @@ def test_terminal_and_cache_addopts_neither_break_nor_stop_the_localizing_run(ro
     assert data["recorder"].startswith("coverage.py ")
 
 
+@pytest.mark.e2e
 def test_terminal_and_cache_addopts_do_not_stop_the_mutants(root: Path, sandbox) -> None:
     mutants = [Mutant("clamp.py", 5, "        return lo", "`x` -> `lo`"),
                Mutant("clamp.py", 5, "        return hi", "`x` -> `hi`")]
@@ -66,6 +68,7 @@ def test_terminal_and_cache_addopts_do_not_stop_the_mutants(root: Path, sandbox)
         assert [outcome for _, outcome in results] == ["failed", "passed"] and stopped == "enough", (hot, stopped)
 
 
+@pytest.mark.e2e
 def test_a_driver_that_ends_before_any_test_says_why(root: Path, sandbox) -> None:
     data = asyncio.run(collect_coverage(sandbox, root, ["--no-such-option"], timeout_s=60, test_timeout_s=10))
 

@@ -17,6 +17,8 @@ from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
 from engine_support import journal_records, make_project
 
+pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
+
 FAST = "[search]\nmutant_timeout_s = 2\n"
 
 SIGNS = {  # `or` -> `and` is the fix; `a > 0` -> `a == 0` passes these tests too, and differs where `a` is 0

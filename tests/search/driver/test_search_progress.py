@@ -6,11 +6,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.sandboxed import DRIVER_DIR, try_mutants
 from agent_core.settings import SandboxSettings
 from agent_core.workspace.shadow import ShadowWorkspace
+
+pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
 
 PROJECT = {
     "slow.py": "import time\n\n\ndef add(a, b):\n    time.sleep(0.4)\n    return a - b\n",

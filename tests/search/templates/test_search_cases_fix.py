@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.search.candidate import Edit
 from agent_core.search.driver.ranking import templates_for
 from agent_core.search.evidence.inputs import FailingInputs
 from agent_core.search.templates.cases import widening_edits
@@ -50,9 +51,10 @@ def test_a_bracketed_literal_of_characters_is_widened(line: str, expected: str):
         if hasattr(node, "col_offset"):
             node.col_offset += 4
             node.end_col_offset += 4
-    assert widening_edits(line, nodes, 1, ["`"]) == [(expected, "'`' added to the literal collection")]
+    assert widening_edits(line, nodes, 1, ["`"]) == [Edit(1, expected, 1, "'`' added to the literal collection")]
 
 
+@pytest.mark.e2e
 def test_a_missing_character_is_added_to_the_collection_by_the_search(tmp_path: Path, scripted_llm, run_fix,
                                                                        monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AGENTLS_SEARCH", "1")

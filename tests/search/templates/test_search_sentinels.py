@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.templates.guards import Place
+from agent_core.search.templates.place import Place
 from agent_core.search.templates.sentinels import sentinel_templates
 from engine_support import search_fixed
 
@@ -67,8 +67,8 @@ def _candidates(source: str, line_text: str) -> list[tuple[str, str]]:
     place = Place(tree, lines, line)
     assert place.statement is not None
     out = []
-    for first, new, last, description in sentinel_templates(tree, lines, place.statement, place.function):
-        out.append(("\n".join([*lines[: first - 1], new, *lines[last:]]), description))
+    for e in sentinel_templates(tree, lines, place.statement, place.function):
+        out.append(("\n".join([*lines[: e.first - 1], e.text, *lines[e.last:]]), e.description))
     return out
 
 
@@ -103,6 +103,7 @@ def test_no_candidate_where_nothing_is_passed_on_as_if_given(source: str, line: 
     assert _candidates(source, line) == []
 
 
+@pytest.mark.e2e
 def test_the_search_passes_the_value_on_only_when_the_caller_gave_it(tmp_path: Path, scripted_llm, run_fix,
                                                                       monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AGENTLS_SEARCH", "1")

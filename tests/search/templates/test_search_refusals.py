@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.search.evidence.inputs import FailingInputs
-from agent_core.search.templates.guards import Place
+from agent_core.search.templates.place import Place
 from agent_core.search.templates.refusals import refusal_templates
 from agent_core.search.templates.table import EVIDENCE_TIER, template_mutants
 from engine_support import search_fixed
@@ -59,8 +59,8 @@ def _candidates(source: str, line: int, empties: tuple[str, ...] = ("()",)) -> l
     lines = source.split("\n")
     place = Place(ast.parse(source), lines, line)
     assert place.statement is not None
-    return [("\n".join([*lines[: first - 1], new, *lines[last:]]), description)
-            for first, new, last, description in refusal_templates(lines, place.statement, place.function, empties)]
+    return [("\n".join([*lines[: e.first - 1], e.text, *lines[e.last:]]), e.description)
+            for e in refusal_templates(lines, place.statement, place.function, empties)]
 
 
 def test_the_refusal_is_lifted_and_the_value_set_where_the_other_parameter_is_tested_is_split():
@@ -102,6 +102,7 @@ def test_only_a_crash_at_the_refusal_asks_for_it():
                 if "refusal" in m.description]
 
 
+@pytest.mark.e2e
 def test_the_search_lifts_the_refusal_and_gives_the_combination_its_value(tmp_path: Path, scripted_llm, run_fix,
                                                                           monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AGENTLS_SEARCH", "1")

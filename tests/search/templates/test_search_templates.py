@@ -9,14 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent_core import models
-from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs, crashed, failing_inputs
-from agent_core.search.templates.table import (
-    EVIDENCE_TIER,
-    MAX_PER_LINE,
-    TEMPLATE_TIER,
-    seen_exceptions,
-    template_mutants,
-)
+from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs, crashed, failing_inputs, seen_exceptions
+from agent_core.search.templates.table import EVIDENCE_TIER, MAX_PER_LINE, TEMPLATE_TIER, template_mutants
 
 SOURCE = '''\
 import os

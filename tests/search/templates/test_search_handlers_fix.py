@@ -72,6 +72,7 @@ def _fixed_by_search(tmp_path: Path, scripted_llm, run_fix, files: dict[str, str
     return project, search
 
 
+@pytest.mark.e2e
 def test_an_exception_is_raised_again_as_the_one_the_callers_catch(tmp_path: Path, scripted_llm, run_fix):
     project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, STAMPS)
 
@@ -84,6 +85,7 @@ def test_an_exception_is_raised_again_as_the_one_the_callers_catch(tmp_path: Pat
     assert search["found"]["line"] == 5
 
 
+@pytest.mark.e2e
 def test_a_handler_that_drops_the_cause_keeps_it(tmp_path: Path, scripted_llm, run_fix):
     project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, PROMPT)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.search.templates.guards import Place
+from agent_core.search.templates.place import Place
 from agent_core.search.templates.retype import retyped_guards
 from engine_support import journal_records, make_project
 
@@ -53,7 +53,7 @@ def _candidates(root: Path, line_text: str, wrong: frozenset[tuple[str, str]]) -
     tree = ast.parse(source)
     place = Place(tree, lines, line)
     assert place.statement is not None
-    return [(first, last, new) for first, new, last, _ in
+    return [(e.first, e.last, e.text) for e in
             retyped_guards(tree, lines, place.statement, "render.py", wrong, root)]
 
 
@@ -81,6 +81,7 @@ def test_no_candidate_without_the_evidence(tmp_path: Path):
     assert _candidates(root, line, frozenset({("bytes", "text")}))[0][2].count("isinstance(node, bytes)") == 2
 
 
+@pytest.mark.e2e
 def test_the_search_asks_the_type_where_the_helper_let_it_through(tmp_path: Path, scripted_llm, run_fix,
                                                                    monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("AGENTLS_SEARCH", "1")
