@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 
-Edit = tuple[str, str]  # (the new line, a description)
+# a line's new text and its description: the one-line catalogue's edits of one line's text, before line_mutants
+# makes them the line's Mutants (the templates, which span lines, return candidate.Edit)
+Rewrite = tuple[str, str]
 
 
 def col(text: str, byte_col: int) -> int:

@@ -2,8 +2,7 @@
 
 Every mutant replaces one line with a variant that differs by one small edit
 and still parses. The catalogue is the one-line bug classes that dominate
-small programs' bug benchmarks (QuixBugs, BugsInPy's one-line fixes, the
-held-out set of issue 13) and the classic mutation operators that mirror
+small programs' bug benchmarks (their one-line fixes) and the classic mutation operators that mirror
 them, in the order they are tried on a line (most frequent first):
 
 1. comparison boundaries: `<` <-> `<=`, `>` <-> `>=` (off-by-one conditions);
@@ -26,7 +25,7 @@ them, in the order they are tried on a line (most frequent first):
    tuple items, a dict comprehension's key and value, the operands of `-`, `/`, `//`, `%`, `**`;
 10. another variable of the same function in place of a name (a wrong variable used), the names used
     nearest the line first;
-11. the rarer classes of rarer.py: bitwise operators, `+` operands swapped, a call too many, the
+11. the mix-ups of mix_ups.py: bitwise operators, `+` operands swapped, a call too many, the
     wrong exception caught, a format precision off by one, the wrong dict key; then structural.py's
     (a statement's shape) and typos.py's (a mistyped number, a string not stripped or lower-cased);
 12. a missing base case of a recursive function (the largest edit, tried last): `if p < c: return p`,
@@ -48,10 +47,10 @@ import tokenize
 from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Mutant
 from agent_core.search.catalogue.fstrings import field_edits
-from agent_core.search.catalogue.mix_ups import rarer_edits
+from agent_core.search.catalogue.mix_ups import mix_up_edits
 from agent_core.search.catalogue.structural import structural_edits
 from agent_core.search.catalogue.typos import typo_edits
-from agent_core.search.linetext import Edit
+from agent_core.search.linetext import Rewrite
 from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
 from agent_core.search.linetext import span as _span
@@ -128,7 +127,7 @@ def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple
 
 
 
-def _off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _off_by_one(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     """`+ 1` / `- 1` on a range end, a slice bound, an index or a factor that is not a literal."""
     targets: list[ast.expr] = []
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
@@ -137,7 +136,7 @@ def _off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
         targets += [b for b in (node.lower, node.upper) if b is not None]
     if isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
         targets.append(node.slice)
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for target in targets:
         if _on_line(target, line) and not isinstance(target, ast.Constant):
             s, e = _span(text, target)
@@ -155,7 +154,7 @@ def _off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
     return out
 
 
-def _dropped_term(text: str, node: ast.AST, line: int) -> tuple[list[Edit], list[Edit]]:
+def _dropped_term(text: str, node: ast.AST, line: int) -> tuple[list[Rewrite], list[Rewrite]]:
     """(`x + c` -> `x` for an integer c, `x - y` -> `x` for any other term)."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line)):
         return [], []
@@ -166,9 +165,9 @@ def _dropped_term(text: str, node: ast.AST, line: int) -> tuple[list[Edit], list
     return ([edit], []) if constant else ([], [edit])  # an extra `+ 1` is likelier than an extra term
 
 
-def _turned(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _turned(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     """A condition negated, a sort reversed, a discarded value returned or assigned back."""
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     if (
         isinstance(node, (ast.If, ast.While))
         and _on_line(node.test, line)
@@ -185,8 +184,8 @@ def _turned(text: str, node: ast.AST, line: int) -> list[Edit]:
     return out
 
 
-def _swaps(text: str, node: ast.AST, line: int) -> list[Edit]:
-    out: list[Edit] = []
+def _swaps(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+    out: list[Rewrite] = []
     for left, right in _swappable(node):
         if _on_line(left, line) and _on_line(right, line):
             (ls, le), (rs, re_) = _span(text, left), _span(text, right)
@@ -196,12 +195,13 @@ def _swaps(text: str, node: ast.AST, line: int) -> list[Edit]:
     return out
 
 
-def _node_edits(text: str, nodes: list[ast.AST], line: int) -> tuple[list[Edit], list[Edit], list[Edit], list[Edit]]:
+def _node_edits(text: str, nodes: list[ast.AST],
+                line: int) -> tuple[list[Rewrite], list[Rewrite], list[Rewrite], list[Rewrite]]:
     """(`+ c` dropped, off by one and extra terms, turned round, swapped) for the nodes of one line."""
-    dropped: list[Edit] = []
-    bounds: list[Edit] = []
-    turned: list[Edit] = []
-    swaps: list[Edit] = []
+    dropped: list[Rewrite] = []
+    bounds: list[Rewrite] = []
+    turned: list[Rewrite] = []
+    swaps: list[Rewrite] = []
     for node in nodes:
         constant_term, other_term = _dropped_term(text, node, line)
         dropped += constant_term
@@ -220,7 +220,7 @@ def _is_sort(node: ast.Call) -> bool:
     )
 
 
-def _discarded(text: str, node: ast.Expr) -> list[Edit]:
+def _discarded(text: str, node: ast.Expr) -> list[Rewrite]:
     """A value computed and thrown away: returned, or assigned back to the name it was computed from."""
     s, e = _span(text, node)
     expr = text[s:e]
@@ -306,7 +306,7 @@ def _recursive_function(tree: ast.Module, line: int) -> ast.FunctionDef | None:
     return None
 
 
-def _base_cases(tree: ast.Module, text: str, line: int) -> list[Edit]:
+def _base_cases(tree: ast.Module, text: str, line: int) -> list[Rewrite]:
     """A missing base case of a recursive function, inserted before its first statement:
     `if p < c: return p`, `if p <= c: return p`, `if p == c: return c` for its first parameter p and the
     module's small integer constants c (0, 1, 2 and the ones the module uses)."""
@@ -317,7 +317,7 @@ def _base_cases(tree: ast.Module, text: str, line: int) -> list[Edit]:
     used = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) is int]
     constants = list(dict.fromkeys([0, 1, 2, *sorted(set(used), key=used.index)]))[:BASE_CASE_CONSTANTS]
     indent = text[: len(text) - len(text.lstrip())]
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for c in constants:
         for test, value in ((f"{param} < {c}", param), (f"{param} <= {c}", param), (f"{param} == {c}", str(c))):
             guard = f"{indent}if {test}:\n{indent}    return {value}\n"
@@ -352,7 +352,7 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     scope = scope_names(tree, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
               _name_edits(text, tokens, _nearest_first(tree, line, scope)),
-              rarer_edits(text, tree, nodes, line) + structural_edits(text, tree, nodes, line, scope)
+              mix_up_edits(text, tree, nodes, line) + structural_edits(text, tree, nodes, line, scope)
               + typo_edits(text, nodes, line),
               _base_cases(tree, text, line)]
     out: list[Mutant] = []

@@ -1,4 +1,6 @@
-"""Rarer one-line bug classes, tried after the main catalogue (mutants.py) and before inserted base cases.
+"""One-line mix-ups: the wrong operator, operand order, key, exception or argument count, and names exchanged.
+
+They are tried after the main catalogue (line_mutants.py) and before inserted base cases.
 
 Each is a classic mutation operator that mirrors a bug people write, but
 less often than the catalogue's (so it costs a sandboxed test run only when
@@ -29,7 +31,7 @@ import ast
 import itertools
 import re
 
-from agent_core.search.linetext import Edit
+from agent_core.search.linetext import Rewrite
 from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
 from agent_core.search.linetext import span as _span
@@ -45,7 +47,7 @@ MAX_EXCHANGES = 10
 _PRECISION = re.compile(r"(?<=[:.])(\d{1,2})(?=[fdeEgG%]?[}'\"])")
 
 
-def _bitwise(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _bitwise(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, _BITWISE_OPS) and _on_line(node, line):
         (_, le), (rs, _) = _span(text, node.left), _span(text, node.right)
         gap = text[le:rs]
@@ -61,7 +63,7 @@ def _bitwise(text: str, node: ast.AST, line: int) -> list[Edit]:
     return [(text[:le] + gap.replace(word, new, 1) + text[rs:], f"`{word}` -> `{new}`") for new in _BITWISE[word]]
 
 
-def _plus_swapped(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _plus_swapped(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _on_line(node, line)):
         return []
     if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
@@ -71,7 +73,7 @@ def _plus_swapped(text: str, node: ast.AST, line: int) -> list[Edit]:
     return [(swapped, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped")]
 
 
-def _unwrapped(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _unwrapped(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and _on_line(node, line)):
         return []
     if isinstance(node.args[0], ast.Starred) or not isinstance(node.func, (ast.Name, ast.Attribute)):
@@ -81,7 +83,7 @@ def _unwrapped(text: str, node: ast.AST, line: int) -> list[Edit]:
     return [(_replace(text, s, e, text[a_s:a_e]), f"`{text[s:e]}` -> `{text[a_s:a_e]}`")]
 
 
-def _exception(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _exception(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if not (isinstance(node, ast.ExceptHandler) and isinstance(node.type, ast.Name)
             and node.type.id in _EXCEPTIONS and _on_line(node.type, line)):
         return []
@@ -90,14 +92,14 @@ def _exception(text: str, node: ast.AST, line: int) -> list[Edit]:
             for other in _EXCEPTIONS if other != node.type.id]
 
 
-def _precision(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _precision(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if not (isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))):
         return []
     if not _on_line(node, line):
         return []
     s, e = _span(text, node)
     literal = text[s:e]
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for match in _PRECISION.finditer(literal):
         value = int(match.group(1))
         for new in (value + 1, value - 1):
@@ -123,8 +125,8 @@ def _key_slots(node: ast.AST) -> list[ast.Constant]:
     return []
 
 
-def _wrong_key(text: str, node: ast.AST, line: int, keys: list[str]) -> list[Edit]:
-    out: list[Edit] = []
+def _wrong_key(text: str, node: ast.AST, line: int, keys: list[str]) -> list[Rewrite]:
+    out: list[Rewrite] = []
     for slot in _key_slots(node):
         if not (isinstance(slot.value, str) and _on_line(slot, line)):
             continue
@@ -135,13 +137,13 @@ def _wrong_key(text: str, node: ast.AST, line: int, keys: list[str]) -> list[Edi
     return out[:MAX_KEY_SWAPS]
 
 
-def _argument_dropped(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _argument_dropped(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if not (isinstance(node, ast.Call) and node.args and _on_line(node, line)):
         return []
     if any(isinstance(a, ast.Starred) for a in node.args) or not all(_on_line(k, line) for k in node.keywords):
         return []
     items: list[ast.expr | ast.keyword] = sorted([*node.args, *node.keywords], key=lambda n: n.col_offset)
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for arg in node.args:
         i = items.index(arg)
         s, e = _span(text, arg)
@@ -153,13 +155,13 @@ def _argument_dropped(text: str, node: ast.AST, line: int) -> list[Edit]:
     return out
 
 
-def _exchanged(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
+def _exchanged(text: str, nodes: list[ast.AST], line: int) -> list[Rewrite]:
     """Two variables' names exchanged at every place they occur on the line (names that are called are not
     variables here)."""
     called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
     names: list[ast.Name] = [n for n in nodes if isinstance(n, ast.Name) and _on_line(n, line) and id(n) not in called]
     ids = list(dict.fromkeys(n.id for n in names))
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for a, b in itertools.combinations(ids, 2):
         new = text
         for node in sorted(names, key=lambda n: n.col_offset, reverse=True):
@@ -177,12 +179,12 @@ def _terms(node: ast.expr) -> list[tuple[ast.expr, bool]]:
     return [(node, True)]
 
 
-def _terms_exchanged(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _terms_exchanged(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     """Two terms of opposite sign exchanged in a sum of three terms or more (same-sign terms commute)."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line)):
         return []
     terms = _terms(node)
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for (a, a_added), (b, b_added) in itertools.combinations(terms, 2):
         if len(terms) < 3 or a_added == b_added or not (_on_line(a, line) and _on_line(b, line)):
             continue
@@ -194,10 +196,10 @@ def _terms_exchanged(text: str, node: ast.AST, line: int) -> list[Edit]:
     return out
 
 
-def rarer_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) -> list[Edit]:
-    """The rarer classes' edits of `text` (line `line` of the module `tree`), in the module docstring's order."""
+def mix_up_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) -> list[Rewrite]:
+    """The mix-ups of `text` (line `line` of the module `tree`), in the module docstring's order."""
     keys = _key_literals(tree)
-    groups: list[list[Edit]] = [[] for _ in range(9)]
+    groups: list[list[Rewrite]] = [[] for _ in range(9)]
     for node in nodes:
         groups[0] += _bitwise(text, node, line)
         groups[1] += _plus_swapped(text, node, line)

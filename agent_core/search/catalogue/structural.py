@@ -1,4 +1,4 @@
-"""One-line bug classes about a statement's shape, tried with the rarer classes (rarer.py), last of the catalogue.
+"""One-line bug classes about a statement's shape, tried with the mix-ups (mix_ups.py), last of the catalogue.
 
 Each mirrors a bug that people write and that the token-level catalogue cannot reach in one edit:
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import difflib
 
-from agent_core.search.linetext import Edit, on_line, replace, span
+from agent_core.search.linetext import Rewrite, on_line, replace, span
 
 MAX_ATTRIBUTES = 6
 MAX_CONTAINER_PARAMS = 3
@@ -39,7 +39,7 @@ def _attributes(tree: ast.Module) -> list[str]:
     return list(dict.fromkeys(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)))
 
 
-def _wrong_attribute(text: str, node: ast.AST, line: int, names: list[str]) -> list[Edit]:
+def _wrong_attribute(text: str, node: ast.AST, line: int, names: list[str]) -> list[Rewrite]:
     if not (isinstance(node, ast.Attribute) and on_line(node, line)):
         return []
     others = [n for n in names if n != node.attr and not n.startswith("__")]
@@ -51,7 +51,7 @@ def _wrong_attribute(text: str, node: ast.AST, line: int, names: list[str]) -> l
     return [(replace(text, start, end, other), f"`.{node.attr}` -> `.{other}`") for other in ranked]
 
 
-def _filled(text: str, node: ast.AST, line: int, params: list[str]) -> list[Edit]:
+def _filled(text: str, node: ast.AST, line: int, params: list[str]) -> list[Rewrite]:
     if not (isinstance(node, ast.List) and not node.elts and on_line(node, line)):
         return []
     s, e = span(text, node)
@@ -59,7 +59,7 @@ def _filled(text: str, node: ast.AST, line: int, params: list[str]) -> list[Edit
             for new in ["[[]]", *(f"[{p}]" for p in params[:MAX_CONTAINER_PARAMS])]]
 
 
-def _constant_condition(text: str, node: ast.AST, line: int, names: list[str]) -> list[Edit]:
+def _constant_condition(text: str, node: ast.AST, line: int, names: list[str]) -> list[Rewrite]:
     if not (isinstance(node, (ast.While, ast.If)) and isinstance(node.test, ast.Constant)
             and on_line(node.test, line)):
         return []
@@ -67,7 +67,7 @@ def _constant_condition(text: str, node: ast.AST, line: int, names: list[str]) -
     return [(replace(text, s, e, name), f"`{text[s:e]}` -> `{name}`") for name in names[:MAX_CONDITION_NAMES]]
 
 
-def _operator_and_constant(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _operator_and_constant(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and on_line(node, line)):
         return []
     right = node.comparators[0]
@@ -75,7 +75,7 @@ def _operator_and_constant(text: str, node: ast.AST, line: int) -> list[Edit]:
         return []
     (_, left_end), (right_start, right_end) = span(text, node.left), span(text, right)
     old = _OPS[type(node.ops[0])]
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for op in _OPS.values():
         for value in (right.value - 1, right.value + 1):
             if op != old and value >= 0:
@@ -84,7 +84,7 @@ def _operator_and_constant(text: str, node: ast.AST, line: int) -> list[Edit]:
     return out if text[left_end:right_start].strip() == old else []
 
 
-def _accumulating(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _accumulating(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         target, value = node.targets[0], node.value
         ops = ["+=", "-="]
@@ -103,7 +103,7 @@ def _accumulating(text: str, node: ast.AST, line: int) -> list[Edit]:
 _COMPUTED = (ast.Name, ast.Call, ast.Subscript, ast.Attribute, ast.BinOp)
 
 
-def _value_off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _value_off_by_one(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if isinstance(node, ast.Assign) and len(node.targets) == 1 or isinstance(node, ast.Return):
         value = node.value
     else:
@@ -115,7 +115,7 @@ def _value_off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
     return [(replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
 
 
-def _missing_condition(text: str, node: ast.AST, line: int, params: list[str]) -> list[Edit]:
+def _missing_condition(text: str, node: ast.AST, line: int, params: list[str]) -> list[Rewrite]:
     if not (isinstance(node, (ast.If, ast.While)) and on_line(node.test, line)):
         return []
     s, e = span(text, node.test)
@@ -129,24 +129,24 @@ def _missing_condition(text: str, node: ast.AST, line: int, params: list[str]) -
     return out[:MAX_EXTRA_CONDITIONS]
 
 
-def _names_off_by_one(text: str, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Edit]:
+def _names_off_by_one(text: str, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Rewrite]:
     not_numbers = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
     not_numbers |= {id(n.value) for n in nodes if isinstance(n, (ast.Attribute, ast.Subscript))}
     not_numbers |= {id(n.iter) for n in nodes if isinstance(n, (ast.For, ast.comprehension))}
     names = sorted((n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in scope
                     and id(n) not in not_numbers and on_line(n, line)), key=lambda n: n.col_offset)
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for node in names:
         s, e = span(text, node)
         out += [(replace(text, s, e, f"({node.id} {op} 1)"), f"`{node.id}` -> `{node.id} {op} 1`") for op in "-+"]
     return out[:MAX_NAMES_OFF_BY_ONE]
 
 
-def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Edit]:
+def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Rewrite]:
     """The edits of this module's classes for line `line` (`text`) of `tree`; `scope` is the enclosing
     function's parameters and locals (mutants.scope_names), parameters first."""
     attributes = _attributes(tree)
-    groups: list[list[Edit]] = [[] for _ in range(7)]
+    groups: list[list[Rewrite]] = [[] for _ in range(7)]
     for node in nodes:
         groups[0] += _wrong_attribute(text, node, line, attributes)
         groups[1] += _filled(text, node, line, scope)

@@ -1,4 +1,4 @@
-"""Two one-line bug classes that no operator swap reaches, tried with the rarer classes (rarer.py):
+"""Two one-line bug classes that no operator swap reaches, tried with the mix-ups (mix_ups.py):
 
 17. a mistyped number: two neighbouring digits of a numeric literal exchanged (`-237.15` for `-273.15`,
     `3600` for `3060`): a constant typed from memory, where +1/-1 does not reach;
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from agent_core.search.linetext import Edit, on_line, replace, span
+from agent_core.search.linetext import Rewrite, on_line, replace, span
 
 NORMALISERS = ("strip", "lower")
 TEXT_METHODS = frozenset({
@@ -26,7 +26,7 @@ TEXT_METHODS = frozenset({
 MAX_TRANSPOSITIONS = 8
 
 
-def _digits_exchanged(text: str, node: ast.AST, line: int) -> list[Edit]:
+def _digits_exchanged(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     """Neighbouring distinct digits of a decimal int or float literal exchanged (not a leading digit with a
     zero: `07` is no number)."""
     if not (isinstance(node, ast.Constant) and type(node.value) in (int, float) and on_line(node, line)):
@@ -35,7 +35,7 @@ def _digits_exchanged(text: str, node: ast.AST, line: int) -> list[Edit]:
     literal = text[s:e]
     if literal[:2].lower() in ("0x", "0o", "0b"):
         return []
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for i in range(len(literal) - 1):
         a, b = literal[i], literal[i + 1]
         if not (a.isdigit() and b.isdigit()) or a == b or (i == 0 and b == "0"):
@@ -73,8 +73,8 @@ def _text_values(nodes: list[ast.AST]) -> list[tuple[ast.expr, str]]:
     return found
 
 
-def _normaliser_added(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
-    out: list[Edit] = []
+def _normaliser_added(text: str, nodes: list[ast.AST], line: int) -> list[Rewrite]:
+    out: list[Rewrite] = []
     for value, called in _text_values(nodes):
         if not on_line(value, line):
             continue
@@ -87,9 +87,9 @@ def _normaliser_added(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
     return out
 
 
-def typo_edits(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
+def typo_edits(text: str, nodes: list[ast.AST], line: int) -> list[Rewrite]:
     """This module's edits of `text` (line `line`; `nodes` are the ast nodes on it), in the docstring's order."""
-    out: list[Edit] = []
+    out: list[Rewrite] = []
     for node in nodes:
         out += _digits_exchanged(text, node, line)
     return out + _normaliser_added(text, nodes, line)

@@ -4,17 +4,16 @@ The first candidate that passes every test wins, so the order is the ranking:
 
 0. the few templates the failure itself asks for (EVIDENCE_TIER: a handler's lost cause, an exception raised
    again as the one the callers catch, handlers.py; a literal set of characters widened with one of the
-   failing test's input, cases.py), which no single edit can replace;
-1. the single edits of the most suspicious lines (mutants.py), the first TEMPLATES_AFTER of them
+   failing test's input, templates/cases.py), which no single edit can replace;
+1. the single edits of the most suspicious lines (catalogue/), the first TEMPLATES_AFTER of them
    (TEMPLATES_AFTER_CRASH when the failing tests raised an exception other than an assertion's);
-2. the templates (templates.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES, then
+2. the templates (templates/table.py) of the TEMPLATE_LINES most suspicious lines, at most MAX_TEMPLATES, then
    the hoists of the EVIDENCE_LINES most suspicious ones (an assignment that opens an `if` testing it, moved
    before the test) and the condition swaps of the `if` lines that gate a call to a suspect (gate_lines);
 3. then the candidates with a concern, each after every one without: a candidate that leaves a variable
    assigned and unused (`l_bar_user, r_bar_user = ...` then only `r_bar_user` used), drops the only use of
    a parameter (the function now ignores an input a caller passes), deletes a statement, or changes an
-   `assert` of the code (click 8.1.4: `assert len(args) == 1 and not kwargs` relaxed to `or` was green,
-   and wrong: the author's fix moved two statements);
+   `assert` of the code (an assertion relaxed from `and` to `or` may turn the tests green and be wrong);
 4. the rest of the single edits (clean ones first).
 
 A concern is named in the candidate's description (`leaves `l_bar_user` unused`), which the journal, the
@@ -46,8 +45,8 @@ from agent_core.workspace.shadow import read_exact
 
 TEMPLATES_AFTER = 300  # single edits tried before any template (the likelier fixes, and most of a 120 s budget)
 TEMPLATES_AFTER_CRASH = 100  # ... when the failing tests crash (an exception, not an assertion): a None or an
-# empty value reached code that cannot take it, which guards and `try` fix (click's echo with no stdout: the
-# guard came 282nd, past what a 120 s budget reaches on a busy machine)
+# empty value reached code that cannot take it, which guards and `try` fix (after 300 single edits a guard may
+# lie past what a 120 s budget reaches on a busy machine)
 TEMPLATE_LINES = 6  # the most suspicious lines that get templates
 EVIDENCE_LINES = 60  # suspicious lines whose evidence templates (templates.EVIDENCE_TIER) are made
 MAX_TEMPLATES = 120
@@ -183,7 +182,7 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
     first), at most MAX_TEMPLATES, the evidence templates and hoists (moves.hoist_edits: rare) of the
     EVIDENCE_LINES most suspicious, and the condition swaps of the `gates` (gate_lines)."""
     lines = list(dict.fromkeys((file, line) for _, file, line in ranked if file in sources))[:TEMPLATE_LINES]
-    lines += [site for site in inputs.crash_sites if site[0] in sources and site not in lines]  # cases.py
+    lines += [site for site in inputs.crash_sites if site[0] in sources and site not in lines]  # evidence/inputs.py
     trees = {file: tree for file, tree in ((f, _tree(s)) for f, s in sources.items()) if tree is not None} \
         if exceptions else {}
     around = handled_around(trees, ((file, line) for _, file, line in ranked))
@@ -212,8 +211,8 @@ def templates_for(root: Path, sources: dict[str, str], ranked: list[tuple[float,
 def gate_lines(sources: dict[str, str], suspects: Sequence[Suspect]) -> list[tuple[str, int]]:
     """The `if` lines, inside the suspect functions, whose body calls another suspect function: the call runs
     when it should not (or the other way round), and the condition is the bug, not a line the failing test
-    runs more than the passing ones (tomlkit 0.11.5: `if item.name != key.key:` before
-    `item.invalidate_display_name()`, where `if not self._parsed:` was meant). The called suspect's order
+    runs more than the passing ones (an `if` that asks the wrong question before a call that must only run
+    in the other case). The called suspect's order
     first, at most GATE_LINES."""
     names = {name: n for n, s in reversed(list(enumerate(suspects)))
              if s.function and (name := s.function.rsplit(".", 1)[-1]) not in _BUILTIN_METHODS}

@@ -34,7 +34,7 @@ from agent_core.workspace.shadow import read_exact, write_exact
 
 HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (a `@curry`-wrapped function, a
 # module-level line) are tried the slow way at the end of their run, so a run of all 1,000 would leave the
-# likeliest of them to whatever budget the 999 others left (toolz `flip`: none)
+# likeliest of them to whatever budget the 999 others left
 PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
 # that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
@@ -45,7 +45,7 @@ SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while 
 def _chunk_size(mutants: list[Mutant], index: int) -> int:
     """How many of `mutants` from `index` one driver run takes: HOT_CHUNK, but the evidence templates that lead
     the list (ranking.arrange puts them first) in a run of their own, as a module-level one among them (a
-    constant's line) would otherwise wait for the end of a run of 150 (tomlkit's `_basic_escapes`: 55 s)."""
+    constant's line) would otherwise wait for the end of a run of HOT_CHUNK."""
     leading = 0
     while index + leading < len(mutants) and mutants[index + leading].tier == EVIDENCE_TIER:
         leading += 1

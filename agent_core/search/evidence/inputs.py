@@ -19,7 +19,7 @@ from agent_core.models import TestFailure, TestReport
 from agent_core.search.evidence.spectrum import workspace_frames
 from agent_core.workspace.shadow import read_exact
 
-MAX_CHARACTERS = 2  # characters taken from the failing tests (their candidates are tried first: templates.py)
+MAX_CHARACTERS = 2  # characters taken from the failing tests (their candidates are tried first: templates/table.py)
 MAX_LETTERS = 4  # letters beyond ASCII taken from the failing tests (a regular expression's class may miss them)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _BRACED = re.compile(r"\{[A-Za-z_][\w.]*\}")
@@ -50,11 +50,11 @@ class FailingInputs:
     letters: tuple[str, ...] = ()  # letters beyond ASCII, at most MAX_LETTERS (literals.regex_class_edits)
     words: frozenset[str] = frozenset()  # their words as written (case_edits: `create` against 'CREATE')
     braced: frozenset[str] = frozenset()  # `{name}` as their messages show it (literals.missing_f_edits)
-    none_attributes: frozenset[str] = frozenset()  # `x` of "'NoneType' object has no attribute 'x'" (guards.py)
+    none_attributes: frozenset[str] = frozenset()  # `x` of "'NoneType' object has no attribute 'x'" (guards)
     undefined: frozenset[str] = frozenset()  # `x` of "name 'x' is not defined" (missing.py)
     coroutine: bool = False  # a failing message shows a coroutine object, never awaited (missing.py)
     # where tests failed with an exception (not an assertion): the innermost workspace frame and its caller,
-    # (file, line), innermost first (templates.py tries its templates there, whatever the ranking says)
+    # (file, line), innermost first (templates/table.py makes its templates there, whatever the ranking says)
     crash_sites: tuple[tuple[str, int], ...] = ()
     # (T, x) of "'T' object has no attribute 'x'", T not NoneType: a value a type test let through (retype.py)
     wrong_types: frozenset[tuple[str, str]] = frozenset()

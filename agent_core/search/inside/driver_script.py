@@ -38,7 +38,7 @@ import time
 
 import pytest
 
-try:  # copied beside this script in the sandbox (sandboxed.py)
+try:  # copied beside this script in the sandbox (search/driver/sandboxed.py)
     import driver_localize
     import driver_options
     import driver_swap
@@ -57,7 +57,7 @@ def _serve_mutant(path, source):
 
     importlib.machinery.SourceFileLoader.get_code = get_code
     # Imported early (a conftest that imports the package): imported again, mutated. Not the module alone: its
-    # package's __init__ re-exports its names (`from marshmallow.schema import Schema`) and the project's other
+    # package's __init__ re-exports its names (`from pkg.schema import Schema`) and the project's other
     # modules hold them (a test helper module a conftest imported), so every module of the project's own code
     # goes, and the tests' imports in this child load them afresh, the mutant among them.
     # (its own package by name too: an editable install may import it through a path outside the copy)

@@ -32,7 +32,7 @@ def _spans(body, end):
     """(node, last line) for the statements of `body`, a block that ends at line `end`. Python 3.7's ast has no
     `end_lineno`: there a statement ends where the next one starts (which, for a decorated def, is its first
     decorator), the last one where its block ends; without this every 3.7 mutant went the slow way, and the
-    slow way misses a function its package re-exports before the child imports the mutant (click's `echo`)."""
+    slow way misses a function its package re-exports before the child imports the mutant."""
     out = []
     for index, node in enumerate(body):
         last = getattr(node, "end_lineno", None)

@@ -44,8 +44,8 @@ def constant_widenings(tree: ast.Module, lines: list[str], function: ast.AST,
                        characters: Sequence[str]) -> list[Edit]:
     """(line, new line, description): the module-level constants that `function` reads (in its body or as a
     parameter's default, `escape=_basic_escapes`) and whose one-line definition holds a bracketed literal of
-    characters, widened as `widening_edits` does. tomlkit's `_basic_escapes = CONTROL_CHARS | {'"'}` is such a
-    constant: its line runs at import, so coverage never points at it; the function that reads it does."""
+    characters, widened as `widening_edits` does (`_escapes = CONTROL_CHARS | {'"'}`): such a
+    constant's line runs at import, so coverage never points at it; the function that reads it does."""
     if not characters:
         return []
     used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -75,8 +75,8 @@ def other_case(literal: object, words: frozenset[str]) -> bool:
 
 def case_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
     """(new line, description): a comparison of a value with a literal written in one case made blind to the
-    value's case: `tok.value == 'CREATE'` -> `tok.value.upper() == 'CREATE'` (sqlparse 0.4.4: lower-case
-    keywords), `name in ('a', 'b')` -> `name.lower() in ('a', 'b')`."""
+    value's case: `tok.value == 'CREATE'` -> `tok.value.upper() == 'CREATE'` (lower-case keywords
+    written by a user), `name in ('a', 'b')` -> `name.lower() in ('a', 'b')`."""
     out: list[Edit] = []
     for node in nodes:
         if not (isinstance(node, ast.Compare) and on_line(node, line) and len(node.ops) == 1

@@ -1,15 +1,11 @@
 """A condition swapped for another the function already tests.
 
-A real fix often keeps an `if` and changes what it asks: tomlkit 0.11.5 replaced `if item.name != key.key:`
-(which held for a nested table's dotted name as well) by `if not self._parsed:`, a test the same method makes
-three lines further down. The single-edit catalogue changes a condition one token at a time; it cannot
-bring in another whole condition. The candidates here are the function's own tests: the conditions of its
-`if`, `while` and conditional expressions and the operands of its `and`/`or`, each as it is written and
-negated. A flag of the module's state (a name or attribute that is only ever assigned a bool) comes before
-other tests, then the nearest to the line; and each in the sense the function mostly tests it first. In
-tomlkit's `append` both `if self._body:` and `if not self._parsed:` passed the suite: `_parsed` is set
-only from `parsed: bool = False` and `parsing: bool`, and the function tests it only under a `not`
-(`not (self._parsed or ...)`, `not self._parsed`), while `_body` is a list.
+A real fix often keeps an `if` and changes what it asks, bringing in a test the same function makes
+elsewhere. The single-edit catalogue changes a condition one token at a time; it cannot bring in another
+whole condition. The candidates here are the function's own tests: the conditions of its `if`, `while` and
+conditional expressions and the operands of its `and`/`or`, each as it is written and negated. A flag of
+the module's state (a name or attribute that is only ever assigned a bool) comes before other tests, then
+the nearest to the line; and each in the sense the function mostly tests it first.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def bound_guard_templates(place: Place) -> list[Edit]:
     """(first line, new text, last line, description): an argument read off an element of something
     (`block[0].text`) that may be None, bound to a local named after its attribute, the local guarded, and
     passed on instead: `text = block[0].text` / `if text is None: continue`, then the statement with `text`
-    (Python-Markdown 3.5.2's codehilite: a `<pre>` holding an empty `<code>` has no text). Only when a failing
+    (an element's text that is None when the element is empty). Only when a failing
     test read an attribute on None (the argument reached a callee that dereferenced it), and only for a name
     the function does not use yet. The same guard on the expression itself follows."""
     stmt = place.statement
@@ -137,8 +137,8 @@ def _setters(place: Place, name: str) -> list[tuple[ast.stmt, bool]]:
     """The statements after which `name` holds a value the suspicious statement may use: its assignments before
     the statement in the function, the latest first, each widened to an `if` whose every branch assigns it
     (the value is only known after the whole `if`/`else`); with whether a loop of the function holds it. More
-    than one: the last may be on a path the failing test does not take (click's `echo()` rewraps the stream
-    on Windows only)."""
+    than one: the last may be on a path the failing test does not take (a value set again on one platform
+    only)."""
     function, stmt = place.function, place.statement
     assert function is not None and stmt is not None
     parents: dict[int, tuple[ast.AST, str]] = {}
@@ -173,8 +173,8 @@ def _setters(place: Place, name: str) -> list[tuple[ast.stmt, bool]]:
 def set_guard_templates(place: Place) -> list[Edit]:
     """(first line, new text, last line, description): `if x is None: <exit>` right after the statement that
     sets x, for each name the suspicious statement uses that the function sets before it. Where a value may be
-    missing, authors check it where it is made rather than where it is used (click 8.1.4's `echo()`: `if file
-    is None: return` after the `if`/`else` that picks a default stream, not before `file.write`)."""
+    missing, authors check it where it is made rather than where it is used (`if file is None: return` after
+    the `if`/`else` that picks a default stream, not before `file.write`)."""
     stmt = place.statement
     if not usable(place) or stmt is None:
         return []
@@ -268,8 +268,8 @@ MAX_RETURNED = 2  # parameters a missing `return` may hand back
 
 def return_templates(place: Place) -> list[Edit]:
     """`return <parameter>` after the last statement of a function that returns nothing: a decorator or a
-    registering function that forgets to hand back what it was given (click's `add_completion_class` returned
-    None, so `@add_completion_class` replaced the class by None). The lines from the statement to the end of
+    registering function that forgets to hand back what it was given (a class decorator that returns None
+    replaces the class by None). The lines from the statement to the end of
     the function stay as they are; the return is added after them."""
     function = place.function
     stmt = place.statement

@@ -1,14 +1,12 @@
 """Templates for exceptions that leave a layer in the wrong shape: translated for the caller, or with their cause.
 
-Three kinds of real fix that no one-token edit reaches (bench/history_corpus: marshmallow's
-`from_timestamp_overflow`, click's `abort_keeps_cause`; the third, a handler that misses one way its
-statement fails, is as common in projects' histories):
+Three kinds of fix that no one-token edit reaches:
 
-- a low-level exception escapes a function whose callers handle another one: `fromtimestamp`
-  raises OverflowError where every caller catches ValueError. The statement goes under `try`,
-  and the exception the failing test sees is raised again as one that the callers' handlers
-  catch (`except OverflowError as exc: raise ValueError(str(exc)) from exc`). The callers are
-  the other suspect files' `try` blocks that call the function by name;
+- a low-level exception escapes a function whose callers handle another one (a conversion raising
+  OverflowError where every caller catches ValueError). The statement goes under `try`, and the exception
+  the failing test sees is raised again as one that the callers' handlers catch (`except OverflowError as
+  exc: raise ValueError(str(exc)) from exc`). The callers are the other suspect files' `try` blocks that
+  call the function by name;
 - a handler that drops the exception's cause (`raise Abort() from None`) keeps it: the handler
   names the exception (`except (EOFError, KeyboardInterrupt) as e:`) and the raise says `from e`;
 - a handler around the statement catches the exception the failing test sees as well (`except
@@ -66,8 +64,8 @@ def handled_by_callers(trees: Iterable[ast.Module], name: str) -> list[str]:
 
 def handled_around(trees: dict[str, ast.Module], lines: Iterable[tuple[str, int]]) -> list[str]:
     """The exception names that `try` blocks around suspicious lines (file, line) catch, most frequent first: the
-    callers' handlers when the function is reached indirectly (marshmallow calls `from_timestamp` through a table
-    of functions, in a `try` that catches ValueError), which `handled_by_callers` cannot see by name."""
+    callers' handlers when the function is reached indirectly (called through a table of functions, in a `try`
+    that catches ValueError), which `handled_by_callers` cannot see by name."""
     wanted: dict[str, set[int]] = {}
     for file, line in lines:
         wanted.setdefault(file, set()).add(line)
@@ -140,7 +138,7 @@ def cause_templates(place: Place) -> list[Edit]:
 
 
 def _handler_name(place: Place) -> str:
-    """The name the module's other handlers give their exception (`except ClickException as e:`), the most
+    """The name the module's other handlers give their exception (`except AppError as e:`), the most
     common first; `exc` when none has one."""
     names = Counter(node.name for node in ast.walk(place.tree) if isinstance(node, ast.ExceptHandler) and node.name)
     return names.most_common(1)[0][0] if names else "exc"

@@ -1,17 +1,14 @@
 """Literals the code got nearly right: a format string without its `f`, a case test on one of a pair of siblings,
 a regular expression's character class that spells out ASCII letters.
 
-Each is a real fix of bench/history_corpus:
-- marshmallow 3.21.1: `'Field for "{field_name}" must be ...'` had lost its `f` (the message showed the
-  braces); the fix prefixes every piece of the implicit concatenation that names a variable in braces.
-- sqlparse 0.4.3: `tmp_token.value == 'CREATE'` and, on the next statement, `== 'TABLE'` both became
-  `.upper() == ...` (a lower-case statement matched neither); one of them alone passes no test, so the search
-  needs the pair as one candidate.
-- sqlparse 0.4.3: `[0-9_A-ZÀ-Ü][_$#\\w]*` became `[0-9_\\w][_$#\\w]*` so that a name in another script (the
-  failing test's `業者名稱`) is one token. The pattern is a module constant read by another module (the lexer
-  imports it), so no suspicious line points at it: the candidates come from the string constants of the
-  suspect modules and of the project modules they import, and only when a failing test's input holds a
-  letter beyond ASCII that the class misses.
+- a message whose plain string pieces name variables in braces gets the `f` it lacks, on every piece of
+  the implicit concatenation at once;
+- like comparisons with a literal written in one case, on neighbouring statements, are made blind to case
+  together (one of them alone may pass no test, so the pair is one candidate);
+- a regular expression's letter class that spells out ASCII (or a range of Latin letters) takes any word
+  character (`\\w`) when a failing test's input holds a letter beyond it. Such a pattern is often a module
+  constant another module reads, so no suspicious line points at it: the candidates come from the string
+  constants of the suspect modules and of the project modules they import.
 """
 
 from __future__ import annotations
@@ -59,7 +56,7 @@ def missing_f_edits(lines: list[str], statement: ast.stmt, scope: set[str],
     shows one of the pieces' `{name}` unformatted): every plain string piece of the statement whose braces all
     name variables in scope given the `f` it lacks. One candidate for the whole statement, as the pieces of
     one implicit concatenation belong together. Without the message's evidence it is a guess: a template
-    such as tqdm's `'{bar}'` is meant literally."""
+    such as `'{bar}'` may be meant literally."""
     first, last = statement.lineno, statement.end_lineno or statement.lineno
     text = "\n".join(lines[first - 1 : last])
     if _formatted_later(statement):
@@ -183,7 +180,7 @@ def regex_class_edits(tree: ast.Module, lines: list[str], letters: Sequence[str]
 
 def imported_files(tree: ast.Module, path: str, root: Path) -> list[str]:
     """The project's own modules (paths relative to `root`) that the module at `path` imports, absolutely or
-    relatively: `from sqlparse.keywords import SQL_REGEX` in sqlparse/lexer.py is sqlparse/keywords.py."""
+    relatively: `from pkg.keywords import REGEX` in pkg/lexer.py is pkg/keywords.py."""
     parts = Path(path).parts[:-1]
     names: list[str] = []
     for node in ast.walk(tree):

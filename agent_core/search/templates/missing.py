@@ -1,7 +1,7 @@
 """What a line misses, when the failing tests' exceptions say so: a `.get` for a key that may be absent, an
 `await`, a `self.`.
 
-Three kinds of one-token-short fix that real projects make and the catalogue (mutants.py) cannot reach, each
+Three kinds of one-token-short fix that real projects make and the catalogue (catalogue/) cannot reach, each
 tried as evidence (templates.EVIDENCE_TIER) only when a failing test shows its exception:
 
 - `KeyError`: a lookup that may miss made a `.get` (`config[key]` -> `config.get(key)`; the author's form

@@ -1,10 +1,9 @@
 """A statement moved past its neighbours: the order of two steps was the bug.
 
-click 8.1.4 moved `if self.command_class and kwargs.get("cls") is None: kwargs["cls"] = ...` below the
-block that takes the decorated function out of `args` (two statements further down): set before it, the
-class went to the wrong call. No edit of a token says "do this later"; the candidates here take the
-statement on a suspicious line (with the blank lines and comments after it) and put it after each of the
-next MAX_STEPS statements of its block, or before each of the MAX_STEPS before it.
+No edit of a token says "do this later": the candidates here take the statement on a suspicious line (with
+the blank lines and comments after it) and put it after each of the next MAX_STEPS statements of its
+block, or before each of the MAX_STEPS before it; and an assignment that opens an `if` testing what it
+sets is moved out before the test.
 """
 
 from __future__ import annotations
@@ -69,7 +68,7 @@ def _reads(node: ast.AST, names: set[str]) -> bool:
 def hoist_edits(tree: ast.Module, lines: list[str], statement: ast.stmt) -> list[Edit]:
     """(first line, new text, last line, description): an assignment that opens the body of an `if` whose test
     reads the name it sets, moved out before that `if`: the value was tested before it was made what it must
-    be (click 8.1.4 tested a help text for emptiness, then cut it at its form feed, which could empty it)."""
+    be (a text tested for emptiness, then cut, which can empty it)."""
     if not isinstance(statement, ast.Assign):
         return []
     names = {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}

@@ -1,15 +1,9 @@
 """A refusal the failing test trips, lifted: the combination it refused, handled where the value is set.
 
-click 8.1.4 (bench/history_corpus/click/multiple_flag_default): `Option.__init__` ended with
-
-    if self.multiple and self.is_flag:
-        raise TypeError("'multiple' is not valid with 'is_flag', use 'count'.")
-
-and a test built `@click.option("-f", is_flag=True, multiple=True)`, expecting `()` as its default. The
-author removed the refusal and, where a flag's default is set (`self.default = False`, under `if is_flag
-and ...`), gave the combination its own value: `if multiple: self.default = () else: self.default =
-False`. Neither edit alone passes: without the refusal the default `False` is not iterable; with it the
-test never gets that far.
+A function may refuse a combination of its parameters (`if a and b: raise TypeError(...)`) that a later
+version supports: the fix removes the refusal and gives the combination its own value where the value is
+set. Neither edit alone passes: without the refusal the old value does not fit; with it the test never gets
+that far.
 
 The evidence is the crash: a failing test raised an exception at a `raise` that is alone under an `if` whose
 test joins two or more of the function's parameters with `and` (read as `p` or `self.p`). For each pair

@@ -1,12 +1,9 @@
 """A type test that lets the crashing value through, asked with `isinstance` instead.
 
-Python-Markdown 3.5.2 (bench/history_corpus/markdown/inline_atomic_string): an inline processor that
-returns an `AtomicString` crashed with `'AtomicString' object has no attribute 'text'` on
-`node.text`, under `if not isString(node):`. `isString` says False for an `AtomicString` (a string the
-parser must not touch), so the branch for elements took it. The author asked the question the branch
-means, `if not isinstance(node, str):`, at that `if` and at the other one of the module that tells the
-same value apart the same way. The single-edit search made `isString` return True instead: green, and
-it changes every other caller of the helper (the legacy attributes extension skips atomic text by it).
+A helper predicate (`isString(node)`) may say False for a subclass of a builtin the branch means to
+exclude, so the branch for other values takes it and crashes on an attribute it lacks. Changing the
+helper would change its every other caller; asking the question the branch means, `isinstance(node, T)`,
+at that `if` and at the module's other `if` tests that tell the same value apart the same way, does not.
 
 The failure names the evidence: the type of the value that reached code it does not fit, and the
 attribute read on it. A candidate is made when the crash line reads that attribute on a variable, and an

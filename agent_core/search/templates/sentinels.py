@@ -1,12 +1,8 @@
 """A parameter's default passed on as if the caller had set it: `None` for "not given", forwarded only when given.
 
-marshmallow 3.21.1 (bench/history_corpus/marshmallow/nested_partial_default): `Schema._deserialize`
-passed its `partial` on to every nested schema (`d_kwargs["partial"] = partial`), and `partial`
-defaulted to `False` there and in `Schema.__init__`. A nested schema built with `partial=("x",)`
-had its own setting overridden by the outer schema's default, which nobody chose. The author made the
-default `None` (the parameter's annotation gained `| None`) in both signatures and passed the value on
-only when it is not `None` (`else:` became `elif partial is not None:`). The single edits cannot make
-this: each of the three changes alone leaves the test failing.
+A value handed down to a nested object's setting overrides that object's own setting with a default nobody
+chose; the fix makes the default `None` and passes the value on only when it is not `None`. The single
+edits cannot make this: each of the changes alone leaves the test failing.
 
 A candidate is made for a statement that assigns a parameter of its function, unchanged, to something else's
 setting (an item by a string key or another object's attribute: `kwargs["p"] = p`, `other.p = p`; not

@@ -25,8 +25,6 @@ from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
 
-pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
-
 SQUARE = {
     "square.py": "def square(x):\n    return x * 2\n\n\ndef cube(x):\n    return x * x * x\n",
     "test_square.py": (
@@ -68,6 +66,7 @@ def _mutants() -> list[Mutant]:
     ]
 
 
+@pytest.mark.e2e  # a real sandbox
 def test_a_mutant_breaking_a_covering_test_never_reaches_the_whole_suite(deps: Deps):
     async def go():
         baseline = await deps.run_tests(deps.sandbox, deps.shadow.root, deps.settings.test_command, 60)
@@ -84,6 +83,7 @@ def test_a_mutant_breaking_a_covering_test_never_reaches_the_whole_suite(deps: D
     assert "x ** 2" in (deps.shadow.root / "square.py").read_text()
 
 
+@pytest.mark.e2e  # a real sandbox
 def test_a_fast_suite_goes_straight_to_the_whole_suite(deps: Deps):
     async def go():
         baseline = await deps.run_tests(deps.sandbox, deps.shadow.root, deps.settings.test_command, 60)

@@ -1,5 +1,14 @@
 """A condition swapped for another the function already tests (search/templates/conditions.py): the candidates, and the
-search fixing a project with one (`agentls fix`, a real sandbox, the scripted endpoint with no answer queued)."""
+search fixing a project with one (`agentls fix`, a real sandbox, the scripted endpoint with no answer queued).
+
+The case behind the template (bench/history_corpus):
+
+tomlkit 0.11.5 replaced `if item.name != key.key:` (which held for a nested table's dotted name as well)
+by `if not self._parsed:`, a test the same method makes three lines further down. In tomlkit's `append`
+both `if self._body:` and `if not self._parsed:` passed the suite: `_parsed` is set only from
+`parsed: bool = False` and `parsing: bool`, and the function tests it only under a `not`
+(`not (self._parsed or ...)`, `not self._parsed`), while `_body` is a list.
+"""
 
 from __future__ import annotations
 

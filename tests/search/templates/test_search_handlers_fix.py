@@ -1,5 +1,13 @@
 """Exceptions in the wrong shape, fixed by the search (templates/handlers.py): `agentls fix` on real projects, a real
-sandbox, the scripted endpoint with no answer queued (a model call would fail the run: zero tokens)."""
+sandbox, the scripted endpoint with no answer queued (a model call would fail the run: zero tokens).
+
+The case behind the template (bench/history_corpus):
+
+The cases of bench/history_corpus behind the first two: marshmallow's `from_timestamp_overflow`
+(`fromtimestamp` raised OverflowError where every caller catches ValueError; marshmallow calls
+`from_timestamp` through a table, so the handlers around the suspicious lines count too) and click's
+`abort_keeps_cause`.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,19 @@
 """Literals the code got nearly right, fixed by the search (templates/literals.py): a format string without its `f`,
 like comparisons made blind to case together, a regular expression's class of ASCII letters. `agentls fix` on
-real projects, a real sandbox, the scripted endpoint with no answer queued (a model call would fail the run)."""
+real projects, a real sandbox, the scripted endpoint with no answer queued (a model call would fail the run).
+
+The case behind the template (bench/history_corpus):
+
+Each is a real fix of bench/history_corpus:
+- marshmallow 3.21.1: `'Field for "{field_name}" must be ...'` had lost its `f` (the message showed the
+  braces); the fix prefixes every piece of the implicit concatenation that names a variable in braces.
+- sqlparse 0.4.3: `tmp_token.value == 'CREATE'` and, on the next statement, `== 'TABLE'` both became
+  `.upper() == ...` (a lower-case statement matched neither); one of them alone passes no test, so the search
+  needs the pair as one candidate.
+- sqlparse 0.4.3: `[0-9_A-ZÀ-Ü][_$#\\w]*` became `[0-9_\\w][_$#\\w]*` so that a name in another script (the
+  failing test's `業者名稱`) is one token. The pattern is a module constant read by another module (the lexer
+  imports it).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,14 @@
 """A statement moved past its neighbours (templates/moves.py): the candidates, a move across an `assert` that is no
 concern, and the search fixing a project with one (`agentls fix`, a real sandbox, the scripted endpoint with no
-answer queued)."""
+answer queued).
+
+The case behind the template (bench/history_corpus):
+
+click 8.1.4 moved `if self.command_class and kwargs.get("cls") is None: kwargs["cls"] = ...` below the
+block that takes the decorated function out of `args` (two statements further down): set before it, the
+class went to the wrong call; and it tested a help text for emptiness, then cut it at its form feed, which
+could empty it (the hoist).
+"""
 
 from __future__ import annotations
 

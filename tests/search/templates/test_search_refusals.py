@@ -1,6 +1,19 @@
 """A refusal the failing test trips, lifted, with the refused combination's value set (templates/refusals.py): the
 candidates, their evidence (the crash at the refusal), and the search fixing a project the author's way
-(`agentls fix`, a real sandbox, the scripted endpoint with no answer queued), where neither edit alone passes."""
+(`agentls fix`, a real sandbox, the scripted endpoint with no answer queued), where neither edit alone passes.
+
+The case behind the template (bench/history_corpus):
+
+click 8.1.4 (bench/history_corpus/click/multiple_flag_default): `Option.__init__` ended with
+
+    if self.multiple and self.is_flag:
+        raise TypeError("'multiple' is not valid with 'is_flag', use 'count'.")
+
+and a test built `@click.option("-f", is_flag=True, multiple=True)`, expecting `()` as its default. The
+author removed the refusal and, where a flag's default is set (`self.default = False`, under `if is_flag
+and ...`), gave the combination its own value: `if multiple: self.default = () else: self.default =
+False`.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,17 @@
 """A type test that let the crashing value through, asked with `isinstance` (templates/retype.py): the candidates,
 and the search fixing a project the author's way (`agentls fix`, a real sandbox, the scripted endpoint with
-no answer queued), where the helper's own `return True` passed the suite too."""
+no answer queued), where the helper's own `return True` passed the suite too.
+
+The case behind the template (bench/history_corpus):
+
+Python-Markdown 3.5.2 (bench/history_corpus/markdown/inline_atomic_string): an inline processor that
+returns an `AtomicString` crashed with `'AtomicString' object has no attribute 'text'` on
+`node.text`, under `if not isString(node):`. `isString` says False for an `AtomicString` (a string the
+parser must not touch), so the branch for elements took it. The author asked the question the branch
+means, `if not isinstance(node, str):`, at that `if` and at the other one of the module that tells the
+same value apart the same way. The single-edit search made `isString` return True instead: green, and
+it changes every other caller of the helper (the legacy attributes extension skips atomic text by it).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,16 @@
 """A parameter's default passed on as if the caller had set it (templates/sentinels.py): the candidates, and the search
 fixing a project the author's way (`agentls fix`, a real sandbox, the scripted endpoint with no answer queued),
-where each of the three edits alone leaves the failing test failing."""
+where each of the three edits alone leaves the failing test failing.
+
+The case behind the template (bench/history_corpus):
+
+marshmallow 3.21.1 (bench/history_corpus/marshmallow/nested_partial_default): `Schema._deserialize`
+passed its `partial` on to every nested schema (`d_kwargs["partial"] = partial`), and `partial`
+defaulted to `False` there and in `Schema.__init__`. A nested schema built with `partial=("x",)`
+had its own setting overridden by the outer schema's default, which nobody chose. The author made the
+default `None` (the parameter's annotation gained `| None`) in both signatures and passed the value on
+only when it is not `None` (`else:` became `elif partial is not None:`).
+"""
 
 from __future__ import annotations
 
