@@ -1,12 +1,8 @@
-"""Where an ast node sits in one source line, and a line with a part replaced: shared by the mutant modules."""
+"""Where an ast node sits in one source line, and a line with a part replaced: shared by the candidate modules."""
 
 from __future__ import annotations
 
 import ast
-
-# a line's new text and its description: the one-line catalogue's edits of one line's text, before line_mutants
-# makes them the line's Mutants (the templates, which span lines, return candidate.Edit)
-Rewrite = tuple[str, str]
 
 
 def col(text: str, byte_col: int) -> int:

@@ -16,10 +16,12 @@ import io
 import tokenize
 from collections.abc import Callable
 
+from agent_core.search.candidate import Edit
+
 _PREFIX = "rRfFbBuU"
 _OPEN, _CLOSE = "([{", ")]}"
 
-TokenEdits = Callable[[str, list[tokenize.TokenInfo]], list[list[tuple[str, str]]]]
+TokenEdits = Callable[[str, list[tokenize.TokenInfo], int], list[list[Edit]]]
 
 
 def _field_end(literal: str, start: int, end: int) -> tuple[int, int]:
@@ -77,19 +79,20 @@ def _tokens(expr: str) -> list[tokenize.TokenInfo]:
         return []
 
 
-def field_edits(text: str, tokens: list[tokenize.TokenInfo], token_edits: TokenEdits) -> list[list[tuple[str, str]]]:
+def field_edits(text: str, tokens: list[tokenize.TokenInfo], line: int,
+                token_edits: TokenEdits) -> list[list[Edit]]:
     """The catalogue's edits (per tier, as `token_edits` gives them) of every field expression of the one-line
     f-strings among `tokens` (the tokens of line `text`), as edits of the whole line."""
-    tiers: list[list[tuple[str, str]]] = []
+    tiers: list[list[Edit]] = []
     for tok in tokens:
         if tok.type != tokenize.STRING or tok.start[0] != tok.end[0]:
             continue
         base = tok.start[1]
         for a, b in field_spans(tok.string):
             expr = tok.string[a:b]
-            for tier, edits in enumerate(token_edits(expr, _tokens(expr))):
+            for tier, edits in enumerate(token_edits(expr, _tokens(expr), line)):
                 while len(tiers) <= tier:
                     tiers.append([])
-                tiers[tier] += [(text[: base + a] + new + text[base + b :], f"{desc} in an f-string")
-                                for new, desc in edits]
+                tiers[tier] += [Edit(line, text[: base + a] + e.text + text[base + b :], line,
+                                     f"{e.description} in an f-string") for e in edits]
     return tiers

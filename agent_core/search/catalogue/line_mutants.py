@@ -45,12 +45,11 @@ import itertools
 import tokenize
 
 from agent_core.analysis import pysyntax
-from agent_core.search.candidate import Mutant
+from agent_core.search.candidate import Edit, Mutant
 from agent_core.search.catalogue.fstrings import field_edits
 from agent_core.search.catalogue.mix_ups import mix_up_edits
 from agent_core.search.catalogue.structural import structural_edits
 from agent_core.search.catalogue.typos import typo_edits
-from agent_core.search.linetext import Rewrite
 from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
 from agent_core.search.linetext import span as _span
@@ -84,35 +83,36 @@ def _tokens(source: str, line: int) -> list[tokenize.TokenInfo]:
     return [t for t in tokens if t.start[0] == line and t.end[0] == line]
 
 
-def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple[str, str]]]:
-    """Edits per catalogue tier: (new line, description)."""
-    tiers: list[list[tuple[str, str]]] = [[] for _ in range(6)]
+def _token_edits(text: str, tokens: list[tokenize.TokenInfo], line: int) -> list[list[Edit]]:
+    """Edits of line `line` (`text`) per catalogue tier."""
+    tiers: list[list[Edit]] = [[] for _ in range(6)]
     for index, tok in enumerate(tokens):
         s, e, word = tok.start[1], tok.end[1], tok.string
         after = tokens[index + 1] if index + 1 < len(tokens) else None
         if word == "is" and after is not None and after.string == "not":
-            tiers[3].append((_replace(text, s, after.end[1], "!="), "`is not` -> `!=`"))
+            tiers[3].append(Edit(line, _replace(text, s, after.end[1], "!="), line, "`is not` -> `!=`"))
             continue
         if tok.type == tokenize.OP and word in _BOUNDARY:
-            tiers[0] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _BOUNDARY[word]]
+            tiers[0] += [Edit(line, _replace(text, s, e, new), line, f"`{word}` -> `{new}`") for new in _BOUNDARY[word]]
         if tok.type == tokenize.NUMBER and word.isdigit():
             value = int(word)
             tiers[1] += [
-                (_replace(text, s, e, str(new)), f"`{word}` -> `{new}`") for new in (value + 1, value - 1) if new >= 0
+                Edit(line, _replace(text, s, e, str(new)),
+                     line, f"`{word}` -> `{new}`") for new in (value + 1, value - 1) if new >= 0
             ]
         if tok.type == tokenize.OP and word in _ARITH:
-            tiers[3] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _ARITH[word]]
+            tiers[3] += [Edit(line, _replace(text, s, e, new), line, f"`{word}` -> `{new}`") for new in _ARITH[word]]
         if tok.type == tokenize.NAME and word in _WORDS:
             tier = 2 if word in ("and", "or") else 3
-            tiers[tier] += [(_replace(text, s, e, new), f"`{word}` -> `{new}`") for new in _WORDS[word]]
+            tiers[tier] += [Edit(line, _replace(text, s, e, new), line, f"`{word}` -> `{new}`") for new in _WORDS[word]]
         if tok.type == tokenize.NAME and word == "not":
             gap = e + 1 if text[e : e + 1] == " " else e
-            tiers[4].append((_replace(text, s, gap, ""), "`not` dropped"))
+            tiers[4].append(Edit(line, _replace(text, s, gap, ""), line, "`not` dropped"))
         if tok.type == tokenize.OP and word in _FLIPS:
             # `==` <-> `!=` is the one-token negation of a comparison: tried with the other negations, before
             # the whole condition is wrapped in `not (...)` (a larger edit that passes wherever it does)
             tiers[4 if word in ("==", "!=") else 5] += [
-                (_replace(text, s, e, new), f"`{word}` -> `{new}`")
+                Edit(line, _replace(text, s, e, new), line, f"`{word}` -> `{new}`")
                 for new in _FLIPS[word]
                 if new not in _BOUNDARY.get(word, [])
             ]
@@ -121,13 +121,13 @@ def _token_edits(text: str, tokens: list[tokenize.TokenInfo]) -> list[list[tuple
         swapped = text
         for tok in reversed(pair):
             swapped = _replace(swapped, tok.start[1], tok.end[1], _WORDS[tok.string][0])
-        tiers[3].append((swapped, "`min` and `max` exchanged"))
+        tiers[3].append(Edit(line, swapped, line, "`min` and `max` exchanged"))
     return tiers
 
 
 
 
-def _off_by_one(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
     """`+ 1` / `- 1` on a range end, a slice bound, an index or a factor that is not a literal."""
     targets: list[ast.expr] = []
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
@@ -136,72 +136,74 @@ def _off_by_one(text: str, node: ast.AST, line: int) -> list[Rewrite]:
         targets += [b for b in (node.lower, node.upper) if b is not None]
     if isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
         targets.append(node.slice)
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for target in targets:
         if _on_line(target, line) and not isinstance(target, ast.Constant):
             s, e = _span(text, target)
             atom = isinstance(target, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
             inner = text[s:e] if atom else f"({text[s:e]})"
-            out += [(_replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
+            out += [Edit(line, _replace(text, s, e, f"{inner} {op} 1"),
+                         line, f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)):
         for operand in (node.left, node.right):  # `page * size` -> `(page - 1) * size`
             if isinstance(operand, ast.Name) and _on_line(operand, line):
                 s, e = _span(text, operand)
                 out += [
-                    (_replace(text, s, e, f"({operand.id} {op} 1)"), f"`{operand.id}` -> `({operand.id} {op} 1)`")
+                    Edit(line, _replace(text, s, e, f"({operand.id} {op} 1)"),
+                         line, f"`{operand.id}` -> `({operand.id} {op} 1)`")
                     for op in "-+"
                 ]
     return out
 
 
-def _dropped_term(text: str, node: ast.AST, line: int) -> tuple[list[Rewrite], list[Rewrite]]:
+def _dropped_term(text: str, node: ast.AST, line: int) -> tuple[list[Edit], list[Edit]]:
     """(`x + c` -> `x` for an integer c, `x - y` -> `x` for any other term)."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line)):
         return [], []
     s, e = _span(text, node)
     ls, le = _span(text, node.left)
-    edit = (_replace(text, s, e, text[ls:le]), f"`{text[s:e]}` -> `{text[ls:le]}`")
+    edit = Edit(line, _replace(text, s, e, text[ls:le]), line, f"`{text[s:e]}` -> `{text[ls:le]}`")
     constant = isinstance(node.right, ast.Constant) and type(node.right.value) is int
     return ([edit], []) if constant else ([], [edit])  # an extra `+ 1` is likelier than an extra term
 
 
-def _turned(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _turned(text: str, node: ast.AST, line: int) -> list[Edit]:
     """A condition negated, a sort reversed, a discarded value returned or assigned back."""
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     if (
         isinstance(node, (ast.If, ast.While))
         and _on_line(node.test, line)
         and not (isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not))
     ):
         s, e = _span(text, node.test)
-        out.append((_replace(text, s, e, f"not ({text[s:e]})"), "condition negated"))
+        out.append(Edit(line, _replace(text, s, e, f"not ({text[s:e]})"), line, "condition negated"))
     if isinstance(node, ast.Call) and _is_sort(node) and _on_line(node, line):
         e = _span(text, node)[1]
         sep = ", " if node.args or node.keywords else ""
-        out.append((text[: e - 1] + f"{sep}reverse=True" + text[e - 1 :], "`reverse=True` added"))
+        out.append(Edit(line, text[: e - 1] + f"{sep}reverse=True" + text[e - 1 :], line, "`reverse=True` added"))
     if isinstance(node, ast.Expr) and _on_line(node, line) and not isinstance(node.value, ast.Constant):
-        out += _discarded(text, node)
+        out += _discarded(text, node, line)
     return out
 
 
-def _swaps(text: str, node: ast.AST, line: int) -> list[Rewrite]:
-    out: list[Rewrite] = []
+def _swaps(text: str, node: ast.AST, line: int) -> list[Edit]:
+    out: list[Edit] = []
     for left, right in _swappable(node):
         if _on_line(left, line) and _on_line(right, line):
             (ls, le), (rs, re_) = _span(text, left), _span(text, right)
             if le <= rs:
                 swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
-                out.append((swapped, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped"))
+                out.append(Edit(line, swapped, line, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped"))
     return out
 
 
 def _node_edits(text: str, nodes: list[ast.AST],
-                line: int) -> tuple[list[Rewrite], list[Rewrite], list[Rewrite], list[Rewrite]]:
+                line: int) -> tuple[list[Edit], list[Edit], list[Edit], list[Edit]]:
     """(`+ c` dropped, off by one and extra terms, turned round, swapped) for the nodes of one line."""
-    dropped: list[Rewrite] = []
-    bounds: list[Rewrite] = []
-    turned: list[Rewrite] = []
-    swaps: list[Rewrite] = []
+    dropped: list[Edit] = []
+    bounds: list[Edit] = []
+    turned: list[Edit] = []
+    swaps: list[Edit] = []
     for node in nodes:
         constant_term, other_term = _dropped_term(text, node, line)
         dropped += constant_term
@@ -220,15 +222,16 @@ def _is_sort(node: ast.Call) -> bool:
     )
 
 
-def _discarded(text: str, node: ast.Expr) -> list[Rewrite]:
+def _discarded(text: str, node: ast.Expr, line: int) -> list[Edit]:
     """A value computed and thrown away: returned, or assigned back to the name it was computed from."""
     s, e = _span(text, node)
     expr = text[s:e]
-    out = [(_replace(text, s, e, f"return {expr}"), "the discarded value returned")]
+    out = [Edit(line, _replace(text, s, e, f"return {expr}"), line, "the discarded value returned")]
     call = node.value
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
         name = call.func.value.id
-        out.append((_replace(text, s, e, f"{name} = {expr}"), f"the discarded value assigned to `{name}`"))
+        out.append(Edit(line, _replace(text, s, e, f"{name} = {expr}"),
+                        line, f"the discarded value assigned to `{name}`"))
     return out
 
 
@@ -276,15 +279,16 @@ def _nearest_first(tree: ast.Module, line: int, names: list[str]) -> list[str]:
     return sorted(names, key=lambda name: distance[name])  # stable: appearance order among equals
 
 
-def _name_edits(text: str, tokens: list[tokenize.TokenInfo], names: list[str]) -> list[tuple[str, str]]:
+def _name_edits(text: str, tokens: list[tokenize.TokenInfo], names: list[str], line: int) -> list[Edit]:
     """Each variable on the line replaced by another of the scope, nearest names first, taken in turn from
     every variable of the line so that the cap does not spend itself on the line's first name."""
-    per_token: list[list[tuple[str, str]]] = []
+    per_token: list[list[Edit]] = []
     for tok in tokens:
         if tok.type == tokenize.NAME and tok.string in names:
             s, e = tok.start[1], tok.end[1]
             others = [other for other in names if other != tok.string]
-            per_token.append([(_replace(text, s, e, other), f"`{tok.string}` -> `{other}`") for other in others])
+            per_token.append([Edit(line, _replace(text, s, e, other),
+                                   line, f"`{tok.string}` -> `{other}`") for other in others])
     interleaved = [edit for row in itertools.zip_longest(*per_token) for edit in row if edit is not None]
     return interleaved[:MAX_NAME_SWAPS]
 
@@ -306,7 +310,7 @@ def _recursive_function(tree: ast.Module, line: int) -> ast.FunctionDef | None:
     return None
 
 
-def _base_cases(tree: ast.Module, text: str, line: int) -> list[Rewrite]:
+def _base_cases(tree: ast.Module, text: str, line: int) -> list[Edit]:
     """A missing base case of a recursive function, inserted before its first statement:
     `if p < c: return p`, `if p <= c: return p`, `if p == c: return c` for its first parameter p and the
     module's small integer constants c (0, 1, 2 and the ones the module uses)."""
@@ -317,11 +321,11 @@ def _base_cases(tree: ast.Module, text: str, line: int) -> list[Rewrite]:
     used = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) is int]
     constants = list(dict.fromkeys([0, 1, 2, *sorted(set(used), key=used.index)]))[:BASE_CASE_CONSTANTS]
     indent = text[: len(text) - len(text.lstrip())]
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for c in constants:
         for test, value in ((f"{param} < {c}", param), (f"{param} <= {c}", param), (f"{param} == {c}", str(c))):
             guard = f"{indent}if {test}:\n{indent}    return {value}\n"
-            out.append((guard + text, f"base case `if {test}: return {value}` added"))
+            out.append(Edit(line, guard + text, line, f"base case `if {test}: return {value}` added"))
     return out
 
 
@@ -345,22 +349,22 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     text = lines[line - 1]
     tokens = _tokens(source, line)
     nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
-    tiers = _token_edits(text, tokens)
-    for tier, edits in enumerate(field_edits(text, tokens, _token_edits)):
+    tiers = _token_edits(text, tokens, line)
+    for tier, edits in enumerate(field_edits(text, tokens, line, _token_edits)):
         tiers[tier] += edits
     dropped, bounds, turned, swaps = _node_edits(text, nodes, line)
     scope = scope_names(tree, line)
     groups = [tiers[0], dropped, tiers[1], bounds, tiers[2], tiers[3], tiers[4], turned, tiers[5], swaps,
-              _name_edits(text, tokens, _nearest_first(tree, line, scope)),
+              _name_edits(text, tokens, _nearest_first(tree, line, scope), line),
               mix_up_edits(text, tree, nodes, line) + structural_edits(text, tree, nodes, line, scope)
               + typo_edits(text, nodes, line),
               _base_cases(tree, text, line)]
     out: list[Mutant] = []
     seen = {text}
-    for tier, new, description in [(tier, *edit) for tier, group in enumerate(groups) for edit in group]:
-        if new in seen:
+    for tier, edit in [(tier, edit) for tier, group in enumerate(groups) for edit in group]:
+        if edit.text in seen:
             continue
-        seen.add(new)
-        if _parses("\n".join([*lines[: line - 1], new, *lines[line:]])):
-            out.append(Mutant(path, line, new, description, tier))
+        seen.add(edit.text)
+        if _parses("\n".join([*lines[: line - 1], edit.text, *lines[line:]])):
+            out.append(Mutant(path, line, edit.text, edit.description, tier))
     return out

@@ -31,7 +31,7 @@ import ast
 import itertools
 import re
 
-from agent_core.search.linetext import Rewrite
+from agent_core.search.candidate import Edit
 from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
 from agent_core.search.linetext import span as _span
@@ -47,7 +47,7 @@ MAX_EXCHANGES = 10
 _PRECISION = re.compile(r"(?<=[:.])(\d{1,2})(?=[fdeEgG%]?[}'\"])")
 
 
-def _bitwise(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _bitwise(text: str, node: ast.AST, line: int) -> list[Edit]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, _BITWISE_OPS) and _on_line(node, line):
         (_, le), (rs, _) = _span(text, node.left), _span(text, node.right)
         gap = text[le:rs]
@@ -60,52 +60,53 @@ def _bitwise(text: str, node: ast.AST, line: int) -> list[Rewrite]:
         return []
     if word not in _BITWISE:
         return []
-    return [(text[:le] + gap.replace(word, new, 1) + text[rs:], f"`{word}` -> `{new}`") for new in _BITWISE[word]]
+    return [Edit(line, text[:le] + gap.replace(word, new, 1) + text[rs:],
+                 line, f"`{word}` -> `{new}`") for new in _BITWISE[word]]
 
 
-def _plus_swapped(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _plus_swapped(text: str, node: ast.AST, line: int) -> list[Edit]:
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _on_line(node, line)):
         return []
     if isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant):
         return []
     (ls, le), (rs, re_) = _span(text, node.left), _span(text, node.right)
     swapped = text[:ls] + text[rs:re_] + text[le:rs] + text[ls:le] + text[re_:]
-    return [(swapped, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped")]
+    return [Edit(line, swapped, line, f"`{text[ls:le]}` and `{text[rs:re_]}` swapped")]
 
 
-def _unwrapped(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _unwrapped(text: str, node: ast.AST, line: int) -> list[Edit]:
     if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and _on_line(node, line)):
         return []
     if isinstance(node.args[0], ast.Starred) or not isinstance(node.func, (ast.Name, ast.Attribute)):
         return []
     s, e = _span(text, node)
     a_s, a_e = _span(text, node.args[0])
-    return [(_replace(text, s, e, text[a_s:a_e]), f"`{text[s:e]}` -> `{text[a_s:a_e]}`")]
+    return [Edit(line, _replace(text, s, e, text[a_s:a_e]), line, f"`{text[s:e]}` -> `{text[a_s:a_e]}`")]
 
 
-def _exception(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _exception(text: str, node: ast.AST, line: int) -> list[Edit]:
     if not (isinstance(node, ast.ExceptHandler) and isinstance(node.type, ast.Name)
             and node.type.id in _EXCEPTIONS and _on_line(node.type, line)):
         return []
     s, e = _span(text, node.type)
-    return [(_replace(text, s, e, other), f"`except {node.type.id}` -> `except {other}`")
+    return [Edit(line, _replace(text, s, e, other), line, f"`except {node.type.id}` -> `except {other}`")
             for other in _EXCEPTIONS if other != node.type.id]
 
 
-def _precision(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _precision(text: str, node: ast.AST, line: int) -> list[Edit]:
     if not (isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))):
         return []
     if not _on_line(node, line):
         return []
     s, e = _span(text, node)
     literal = text[s:e]
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for match in _PRECISION.finditer(literal):
         value = int(match.group(1))
         for new in (value + 1, value - 1):
             if new >= 0:
                 changed = literal[:match.start()] + str(new) + literal[match.end():]
-                out.append((_replace(text, s, e, changed), f"format `{match.group(0)}` -> `{new}`"))
+                out.append(Edit(line, _replace(text, s, e, changed), line, f"format `{match.group(0)}` -> `{new}`"))
     return out
 
 
@@ -125,25 +126,25 @@ def _key_slots(node: ast.AST) -> list[ast.Constant]:
     return []
 
 
-def _wrong_key(text: str, node: ast.AST, line: int, keys: list[str]) -> list[Rewrite]:
-    out: list[Rewrite] = []
+def _wrong_key(text: str, node: ast.AST, line: int, keys: list[str]) -> list[Edit]:
+    out: list[Edit] = []
     for slot in _key_slots(node):
         if not (isinstance(slot.value, str) and _on_line(slot, line)):
             continue
         s, e = _span(text, slot)
         quote = text[s] if text[s] in "'\"" else '"'
-        out += [(_replace(text, s, e, f"{quote}{other}{quote}"), f"key `{slot.value}` -> `{other}`")
+        out += [Edit(line, _replace(text, s, e, f"{quote}{other}{quote}"), line, f"key `{slot.value}` -> `{other}`")
                 for other in keys if other != slot.value]
     return out[:MAX_KEY_SWAPS]
 
 
-def _argument_dropped(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _argument_dropped(text: str, node: ast.AST, line: int) -> list[Edit]:
     if not (isinstance(node, ast.Call) and node.args and _on_line(node, line)):
         return []
     if any(isinstance(a, ast.Starred) for a in node.args) or not all(_on_line(k, line) for k in node.keywords):
         return []
     items: list[ast.expr | ast.keyword] = sorted([*node.args, *node.keywords], key=lambda n: n.col_offset)
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for arg in node.args:
         i = items.index(arg)
         s, e = _span(text, arg)
@@ -151,24 +152,24 @@ def _argument_dropped(text: str, node: ast.AST, line: int) -> list[Rewrite]:
             e = _span(text, items[i + 1])[0]
         elif i > 0:  # the last of several: from the end of the one before
             s = _span(text, items[i - 1])[1]
-        out.append((_replace(text, s, e, ""), f"argument `{text[slice(*_span(text, arg))]}` dropped"))
+        out.append(Edit(line, _replace(text, s, e, ""), line, f"argument `{text[slice(*_span(text, arg))]}` dropped"))
     return out
 
 
-def _exchanged(text: str, nodes: list[ast.AST], line: int) -> list[Rewrite]:
+def _exchanged(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
     """Two variables' names exchanged at every place they occur on the line (names that are called are not
     variables here)."""
     called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
     names: list[ast.Name] = [n for n in nodes if isinstance(n, ast.Name) and _on_line(n, line) and id(n) not in called]
     ids = list(dict.fromkeys(n.id for n in names))
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for a, b in itertools.combinations(ids, 2):
         new = text
         for node in sorted(names, key=lambda n: n.col_offset, reverse=True):
             if node.id in (a, b):
                 s, e = _span(text, node)
                 new = _replace(new, s, e, b if node.id == a else a)
-        out.append((new, f"`{a}` and `{b}` exchanged"))
+        out.append(Edit(line, new, line, f"`{a}` and `{b}` exchanged"))
     return out[:MAX_EXCHANGES]
 
 
@@ -179,12 +180,12 @@ def _terms(node: ast.expr) -> list[tuple[ast.expr, bool]]:
     return [(node, True)]
 
 
-def _terms_exchanged(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _terms_exchanged(text: str, node: ast.AST, line: int) -> list[Edit]:
     """Two terms of opposite sign exchanged in a sum of three terms or more (same-sign terms commute)."""
     if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and _on_line(node, line)):
         return []
     terms = _terms(node)
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for (a, a_added), (b, b_added) in itertools.combinations(terms, 2):
         if len(terms) < 3 or a_added == b_added or not (_on_line(a, line) and _on_line(b, line)):
             continue
@@ -192,14 +193,14 @@ def _terms_exchanged(text: str, node: ast.AST, line: int) -> list[Rewrite]:
         if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
             continue
         new = text[:as_] + text[bs:be] + text[ae:bs] + text[as_:ae] + text[be:]
-        out.append((new, f"`{text[as_:ae]}` and `{text[bs:be]}` exchanged in the sum"))
+        out.append(Edit(line, new, line, f"`{text[as_:ae]}` and `{text[bs:be]}` exchanged in the sum"))
     return out
 
 
-def mix_up_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) -> list[Rewrite]:
+def mix_up_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int) -> list[Edit]:
     """The mix-ups of `text` (line `line` of the module `tree`), in the module docstring's order."""
     keys = _key_literals(tree)
-    groups: list[list[Rewrite]] = [[] for _ in range(9)]
+    groups: list[list[Edit]] = [[] for _ in range(9)]
     for node in nodes:
         groups[0] += _bitwise(text, node, line)
         groups[1] += _plus_swapped(text, node, line)

@@ -24,7 +24,8 @@ from __future__ import annotations
 import ast
 import difflib
 
-from agent_core.search.linetext import Rewrite, on_line, replace, span
+from agent_core.search.candidate import Edit
+from agent_core.search.linetext import on_line, replace, span
 
 MAX_ATTRIBUTES = 6
 MAX_CONTAINER_PARAMS = 3
@@ -39,7 +40,7 @@ def _attributes(tree: ast.Module) -> list[str]:
     return list(dict.fromkeys(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)))
 
 
-def _wrong_attribute(text: str, node: ast.AST, line: int, names: list[str]) -> list[Rewrite]:
+def _wrong_attribute(text: str, node: ast.AST, line: int, names: list[str]) -> list[Edit]:
     if not (isinstance(node, ast.Attribute) and on_line(node, line)):
         return []
     others = [n for n in names if n != node.attr and not n.startswith("__")]
@@ -48,26 +49,27 @@ def _wrong_attribute(text: str, node: ast.AST, line: int, names: list[str]) -> l
     start = end - len(node.attr)
     if text[start:end] != node.attr:  # `obj . attr` spelt with spaces or over lines: leave it
         return []
-    return [(replace(text, start, end, other), f"`.{node.attr}` -> `.{other}`") for other in ranked]
+    return [Edit(line, replace(text, start, end, other), line, f"`.{node.attr}` -> `.{other}`") for other in ranked]
 
 
-def _filled(text: str, node: ast.AST, line: int, params: list[str]) -> list[Rewrite]:
+def _filled(text: str, node: ast.AST, line: int, params: list[str]) -> list[Edit]:
     if not (isinstance(node, ast.List) and not node.elts and on_line(node, line)):
         return []
     s, e = span(text, node)
-    return [(replace(text, s, e, new), f"`[]` -> `{new}`")
+    return [Edit(line, replace(text, s, e, new), line, f"`[]` -> `{new}`")
             for new in ["[[]]", *(f"[{p}]" for p in params[:MAX_CONTAINER_PARAMS])]]
 
 
-def _constant_condition(text: str, node: ast.AST, line: int, names: list[str]) -> list[Rewrite]:
+def _constant_condition(text: str, node: ast.AST, line: int, names: list[str]) -> list[Edit]:
     if not (isinstance(node, (ast.While, ast.If)) and isinstance(node.test, ast.Constant)
             and on_line(node.test, line)):
         return []
     s, e = span(text, node.test)
-    return [(replace(text, s, e, name), f"`{text[s:e]}` -> `{name}`") for name in names[:MAX_CONDITION_NAMES]]
+    return [Edit(line, replace(text, s, e, name),
+                 line, f"`{text[s:e]}` -> `{name}`") for name in names[:MAX_CONDITION_NAMES]]
 
 
-def _operator_and_constant(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _operator_and_constant(text: str, node: ast.AST, line: int) -> list[Edit]:
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and on_line(node, line)):
         return []
     right = node.comparators[0]
@@ -75,16 +77,16 @@ def _operator_and_constant(text: str, node: ast.AST, line: int) -> list[Rewrite]
         return []
     (_, left_end), (right_start, right_end) = span(text, node.left), span(text, right)
     old = _OPS[type(node.ops[0])]
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for op in _OPS.values():
         for value in (right.value - 1, right.value + 1):
             if op != old and value >= 0:
                 new = f"{text[:left_end]} {op} {value}{text[right_end:]}"
-                out.append((new, f"`{old} {right.value}` -> `{op} {value}`"))
+                out.append(Edit(line, new, line, f"`{old} {right.value}` -> `{op} {value}`"))
     return out if text[left_end:right_start].strip() == old else []
 
 
-def _accumulating(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _accumulating(text: str, node: ast.AST, line: int) -> list[Edit]:
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
         target, value = node.targets[0], node.value
         ops = ["+=", "-="]
@@ -96,14 +98,15 @@ def _accumulating(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     if not on_line(node, line):
         return []
     (_, target_end), (value_start, _) = span(text, target), span(text, value)
-    return [(f"{text[:target_end]} {op} {text[value_start:]}", f"`{text[target_end:value_start].strip()}` -> `{op}`")
+    return [Edit(line, f"{text[:target_end]} {op} {text[value_start:]}",
+                 line, f"`{text[target_end:value_start].strip()}` -> `{op}`")
             for op in ops]
 
 
 _COMPUTED = (ast.Name, ast.Call, ast.Subscript, ast.Attribute, ast.BinOp)
 
 
-def _value_off_by_one(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _value_off_by_one(text: str, node: ast.AST, line: int) -> list[Edit]:
     if isinstance(node, ast.Assign) and len(node.targets) == 1 or isinstance(node, ast.Return):
         value = node.value
     else:
@@ -112,10 +115,11 @@ def _value_off_by_one(text: str, node: ast.AST, line: int) -> list[Rewrite]:
         return []
     s, e = span(text, value)
     inner = f"({text[s:e]})" if isinstance(value, ast.BinOp) else text[s:e]
-    return [(replace(text, s, e, f"{inner} {op} 1"), f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
+    return [Edit(line, replace(text, s, e, f"{inner} {op} 1"),
+                 line, f"`{text[s:e]}` -> `{inner} {op} 1`") for op in "+-"]
 
 
-def _missing_condition(text: str, node: ast.AST, line: int, params: list[str]) -> list[Rewrite]:
+def _missing_condition(text: str, node: ast.AST, line: int, params: list[str]) -> list[Edit]:
     if not (isinstance(node, (ast.If, ast.While)) and on_line(node.test, line)):
         return []
     s, e = span(text, node.test)
@@ -124,29 +128,32 @@ def _missing_condition(text: str, node: ast.AST, line: int, params: list[str]) -
     seen = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
     bases = list(dict.fromkeys(n.value.id for n in ast.walk(node.test)
                                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)))
-    out = [(replace(text, s, e, f"{base} is None or {inner}"), f"`{base} is None or` added") for base in bases]
-    out += [(replace(text, s, e, f"{inner} or not {p}"), f"`or not {p}` added") for p in params if p not in seen]
+    out = [Edit(line, replace(text, s, e, f"{base} is None or {inner}"),
+                line, f"`{base} is None or` added") for base in bases]
+    out += [Edit(line, replace(text, s, e, f"{inner} or not {p}"),
+                 line, f"`or not {p}` added") for p in params if p not in seen]
     return out[:MAX_EXTRA_CONDITIONS]
 
 
-def _names_off_by_one(text: str, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Rewrite]:
+def _names_off_by_one(text: str, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Edit]:
     not_numbers = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
     not_numbers |= {id(n.value) for n in nodes if isinstance(n, (ast.Attribute, ast.Subscript))}
     not_numbers |= {id(n.iter) for n in nodes if isinstance(n, (ast.For, ast.comprehension))}
     names = sorted((n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in scope
                     and id(n) not in not_numbers and on_line(n, line)), key=lambda n: n.col_offset)
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for node in names:
         s, e = span(text, node)
-        out += [(replace(text, s, e, f"({node.id} {op} 1)"), f"`{node.id}` -> `{node.id} {op} 1`") for op in "-+"]
+        out += [Edit(line, replace(text, s, e, f"({node.id} {op} 1)"),
+                     line, f"`{node.id}` -> `{node.id} {op} 1`") for op in "-+"]
     return out[:MAX_NAMES_OFF_BY_ONE]
 
 
-def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Rewrite]:
+def structural_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: list[str]) -> list[Edit]:
     """The edits of this module's classes for line `line` (`text`) of `tree`; `scope` is the enclosing
     function's parameters and locals (mutants.scope_names), parameters first."""
     attributes = _attributes(tree)
-    groups: list[list[Rewrite]] = [[] for _ in range(7)]
+    groups: list[list[Edit]] = [[] for _ in range(7)]
     for node in nodes:
         groups[0] += _wrong_attribute(text, node, line, attributes)
         groups[1] += _filled(text, node, line, scope)

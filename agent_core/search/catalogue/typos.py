@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ast
 
-from agent_core.search.linetext import Rewrite, on_line, replace, span
+from agent_core.search.candidate import Edit
+from agent_core.search.linetext import on_line, replace, span
 
 NORMALISERS = ("strip", "lower")
 TEXT_METHODS = frozenset({
@@ -26,7 +27,7 @@ TEXT_METHODS = frozenset({
 MAX_TRANSPOSITIONS = 8
 
 
-def _digits_exchanged(text: str, node: ast.AST, line: int) -> list[Rewrite]:
+def _digits_exchanged(text: str, node: ast.AST, line: int) -> list[Edit]:
     """Neighbouring distinct digits of a decimal int or float literal exchanged (not a leading digit with a
     zero: `07` is no number)."""
     if not (isinstance(node, ast.Constant) and type(node.value) in (int, float) and on_line(node, line)):
@@ -35,13 +36,13 @@ def _digits_exchanged(text: str, node: ast.AST, line: int) -> list[Rewrite]:
     literal = text[s:e]
     if literal[:2].lower() in ("0x", "0o", "0b"):
         return []
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for i in range(len(literal) - 1):
         a, b = literal[i], literal[i + 1]
         if not (a.isdigit() and b.isdigit()) or a == b or (i == 0 and b == "0"):
             continue
         changed = literal[:i] + b + a + literal[i + 2:]
-        out.append((replace(text, s, e, changed), f"`{literal}` -> `{changed}` (digits exchanged)"))
+        out.append(Edit(line, replace(text, s, e, changed), line, f"`{literal}` -> `{changed}` (digits exchanged)"))
     return out[:MAX_TRANSPOSITIONS]
 
 
@@ -73,8 +74,8 @@ def _text_values(nodes: list[ast.AST]) -> list[tuple[ast.expr, str]]:
     return found
 
 
-def _normaliser_added(text: str, nodes: list[ast.AST], line: int) -> list[Rewrite]:
-    out: list[Rewrite] = []
+def _normaliser_added(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
+    out: list[Edit] = []
     for value, called in _text_values(nodes):
         if not on_line(value, line):
             continue
@@ -83,13 +84,14 @@ def _normaliser_added(text: str, nodes: list[ast.AST], line: int) -> list[Rewrit
         for method in NORMALISERS:
             if method == called or original.endswith(f".{method}()"):
                 continue
-            out.append((replace(text, s, e, f"{original}.{method}()"), f"`.{method}()` added to `{original}`"))
+            out.append(Edit(line, replace(text, s, e, f"{original}.{method}()"),
+                            line, f"`.{method}()` added to `{original}`"))
     return out
 
 
-def typo_edits(text: str, nodes: list[ast.AST], line: int) -> list[Rewrite]:
+def typo_edits(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
     """This module's edits of `text` (line `line`; `nodes` are the ast nodes on it), in the docstring's order."""
-    out: list[Rewrite] = []
+    out: list[Edit] = []
     for node in nodes:
         out += _digits_exchanged(text, node, line)
     return out + _normaliser_added(text, nodes, line)
