@@ -38,6 +38,7 @@ from agent_core.llm.base import (
     time_left,
 )
 from agent_core.llm.detect import DetectedServer, detect_local_server
+from agent_core.llm.fim import FimSpec, choose_fim
 from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, StreamRefused, complete
 from agent_core.llm.structured import (
     Mode,
@@ -63,6 +64,8 @@ NO_ENDPOINT = "no endpoint configured: set AGENTLS_BASE_URL or run `agentls mode
 # Every request carries a max_tokens: a small model can loop until its context is full, and a
 # llama.cpp server keeps generating for a request its client gave up on, stalling every later one.
 STRUCTURED_MAX_TOKENS = 4096
+COMPLETION_MAX_TOKENS = 512  # a raw completion fills a hole: a few lines at most
+MAX_STOPS = 4  # OpenAI's completions endpoint takes at most four stop sequences
 
 
 class _FormatIgnored(LLMError):
@@ -182,6 +185,44 @@ class OpenAIChatClient:
             done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, 1, account)
         return (done.texts or [done.text])[: max(1, n)]
 
+    async def complete(
+        self, role: Role, prompt: str, *, max_tokens: int, temperature: float | None = None, seed: int | None = None,
+        stop: list[str] | None = None, suffix: str | None = None, account: str | None = None,
+    ) -> str:
+        """The model's continuation of a raw `prompt` (see LLMClient.complete): one request to the legacy
+        completions endpoint, streamed where the endpoint allows, retried, accounted and journalled like a chat
+        call (mode "completion"); `max_tokens` is capped at COMPLETION_MAX_TOKENS."""
+        profile, base_url, client = await self._route(role, temperature)
+        prompt = _sendable({"content": prompt})["content"]
+        request: dict[str, Any] = {
+            "model": profile.model,
+            "prompt": prompt,
+            "temperature": profile.temperature,
+            "max_tokens": max(1, min(max_tokens, COMPLETION_MAX_TOKENS)),
+            "extra_headers": {ROLE_HEADER: account or profile.role},
+        }
+        shown = [{"role": "prompt", "content": prompt}]
+        if suffix is not None:
+            request["suffix"] = _sendable({"content": suffix})["content"]
+            shown.append({"role": "suffix", "content": request["suffix"]})
+        if seed is not None:
+            request["seed"] = seed
+        if stop:
+            request["stop"] = stop[:MAX_STOPS]
+        done = await self._accounted(client, base_url, profile.role, request, account or profile.role, None,
+                                     "completion", shown)
+        return done.text
+
+    async def fim_spec(self, role: Role) -> FimSpec:
+        """How `role`'s endpoint takes fill-in-the-middle (llm/fim.py): the `fim` setting, else decided from the
+        endpoint (the bundled server, a detected one, a configured URL) and the model's name."""
+        profile, base_url, _ = await self._route(role, None)
+        detected = self._detected if profile.base_url is None else None
+        bundled = profile.base_url is None and detected is None
+        model = self._settings.local_model if bundled else profile.model
+        return choose_fim(self._settings.fim, base_url=base_url, model=model, bundled=bundled,
+                              server_name=detected.name if detected is not None else None)
+
     async def _in_mode(
         self,
         client: openai.AsyncOpenAI,
@@ -228,8 +269,6 @@ class OpenAIChatClient:
         the observer. `n` > 1 asks for that many choices; `header` names the caller in the role header
         (default the role)."""
         messages = [_sendable(m) for m in messages]
-        max_tokens = self._within_budget(max_tokens)
-        time_left(self._deadline, self._settings.time_budget_s)  # the run's time budget: spent, no call starts
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,
@@ -242,25 +281,35 @@ class OpenAIChatClient:
         fmt = response_format(mode, schema) if mode != "text" and schema is not None else None
         if fmt is not None:
             request["response_format"] = fmt
+        return await self._accounted(client, base_url, profile.role, request, account or profile.role, schema,
+                                     mode, messages)
+
+    async def _accounted(
+        self, client: openai.AsyncOpenAI, base_url: str, role: str, request: dict[str, Any], account: str,
+        schema: type[BaseModel] | None, mode: str, messages: list[dict[str, Any]],
+    ) -> Completion:
+        """Send `request` for `role` within the run's token and time budgets, record its usage under `account`
+        (a call that got no answer counts as a call without tokens) and tell the observer (`messages`: the
+        journal's form of the prompt)."""
+        request["max_tokens"] = self._within_budget(request["max_tokens"])
+        time_left(self._deadline, self._settings.time_budget_s)  # the run's time budget: spent, no call starts
         began = time.monotonic()
         try:
-            done = await self._complete(client, base_url, profile.role, request)
+            done = await self._complete(client, base_url, role, request)
         except LLMUnavailable:
-            self._ledger.record(
-                account or profile.role, Usage(llm_calls=1)
-            )  # sent, never answered: a call without tokens
+            self._ledger.record(account, Usage(llm_calls=1))  # sent, never answered: a call without tokens
             raise
         except (asyncio.CancelledError, TimeBudgetSpent):  # a caller's deadline (the explainer's, the run's): a call
-            self._ledger.record(account or profile.role, Usage(llm_calls=1))
+            self._ledger.record(account, Usage(llm_calls=1))
             if self._observer is not None:
                 cut = Completion(text="", finish_reason=None, usage=Usage(llm_calls=1), attempts=1,
                                  duration_s=time.monotonic() - began)
-                record = self._call_record(account or profile.role, schema, mode, messages, cut)
+                record = self._call_record(account, schema, mode, messages, cut)
                 self._observer.on_llm_call(record.model_copy(update={"cut": True}))
             raise
-        self._ledger.record(account or profile.role, done.usage)
+        self._ledger.record(account, done.usage)
         if self._observer is not None:
-            self._observer.on_llm_call(self._call_record(account or profile.role, schema, mode, messages, done))
+            self._observer.on_llm_call(self._call_record(account, schema, mode, messages, done))
         return done
 
     async def _complete(
