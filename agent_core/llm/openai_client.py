@@ -8,17 +8,18 @@ structured.py (json_schema -> json_object -> extract), with one repair
 request when an answer does not validate; the mode that works is learned
 once per endpoint (class-level cache). Requests are streamed (streaming.py)
 unless the endpoint refused `stream` or `stream_options`, which is then
-remembered per endpoint. Retries and one-line failure causes live in
-retrying.py. The API key is only ever handed to the openai client.
+remembered per endpoint. Raw completions (`complete`: a fill-in-the-middle
+prompt to the legacy completions endpoint) go through the same budgets,
+retries, streaming, accounting and journal. Retries and one-line failure
+causes live in retrying.py; a run with no endpoint configured gets one from
+local.py. The API key is only ever handed to the openai client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import math
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
@@ -37,8 +38,9 @@ from agent_core.llm.base import (
     TimeBudgetSpent,
     time_left,
 )
-from agent_core.llm.detect import DetectedServer, detect_local_server
+from agent_core.llm.detect import DetectedServer
 from agent_core.llm.fim import FimSpec, choose_fim
+from agent_core.llm.local import local_endpoint
 from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, StreamRefused, complete
 from agent_core.llm.structured import (
     Mode,
@@ -60,7 +62,6 @@ T = TypeVar("T", bound=BaseModel)
 
 ROLE_HEADER = "X-Agentls-Role"
 NO_KEY = "sk-no-key-configured"  # local servers ignore the key; the openai client insists on one
-NO_ENDPOINT = "no endpoint configured: set AGENTLS_BASE_URL or run `agentls model fetch`"
 # Every request carries a max_tokens: a small model can loop until its context is full, and a
 # llama.cpp server keeps generating for a request its client gave up on, stalling every later one.
 STRUCTURED_MAX_TOKENS = 4096
@@ -415,34 +416,9 @@ class OpenAIChatClient:
         return client
 
     async def _local_endpoint(self) -> str:
-        """The bundled local model's URL, started on demand by agent_core.local_model."""
-        if self._local_url is not None:
-            return self._local_url
-        if self._settings.detect_local_servers:
-            detected = await asyncio.to_thread(detect_local_server)
-            if detected is not None:
-                model = detected.pick_model(self._settings.model)
-                print(f"agentls: no endpoint configured; using {detected.name} at {detected.base_url} "
-                      f"(model {model}); set base_url to choose another, or detect_local_servers = false",
-                      file=sys.stderr, flush=True)
-                self._detected, self._local_url = detected, detected.base_url
-                return self._local_url
-        try:
-            from agent_core.local_model.endpoint import ensure_local_endpoint
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("agent_core.local_model"):
-                raise LLMUnavailable(NO_ENDPOINT) from None
-            raise
-        try:
-            if inspect.iscoroutinefunction(ensure_local_endpoint):
-                url = await ensure_local_endpoint(self._settings)
-            else:
-                url = await asyncio.to_thread(ensure_local_endpoint, self._settings)
-        except LLMError:
-            raise
-        except Exception as exc:
-            raise LLMUnavailable(f"local model unavailable: {' '.join(str(exc).split())}") from exc
-        self._local_url = str(url)
+        """The URL of a local server the user runs (detected), else of the bundled model (started on demand)."""
+        if self._local_url is None:
+            self._local_url, self._detected = await local_endpoint(self._settings)
         return self._local_url
 
     async def aclose(self) -> None:
