@@ -82,3 +82,20 @@ async def test_chat_requests_still_go_to_the_chat_endpoint(scripted_llm, make_cl
 
     assert await client.text("coder", [{"role": "user", "content": "hi"}], max_tokens=5) == "plain"
     assert "prompt" not in scripted_llm.requests_for("coder")[-1]
+
+
+async def test_a_completion_that_never_starts_times_out_clearly(scripted_llm, make_client):
+    scripted_llm.default("coder", Fault.hang(5.0))
+    client = make_client(request_timeout_s=0.3, max_retries=0)
+
+    with pytest.raises(LLMUnavailable, match="timed out"):
+        await client.complete("coder", FIM, max_tokens=20)
+
+
+async def test_a_completion_stream_that_stalls_is_retried(scripted_llm, make_client):
+    scripted_llm.add("coder", Fault.stall(5.0, after=1, then="    return a + b\n"))
+    scripted_llm.add("coder", "    return a + b\n")
+    client = make_client(llm_stall_s=0.3)
+
+    assert await client.complete("coder", FIM, max_tokens=20) == "    return a + b\n"
+    assert len(scripted_llm.requests_for("coder")) == 2
