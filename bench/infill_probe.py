@@ -36,6 +36,7 @@ from agent_core.settings import Settings
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 DEFAULT_TASKS = "merge_sorted_tail,longest_word_wrong_variable,normalise_missing_return"
+TEST_TIMEOUT_S = 20
 _HUNK = re.compile(r"^@@ -(\d+)")
 
 
@@ -70,8 +71,11 @@ def passes(task: Path, module: str, source: str) -> bool:
             if item.suffix == ".py":
                 shutil.copy(item, scratch)
         (Path(scratch) / module).write_text(source)
-        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"], cwd=scratch,
-                             capture_output=True, timeout=60)
+        try:
+            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"],
+                                 cwd=scratch, capture_output=True, timeout=TEST_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return False  # a candidate that loops
         return run.returncode == 0
 
 

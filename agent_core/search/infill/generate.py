@@ -5,8 +5,8 @@ one request at a time; a second one would interrupt the first's stream), each
 capped at `max_tokens`, with the prompt of prompt.py, and turns them into
 mutants (samples.py). `infill_holes` does that hole by hole as an async
 iterator, so a caller can verify a hole's candidates before it pays for the
-next hole's, and stop at the first that is right; `infill_candidates` collects
-them all.
+next hole's, and stop at the first that is right; a candidate an earlier hole
+of the file made is not made again. `infill_candidates` collects them all.
 
 A failing endpoint is data, not a crash: an unreachable or failing endpoint
 (LLMUnavailable), a spent token or time budget (BudgetSpent) end the
@@ -90,12 +90,13 @@ async def _ask(llm: LLMClient, prompt: InfillPrompt, options: InfillOptions, tem
 
 
 async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
-                      options: InfillOptions = InfillOptions()) -> HoleReport:
+                      options: InfillOptions = InfillOptions(), seen: set[str] | None = None) -> HoleReport:
     """Fill `hole` of `source` (the text of hole.path) with `options.samples` samples; its candidates, best
-    (likeliest) first, and what they cost."""
+    (likeliest) first, and what they cost. `seen`: the candidates (syntax trees) other holes of the file
+    made, not made again (samples.Sampler)."""
     report = HoleReport(hole, spec.dialect)
     prompt = build_prompt(hole, spec, options.failure)
-    sampler = Sampler(hole, source)
+    sampler = Sampler(hole, source, seen if seen is not None else set())
     began, spent = time.monotonic(), _tokens(llm, options.account)
     for temperature, seed in sample_plan(options.samples, options.low, options.high, options.seed):
         if options.deadline is not None and time.monotonic() >= options.deadline:
@@ -129,13 +130,14 @@ async def infill_holes(llm: LLMClient, holes: Iterable[Hole], sources: Mapping[s
         if first is not None:
             yield HoleReport(first, "", error=str(exc), stopped=True)
         return
+    seen: dict[str, set[str]] = {}  # per file: the candidates made so far, made once
     for hole in holes:
         if options.deadline is not None and time.monotonic() >= options.deadline:
             return
         source = sources.get(hole.path)
         if source is None:
             continue
-        report = await infill_hole(llm, hole, source, spec, options)
+        report = await infill_hole(llm, hole, source, spec, options, seen.setdefault(hole.path, set()))
         yield report
         if report.stopped:
             return

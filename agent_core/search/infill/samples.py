@@ -8,8 +8,9 @@ header; a slot takes up to SLOT_LINES), and
 re-indents them to the hole's indentation (the sample's own indentation kept
 relative to its first line). `candidate` splices the lines into the file and
 keeps the longest leading part that still parses, as a `Mutant`. A `Sampler`
-drops the samples that change nothing or that another sample already wrote
-(the same syntax tree: `a+b` and `a + b` are one candidate).
+drops the samples that change nothing or that another sample (of this hole, or
+of another hole of the file sharing its `seen`) already wrote: the same syntax
+tree, so `a+b` and `a + b` are one candidate.
 
 `sample_plan` spreads a hole's samples over temperatures and seeds, so the
 first samples are the model's likeliest answers and the later ones its more
@@ -93,17 +94,19 @@ def _tree(source: str) -> str | None:
 
 @dataclass
 class Sampler:
-    """The candidates of one hole of `source`, sample by sample: each new one kept once."""
+    """The candidates of one hole of `source`, sample by sample: each new one kept once. `seen` holds the
+    syntax trees already made (pass one set to the samplers of several holes of a file: a candidate that
+    another hole made is not made again)."""
 
     hole: Hole
     source: str
+    seen: set[str] = field(default_factory=set)
     mutants: list[Mutant] = field(default_factory=list)
-    _seen: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         original = _tree(self.source)
         if original is not None:
-            self._seen.add(original)  # a sample that changes nothing is no candidate
+            self.seen.add(original)  # a sample that changes nothing is no candidate
 
     def add(self, middle: str) -> Mutant | None:
         """The candidate a sample's `middle` makes, kept; None when it fills nothing, does not parse, changes
@@ -115,9 +118,9 @@ class Sampler:
             tree = _tree(mutant.applied(self.source))
             if tree is None:
                 continue
-            if tree in self._seen:
+            if tree in self.seen:
                 return None
-            self._seen.add(tree)
+            self.seen.add(tree)
             self.mutants.append(mutant)
             return mutant
         return None

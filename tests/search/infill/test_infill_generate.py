@@ -118,3 +118,14 @@ async def test_an_unreachable_endpoint_is_one_report(make_client):
     client = make_client(base_url="http://127.0.0.1:9/v1")
     reports = await infill_candidates(client, holes_at("calc.py", SOURCE, 5), SOURCES, InfillOptions(samples=3))
     assert len(reports) == 1 and reports[0].stopped and "unreachable" in (reports[0].error or "")
+
+
+async def test_a_candidate_another_hole_made_is_not_made_again(scripted_llm, make_client):
+    scripted_llm.default(INFILL_ACCOUNT, "    total = a + b\n")
+    client = make_client()
+    line, before = _line_hole(), next(h for h in holes_at("calc.py", SOURCE, 5) if h.kind == "before")
+
+    reports = await infill_candidates(client, [line, line, before], SOURCES, InfillOptions(samples=2))
+
+    assert [r.kept for r in reports] == [1, 0, 1], "the before slot's text makes another file: a new candidate"
+    assert reports[2].mutants[0].text == "    total = a + b\n    total = a - b"
