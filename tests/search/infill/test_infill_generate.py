@@ -4,11 +4,14 @@ error and no candidates."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 
+from agent_core.journal.render import render_text
+from agent_core.journal.writer import Journal
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.llm.retrying import RetryPolicy
 from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_candidates, infill_holes
@@ -129,3 +132,17 @@ async def test_a_candidate_another_hole_made_is_not_made_again(scripted_llm, mak
 
     assert [r.kept for r in reports] == [1, 0, 1], "the before slot's text makes another file: a new candidate"
     assert reports[2].mutants[0].text == "    total = a + b\n    total = a - b"
+
+
+async def test_infill_calls_are_journalled_and_shown_in_the_trace(scripted_llm, tmp_path):
+    scripted_llm.default(INFILL_ACCOUNT, "    total = a + b\n")
+    journal = Journal(tmp_path, "20261202-000000-infl")
+    settings = Settings(base_url=scripted_llm.base_url, model="qwen2.5-coder-1.5b")
+    async with OpenAIChatClient(settings, observer=journal) as client:
+        await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=2))
+
+    records = [json.loads(line) for line in journal.path.read_text().splitlines()]
+    calls = [r for r in records if r["type"] == "llm_call"]
+    assert [(c["role"], c["mode"]) for c in calls] == [(INFILL_ACCOUNT, "completion")] * 2
+    trace = render_text(tmp_path, "20261202-000000-infl")
+    assert "LLM infill -> text (completion)" in trace and "<|fim_prefix|>import math" in trace
