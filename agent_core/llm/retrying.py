@@ -1,4 +1,4 @@
-"""One chat completion with retries: backoff on 429 / 5xx / timeouts / connection errors.
+"""One completion (chat, or a raw prompt's) with retries: backoff on 429 / 5xx / timeouts / connection errors.
 
 `complete()` sends one request through an `openai.AsyncOpenAI` client (whose
 own retries are off) and retries transient failures with exponential backoff
@@ -33,7 +33,7 @@ from typing import Any
 import openai
 
 from agent_core.llm.base import LLMError, LLMUnavailable
-from agent_core.llm.streaming import StreamFailure, StreamProgress, send_streamed
+from agent_core.llm.streaming import StreamFailure, StreamProgress, create, send_streamed
 from agent_core.llm.structured import mentions_response_format
 from agent_core.models import Usage
 
@@ -180,6 +180,12 @@ def _usage_of(response: Any) -> Usage:
     )
 
 
+def _choice_text(choice: Any) -> str:
+    """A choice's text: a chat completion's message content, or a raw completion's text."""
+    message = getattr(choice, "message", None)
+    return (message.content if message is not None else getattr(choice, "text", None)) or ""
+
+
 @dataclass(frozen=True)
 class _Limits:
     """One call's time limits: per-request `timeout`, and for streamed requests `stall_s` and the cap."""
@@ -205,12 +211,12 @@ async def _send(
                           done.estimated)
     timeout = budget
     async with asyncio.timeout(timeout + 1.0):  # belt and braces over httpx's per-phase timeouts
-        response = await client.chat.completions.create(**request, timeout=timeout)
+        response = await create(client, request, timeout)
     if not getattr(response, "choices", None):
         raise json.JSONDecodeError("completion without choices", "", 0)
     choice = response.choices[0]
-    text = choice.message.content or ""
-    texts = [c.message.content or "" for c in response.choices]
+    texts = [_choice_text(c) for c in response.choices]
+    text = texts[0]
     return Completion(text, choice.finish_reason, _usage_of(response), 1, time.monotonic() - started, texts)
 
 
@@ -225,7 +231,8 @@ async def complete(
     stall_s: float | None = None,
     cap_s: float | None = None,
 ) -> Completion:
-    """Send `request` (chat.completions.create kwargs), retrying transient failures until the deadline.
+    """Send `request` (chat.completions.create kwargs, or completions.create kwargs when it carries a
+    `prompt`), retrying transient failures until the deadline.
 
     `timeout` bounds one non-streamed request, or the start of a streamed one; `stall_s` (default
     `timeout`) the silence within a streamed answer, `cap_s` (default none) its whole duration.

@@ -326,6 +326,12 @@ class Settings(BaseModel):
     local_model: str = Field(
         default="qwen2.5-coder-1.5b", description="Bundled local model used when no endpoint is configured."
     )
+    fim: Literal["auto", "tokens", "suffix", "chat"] = Field(
+        default="auto",
+        description="How the endpoint takes fill-in-the-middle (the search's model infills): tokens (FIM tokens "
+        "in a raw /v1/completions prompt: llama.cpp, vLLM, LM Studio), suffix (the suffix parameter: Ollama), chat "
+        "(a chat prompt asking for the lines); auto decides from the server and the model's name.",
+    )
     detect_local_servers: bool = Field(
         default=True,
         description="With no endpoint configured, use a running Ollama (port 11434) or LM Studio (port 1234) "
