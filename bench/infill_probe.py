@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from agent_core.llm.openai_client import OpenAIChatClient
-from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_hole
+from agent_core.search import INFILL_ACCOUNT, InfillOptions, holes_at, infill_hole
 from agent_core.settings import Settings
 
 CORPUS = Path(__file__).resolve().parent / "corpus"

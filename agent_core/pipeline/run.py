@@ -94,7 +94,7 @@ async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, fina
     # sentence keeps a search fix at 0 tokens.
     text = await explain_change(llm, prompts["explainer"], journal, goal=final.get("goal") or "",
                                 change_set=attempt, baseline=baseline, report=report,
-                                use_model=final.get("found_by") != "search")
+                                use_model=final.get("found_by") not in ("search", "infill"))
     rival = final.get("search_rival")  # another green edit and an input they differ on (search/driver/distinguish.py)
     return f"{text} {rival}" if rival and text else text
 
@@ -116,7 +116,9 @@ def _result(request: RunRequest, run_id: str, final: RunState, attempt: ChangeSe
     summary = _summary(status, report, attempt)
     if final.get("found_by"):
         extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
-        summary += " by a single-edit mutant the search found, with no model call: review it"
+        summary += (" by the model's fill of one hole at a suspicious line, tried and verified like the search's "
+                    "candidates: review it" if final["found_by"] == "infill" else
+                    " by a single-edit mutant the search found, with no model call: review it")
     # the shadow holds the best state: "Show best attempt" (budget_spent: the time budget ended the rounds)
     best = status in ("unfixed", "budget_spent") and bool(attempt.changes)
     best_state = final.get("best") if best else None

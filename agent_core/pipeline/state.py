@@ -133,7 +133,8 @@ class RunState(TypedDict, total=False):
     escalated: bool  # the first model's rounds failed: the fallback model codes from here on
     goal_tests: GoalTestsNote | None
     verdict: Verdict | None
-    found_by: str  # "search" when a mutant fixed the run before any model call
+    found_by: str  # "search": the search's own edit fixed the run before any model call; "infill": the model's fill
+    # of a hole the search cut, verified by the search
     search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
     search_rival: str  # another edit that passes every test too, and an input they differ on (driver/distinguish.py)
     status: str  # set by finalize or by a node that ends the run

@@ -14,27 +14,32 @@ inside/ holds the scripts copied into the sandbox; they import nothing of agent_
 Other packages import the search only from here. The names re-exported beyond the front door are what other
 tools reuse: the candidate shape and the one-line catalogue (gentests' mutation testing runs them through the
 sandboxed driver, `run_driver`), the line recorder the `sandbox` command reports on, and the failing tests'
-literals the safety gate compares a change with.
+literals the safety gate compares a change with, and the model's fills of one hole (bench/infill_probe.py
+measures them alone).
 """
 
 from agent_core.search.candidate import Edit, Mutant
 from agent_core.search.catalogue.line_mutants import line_mutants
 from agent_core.search.driver.describe import describe_change
+from agent_core.search.driver.interleave import is_infill
 from agent_core.search.driver.localizing import Localization, SearchDeps
 from agent_core.search.driver.sandboxed import line_recorder, run_driver
 from agent_core.search.evidence.inputs import failing_literals, literal
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.front import (
-    CandidateSource,
     Collaborators,
     SearchOutcome,
     SearchStats,
     find_fix,
     localize,
 )
+from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_hole
 
 __all__ = [
-    "CandidateSource",
+    "INFILL_ACCOUNT",
+    "InfillOptions",
+    "holes_at",
+    "infill_hole",
     "Collaborators",
     "Edit",
     "Localization",
@@ -46,6 +51,7 @@ __all__ = [
     "describe_change",
     "failing_literals",
     "find_fix",
+    "is_infill",
     "line_mutants",
     "line_recorder",
     "literal",

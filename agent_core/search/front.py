@@ -6,29 +6,32 @@ sandbox, verifies a passing one on the whole suite, and, when no single edit doe
 partial fix and a second edit). It returns a `SearchOutcome` with typed `SearchStats`; callers (the
 pipeline's search node, the editor's background quick fix, the `diagnose` check) only adapt it.
 
-An extra candidate source is an async callable given the suspects (a model proposing edits of the most
-suspicious lines is one): each is awaited once after the built-in candidates are made, and its mutants are
-tried after them in the order it returns them. Ranking such candidates among the templates is the source's
-own business: it returns them ranked, and the list is not reordered.
+With a model (`model`, the run's LLM client, and `search.infill` on), the model is a source of candidates
+too: holes cut at the most suspicious lines, filled with many short samples (search/infill/), one hole's
+candidates tried after each driver run of the search's own that found nothing, and on their own once those
+run out, for `search.infill_budget_s` more (driver/interleave.py). They are tried, verified and judged like
+the search's own; `SearchStats.infill` says per hole what it cost and which one won.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+import contextlib
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from agent_core.llm.base import LLMClient
 from agent_core.models import TestReport
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.distinguish import rival_sentence
+from agent_core.search.driver.interleave import ModelBatches, ranked_holes
 from agent_core.search.driver.localizing import Localization, SearchDeps, localize_failure
 from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.search.driver.single_edit import candidates, find_single_edit
 from agent_core.search.evidence.hangs import unhung_duration
-from agent_core.search.evidence.inputs import FailingInputs, failing_inputs, seen_exceptions
+from agent_core.search.evidence.inputs import failing_inputs, seen_exceptions
 from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.infill import Hole, InfillOptions
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact
 
@@ -41,13 +44,6 @@ class Collaborators:
     sandbox: Sandbox
     shadow: ShadowWorkspace
     run_tests: Any  # async (sandbox, workspace, test_command, timeout_s, ...) -> TestReport
-
-
-class CandidateSource(Protocol):
-    """An extra, asynchronous source of candidates: mutants of the suspects' lines, best first."""
-
-    def __call__(self, root: Path, suspects: Sequence[Suspect], report: TestReport,
-                 inputs: FailingInputs) -> Awaitable[list[Mutant]]: ...
 
 
 @dataclass
@@ -71,6 +67,7 @@ class SearchStats:
     first: str | None = None  # ... and the pair found
     second: str | None = None
     pair_error: str | None = None
+    infill: dict[str, Any] | None = None  # the model's fills: holes, samples, kept, tried, tokens, seconds, won
 
     @classmethod
     def of(cls, figures: dict[str, Any]) -> SearchStats:
@@ -110,27 +107,40 @@ def _phase(deps: SearchDeps, count: int) -> None:
         phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{count} tried", 6)
 
 
-async def _made(deps: SearchDeps, report: TestReport, suspects: list[Suspect], inputs: FailingInputs,
-                sources: Sequence[CandidateSource]) -> list[Mutant]:
-    root = deps.shadow.root
-    mutants = candidates(root, suspects, deps.settings.search.max_mutants, seen_exceptions(report), inputs)
-    for source in sources:
-        mutants += await source(root, suspects, report, inputs)
-    return mutants
+def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect],
+                   until: float | None) -> ModelBatches | None:
+    """The model's fills of the suspects' holes, when a model is given and `search.infill` is on."""
+    s = deps.settings.search
+    if model is None or not s.infill:
+        return None
+    sources: dict[str, str] = {}
+    for suspect in suspects:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            sources.setdefault(suspect.file, read_exact(deps.shadow.root / suspect.file))
+    holes = ranked_holes(suspects, sources, s.infill_lines)
+
+    def said(number: int, total: int, hole: Hole) -> None:
+        phase = getattr(deps, "phase", None)
+        if phase is not None:
+            phase("testing", f"asking the model to fill hole {number}/{total} ({hole.path}: {hole.label})", 14)
+
+    return ModelBatches(model, holes, sources, InfillOptions(samples=s.infill_samples, deadline=until),
+                        on_hole=said) if holes else None
 
 
 async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *, deadline: float | None = None,
                    suspects: list[Suspect] | None = None, pairs: bool = True, contain: bool = True,
-                   sources: Sequence[CandidateSource] = ()) -> SearchOutcome:
+                   model: LLMClient | None = None, model_deadline: float | None = None) -> SearchOutcome:
     """A fix of the failure in `report`, localized in `where` (its suspects, or `suspects`), found within the
     budget ending at `deadline`. `pairs`: with a deadline, a fix in two edits after no single edit did.
-    `contain`: a failure making or trying candidates is reported in the outcome, not raised. `sources`: extra
-    asynchronous candidate sources, tried after the built-in candidates (see the module's docstring)."""
+    `contain`: a failure making or trying candidates is reported in the outcome, not raised. `model`: the
+    model whose fills are tried between and after the search's own candidates (see the module's docstring),
+    until `model_deadline` (by default search.infill_budget_s after `deadline`)."""
     root, failing = deps.shadow.root, where.failing
     suspects = where.suspects if suspects is None else suspects
     inputs = failing_inputs(report, root)
     try:
-        mutants = await _made(deps, report, suspects, inputs, sources)
+        mutants = candidates(root, suspects, deps.settings.search.max_mutants, seen_exceptions(report), inputs)
     except Exception as exc:
         if not contain:
             raise
@@ -139,8 +149,13 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     originals = {m.path: read_exact(root / m.path) for m in mutants}
     outcome = SearchOutcome(mutants=len(mutants))
     suite_s = unhung_duration(report)
+    until = model_deadline
+    if until is None and deadline is not None:
+        until = deadline + deps.settings.search.infill_budget_s
+    batches = _model_batches(deps, model, suspects, until)
     try:
-        winner, passed, figures = await find_single_edit(deps, failing, mutants, where, suite_s, report, deadline)
+        winner, passed, figures = await find_single_edit(deps, failing, mutants, where, suite_s, report, deadline,
+                                                         more=batches, more_until=until)
     except Exception as exc:
         if not contain:
             raise
@@ -151,6 +166,8 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
             lambda: candidates(root, suspects, SECOND_EDITS, seen_exceptions(report), inputs),
             lambda more: find_single_edit(deps, failing, more, where, suite_s, report, deadline, rivals=False))
         figures.update(more)
+    if batches is not None:
+        figures["infill"] = batches.figures(winner)
     outcome.stats = SearchStats.of(figures)
     if figures.get("error"):
         outcome.error = f"trying mutants: {figures['error']}"

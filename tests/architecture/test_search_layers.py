@@ -21,7 +21,7 @@ SEARCH = "agent_core.search"
 LAYERS = (  # bottom to top, by the name of each top-level module or sub-package of the search
     frozenset({"candidate", "linetext"}),  # the candidate shape; where a node sits in a line
     frozenset({"evidence"}),  # what a failing run says
-    frozenset({"catalogue", "templates"}),  # the candidates
+    frozenset({"catalogue", "templates", "infill"}),  # the candidates (infill: the model's)
     frozenset({"driver"}),  # trying them
     frozenset({"front", INIT}),  # the front door
 )

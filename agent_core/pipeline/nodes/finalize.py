@@ -32,7 +32,8 @@ NOT_REPRODUCED = ("the tests that failed pass without the change too (a flaky or
 async def finalize(state: RunState, deps: RunDeps) -> RunState:
     """Decide the status from the last sandboxed test report; a verified outcome goes to memory (recall.py)."""
     deps.phase("finalizing", "finalizing", 97)
-    if state.get("found_by") == "search":  # a verified single-edit fix: remembered like any verified change
+    if state.get("found_by") in ("search", "infill"):  # a verified fix by the search (its own edit or the
+        # model's fill of a hole): remembered like any verified change
         status = await _confirmed(state, deps, state["status"])
         await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
         return RunState() if status == state["status"] else RunState(status=status, found_by="")

@@ -19,8 +19,8 @@ from agent_core.events import TestReportEvent
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
 from agent_core.pipeline.state import RunState, SuspectNote, stored
-from agent_core.pipeline.timebudget import search_budget
-from agent_core.search import Mutant, Suspect, find_fix, localize
+from agent_core.pipeline.timebudget import infill_deadline, search_budget
+from agent_core.search import Mutant, Suspect, find_fix, is_infill, localize
 
 
 def _note(suspect: Suspect) -> SuspectNote:
@@ -72,7 +72,9 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
             why = "no failing test to search against" if suspects else "no suspicious line in the workspace's code"
             deps.journal.write("search", found=None, tried=0, skipped=why)
         return out  # a typed goal still reaches the model after a search that found nothing
-    found = await find_fix(deps, report, where, deadline=deadline, suspects=suspects)
+    found = await find_fix(deps, report, where, deadline=deadline, suspects=suspects,
+                           model=deps.llm if deps.settings.search.infill else None,
+                           model_deadline=infill_deadline(deps, deadline))
     if found.crash:
         deps.journal.write("search", error=found.crash)
     stats = found.stats.as_dict()
@@ -90,5 +92,6 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         out["search_rival"] = found.rival
     deps.journal.write("test_report", report=found.report.model_dump(mode="json"))
     deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=found.report))
-    out.update(RunState(status="fixed", found_by="search", report=stored(found.report)))
+    by = "infill" if is_infill(found.fix) else "search"  # the model's fill of a hole, or the search's own edit
+    out.update(RunState(status="fixed", found_by=by, report=stored(found.report)))
     return out

@@ -13,13 +13,15 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agent_core.models import TestReport
 from agent_core.search.candidate import Mutant
 from agent_core.search.catalogue.line_mutants import line_mutants
 from agent_core.search.driver.distinguish import RivalSearch, rival_figures
+from agent_core.search.driver.interleave import ModelBatches
 from agent_core.search.driver.localizing import Localization, SearchDeps
 from agent_core.search.driver.ranking import arrange, gate_lines, templates_for
 from agent_core.search.driver.sandboxed import try_mutants
@@ -144,63 +146,108 @@ def _per_mutant(settings: Settings, where: Localization | None, suite_s: float, 
     return covering, timeout_s
 
 
+@dataclass
+class _Trial:
+    """One search's way of trying a batch of candidates (its per-mutant bound, covering tests and figures)."""
+
+    deps: SearchDeps
+    failing: list[str]
+    baseline: TestReport | None
+    covering: Callable[[Mutant], list[str]] | None
+    timeout_s: float
+    stats: dict[str, Any]
+
+    async def run(self, chunk: list[Mutant], until: float,
+                  live: Callable[[int], None] | None = None) -> tuple[list[tuple[Mutant, str]], str | None]:
+        """`chunk` tried against the failing tests in one driver run ending by `until`: (mutant, outcome) of
+        those tried, in the chunk's order, and why the run stopped."""
+        results, stopped = await try_mutants(
+            self.deps.sandbox, self.deps.shadow.root, self.failing, chunk, mutant_timeout_s=self.timeout_s,
+            budget_s=until - time.monotonic(), max_passing=PASSING_PER_DRIVER_RUN, covering=self.covering,
+            hot=True, on_progress=live)
+        self.stats["stopped"] = stopped
+        if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
+            self.stats["stopped"], self.stats["error"] = "error", stopped.removeprefix("error: ")
+        self.stats["tried"] += len(results)
+        self.stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
+        return results, stopped
+
+    async def verified(self, results: list[tuple[Mutant, str]], rest: list[Mutant], deadline: float,
+                       rivals: bool) -> tuple[Mutant, TestReport] | None:
+        """The first of `results` that passed and passes the whole suite too (with a rival looked for among
+        `rest`, when `rivals`), with that suite's report."""
+        deps = self.deps
+        for mutant, outcome in results:
+            if outcome != "passed":
+                continue
+            self.stats["passed_failing"] += 1
+            source = read_exact(deps.shadow.root / mutant.path)  # before the mutant: a rival is tried on it
+            report = await _verify(deps, mutant, self.baseline)
+            if report is not None and rivals and deps.settings.search.rivals:  # another green edit, and an
+                # input on which the two differ (search/driver/distinguish.py)
+                self.stats.update(await rival_figures(deps, RivalSearch(
+                    mutant, source, rest, self.failing, report, self.timeout_s, self.covering,
+                    lambda rival: _verify(deps, rival, self.baseline), verify_bounds(deps.settings, self.baseline)[0],
+                    deadline, report.test_files or sorted(deps.shadow.verification))))
+            if report is not None:
+                return mutant, report
+        return None
+
+
+async def _model_turn(trial: _Trial, more: ModelBatches, until: float, rest: list[Mutant],
+                      rivals: bool) -> tuple[Mutant, TestReport] | Literal[False] | None:
+    """One hole's candidates from the model, tried and verified: the fix, None, or False when no hole is left."""
+    batch = await more()
+    if batch is None:
+        return False
+    if not batch or time.monotonic() >= until:
+        return None
+    results, _ = await trial.run(batch, until)
+    more.count_tried([m for m, _ in results])
+    return await trial.verified(results, rest, until, rivals)
+
+
 async def find_single_edit(
     deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
     suite_s: float = 0.0, baseline: TestReport | None = None, deadline: float | None = None, rivals: bool = True,
+    more: ModelBatches | None = None, more_until: float | None = None,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
     """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
     seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
     sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
     suite; with that suite's report and the search's figures. The search ends at `deadline` (by default
     `search.budget_s` from now; the caller's, when localizing already spent part of it). With `rivals`, a second
-    green candidate of the winner's function is looked for, and an input the two differ on (driver/distinguish.py)."""
-    s = deps.settings.search
-    deadline = deadline if deadline is not None else time.monotonic() + s.budget_s
+    green candidate of the winner's function is looked for, and an input the two differ on (driver/distinguish.py).
+    `more`: the model's candidates, one hole's after each driver run of `mutants` that found nothing, and on
+    their own once `mutants` are done, until `more_until` (driver/interleave.py)."""
+    deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
+    until = max(deadline, more_until or deadline)
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
-    index = 0
-    while index < len(mutants) and time.monotonic() < deadline:
-        def live(done: int, base: int = index) -> None:  # the driver's count while it runs (search/driver/sandboxed.py)
-            _tick(deps, base + done, len(mutants))
+    trial = _Trial(deps, failing, baseline, covering, timeout_s, stats)
+    index, own = 0, True
+    while True:
+        if own and index < len(mutants) and time.monotonic() < deadline:
+            def live(done: int, base: int = index) -> None:  # the driver's count while it runs (sandboxed.py)
+                _tick(deps, base + done, len(mutants))
 
-        chunk = mutants[index : index + _chunk_size(mutants, index)]
-        results, stopped = await try_mutants(
-            deps.sandbox,
-            deps.shadow.root,
-            failing,
-            chunk,
-            mutant_timeout_s=timeout_s,
-            budget_s=deadline - time.monotonic(),
-            max_passing=PASSING_PER_DRIVER_RUN,
-            covering=covering,
-            hot=True,
-            on_progress=live,
-        )
-        stats["stopped"] = stopped
-        if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
-            stats["stopped"], stats["error"] = "error", stopped.removeprefix("error: ")
-        # past the last one tried, in the chunk's order (try_mutants keeps it): a pass stops the driver, and the
-        # cold ones after it were not tried
-        if results:
-            index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
-        stats["tried"] += len(results)
-        _tick(deps, stats["tried"], len(mutants))
-        stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
-        for mutant, outcome in results:
-            if outcome == "passed":
-                stats["passed_failing"] += 1
-                source = read_exact(deps.shadow.root / mutant.path)  # before the mutant: a rival is tried on it
-                report = await _verify(deps, mutant, baseline)
-                if report is not None and rivals and deps.settings.search.rivals:  # another green edit, and
-                    # an input on which the two differ (search/driver/distinguish.py)
-                    stats.update(await rival_figures(deps, RivalSearch(
-                        mutant, source, mutants[index:], failing, report, timeout_s, covering,
-                        lambda rival: _verify(deps, rival, baseline), verify_bounds(deps.settings, baseline)[0],
-                        deadline, report.test_files or sorted(deps.shadow.verification))))
-                if report is not None:
-                    return mutant, report, stats
-        if stopped == "budget" or not results:
+            chunk = mutants[index : index + _chunk_size(mutants, index)]
+            results, stopped = await trial.run(chunk, deadline, live)
+            if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
+                # after it were not tried)
+                index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
+            _tick(deps, stats["tried"], len(mutants))
+            if found := await trial.verified(results, mutants[index:], deadline, rivals):
+                return found[0], found[1], stats
+            own = stopped != "budget" and bool(results)
+        elif more is None or time.monotonic() >= until:
             break
+        if more is not None and time.monotonic() < until:
+            turn = await _model_turn(trial, more, until, mutants[index:], rivals)
+            if turn is False:
+                more = None
+            elif turn:
+                return turn[0], turn[1], stats
     return None, None, stats
 
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from agent_core.llm.base import BudgetSpent, LLMClient, LLMError, LLMUnavailable
 from agent_core.llm.fim import FimSpec
 from agent_core.models import Role
+from agent_core.search.candidate import Mutant
 from agent_core.search.infill.holes import Hole
 from agent_core.search.infill.prompt import InfillPrompt, answer_code, build_prompt
 from agent_core.search.infill.samples import Sampler, sample_plan
-from agent_core.search.mutants import Mutant
 
 INFILL_ACCOUNT = "infill"  # the usage and journal name of the infill calls (they borrow a role's model)
 SAMPLES = 12

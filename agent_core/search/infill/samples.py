@@ -23,8 +23,8 @@ import ast
 from dataclasses import dataclass, field
 
 from agent_core.analysis import pysyntax
+from agent_core.search.candidate import Mutant
 from agent_core.search.infill.holes import Hole
-from agent_core.search.mutants import Mutant
 
 INFILL_TIER = 30  # after every single-edit tier of mutants.py (0-12) and the templates' (20)
 EXTRA_LINES = 1  # a replaced hole may come back one line longer
