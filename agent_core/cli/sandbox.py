@@ -30,6 +30,7 @@ from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.sandbox.compare import compare_project, format_comparison
 from agent_core.sandbox.project_image import project_image_tag
 from agent_core.settings import SettingsError, load_settings
+from agent_core.testing.trustprobes import TRUST_PROBES
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -153,7 +154,7 @@ def doctor_command(args: argparse.Namespace) -> int:
         f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n",
         file=out,
     )
-    results = asyncio.run(probes.run_probes(sandbox, limits))
+    results = asyncio.run(probes.run_probes(sandbox, limits, extra=TRUST_PROBES))
     print(probes.format_table(results), file=out)
     held = all(r.held for r in results)
     print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD", file=out)
