@@ -94,7 +94,26 @@ def read_diff(text: str, root: Path) -> Diff:
     paths = tuple(dict.fromkeys(_numstat_paths(done.stdout)))
     if not paths:
         raise DiffError("the diff changes no file")
+    if re.search(rb"(?:^|\0)-\t-\t", done.stdout):
+        raise DiffError("the diff holds a binary change: only changes to UTF-8 text files can be verified")
+    for rel in paths:
+        _require_text(root, rel)
     return Diff(text, strip, paths)
+
+
+def _require_text(root: Path, rel: str) -> None:
+    """DiffError when the file `rel` the diff changes exists and is not UTF-8 text (binary, another encoding)."""
+    target = root / rel
+    if not target.is_file() or target.is_symlink():
+        return
+    data = target.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DiffError(f"{rel} is not UTF-8 text (byte {exc.start}): only changes to UTF-8 text files can be "
+                        "verified") from None
+    if b"\0" in data:
+        raise DiffError(f"{rel} is a binary file: only changes to UTF-8 text files can be verified")
 
 
 def _apply_args(diff: Diff) -> list[str]:
