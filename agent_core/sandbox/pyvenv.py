@@ -108,8 +108,9 @@ def venv_interpreter(env_dir: Path) -> Interpreter:
     site = env_dir / "lib" / lib / "site-packages"
     path = [base / "lib" / f"python{version[0]}{version[1]}.zip", stdlib, stdlib / "lib-dynload", site]
     path += _pth_dirs(site)
-    if cfg.get("include-system-site-packages", "false").lower() == "true":
-        path.append(stdlib / "site-packages")
+    if cfg.get("include-system-site-packages", "false").lower() == "true":  # Debian's are dist-packages
+        path += [stdlib / "site-packages", base / "local" / "lib" / lib / "dist-packages",
+                 base / "lib" / f"python{version[0]}" / "dist-packages"]
     path = [p for p in path if p.exists()]
     missing = tuple(name for name in TEST_MODULES if not _has_module(name, path))
     return Interpreter(executable=env_dir / "bin" / "python", prefix=env_dir, base_prefix=base, version=version,

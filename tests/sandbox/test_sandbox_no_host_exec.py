@@ -107,3 +107,17 @@ def test_agentls_test_on_a_planted_venv_runs_nothing_on_the_host(
     assert not marker.exists(), "the project's .venv/bin/python ran on the host"
     # it ran inside the sandbox, as the project's interpreter, where the host's folder does not exist
     assert f"touch: cannot touch '{marker}'" in err.getvalue(), err.getvalue()
+
+
+def test_pth_path_lines_count_and_import_lines_never_run(tmp_path: Path, marker: Path) -> None:
+    project = make_project(tmp_path / "proj", CALC)
+    venv = _planted_venv(project, marker)
+    site = venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    (site / "pytest").mkdir(parents=True)
+    (site / "pytest" / "__init__.py").write_text("")
+    (project / "src").mkdir()
+    (site / "editable.pth").write_text(f"import os; open({str(marker)!r}, 'w').close()\n{project / 'src'}\n")
+    env = detect_environment(project)
+    assert not marker.exists()
+    assert project / "src" in env.interpreter.path and site in env.interpreter.path
+    assert env.interpreter.has_pytest and env.interpreter.missing == ("hypothesis", "coverage")
