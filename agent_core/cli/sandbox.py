@@ -24,13 +24,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from agent_core.checks.trustprobes import TRUST_PROBES
 from agent_core.sandbox import factory, probes
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.sandbox.compare import compare_project, format_comparison
 from agent_core.sandbox.project_image import project_image_tag
 from agent_core.settings import SettingsError, load_settings
-from agent_core.testing.trustprobes import TRUST_PROBES
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_core.testing.trustprobes import FORGE_CODE
+from agent_core.checks.trustprobes import FORGE_CODE
 
 DESELECT = "--deselect test_calc.py::test_add"  # drop the failing test; the other one passes
 

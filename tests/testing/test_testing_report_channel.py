@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.checks.trustprobes import FORGE_CODE, FORGE_PROJECT
 from agent_core.models import TestReport as Report
 from agent_core.sandbox.bubblewrap import BubblewrapSandbox, probe_bwrap
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.settings import SandboxSettings
 from agent_core.testing.crosscheck import disagreement
 from agent_core.testing.runner import run_tests
-from agent_core.testing.trustprobes import FORGE_CODE, FORGE_PROJECT
 from project_support import make_project
 
 bwrap = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
