@@ -24,6 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from agent_core.checks.trustprobes import TRUST_PROBES
 from agent_core.sandbox import factory, probes
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
@@ -153,7 +154,7 @@ def doctor_command(args: argparse.Namespace) -> int:
         f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n",
         file=out,
     )
-    results = asyncio.run(probes.run_probes(sandbox, limits))
+    results = asyncio.run(probes.run_probes(sandbox, limits, extra=TRUST_PROBES))
     print(probes.format_table(results), file=out)
     held = all(r.held for r in results)
     print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD", file=out)

@@ -100,10 +100,12 @@ To let a project you trust set them, `agentls config trust PATH` (`--remove`,
 `--list`): the list is `trusted-folders.json` beside the user config file,
 outside every project, and covers the folder and everything under it.
 
-`test_command`, `sandbox.python` and `sandbox.docker_image` stay project
-settings: what they name runs inside the sandbox (no network, writes only in
-the copy), whose backend only you choose. So do `prompts` (a path is read only
+`test_command` and `sandbox.docker_image` stay project settings: what they
+name runs inside the sandbox (no network, writes only in the copy), whose
+backend only you choose. So do `prompts` (a path is read only
 to fill a prompt template that must hold its placeholders), limits and budgets.
+`sandbox.python` does not: an interpreter outside the project that is no
+virtual environment is asked for its facts on the host (docs/threat-model.md).
 In VS Code the same keys are `"scope": "machine"`: VS Code accepts them only in
 user (or remote) settings, and the extension sends them from user scope only,
 reporting a workspace or folder value it dropped (docs/editors.md).

@@ -20,8 +20,12 @@ read them from `os.environ`):
   pass descriptors (Docker) give `PYTEST_AGENTLS_REPORT`, a path, instead.
   pytest-xdist workers apply the two settings below and the controller writes
   the records;
-- `PYTEST_AGENTLS_NONCE`: a random token written into every record: the host
-  drops records without it (lines the code under test forges);
+- `PYTEST_AGENTLS_NONCE_FD`: an inherited descriptor (read-only, of an
+  unlinked file) holding a random token written into every record: the host
+  drops records without it (lines the code under test forges). It is read and
+  closed as this module is imported, before any conftest or test module.
+  Where descriptors do not reach pytest (Docker, tox) the token comes as
+  `PYTEST_AGENTLS_NONCE` instead;
 - `PYTEST_AGENTLS_HANG_FD` (or the report path + `.hang`): where the per-test
   bound's faulthandler dump goes;
 - `PYTEST_AGENTLS_SELECT`: a file of absolute node ids (`/abs/file.py::name`),
@@ -61,6 +65,7 @@ REPORT_VAR = "PYTEST_AGENTLS_REPORT"
 REPORT_FD_VAR = "PYTEST_AGENTLS_REPORT_FD"
 HANG_FD_VAR = "PYTEST_AGENTLS_HANG_FD"
 TOKEN_VAR = "PYTEST_AGENTLS_NONCE"  # not *_TOKEN: sandbox_env drops names that look secret
+TOKEN_FD_VAR = "PYTEST_AGENTLS_NONCE_FD"
 SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
 PACE_VAR = "PYTEST_AGENTLS_PACE"
@@ -354,12 +359,31 @@ def _own_fd(name: str) -> int | None:
     return None
 
 
+def _take_token() -> str:
+    """The run's token, read from its inherited descriptor (an unlinked regular file opened read-only), which is
+    then closed; else (Docker, tox) from the environment."""
+    token = os.environ.pop(TOKEN_VAR, "")
+    text = os.environ.pop(TOKEN_FD_VAR, "")
+    if not text.isdigit():
+        return token
+    fd = int(text)
+    try:
+        info = os.fstat(fd)
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and flags & os.O_ACCMODE == os.O_RDONLY:
+            token = os.pread(fd, 256, 0).decode("ascii", "replace").strip() or token
+            os.close(fd)
+    except OSError:
+        pass
+    return token
+
+
 def _take_channel() -> list[tuple[str, int | None, int | None, str]]:
     """(report path, report fd, hang fd, token), taken from the environment when pytest imports this module
     (`PYTEST_PLUGINS` is read before any conftest file imports the code under test), and removed from it."""
     path = os.environ.pop(REPORT_VAR, "")
     fd, hang_fd = _own_fd(REPORT_FD_VAR), _own_fd(HANG_FD_VAR)
-    return [(path, fd, hang_fd, os.environ.pop(TOKEN_VAR, ""))]
+    return [(path, fd, hang_fd, _take_token())]
 
 
 _CHANNEL = _take_channel()  # handed to the first session only: a nested in-process pytest (pytester) gets nothing

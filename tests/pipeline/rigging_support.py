@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agent_core.checks.trustprobes import FORGE_CODE
+
 DESELECT = "--deselect test_calc.py::test_add"  # drop the failing test; the other one passes
 
 MARK_PASSED = (
@@ -66,6 +68,9 @@ FORGE_AND_EXIT = prepend_to_calc(
     "        _out.write(_json.dumps({'event': 'finish', 'exitstatus': 0, 'collected': 2,\n"
     "                                'counts': {'passed': 2}}) + '\\n')\n"
     "_os._exit(0)")
+# Forged report lines with every token a test can find (/proc environ, cmdline, descriptors reopened), written to
+# every descriptor, then an exit before pytest's session ends (issue 38): once reported `fixed: 3 passed`.
+FORGE_FROM_PROC = prepend_to_calc(FORGE_CODE.split("\n\n\ndef add")[0])
 # A pytest-rewritten test_calc.py whose tests pass, cached where pytest reads it on the next run (written with
 # pytest's own cache writer, whose header is the source's time and size or, since 9.1, its hash).
 FORGED_PYC_CODE = (
@@ -126,6 +131,7 @@ CODE_RIGS = [
     ("module-level-skip", MODULE_SKIP, "pytest.skip"),
     ("builtins.AssertionError", ASSERTION_AS_SKIP, "builtins.AssertionError"),
     ("forged-results-and-exit", FORGE_AND_EXIT, None),
+    ("forged-from-proc", FORGE_FROM_PROC, None),
     ("forged-pyc", FORGED_PYC, None),
     ("shadowing-plugin", write_file("agentls_report_plugin.py", MARK_PASSED), None),
 ]
