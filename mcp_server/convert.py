@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from agent_core.checks.diagnose import Diagnosis
 from agent_core.checks.verify_patch import PatchVerdict
+from agent_core.events import PhaseEvent
 from agent_core.models import RunResult, TestFailure, TestReport
 from agent_core.quickfix import SearchOutcome
 from mcp_server import models
@@ -94,8 +95,17 @@ def quick_fix(report: TestReport, outcome: SearchOutcome | None) -> CallToolResu
         model = models.QuickFixResult(found=False, diff=None, change=None, tests=counts(report), reason=reason)
         return result(model, f"none: {reason}")
     model = models.QuickFixResult(found=True, diff=fix.change_set.unified_diff(), change=fix.change, file=fix.file,
-                                  line=fix.line, tests=counts(report), reason="")
+                                  line=fix.line, tests=counts(fix.report), baseline=counts(report), reason="")
     return result(model, fix.title)
+
+
+def progress_text(event: PhaseEvent) -> str:
+    """A phase's progress message: "phase: what it does", the phase said once ("planning", not "planning:
+    planning")."""
+    message = event.message.strip()
+    if not message or message == event.phase:
+        return event.phase
+    return message if message.startswith(f"{event.phase}:") else f"{event.phase}: {message}"
 
 
 def pipeline(run: RunResult) -> CallToolResult:
