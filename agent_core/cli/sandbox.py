@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from agent_core.cli import jsonout
 from agent_core.sandbox import factory, probes
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
@@ -233,4 +233,4 @@ def _driver_failure(error: str) -> str:
 
 def _print_json(args: argparse.Namespace, report: dict, **fields: object) -> None:
     if args.json:
-        print(json.dumps({**report, **fields}))
+        print(jsonout.dumps({**report, **fields}))
