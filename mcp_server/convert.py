@@ -6,6 +6,8 @@ The only place that knows both the engine's types and the MCP shapes, as
 
 from __future__ import annotations
 
+import re
+
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
@@ -100,12 +102,11 @@ def quick_fix(report: TestReport, outcome: SearchOutcome | None) -> CallToolResu
 
 
 def progress_text(event: PhaseEvent) -> str:
-    """A phase's progress message: "phase: what it does", the phase said once ("planning", not "planning:
-    planning")."""
+    """A phase's progress message: "phase: what it does", the phase said once (a message that starts with it
+    stands alone: "planning", "coding step 1/2", not "planning: planning", "coding: coding step 1/2")."""
     message = event.message.strip()
-    if not message or message == event.phase:
-        return event.phase
-    return message if message.startswith(f"{event.phase}:") else f"{event.phase}: {message}"
+    first = re.split(r"[\s:]", message, maxsplit=1)[0]
+    return message if first == event.phase else f"{event.phase}: {message}" if message else event.phase
 
 
 def pipeline(run: RunResult) -> CallToolResult:
