@@ -32,7 +32,7 @@ async def test_every_tool_has_a_title_honest_annotations_and_a_flush_description
 
 
 async def test_quick_fix_counts_agree_with_its_text(mcp_session):
-    async with mcp_session() as s:
+    async with mcp_session(extra_env={"AGENTLS_SEARCH": "1"}) as s:  # the suite turns the search off
         found = await s.call("quick_fix", project=str(s.project))
 
     data, text = found.structured_content, found.content[0].text
