@@ -57,9 +57,16 @@ def _git(args: list[str], root: Path, text: str) -> subprocess.CompletedProcess[
         raise DiffError(f"git apply did not finish in {GIT_TIMEOUT_S} s") from exc
 
 
+_GIT_HINT = re.compile(r'\s*\(allow with "--[\w-]+"\)')  # an option of git's, no use to a diff's author
+_PLAIN = {"No valid patches in input": "no file's changes in it (a unified diff has `--- a/path`, `+++ b/path` "
+                                       "and `@@` hunks)"}
+
+
 def _why(done: subprocess.CompletedProcess[bytes]) -> str:
-    lines = [line for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
-    return "; ".join(lines[:6]) or f"git apply exited with {done.returncode}"
+    """git's complaint in plain words: its "error: " prefixes and its own options' hints left out."""
+    lines = [_GIT_HINT.sub("", line).removeprefix("error: ").strip()
+             for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
+    return "; ".join(_PLAIN.get(line, line) for line in lines[:6]) or f"git apply exited with {done.returncode}"
 
 
 def _numstat_paths(output: bytes) -> list[str]:

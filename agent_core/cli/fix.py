@@ -14,11 +14,10 @@ unreachable endpoint, or a change that could not be applied.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt, jsonout
 from agent_core.cli.apply import add_apply_options, apply_result, precheck
 from agent_core.cli.options import add_path, add_set, overrides, project_path
 from agent_core.cli.progress import TerminalHooks
@@ -156,12 +155,12 @@ def _report(args: argparse.Namespace, journal: Path | None, result: RunResult) -
     if journal is not None:
         write_line(sys.stderr, f"agentls: journal: {journal}", "dim", color)
     if args.json:
-        print(json.dumps(json_summary(result, journal)))
+        print(jsonout.dumps(json_summary(result, journal)))
     return code
 
 
 def _fail(args: argparse.Namespace, message: str) -> int:
     write_line(sys.stderr, f"agentls: {message}", "error", wants_color(sys.stderr, args.json))
     if args.json:
-        print(json.dumps(empty_summary(message)))
+        print(jsonout.dumps(empty_summary(message)))
     return EXIT_BAD_INPUT

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from agent_core.checks.trustprobes import TRUST_PROBES
+from agent_core.cli import jsonout
 from agent_core.sandbox import factory, probes
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
@@ -210,12 +211,27 @@ def coverage_recorder(sandbox: Any, workspace: Path) -> str:
     finally:
         remove_temp_dir(base)
     if what.startswith("none"):
-        return f"no per-test lines ({what.removeprefix('none').lstrip(':; ')}): the search localizes from tracebacks"
+        why = _driver_failure(what.removeprefix("none").lstrip(":; "))
+        return f"no per-test lines: {why}; the search localizes from tracebacks"
     if what.startswith("agentls' line tracer"):
         return "yes, by agentls' line tracer (" + what.removeprefix("agentls' line tracer; ") + ")"
     return f"yes, by {what}"
 
 
+def _driver_failure(error: str) -> str:
+    """A driver's failure as a sentence: a missing module says so and what to install, a traceback gives its
+    last line, anything else its first line."""
+    missing = re.search(r"No module named '([\w.]+)'", error)
+    if missing:
+        module = missing.group(1).split(".")[0]
+        return f"the project's interpreter has no {module} for the search driver (install {module} in its environment)"
+    if "Traceback (most recent call last)" in error:
+        head = error.split("Traceback (most recent call last)")[0].rstrip(": ")
+        last = [line for line in error.splitlines() if line.strip()][-1].strip()
+        return f"{head}: {last}"
+    return error.splitlines()[0] if error else "the search driver gave no reason"
+
+
 def _print_json(args: argparse.Namespace, report: dict, **fields: object) -> None:
     if args.json:
-        print(json.dumps({**report, **fields}))
+        print(jsonout.dumps({**report, **fields}))

@@ -45,7 +45,9 @@ may not set the keys listed under "Trust boundary" below.
 A bad setting stops the CLI (exit 2) with where it was written and, for an
 unknown key, the key probably meant:
 `/w/.agentls.toml, line 3: max_iteration: unknown setting; did you mean
-max_iterations?`; an environment variable is named as such, an editor setting
+max_iterations?`; an unknown table the same way, at its header
+(`line 5: serach: unknown setting; did you mean search?`, or `command line:
+serach: ...` for `--set serach.x=1`); an environment variable is named as such, an editor setting
 by its editor key (`agentls.maxIteration`). The language server shows the same
 message and goes on with the defaults. An `AGENTLS_*` variable that is no
 setting but looks like one (`AGENTLS_MAX_ITERATION`) is a warning, not an error.
