@@ -18,7 +18,8 @@ the patched suite passes, every test that failed at the baseline is
 collected again and passes (a skip, an xfail or a vanished test is not a
 pass), no test that passed now fails, and the passing count does not drop.
 A file the baseline's pytest collected tests from is protected like a test
-file, whatever its name.
+file, whatever its name. A patch that would pass by swallowing the tests'
+errors (pipeline/safety/swallows.py) is refused before its run.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from agent_core.checks.diffs import Diff, DiffError, apply_diff, check_diff, read_diff
 from agent_core.errors import BadRequest
 from agent_core.models import ChangeSet, TestReport
+from agent_core.pipeline.safety.swallows import REFUSED, failing_types, swallowing
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.step import verify_bounds
 from agent_core.settings import Settings
@@ -133,6 +135,9 @@ async def _judge(settings: Settings, shadow: ShadowWorkspace, diff: Diff) -> Pat
     except DiffError as exc:
         raise BadRequest(str(exc)) from exc
     change_set = compute_change_set(shadow)
+    if found := swallowing(change_set, failing_types(baseline)):
+        return PatchVerdict(False, refused=f"the patch is {REFUSED}: {found[0]}", paths=list(diff.paths),
+                            baseline=baseline, change_set=change_set)
     run_timeout, bound = verify_bounds(settings, baseline)
     report = await run_tests(sandbox, root, command, run_timeout, test_timeout_s=bound)
     rigged = sorted(set(restore_protected(root, shadow.verification)) - by_baseline)

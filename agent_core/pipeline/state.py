@@ -136,6 +136,8 @@ class RunState(TypedDict, total=False):
     found_by: str  # "search" when a mutant fixed the run before any model call
     search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
     search_rival: str  # another edit that passes every test too, and an input they differ on (search/differ.py)
+    refused: list[str]  # candidates refused because they pass by swallowing the tests' errors (safety/swallows.py)
+    caveat: str  # a fixed run whose change only adds an early return (safety/swallows.py)
     status: str  # set by finalize or by a node that ends the run
     error: str | None
     error_kind: str  # with status "error": "config" for an environment problem (the CLI exits 2)

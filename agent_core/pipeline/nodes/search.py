@@ -6,18 +6,25 @@ nothing). The step itself (localizing, the mutants, their verification) is
 agent_core/search/step.py; this node puts the ranking into the state as
 `suspects` for the coder and, when a mutant passes every test, ends the run
 `fixed` with no model call (a candidate the user reviews, like any fix);
-otherwise the shadow is as it was and the run goes on to plan. Nothing here
-can fail the run: a localization or search that breaks is journaled and
-skipped.
+otherwise the shadow is as it was and the run goes on to plan. A candidate
+that would pass by swallowing the tests' errors (a `return` in a `finally:`,
+an `__exit__` returning True, an added broad `except`: safety/swallows.py) is
+refused before it is tried, and said so (the journal's `search_refused`, the
+result's `refused`). Nothing here can fail the run: a localization or search
+that breaks is journaled and skipped.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
+from agent_core.analysis.swallowing import swallowing_findings
 from agent_core.events import TestReportEvent
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
+from agent_core.pipeline.safety.swallows import REFUSED, failing_types
 from agent_core.pipeline.state import RunState, SuspectNote, stored
 from agent_core.pipeline.timebudget import search_budget
 from agent_core.search.cases import failing_inputs
@@ -35,6 +42,39 @@ def _note(suspect: Suspect) -> SuspectNote:
     """A suspect as the state and the journal keep it (`Suspect.as_dict`'s fields)."""
     return SuspectNote(file=suspect.file, function=suspect.function, start_line=suspect.start_line,
                        end_line=suspect.end_line, lines=list(suspect.lines), score=suspect.score)
+
+
+_EXITS = re.compile(r"\b(return|break|continue|True)\b")
+
+
+class _Refusals:
+    """Keeps the candidates that do not swallow the tests' errors (safety/swallows.py), noting the others."""
+
+    def __init__(self, root: Path, types: list[str]) -> None:
+        self.root, self.types = root, types
+        self.sources: dict[str, str | None] = {}
+        self.refused: list[str] = []
+
+    def _source(self, path: str) -> str | None:
+        if path not in self.sources:
+            try:
+                self.sources[path] = read_exact(self.root / path)
+            except (OSError, UnicodeDecodeError):
+                self.sources[path] = None
+        return self.sources[path]
+
+    def kept(self, mutants: list[Mutant]) -> list[Mutant]:
+        out = []
+        for mutant in mutants:
+            source = self._source(mutant.path)
+            found = swallowing_findings(source, mutant.applied(source), self.types) if source is not None and (
+                "except" in mutant.text or _EXITS.search(mutant.text) and any(
+                    word in source for word in ("finally", "__exit__", "__aexit__"))) else []
+            if found:
+                self.refused.append(f"{mutant.path}:{mutant.line} ({mutant.description}) {REFUSED}: {found[0][1]}")
+            else:
+                out.append(mutant)
+        return out
 
 
 def _found(mutant: Mutant, before: str) -> dict[str, str | int]:
@@ -88,6 +128,11 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         deps.journal.write("search", found=None, error=f"making candidates: {type(exc).__name__}: {exc}")
         out["search_error"] = f"making candidates: {type(exc).__name__}: {exc}"
         return out
+    refusals = _Refusals(deps.shadow.root, failing_types(report))
+    mutants = refusals.kept(mutants)
+    if refusals.refused:
+        deps.journal.write("search_refused", candidates=refusals.refused)
+        out["refused"] = refusals.refused[:5]
     deps.phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{len(mutants)} tried", 6)
     originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
     try:
@@ -99,10 +144,13 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     if (winner is None or passed is None) and deadline is not None and not stats.get("error"):
         winner, passed, pairs = await from_partial_fix(  # two edits, from a partial fix (search/pairs.py)
             deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
-            lambda: candidates(deps.shadow.root, suspects, SECOND_EDITS, seen_exceptions(report), inputs),
+            lambda: refusals.kept(candidates(deps.shadow.root, suspects, SECOND_EDITS, seen_exceptions(report),
+                                             inputs)),
             lambda more: find_single_edit(deps, failing, more, where, unhung_duration(report), report, deadline,
                                           rivals=False))  # a second edit's rival would not be shown
         stats.update(pairs)
+    if refusals.refused:
+        out["refused"] = refusals.refused[:5]
     if winner is None or passed is None:
         deps.journal.write("search", found=None, **stats)
         if stats.get("error"):

@@ -19,7 +19,8 @@ function's `__code__`, or add an import hook (`sys.meta_path`). `rigging_finding
 the gate's name resolution (names.py: aliases, from-imports,
 `importlib`); `refuse_rigging`, called by the gate node, puts each changed
 file with a finding the original did not have back as it was, journals the
-refusal and tells the coder why. It is not a safety question the user can
+refusal and tells the coder why; so does a change that swallows the tests'
+errors (safety/swallows.py). It is not a safety question the user can
 approve: a rigged verification says nothing about the code. (The verdict
 rule, testing/verdict.py, would also fail such a candidate; this says why,
 before a test run.)
@@ -32,9 +33,11 @@ import re
 from pathlib import PurePosixPath
 
 from agent_core.analysis import pysyntax
+from agent_core.analysis.swallowing import swallowing_findings
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected, write_shadow_file
 from agent_core.pipeline.safety.names import Names
+from agent_core.pipeline.safety.swallows import REFUSED, failing_types
 from agent_core.pipeline.state import RunState
 from agent_core.search.cases import failing_literals, literal
 from agent_core.workspace.changeset import compute_change_set
@@ -263,6 +266,7 @@ def refuse_rigging(state: RunState, deps: RunDeps) -> RunState:
         return RunState()
     notes = []
     literals = failing_literals(state.get("baseline"), deps.shadow.root)
+    types = failing_types(state.get("baseline"))
     for change in compute_change_set(deps.shadow).changes:
         if change.new is None or PurePosixPath(change.path).suffix not in (".py", ".pyi"):
             continue
@@ -270,6 +274,8 @@ def refuse_rigging(state: RunState, deps: RunDeps) -> RunState:
                                   *hard_coded_findings(change.original or "", literals)]}
         new = [(line, why) for line, why in [*rigging_findings(change.new, change.path),
                                              *hard_coded_findings(change.new, literals)] if why not in old]
+        new += [(line, f"{REFUSED}: {why}") for line, why in swallowing_findings(change.original or "", change.new,
+                                                                                types)]
         if not new:
             continue
         write_shadow_file(deps, change.path, change.original)
