@@ -39,7 +39,13 @@ from agent_core.testing.verdict import CHANGED_DURING_RUN, distrust, judge
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set, compute_change_set, is_excluded
 from agent_core.workspace.paths import PathRefused, relative_inside
 from agent_core.workspace.shadow import ShadowWorkspace
-from agent_core.workspace.testfiles import collected_entries, is_test_config, is_test_file, restore_protected
+from agent_core.workspace.testfiles import (
+    collected_entries,
+    imported_data_entries,
+    is_test_config,
+    is_test_file,
+    restore_protected,
+)
 
 ABSENT = "absent"  # a test's outcome on the side of the comparison that did not collect it
 
@@ -127,6 +133,10 @@ async def _judge(settings: Settings, shadow: ShadowWorkspace, diff: Diff) -> Pat
     if collected:  # what the project's pytest collects tests from is a test file, whatever its name
         return PatchVerdict(False, refused=f"{collected[0]} holds tests the project's pytest collects: a patch "
                             "cannot change the tests that judge it", paths=list(diff.paths), baseline=baseline)
+    data = sorted(set(diff.paths) & set(imported_data_entries(root, baseline.test_files, shadow.verification)))
+    if data:  # the values the tests import are part of the tests
+        return PatchVerdict(False, refused=f"{data[0]} holds the values the tests import: a patch cannot change "
+                            "the tests that judge it", paths=list(diff.paths), baseline=baseline)
     shadow.verification.update(collected_entries(root, baseline.test_files, shadow.verification))
     for rel in diff.paths:
         shadow.remember(rel)
