@@ -65,3 +65,22 @@ def test_a_return_in_finally_is_refused_and_the_run_ends_unfixed_saying_why(tmp_
     assert len(refused["candidates"]) >= 1
     gate = [r for r in records if r["type"] == "gate_refused"]
     assert gate and "`return` in a `finally:`" in gate[0]["reason"], "the coder's same edit is undone by the gate"
+
+
+def test_the_search_tries_a_candidate_that_only_returns_early_last_and_refuses_a_swallowing_one(tmp_path: Path):
+    """The search node's screen over the catalogue's candidates, on a real file: the swallowing one is dropped
+    with the reason, the early-return-only one goes after the one that keeps the function working."""
+    from agent_core.pipeline.nodes.search import _Refusals
+    from agent_core.search.mutants import Mutant
+
+    project = make_project(tmp_path / "proj", PROJECT)
+    guard = Mutant("logfile.py", 6, "    if path is None:\n        return\n    handle = open(path)", "a guard")
+    default = Mutant("logfile.py", 6, "    handle = open(path or 'default.txt')", "a default")
+    swallowing = Mutant("logfile.py", 11, "        if log is None:\n            return\n        log.append(path)",
+                        "a guard in the finally")
+    screen = _Refusals(project, ["AttributeError", "AssertionError"])
+
+    kept = screen.early_last(screen.kept([guard, swallowing, default]))
+
+    assert kept == [default, guard]
+    assert len(screen.refused) == 1 and screen.refused[0].startswith("logfile.py:11 (a guard in the finally) refused")

@@ -10,7 +10,9 @@ otherwise the shadow is as it was and the run goes on to plan. A candidate
 that would pass by swallowing the tests' errors (a `return` in a `finally:`,
 an `__exit__` returning True, an added broad `except`: safety/swallows.py) is
 refused before it is tried, and said so (the journal's `search_refused`, the
-result's `refused`). Nothing here can fail the run: a localization or search
+result's `refused`); one that only adds an early `return` (analysis/swallowing.py
+`early_return`) is tried after the others, and a fix made of one says so
+(finalize's `caveat`). Nothing here can fail the run: a localization or search
 that breaks is journaled and skipped.
 """
 
@@ -20,7 +22,7 @@ import re
 import time
 from pathlib import Path
 
-from agent_core.analysis.swallowing import swallowing_findings
+from agent_core.analysis.swallowing import early_return, swallowing_findings
 from agent_core.events import TestReportEvent
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
@@ -45,6 +47,7 @@ def _note(suspect: Suspect) -> SuspectNote:
 
 
 _EXITS = re.compile(r"\b(return|break|continue|True)\b")
+_BARE_RETURN = re.compile(r"^\s*return(\s+None)?\s*$", re.M)
 
 
 class _Refusals:
@@ -75,6 +78,16 @@ class _Refusals:
             else:
                 out.append(mutant)
         return out
+
+    def early_last(self, mutants: list[Mutant]) -> list[Mutant]:
+        """`mutants` with those that only add an early `return` after the others (each group in its order)."""
+        def only_returns(mutant: Mutant) -> bool:
+            source = self._source(mutant.path)
+            return bool(source is not None and _BARE_RETURN.search(mutant.text)
+                        and early_return(source, mutant.applied(source)))
+
+        early = {id(m) for m in mutants if only_returns(m)}
+        return [m for m in mutants if id(m) not in early] + [m for m in mutants if id(m) in early]
 
 
 def _found(mutant: Mutant, before: str) -> dict[str, str | int]:
@@ -129,7 +142,7 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         out["search_error"] = f"making candidates: {type(exc).__name__}: {exc}"
         return out
     refusals = _Refusals(deps.shadow.root, failing_types(report))
-    mutants = refusals.kept(mutants)
+    mutants = refusals.early_last(refusals.kept(mutants))
     if refusals.refused:
         deps.journal.write("search_refused", candidates=refusals.refused)
         out["refused"] = refusals.refused[:5]
