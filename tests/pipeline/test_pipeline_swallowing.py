@@ -84,3 +84,25 @@ def test_the_search_tries_a_candidate_that_only_returns_early_last_and_refuses_a
 
     assert kept == [default, guard]
     assert len(screen.refused) == 1 and screen.refused[0].startswith("logfile.py:11 (a guard in the finally) refused")
+
+
+def test_a_patch_that_swallows_the_tests_errors_is_refused_by_verify_patch(tmp_path: Path):
+    """MCP's `verify_patch` (checks/verify_patch.py) refuses the same change as a diff, before its run, and writes
+    nothing even with `apply`."""
+    import asyncio
+
+    from agent_core.checks.verify_patch import verify_patch
+    from agent_core.settings import Settings
+
+    project = make_project(tmp_path / "proj", PROJECT)
+    before = snapshot(project)
+    diff = ("--- a/logfile.py\n+++ b/logfile.py\n@@ -10,2 +10,4 @@\n         handle.close()\n"
+            "+        if log is None:\n+            return\n         log.append(path)\n")
+
+    verdict = asyncio.run(verify_patch(Settings(), project, diff, apply=True))
+
+    assert not verdict.verified and not verdict.applied and verdict.report is None, "refused before the patched run"
+    assert verdict.refused is not None and verdict.refused.startswith(
+        "the patch is refused: it makes the tests pass by swallowing their errors: logfile.py:12: `return` in a "
+        "`finally:`"), verdict.refused
+    assert snapshot(project) == before
