@@ -113,6 +113,8 @@ def json_summary(result: RunResult, journal: Path | None = None) -> dict:
         "diff": result.change_set.unified_diff() if result.change_set.changes else "",
         "journal": str(journal) if journal else None,
         "settings_warnings": list(result.settings_warnings),
+        "refused": list(result.extra.get("refused") or []),  # candidates refused: they swallow the tests' errors
+        "caveat": result.extra.get("caveat"),  # a fix that only adds an early return
     }
 
 
@@ -130,7 +132,7 @@ def empty_summary(error: str | None = None) -> dict:
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "llm_calls": 0,
                       "cost_usd": None},
             "duration_s": 0.0, "error": error, "explanation": "", "applied": False, "commit": None, "dropped": [],
-            "diff": "", "journal": None, "settings_warnings": []}
+            "diff": "", "journal": None, "settings_warnings": [], "refused": [], "caveat": None}
 
 
 def _report(args: argparse.Namespace, journal: Path | None, result: RunResult) -> int:

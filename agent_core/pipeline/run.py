@@ -108,8 +108,9 @@ def _result(request: RunRequest, run_id: str, final: RunState, attempt: ChangeSe
     plan = final.get("plan")
     extra = {"plan": plan.model_dump(mode="json") if plan else {}, "plan_source": final.get("plan_source", ""),
              "revisions": final.get("revisions", 0)}
-    for key in ("verdict", "search_error", "search_rival"):  # the verifier's score; why the search's driver
-        # failed; another green edit of the search's fix
+    for key in ("verdict", "search_error", "search_rival", "refused", "caveat"):  # the verifier's score; why the
+        # search's driver failed; another green edit of the search's fix; candidates refused for swallowing the
+        # tests' errors; a fix that only adds an early return
         if final.get(key):
             extra[key] = final[key]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound

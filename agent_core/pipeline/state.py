@@ -137,6 +137,8 @@ class RunState(TypedDict, total=False):
     # of a hole the search cut, verified by the search
     search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
     search_rival: str  # another edit that passes every test too, and an input they differ on (driver/distinguish.py)
+    refused: list[str]  # candidates refused because they pass by swallowing the tests' errors (safety/swallows.py)
+    caveat: str  # a fixed run whose change only adds an early return (safety/swallows.py)
     status: str  # set by finalize or by a node that ends the run
     error: str | None
     error_kind: str  # with status "error": "config" for an environment problem (the CLI exits 2)

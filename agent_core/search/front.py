@@ -27,6 +27,7 @@ from agent_core.search.driver.distinguish import rival_sentence
 from agent_core.search.driver.interleave import ModelBatches, ranked_holes
 from agent_core.search.driver.localizing import Localization, SearchDeps, localize_failure
 from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
+from agent_core.search.driver.screen import Screen
 from agent_core.search.driver.single_edit import candidates, find_single_edit
 from agent_core.search.evidence.hangs import unhung_duration
 from agent_core.search.evidence.inputs import failing_inputs, seen_exceptions
@@ -93,6 +94,7 @@ class SearchOutcome:
     mutants: int = 0  # candidates made
     error: str = ""  # "making candidates: ..." or "trying mutants: ...": the search could not run as meant
     crash: str = ""  # the single-edit search raised this (the pair search still ran)
+    refused: list[str] = field(default_factory=list)  # candidates refused for swallowing the tests' errors
 
 
 async def localize(deps: SearchDeps, report: TestReport, deadline: float | None = None) -> Localization:
@@ -107,8 +109,8 @@ def _phase(deps: SearchDeps, count: int) -> None:
         phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{count} tried", 6)
 
 
-def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect],
-                   until: float | None) -> ModelBatches | None:
+def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect], until: float | None,
+                   screen: Screen) -> ModelBatches | None:
     """The model's fills of the suspects' holes, when a model is given and `search.infill` is on."""
     s = deps.settings.search
     if model is None or not s.infill:
@@ -125,7 +127,7 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
             phase("testing", f"asking the model to fill hole {number}/{total} ({hole.path}: {hole.label})", 14)
 
     return ModelBatches(model, holes, sources, InfillOptions(samples=s.infill_samples, deadline=until),
-                        on_hole=said) if holes else None
+                        on_hole=said, screen=screen) if holes else None
 
 
 async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *, deadline: float | None = None,
@@ -139,8 +141,10 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     root, failing = deps.shadow.root, where.failing
     suspects = where.suspects if suspects is None else suspects
     inputs = failing_inputs(report, root)
+    screen = Screen(root, [*seen_exceptions(report), "AssertionError"])  # the tests' errors no candidate may hide
     try:
-        mutants = candidates(root, suspects, deps.settings.search.max_mutants, seen_exceptions(report), inputs)
+        mutants = screen(candidates(root, suspects, deps.settings.search.max_mutants, seen_exceptions(report),
+                                    inputs))
     except Exception as exc:
         if not contain:
             raise
@@ -152,7 +156,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     until = model_deadline
     if until is None and deadline is not None:
         until = deadline + deps.settings.search.infill_budget_s
-    batches = _model_batches(deps, model, suspects, until)
+    batches = _model_batches(deps, model, suspects, until, screen)
     try:
         winner, passed, figures = await find_single_edit(deps, failing, mutants, where, suite_s, report, deadline,
                                                          more=batches, more_until=until)
@@ -163,12 +167,12 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     if (winner is None or passed is None) and pairs and deadline is not None and not figures.get("error"):
         winner, passed, more = await from_partial_fix(  # two edits, from a partial fix (driver/pairs.py)
             deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
-            lambda: candidates(root, suspects, SECOND_EDITS, seen_exceptions(report), inputs),
+            lambda: screen.kept(candidates(root, suspects, SECOND_EDITS, seen_exceptions(report), inputs)),
             lambda more: find_single_edit(deps, failing, more, where, suite_s, report, deadline, rivals=False))
         figures.update(more)
     if batches is not None:
         figures["infill"] = batches.figures(winner)
-    outcome.stats = SearchStats.of(figures)
+    outcome.stats, outcome.refused = SearchStats.of(figures), screen.refused
     if figures.get("error"):
         outcome.error = f"trying mutants: {figures['error']}"
     if winner is not None and passed is not None:

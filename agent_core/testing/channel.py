@@ -48,6 +48,8 @@ from agent_core.workspace.hostread import read_fd, read_planted_text
 
 PLUGIN_PREFIX = "agentls_report_"
 PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")  # read, not imported: it imports pytest
+SWALLOWED_SOURCE = Path(__file__).with_name("swallowed.py")  # copied beside the plugin, which loads it by path
+SWALLOWED_SUFFIX = "_swallowed.py"  # the plugin's own names (pytest_plugin.py), kept in step by a test
 REPORT_VAR = "PYTEST_AGENTLS_REPORT"  # the plugin's own names (pytest_plugin.py), kept in step by a test
 REPORT_FD_VAR = "PYTEST_AGENTLS_REPORT_FD"
 HANG_FD_VAR = "PYTEST_AGENTLS_HANG_FD"
@@ -95,12 +97,12 @@ class _Unannotated(ast.NodeTransformer):
 
 
 @functools.cache
-def plugin_text() -> str:
+def plugin_text(source: Path = PLUGIN_SOURCE) -> str:
     """The plugin's source as it goes into the sandbox, without annotations. It runs in whatever Python and
     pytest the project has: Python 3.6 has no postponed annotations (`from __future__ import annotations`), so
     a signature's `int | None`, or `pytest.Config` (public since pytest 7), would fail as the module loads.
     No library writes Python back without its annotations; ast does it in a few lines."""
-    tree = _Unannotated().visit(pysyntax.parse(PLUGIN_SOURCE.read_text(encoding="utf-8")))
+    tree = _Unannotated().visit(pysyntax.parse(source.read_text(encoding="utf-8")))
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
@@ -204,8 +206,9 @@ def open_channel(
         if token_in_env or not fds:
             channel.env[TOKEN_VAR] = channel.token
         module = plugin_name()
-        (where / f"{module}.py").write_text(plugin_text(), encoding="utf-8")
-        os.chmod(where / f"{module}.py", 0o644)
+        for name, text in ((f"{module}.py", plugin_text()), (module + SWALLOWED_SUFFIX, plugin_text(SWALLOWED_SOURCE))):
+            (where / name).write_text(text, encoding="utf-8")
+            os.chmod(where / name, 0o644)
         channel.env.update({"PYTHONPATH": str(where), "PYTEST_PLUGINS": module, "TOX_OVERRIDE": TOX_PASS_ENV})
         if select:
             (where / "select.txt").write_text("".join(f"{workspace / node}\n" for node in select), encoding="utf-8")

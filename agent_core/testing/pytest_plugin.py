@@ -39,6 +39,10 @@ read them from `os.environ`):
   faulthandler dump followed by an exit backs it up for code that swallows
   the failure or blocks in C.
 
+A test whose call passed although its own assertion raised and the code under
+test swallowed it fails (swallowed.py, copied beside this module and loaded by
+path: `_swallowed_plugin`).
+
 Records, one JSON object per line: `start`, `collect_error`, `begin` (before
 a test runs: a `begin` without a `result` is a test that killed the process),
 `result` (outcome passed, failed, error, skipped, xfailed or xpassed) and
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import faulthandler
 import fcntl
+import importlib.util
 import json
 import os
 import signal
@@ -70,6 +75,7 @@ SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
 PACE_VAR = "PYTEST_AGENTLS_PACE"
 HANG_SUFFIX = ".hang"
+SWALLOWED_SUFFIX = "_swallowed.py"  # swallowed.py, copied beside this module under its name + this suffix
 PACE_FACTOR = 10.0  # Pace: a test may take this many times the slowest passing test phase so far ...
 PACE_FLOOR_S = 10.0  # ... and at least this long, until a test hangs ...
 HUNG_FLOOR_S = 2.0  # ... then at least this long
@@ -400,6 +406,21 @@ def _no_rewrite_cache() -> None:
         rewrite._read_pyc = lambda *args, **kwargs: None
 
 
+def _swallowed_plugin() -> Any:
+    """swallowed.py's plugin (a test that passes although its own assertion raised fails), loaded by path from
+    beside this module: the copy the runner wrote (this module's name + SWALLOWED_SUFFIX) or, imported from
+    agent_core, the package's own; None when neither is there."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in (__name__.rsplit(".", 1)[-1] + SWALLOWED_SUFFIX, "swallowed.py"):
+        path = os.path.join(here, name)
+        spec = importlib.util.spec_from_file_location(name[:-3], path) if os.path.isfile(path) else None
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module.plugin(pytest)
+    return None
+
+
 # Options a project's addopts may carry that would run part of the suite: the cache's selections (last failed
 # first or only, new first) and stepwise's stop at the first failure. A run agentls judges is the whole suite.
 WHOLE_RUN = (("lf", False), ("failedfirst", False), ("newfirst", False), ("stepwise", False),
@@ -423,6 +444,9 @@ def pytest_configure(config: pytest.Config) -> None:
         paced = os.environ.get(PACE_VAR) == "1"
         root = str(getattr(config, "rootpath", None) or config.rootdir)  # type: ignore[attr-defined]  # older pytest
         config.pluginmanager.register(Controls(bound, select, hang_path, hang_fd, paced, root), "agentls-controls")
+    swallowed = _swallowed_plugin()
+    if swallowed is not None:
+        config.pluginmanager.register(swallowed, "agentls-swallowed")
     if (path or fd is not None) and not worker:
         config.option.continue_on_collection_errors = True  # one broken module must not hide every result
         config.pluginmanager.register(Reporter(config, Sink(fd, path), token), "agentls-reporter")

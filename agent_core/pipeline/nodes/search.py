@@ -6,9 +6,14 @@ nothing). The step itself (localizing, the mutants, their verification) is
 search/driver/single_edit.py; this node puts the ranking into the state as
 `suspects` for the coder and, when a mutant passes every test, ends the run
 `fixed` with no model call (a candidate the user reviews, like any fix);
-otherwise the shadow is as it was and the run goes on to plan. Nothing here
-can fail the run: a localization or search that breaks is journaled and
-skipped.
+otherwise the shadow is as it was and the run goes on to plan. A candidate
+that would pass by swallowing the tests' errors (a `return` in a `finally:`,
+an `__exit__` returning True, an added broad `except`: safety/swallows.py) is
+refused before it is tried, and said so (the journal's `search_refused`, the
+result's `refused`); one that only adds an early `return` is tried after the
+others (search/driver/screen.py), and a fix made of one says so (finalize's
+`caveat`). Nothing here can fail the run: a localization or search
+that breaks is journaled and skipped.
 """
 
 from __future__ import annotations
@@ -82,6 +87,9 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         deps.journal.write("search", found=None, error=found.error)
         out["search_error"] = found.error
         return out
+    if found.refused:  # candidates that would pass by swallowing the tests' errors (search/driver/screen.py)
+        deps.journal.write("search_refused", candidates=found.refused)
+        out["refused"] = found.refused[:5]
     if found.fix is None or found.report is None:
         deps.journal.write("search", found=None, **stats)
         if found.error:

@@ -51,17 +51,19 @@ class ModelBatches:
     """The next hole's candidates, each time it is awaited; None once there are no more (see the module)."""
 
     def __init__(self, llm: LLMClient, holes: list[Hole], sources: Mapping[str, str], options: InfillOptions,
-                 on_hole: Callable[[int, int, Hole], None] | None = None) -> None:
+                 on_hole: Callable[[int, int, Hole], None] | None = None,
+                 screen: Callable[[list[Mutant]], list[Mutant]] | None = None) -> None:
         self._holes = holes
         self._reports: AsyncIterator[HoleReport] = infill_holes(llm, holes, sources, options)
-        self._on_hole = on_hole
+        self._on_hole, self._screen = on_hole, screen
         self.reports: list[HoleReport] = []
         self.tried: dict[int, int] = {}  # hole index -> its candidates tried
         self._of: dict[int, int] = {}  # id of a candidate -> its hole's index
         self.done = False
 
     async def __call__(self) -> list[Mutant] | None:
-        """The next hole's candidates that are new (an empty list: that hole made none); None: no more holes."""
+        """The next hole's candidates that are new and pass the screen (driver/screen.py; an empty list: that
+        hole made none); None: no more holes."""
         if self.done:
             return None
         if self._on_hole is not None:
@@ -75,9 +77,10 @@ class ModelBatches:
         self.reports.append(report)
         if report.stopped:
             self.done = True
-        for mutant in report.mutants:
+        batch = self._screen(list(report.mutants)) if self._screen is not None else list(report.mutants)
+        for mutant in batch:
             self._of[id(mutant)] = len(self.reports) - 1
-        return list(report.mutants)
+        return batch
 
     def count_tried(self, mutants: Sequence[Mutant]) -> None:
         """Note the candidates of a driver run that were tried."""
