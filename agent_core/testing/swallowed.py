@@ -30,6 +30,7 @@ import inspect
 import sys
 from typing import Any
 
+SOURCE = __file__  # this module's file: copied beside agentls' plugin and the search's driver
 EXPECTING = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "suppress"})
 CATCH_ALL = frozenset({"BaseException"})
 CATCH_ASSERTION = frozenset({"AssertionError", "Exception", "failureException"})

@@ -21,11 +21,13 @@ from typing import Any
 
 from agent_core.sandbox.base import CommandResult, Sandbox
 from agent_core.search.candidate import Mutant
+from agent_core.testing.swallowed import SOURCE as SWALLOWED_SOURCE
 from agent_core.workspace.hostread import fresh_dir, read_planted_text
 
 DRIVER_DIR = ".agentls/search"
 _SCRIPT = Path(__file__).parent.parent / "inside" / "driver_script.py"
 _SIBLINGS = ("driver_localize.py", "driver_swap.py", "driver_trace.py", "driver_options.py")  # imported by the script
+SWALLOWED_COPY = "driver_swallowed.py"  # testing/swallowed.py, under the name the script imports
 ERROR_TAIL = 800  # characters of the driver's output kept in an error
 PROGRESS_POLL_S = 1.0  # how often the host reads the driver's count of mutants tried
 RESULT_CAP = 256 * 1024 * 1024  # the driver's result (per-test coverage of a big suite) read at most this far
@@ -51,6 +53,8 @@ async def run_driver(sandbox: Sandbox, root: Path, config: dict[str, Any], timeo
         shutil.copyfile(_SCRIPT, folder / "driver.py")
         for name in _SIBLINGS:
             shutil.copyfile(_SCRIPT.with_name(name), folder / name)
+        shutil.copyfile(SWALLOWED_SOURCE, folder / SWALLOWED_COPY)  # a mutant's test that passes although its
+        # own assertion raised (the mutant swallowed it) fails in the driver too (testing/swallowed.py)
         (folder / "config.json").write_text(json.dumps({**config, "out": f"{DRIVER_DIR}/result.json"}))
         result = await sandbox.run([sandbox.python, f"{DRIVER_DIR}/driver.py", f"{DRIVER_DIR}/config.json"], root,
                                    timeout_s=timeout_s)

@@ -44,6 +44,16 @@ try:  # copied beside this script in the sandbox (search/driver/sandboxed.py)
     import driver_swap
 except ImportError:  # imported as part of agent_core (the import-rule tests import every module)
     from . import driver_localize, driver_options, driver_swap
+try:  # agentls' testing/swallowed.py, copied beside this script (search/driver/sandboxed.py)
+    import driver_swallowed
+except ImportError:
+    driver_swallowed = None
+
+
+def _judging_plugins():
+    """The plugins that judge a mutant's tests as agentls' own runs do: a test that passes although its own
+    assertion raised (the mutant swallowed it) fails."""
+    return [driver_swallowed.plugin(pytest)] if driver_swallowed is not None else []
 
 
 def _serve_mutant(path, source):
@@ -314,14 +324,14 @@ def mutants(config):
     if config.get("hot"):
         forker = _HotForker(config)
         args = list(config["nodeids"]) + [*driver_options.neutral_args(), "-x"]
-        code = pytest.main(args, plugins=[forker, driver_options.OneProcess(True)])
+        code = pytest.main(args, plugins=[forker, driver_options.OneProcess(True), *_judging_plugins()])
         if forker.in_child:
             os._exit(int(code) or 4)
         return _with_status(forker, config, code)
     forker = _Forker(config)
     stop_first = [] if config.get("per_test") else ["-x"]
     code = pytest.main(list(config["nodeids"]) + [*driver_options.neutral_args(), *stop_first],
-                       plugins=[forker, driver_options.OneProcess(not config.get("per_test"))])
+                       plugins=[forker, driver_options.OneProcess(not config.get("per_test")), *_judging_plugins()])
     if forker.in_child:  # pytest ended before its session finished (a usage error)
         os._exit(int(code) or 4)
     return _with_status(forker, config, code)

@@ -132,3 +132,30 @@ def test_per_test_mode_records_every_test_of_every_mutant_with_bounds(root: Path
     assert tests[3] == {odd: "failed", even: "passed", twice: "failed"}
     assert all(r["outcome"] == "failed" for r in data["results"])
     assert (root / "spin.py").read_text() == LOOP["spin.py"] and not (root / DRIVER_DIR).exists()
+
+
+GUARDED = {
+    "guard.py": (
+        "from contextlib import contextmanager\n\n\n@contextmanager\ndef guarded(strict=True):\n    try:\n"
+        "        yield\n    except Exception:\n        if strict:\n            raise\n\n\ndef double(n):\n"
+        "    return n + n + 1\n"
+    ),
+    "test_guard.py": (
+        "from guard import double, guarded\n\n\ndef test_double():\n    with guarded():\n"
+        "        assert double(2) == 4\n"
+    ),
+}
+
+
+def test_a_mutant_that_swallows_the_tests_own_assertion_fails_in_the_driver(tmp_path: Path, sandbox):
+    """`if strict:` -> `if not strict:` lets the `with` swallow the test's AssertionError: green for nothing. The
+    driver judges it as agentls' own runs do (testing/swallowed.py): a failure; the real fix passes."""
+    for rel, text in GUARDED.items():
+        (tmp_path / rel).write_text(text)
+    mutants = [Mutant("guard.py", 9, "        if not strict:", "swallows"), Mutant("guard.py", 14, "    return n + n",
+                                                                                      "the fix")]
+    with ShadowWorkspace(tmp_path) as shadow:
+        results, _ = asyncio.run(try_mutants(sandbox, shadow.root, ["test_guard.py::test_double"], mutants,
+                                             mutant_timeout_s=5, budget_s=60, max_passing=2, hot=True))
+
+    assert [(m.description, outcome) for m, outcome in results] == [("swallows", "failed"), ("the fix", "passed")]
