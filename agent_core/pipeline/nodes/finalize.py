@@ -35,7 +35,7 @@ async def finalize(state: RunState, deps: RunDeps) -> RunState:
     if state.get("found_by") == "search":  # a verified single-edit fix: remembered like any verified change
         status = await _confirmed(state, deps, state["status"])
         await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
-        return RunState() if status == state["status"] else RunState(status=status, found_by="")
+        return RunState() if status == state["status"] else RunState(status=status, found_by=None)
     if state.get("status"):
         status = await _confirmed(state, deps, state["status"])  # a verifier's round the time budget ended
         return RunState() if status == state["status"] else RunState(status=status)
