@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from project_support import journal_records, make_project
+from testkit.project_support import journal_records, make_project
 
 CLAMP = {
     "pyproject.toml": '[project]\nname = "clamp"\nversion = "0.1"\n\n'
