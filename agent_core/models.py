@@ -11,7 +11,7 @@ import difflib
 import secrets
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,9 @@ ROLES: tuple[Role, ...] = ("planner", "coder", "tester", "reflector")
 RunKind = Literal["fix", "gen_tests", "task", "test"]
 RunStatus = Literal["fixed", "unfixed", "passed", "failed", "ok", "error", "cancelled", "budget_spent"]
 # budget_spent: the run used up settings.token_budget and stopped there (like unfixed: nothing verified)
+PlanSource = Literal["", "textual", "llm"]  # no plan yet, the goal's own words, the planner
+FoundBy = Literal["search", "infill", "model"]
+# who found a verified change: the zero-token mutant search, the model's infill candidates, the planner/coder loop
 
 
 
@@ -263,11 +266,40 @@ class GenTestsSummary(BaseModel):
     mutation: MutationSummary | None = None
 
 
+class VerifierVerdict(BaseModel):
+    """The verifier's last judgement of a change whose tests pass (pipeline/nodes/verify.py)."""
+
+    score: float | None = Field(default=None, description="From 0 to 1; None when the verifier gave no usable "
+                                "answer (the tests decide then).")
+    feedback: str = Field(default="", description="What the verifier said of the change.")
+    improvements: list[str] = Field(default_factory=list, description="What it asked to improve.")
+    accepted: bool = Field(default=True, description="The score reached the threshold (or there was none).")
+    round: int = Field(default=0, description="The rounds the verifier sent back to the coder so far.")
+    threshold: float = Field(default=0.0, description="The score that accepts a change (verify.threshold).")
+    next: Literal["code", "finalize"] = Field(default="finalize", description="Another coding round, or the end.")
+    note: str = Field(default="", description="Why the verdict did not come from a score (a failed call, a round "
+                      "that broke a test).")
+
+
+class RunDetails(BaseModel):
+    """How a fix or task run went, for the journal's summary.json and the benchmarks (no front end reads them)."""
+
+    plan: Plan | None = Field(default=None, description="The last plan the run followed (None: no plan was made).")
+    plan_source: PlanSource = Field(default="", description="Where the plan came from: the "
+                                                      "goal's own words (textual) or the planner (llm).")
+    revisions: int = Field(default=0, description="How many times the plan was revised.")
+    verdict: VerifierVerdict | None = Field(default=None, description="The verifier's last verdict, when it ran.")
+    search_error: str | None = Field(default=None, description="Why the search's driver collected or tried "
+                                     "nothing (a usage error, a crash), when it failed.")
+    search_rival: str | None = Field(default=None, description="Another edit that passes every test too, and an "
+                                     "input on which it and the search's fix differ.")
+
+
 class RunResult(BaseModel):
     """What a run produced. `change_set` is verified only when status is fixed/ok.
 
-    The front ends (CLI, language server, MCP) read the typed fields; `extra`
-    holds details only the journal and the benchmarks read.
+    The front ends (CLI, language server, MCP) read the typed fields; `details`
+    holds what only the journal and the benchmarks read.
     """
 
     run_id: str
@@ -297,5 +329,13 @@ class RunResult(BaseModel):
     gen_tests: GenTestsSummary | None = Field(default=None, description="A generate-tests run's counts and findings.")
     applied: bool = Field(default=False, description="The CLI applied the change set (--apply).")
     commit: str | None = Field(default=None, description="The commit the CLI made of it (--commit).")
-    extra: dict[str, Any] = Field(default_factory=dict, description="Details for the journal and the benchmarks "
-                                  "(plan, revisions, verdict, found_by, search_error); no front end reads them.")
+    found_by: FoundBy | None = Field(default=None, description="Who found the verified change: the zero-token "
+                                     "search, the model's infill candidates or the planner/coder loop (None: no "
+                                     "verified change).")
+    refused: list[str] = Field(default_factory=list, description="Candidates refused because they make the tests "
+                               "pass by swallowing their errors (a return in a finally, an __exit__ returning True, "
+                               "a broad except), each with where and why.")
+    caveat: str | None = Field(default=None, description="A fixed run's warning that its change only adds an early "
+                               "return (the function does nothing on that path).")
+    details: RunDetails = Field(default_factory=RunDetails, description="How a fix or task run went (plan, "
+                                "revisions, the verifier's verdict, the search's error or rival).")

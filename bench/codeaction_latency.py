@@ -28,7 +28,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
-from scripted_llm import Fault, ScriptedLLM
+from testkit.scripted_llm import Fault, ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[1]
 

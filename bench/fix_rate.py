@@ -20,7 +20,7 @@ project: docs/configuration.md, "Trust boundary"):
   a user's memory would be.
 
 Each task is reported as fixed by the search alone (agentls's JSON
-`extra.found_by == "search"`, or a `search` record with `found` in the run's
+`found_by == "search"`, or a `search` record with `found` in the run's
 journal: a single-edit mutant, 0 tokens, listed with its edit for review; a
 result with neither counts as the model's), by the first model round, by a later round,
 or not fixed; with its tokens and wall time. Prints a table and totals; --out
@@ -160,10 +160,9 @@ def search_edit(workspace: Path, run_id: str) -> str:
 
 
 def found_by(summary: dict, edit: str = "") -> str:
-    """"search" when agentls's search fixed it before any model call (its JSON `extra.found_by`, or the
-    journal's search record); anything else, or nothing, is the model's."""
-    extra = summary.get("extra") or {}
-    return str(extra.get("found_by") or summary.get("found_by") or ("search" if edit else "model"))
+    """Who found the fix: agentls's JSON `found_by` ("search": its search, before any model call), else
+    "search" when the journal has the search's edit; anything else, or nothing, is the model's."""
+    return str(summary.get("found_by") or ("search" if edit else "model"))
 
 
 def outcome(row: dict) -> str:

@@ -57,7 +57,7 @@ async def _one(module: str, info: dict, base_url: str | None) -> dict:
 
     server = None
     if base_url is None:
-        from scripted_llm import ScriptedLLM
+        from testkit.scripted_llm import ScriptedLLM
 
         server = ScriptedLLM().start()
         script = json.loads((CORPUS / module.replace(".py", ".script.json")).read_text())

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from agent_core.cli import main
-from runs_support import (
+from testkit.runs_support import (
     BUGGY_CALC,
     FIX_AFTER_WRONG,
     FIX_EDIT,
@@ -31,7 +31,7 @@ from runs_support import (
     WRONG_EDIT,
     make_project,
 )
-from scripted_llm import ScriptedLLM
+from testkit.scripted_llm import ScriptedLLM
 
 
 def _one_shot(llm: ScriptedLLM) -> list[str]:

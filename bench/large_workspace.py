@@ -7,7 +7,7 @@ baseline revision exported with `git archive` (default: the merge base of
 HEAD and `main`), alternately:
 
 1. runs `agentls fix` on it as a subprocess against the scripted
-   OpenAI-compatible server (tests/scripted_llm.py) and takes the time from
+   OpenAI-compatible server (testkit/scripted_llm.py) and takes the time from
    starting the process to the first chat request reaching the server (the
    server answers that request with HTTP 400, which ends the run);
 2. opens and closes a `ShadowWorkspace` of it in a fresh interpreter and
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scripted_llm import Fault, ScriptedLLM
+from testkit.scripted_llm import Fault, ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -36,7 +36,7 @@ from agent_core.models import RunRequest
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import load_settings
 from agent_core.testing import runner
-from scripted_llm import ScriptedLLM
+from testkit.scripted_llm import ScriptedLLM
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",

@@ -13,7 +13,7 @@ copy is set up the way a user's checkout of that project is:
     project/.venv/              python -m venv .venv
                                 .venv/bin/pip install -e . <the manifest's pinned test_deps>
                                 (the editable install puts the tree's import root, `.` or `src`, on the
-                                venv's sys.path, so the suite imports the code under test from the tree)
+                                venv's import path, so the suite imports the code under test from the tree)
     project/.agentls.toml       test_command = "pytest <the project's test dir> [--deselect ...]"
     (environment)               AGENTLS_MEMORY__PATH = "<the memory file of this mode>"
 

@@ -23,13 +23,12 @@ import sys
 import time
 from pathlib import Path
 
-from containment_payloads import PAYLOADS, agentls_containers, run_payload
-
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.sandbox.factory import describe_backend_choice, make_sandbox
 from agent_core.sandbox.runtime import resolve_runtime
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import pytest_options, run_tests
+from testkit.containment_payloads import PAYLOADS, agentls_containers, run_payload
 
 LIMITS = {"timeout_s": 4.0, "memory_mb": 256, "pids": 64, "file_size_mb": 64, "cpus": 1.0}
 NEVER_RUN_WITHOUT_ISOLATION = {"connect-public", "dns-lookup"}

@@ -49,7 +49,7 @@ from bench.support.soak_support import (
     make_workspace,
     rss_kb,
 )
-from scripted_llm import Fault, ScriptedLLM
+from testkit.scripted_llm import Fault, ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[1]
 

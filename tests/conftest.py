@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scripted_llm import ScriptedLLM
+from testkit.scripted_llm import ScriptedLLM
 
 # The mutant search fixes most of the tests' one-token bugs before any model call; the tests of the model
 # path run with it off (inherited by every server and CLI they start). The tests in tests/search/

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from project_support import CALC, FIX_EDIT, WRONG_EDIT, CliRun, journal_records, make_project
+from testkit.project_support import CALC, FIX_EDIT, WRONG_EDIT, CliRun, journal_records, make_project
 
 __all__ = ["BUGGY_CALC", "FIX_EDIT", "WRONG_EDIT", "CliRun", "journal_records", "make_project", "search_fixed",
            "snapshot"]

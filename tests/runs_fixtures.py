@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.cli import main
-from runs_support import BUGGY_CALC, SECRET, CliRun, make_project
+from testkit.runs_support import BUGGY_CALC, SECRET, CliRun, make_project
 
 
 @pytest.fixture(autouse=True)

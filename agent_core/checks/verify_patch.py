@@ -34,8 +34,8 @@ from agent_core.pipeline.safety.swallows import REFUSED, failing_types, swallowi
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings
 from agent_core.testing.bounds import verify_bounds
+from agent_core.testing.judged import SuiteRun, judged_run
 from agent_core.testing.runner import per_test_bound, run_tests
-from agent_core.testing.verdict import CHANGED_DURING_RUN, distrust, judge
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set, compute_change_set, is_excluded
 from agent_core.workspace.paths import PathRefused, relative_inside
 from agent_core.workspace.shadow import ShadowWorkspace
@@ -149,14 +149,10 @@ async def _judge(settings: Settings, shadow: ShadowWorkspace, diff: Diff) -> Pat
         return PatchVerdict(False, refused=f"the patch is {REFUSED}: {found[0]}", paths=list(diff.paths),
                             baseline=baseline, change_set=change_set)
     run_timeout, bound = verify_bounds(settings, baseline)
-    report = await run_tests(sandbox, root, command, run_timeout, test_timeout_s=bound)
-    rigged = sorted(set(restore_protected(root, shadow.verification)) - by_baseline)
-    changed = outcome_changes(baseline, report)
-    judged = judge(report.model_copy(deep=True), baseline)  # the one rule of a verified fix (testing/verdict.py)
-    if rigged:
-        distrust(judged, CHANGED_DURING_RUN)
-    verdict = PatchVerdict(judged.ok, paths=list(diff.paths), baseline=baseline, report=judged, changed=changed,
-                           change_set=change_set)
-    if rigged:
-        verdict.refused = f"the patched code changed {', '.join(rigged)} during the test run"
+    run = await judged_run(SuiteRun(sandbox, root, command, run_timeout, bound), baseline,  # testing/judged.py
+                           after=lambda: sorted(set(restore_protected(root, shadow.verification)) - by_baseline))
+    verdict = PatchVerdict(run.report.ok, paths=list(diff.paths), baseline=baseline, report=run.report,
+                           changed=outcome_changes(baseline, run.raw), change_set=change_set)
+    if run.changed:
+        verdict.refused = f"the patched code changed {', '.join(run.changed)} during the test run"
     return verdict

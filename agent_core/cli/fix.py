@@ -94,8 +94,8 @@ def exit_code(result: RunResult) -> int:
 
 
 def json_summary(result: RunResult, journal: Path | None = None) -> dict:
-    """The `--json` object (docs/cli.md): status, run_id, tests, usage (with cost_usd when prices are set), the
-    verified diff, the journal's path, the settings warnings."""
+    """The `--json` object (docs/cli.md): status, run_id, who found the change, tests, usage (with cost_usd when
+    prices are set), the verified diff, the journal's path, the settings warnings."""
     report = result.report
     failures = [{"nodeid": f.nodeid, "file": f.file, "line": f.line, "message": f.message}
                 for f in (report.failures if report else [])]
@@ -103,6 +103,7 @@ def json_summary(result: RunResult, journal: Path | None = None) -> dict:
         **empty_summary(),
         "status": result.status if result.status in STATUSES else "unfixed",
         "run_id": result.run_id, "iterations": result.iterations, "files_changed": result.change_set.files,
+        "found_by": result.found_by,
         "tests": {"passed": report.passed if report else 0, "failed": report.failed if report else 0,
                   "errors": report.errors if report else 0, "skipped": report.skipped if report else 0},
         "failures": failures,
@@ -113,8 +114,8 @@ def json_summary(result: RunResult, journal: Path | None = None) -> dict:
         "diff": result.change_set.unified_diff() if result.change_set.changes else "",
         "journal": str(journal) if journal else None,
         "settings_warnings": list(result.settings_warnings),
-        "refused": list(result.extra.get("refused") or []),  # candidates refused: they swallow the tests' errors
-        "caveat": result.extra.get("caveat"),  # a fix that only adds an early return
+        "refused": result.refused,  # candidates refused: they swallow the tests' errors
+        "caveat": result.caveat,  # a fix that only adds an early return
     }
 
 
@@ -127,7 +128,7 @@ def usage_summary(result: RunResult) -> dict:
 
 def empty_summary(error: str | None = None) -> dict:
     """The `--json` object of a command that could not run."""
-    return {"status": "error", "run_id": "", "iterations": 0, "files_changed": [],
+    return {"status": "error", "run_id": "", "iterations": 0, "files_changed": [], "found_by": None,
             "tests": {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}, "failures": [],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "llm_calls": 0,
                       "cost_usd": None},

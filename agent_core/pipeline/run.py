@@ -10,7 +10,18 @@ from agent_core.events import MessageEvent, RunHooks
 from agent_core.journal.writer import Journal
 from agent_core.llm.factory import make_llm_client
 from agent_core.memory.base import MemoryStore, NullMemory
-from agent_core.models import ChangeSet, DroppedFile, GoalTests, RunRequest, RunResult, RunStatus, TestReport
+from agent_core.models import (
+    ChangeSet,
+    DroppedFile,
+    FoundBy,
+    GoalTests,
+    RunDetails,
+    RunRequest,
+    RunResult,
+    RunStatus,
+    TestReport,
+    VerifierVerdict,
+)
 from agent_core.pipeline.checkpoint import run_checkpointer
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.explain import explain_change
@@ -26,6 +37,11 @@ from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.tools import FileTools, ToolResult
 
 RECURSION_LIMIT = 200
+FOUND_BY_NOTE: dict[FoundBy, str] = {  # what the summary line adds about who found the change
+    "search": " by a single-edit mutant the search found, with no model call: review it",
+    "infill": " by the model's fill of one hole at a suspicious line, tried and verified like the search's candidates: "
+              "review it",
+}
 
 
 def open_run_memory(settings: Settings, notice: Any, workspace: Path | None = None) -> MemoryStore:
@@ -105,21 +121,10 @@ def _result(request: RunRequest, run_id: str, final: RunState, attempt: ChangeSe
     verified = status in ("fixed", "ok")
     journal.write("change_set", files=attempt.files, diff=attempt.unified_diff(), verified=verified)
     report = final.get("report")
-    plan = final.get("plan")
-    extra = {"plan": plan.model_dump(mode="json") if plan else {}, "plan_source": final.get("plan_source", ""),
-             "revisions": final.get("revisions", 0)}
-    for key in ("verdict", "search_error", "search_rival", "refused", "caveat"):  # the verifier's score; why the
-        # search's driver failed; another green edit of the search's fix; candidates refused for swallowing the
-        # tests' errors; a fix that only adds an early return
-        if final.get(key):
-            extra[key] = final[key]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
-    summary = _summary(status, report, attempt)
-    if final.get("found_by"):
-        extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
-        summary += (" by the model's fill of one hole at a suspicious line, tried and verified like the search's "
-                    "candidates: review it" if final["found_by"] == "infill" else
-                    " by a single-edit mutant the search found, with no model call: review it")
+    found_by: FoundBy | None = (final.get("found_by") or "model") if verified else None  # the search (infill)
+    # names itself in the state; any other verified change is the planner/coder loop's
+    summary = _summary(status, report, attempt) + (FOUND_BY_NOTE.get(found_by, "") if found_by else "")
     # the shadow holds the best state: "Show best attempt" (budget_spent: the time budget ended the rounds)
     best = status in ("unfixed", "budget_spent") and bool(attempt.changes)
     best_state = final.get("best") if best else None
@@ -134,8 +139,18 @@ def _result(request: RunRequest, run_id: str, final: RunState, attempt: ChangeSe
         attempt_diff=last_try if not verified else "",  # the last unverified attempt, for inspection only
         best_attempt=attempt if best else None,
         best_report=best_state["report"] if best_state else None,
-        extra=extra,
+        found_by=found_by, details=_details(final), refused=list(final.get("refused") or []),
+        caveat=final.get("caveat") or None,
     )
+
+
+def _details(final: RunState) -> RunDetails:
+    """What the journal and the benchmarks read of the run (RunResult.details)."""
+    verdict = final.get("verdict")
+    return RunDetails(plan=final.get("plan"), plan_source=final.get("plan_source", ""),
+                      revisions=final.get("revisions", 0),
+                      verdict=VerifierVerdict.model_validate(verdict) if verdict else None,
+                      search_error=final.get("search_error") or None, search_rival=final.get("search_rival") or None)
 
 
 def _summary(status: str, report: TestReport | None, attempt: ChangeSet) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from agent_core.models import Plan, TestReport
+from agent_core.models import FoundBy, Plan, PlanSource, TestReport
 
 STATE_MODELS: tuple[type, ...] = (TestReport, Plan)  # the pydantic models the state holds (checkpoint.py allows them)
 
@@ -110,7 +110,7 @@ class RunState(TypedDict, total=False):
     goal: str
     explicit_goal: bool  # the user named a goal or pointed at diagnostics: passing tests alone do not end the run
     plan: Plan | None  # subtasks in execution order
-    plan_source: str  # "textual" | "llm"
+    plan_source: PlanSource  # "textual" | "llm" ("" before the first plan)
     fresh_plan: bool  # the next coding round is the first of this plan: run every step
     iteration: int  # code/test rounds done
     revisions: int  # replans done
@@ -133,8 +133,9 @@ class RunState(TypedDict, total=False):
     escalated: bool  # the first model's rounds failed: the fallback model codes from here on
     goal_tests: GoalTestsNote | None
     verdict: Verdict | None
-    found_by: str  # "search": the search's own edit fixed the run before any model call; "infill": the model's fill
-    # of a hole the search cut, verified by the search
+    found_by: FoundBy | None  # set by the node that verified a change without the planner/coder loop ("search": a
+    # mutant fixed the run before any model call; "infill": the model's fill of a hole the search cut, verified by
+    # the search); RunResult.found_by reads it ("model" when unset)
     search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
     search_rival: str  # another edit that passes every test too, and an input they differ on (driver/distinguish.py)
     refused: list[str]  # candidates refused because they pass by swallowing the tests' errors (safety/swallows.py)

@@ -10,7 +10,7 @@ from typing import Any, Union
 
 from lsprotocol import types as lsp
 
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 CALC = "def add(a, b):\n    return a + c\n\n\ndef mul(a, b):\n    return a * b\n"
 FILES = ["calc.py", "shapes.py", "words.py"]

@@ -71,7 +71,7 @@ def test_a_low_score_sends_the_run_back_with_the_feedback(project: Path, scripte
     low, high = _verdicts(project, out["run_id"])
     assert (low["score"], low["accepted"], low["next"]) == (0.4, False, "code")
     assert (high["score"], high["accepted"], high["next"]) == (0.9, True, "finalize")
-    verdict = _summary(project, out["run_id"])["extra"]["verdict"]
+    verdict = _summary(project, out["run_id"])["details"]["verdict"]
     assert verdict["score"] == 0.9 and verdict["feedback"] == "add adds and is documented."
     diff = _diff(project, out["run_id"])
     assert "The sum of a and b." in diff and "+    return a + b" in diff, "both rounds' change"

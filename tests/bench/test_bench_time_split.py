@@ -11,7 +11,7 @@ import pytest
 
 from agent_core.cli import main
 from bench.time_split import PARTS, journals, split
-from project_support import CALC, FIX_EDIT, make_project
+from testkit.project_support import CALC, FIX_EDIT, make_project
 
 
 @pytest.fixture(autouse=True)

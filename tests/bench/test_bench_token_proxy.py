@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 
 from bench.support.token_proxy import TokenProxy, _usage_of
-from scripted_llm import ScriptedLLM
+from testkit.scripted_llm import ScriptedLLM
 
 
 def test_proxy_forwards_and_counts_usage():

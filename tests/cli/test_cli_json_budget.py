@@ -53,6 +53,9 @@ def test_fix_json_has_diff_journal_usage_cost_and_set_reaches_the_run(project: P
     journal = Path(summary["journal"])
     assert journal == project.resolve() / ".agentls" / "runs" / summary["run_id"]
     assert (journal / "journal.jsonl").is_file()
+    recorded = json.loads((journal / "summary.json").read_text())  # the RunResult: typed, no free-form dict
+    assert recorded["found_by"] == summary["found_by"] == "model" and "extra" not in recorded
+    assert recorded["details"]["plan_source"] == "textual" and recorded["details"]["verdict"] is None
     assert "runId" not in out
     usage = summary["usage"]
     assert usage["llm_calls"] == 2 and usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] > 0
@@ -71,7 +74,8 @@ def test_unpriced_model_has_no_cost_and_bad_set_is_bad_input(project: Path, scri
     summary = json.loads(out.strip().splitlines()[-1])
     assert code == 0 and summary["usage"]["cost_usd"] is None and summary["usage"]["total_tokens"] > 0
     code, out, err = _cli("fix", str(project), "--json", "--set", "max_iteration=2")
-    assert code == 2 and "max_iteration" in json.loads(out.strip().splitlines()[-1])["error"], err
+    failed = json.loads(out.strip().splitlines()[-1])
+    assert code == 2 and "max_iteration" in failed["error"] and failed["found_by"] is None, err
     assert _cli("fix", str(project), "--set", "no-equals-sign")[0] == 2
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from project_support import CALC, FIX_EDIT, make_project
-from scripted_llm import ScriptedLLM
+from testkit.project_support import CALC, FIX_EDIT, make_project
+from testkit.scripted_llm import ScriptedLLM
 
 REPO_TOKEN = "ghp_repoNamedThisToken0123456789"  # what the repository's api_key_env names
 URL_PASSWORD = "hunter2-in-the-url"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
-from scripted_llm import Fault, ScriptedLLM
+from testkit.scripted_llm import Fault, ScriptedLLM
 
 CALC = {
     "calc.py": "def add(a, b):\n    return a - b\n",

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
-from scripted_llm import Fault, ScriptedLLM
+from testkit.scripted_llm import Fault, ScriptedLLM
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = {

@@ -16,7 +16,7 @@ from agent_core.sandbox.docker import build, engine, sweep
 from agent_core.sandbox.docker.run import DockerSandbox
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
-from project_support import THREADS_AND_POOL
+from testkit.project_support import THREADS_AND_POOL
 
 pytestmark = pytest.mark.docker
 
@@ -210,7 +210,7 @@ def test_a_projects_dependencies_become_a_cached_layer_its_runs_use(
     import json
 
     from agent_core.sandbox.project_image import project_image_tag
-    from project_support import make_project
+    from testkit.project_support import make_project
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("AGENTLS_API_KEY", "sk-test-SECRET-0123456789")

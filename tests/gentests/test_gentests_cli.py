@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gentests_support import PLANTED_LINE
 
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 
 def _agentls(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from agent_core.llm.local import NO_ENDPOINT
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.settings import Settings
 from agent_core.settings.redact import REDACTED
-from scripted_llm import ScriptedLLM, estimate_tokens
+from testkit.scripted_llm import ScriptedLLM, estimate_tokens
 
 
 def _ask(text: str) -> list[dict[str, str]]:

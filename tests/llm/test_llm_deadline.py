@@ -10,7 +10,7 @@ from agent_core.llm import retrying
 from agent_core.llm.base import LLMUnavailable
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.settings import Settings
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 ASK = [{"role": "user", "content": "Fix it."}]
 

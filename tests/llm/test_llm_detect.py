@@ -10,7 +10,7 @@ from agent_core.llm.detect import DetectedServer, detect_local_server
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.local_model.registry import ENV_MODEL_DIR
 from agent_core.settings import Settings
-from scripted_llm import ScriptedLLM
+from testkit.scripted_llm import ScriptedLLM
 
 OLLAMA_PORT = 11434
 

@@ -10,7 +10,7 @@ from llm_support import GOOD, Verdict, closed_port
 
 from agent_core.llm.base import LLMUnavailable
 from agent_core.models import Usage
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 ASK = [{"role": "user", "content": "Plan the fix."}]
 

@@ -9,7 +9,7 @@ from llm_support import GOOD, Verdict
 
 from agent_core.llm.base import StructuredOutputError
 from agent_core.llm.openai_client import OpenAIChatClient
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 ASK = [{"role": "system", "content": "You triage bugs."}, {"role": "user", "content": "What is wrong?"}]
 SHAPE = '{"summary": string, "priority": integer 1-5}'

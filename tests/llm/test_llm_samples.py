@@ -7,7 +7,7 @@ import os
 import pytest
 
 from agent_core.llm.base import LLMError
-from scripted_llm import Samples, ScriptedLLM
+from testkit.scripted_llm import Samples, ScriptedLLM
 
 ASK = [{"role": "user", "content": "fix add"}]
 

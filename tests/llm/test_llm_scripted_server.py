@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from scripted_llm import Fault, ScriptedLLM
+from testkit.scripted_llm import Fault, ScriptedLLM
 
 
 def _client(llm: ScriptedLLM, role: str, timeout: float = 5.0) -> openai.OpenAI:

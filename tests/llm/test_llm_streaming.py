@@ -17,8 +17,8 @@ from agent_core.llm.base import LLMUnavailable
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.llm.streaming import estimate_prompt_tokens
 from agent_core.settings import Settings
-from scripted_llm import Fault, Samples, estimate_tokens
-from scripted_stream import pieces
+from testkit.scripted_llm import Fault, Samples, estimate_tokens
+from testkit.scripted_stream import pieces
 
 ASK = [{"role": "user", "content": "Fix the off-by-one in range()."}]
 LONG = "def total(xs):\n    return sum(xs)\n" * 3  # 102 characters: 26 streamed pieces

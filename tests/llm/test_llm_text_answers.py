@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 
 async def test_a_text_answer_is_retried_after_a_429_and_accounted(scripted_llm, make_client, recorder):

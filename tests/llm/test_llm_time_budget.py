@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from agent_core.llm.base import BudgetSpent, TimeBudgetSpent
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.settings import Settings
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 ASK = [{"role": "user", "content": "Fix it."}]
 

@@ -73,7 +73,7 @@ MEMORY_STAND_IN = textwrap.dedent(
     patch = Path(os.environ["STAND_IN_CORPUS"]) / workspace.name / "fix.patch"
     subprocess.run(["git", "apply", str(patch)], cwd=workspace, check=True)
     if workspace.name == "factorial_base_case":  # the search found it: no model call, no tokens
-        print(json.dumps({"status": "fixed", "iterations": 0, "extra": {"found_by": "search"},
+        print(json.dumps({"status": "fixed", "iterations": 0, "found_by": "search",
                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0}}))
     else:
         print(json.dumps({"status": "fixed", "iterations": 2,
@@ -128,7 +128,7 @@ def test_outcome_counts_only_verified_fixes():
     assert fix_rate.outcome(row | {"verified": True, "found_by": "model", "iterations": 1}) == "first round"
     assert fix_rate.outcome(row | {"verified": True, "found_by": "model", "iterations": 3}) == "later round"
     assert fix_rate.found_by({"status": "fixed"}) == "model"
-    assert fix_rate.found_by({"extra": {"found_by": "search"}}) == "search"
+    assert fix_rate.found_by({"status": "fixed", "found_by": "search"}) == "search"
 
 
 def test_written_settings_are_what_agentls_reads(tmp_path: Path):

@@ -87,7 +87,7 @@ STAND_IN = textwrap.dedent(
     module = ws / "src/tinypkg/mod.py"
     if ws.name.endswith("low_comparison"):
         module.write_text(module.read_text().replace("if x > lo:", "if x < lo:"))
-        print(json.dumps({"status": "fixed", "iterations": 0, "extra": {"found_by": "search"},
+        print(json.dumps({"status": "fixed", "iterations": 0, "found_by": "search",
                           "usage": {"prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0}}))
     else:
         print(json.dumps({"status": "fixed", "iterations": 1, "error": os.environ["AGENTLS_MEMORY__PATH"],

@@ -7,7 +7,7 @@ from __future__ import annotations
 from lsp_support import CALC, FIX, FIXED_CALC, apply_text_edits, script_fix
 from lsprotocol import types as lsp
 
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 
 def _finished(s, run_id: str) -> bool:

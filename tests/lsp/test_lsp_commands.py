@@ -15,7 +15,7 @@ from jsonrpc_raw import RawClient, request
 from lsp_support import make_workspace, script_fix, server_descendants
 from pygls.exceptions import JsonRpcException
 
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from agent_core.models import TestReport as Report
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from lsp_server.documents import Snapshot
 from lsp_server.quickfixes import QuickFixes, SearchInput
-from scripted_llm import Fault, ScriptedLLM
+from testkit.scripted_llm import Fault, ScriptedLLM
 
 COUNT = 'def count_up(n):\n    """1, 2, ..., n."""\n    return list(range(1, n))\n'
 SLOW_TESTS = (  # the suite takes a few seconds, so the background search is caught mid-way

@@ -5,7 +5,7 @@ from __future__ import annotations
 from lsp_support import FIX, PLAN, apply_text_edits
 from lsprotocol import types as lsp
 
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 TWO_BUGS = "def add(a, b):\n    return a + c\n\n\ndef mul(a, b):\n    return a ** b\n"
 

@@ -14,7 +14,7 @@ import re
 from lsp_support import CALC, script_fix, server_descendants
 from lsprotocol import types as lsp
 
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 WAITING = re.compile(r"waiting \d+ s for the coder model")
 

@@ -11,7 +11,7 @@ from lsp_support import FIXED_CALC, apply_text_edits, server_descendants
 from lsprotocol import types as lsp
 
 from agent_core.sandbox.proctree import owned_by
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 COUNT = (
     'def count_up(n):\n    """1, 2, ..., n."""\n    return list(range(1, n))\n\n\ndef double(x):\n    return 2 * x\n'

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsp_support import script_fix
 
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 
 async def test_shutdown_with_a_run_in_flight_leaves_no_process_or_temp_dir(lsp_session, scripted_llm):

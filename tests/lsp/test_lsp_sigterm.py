@@ -11,7 +11,7 @@ from jsonrpc_raw import RawClient, request
 from lsp_support import make_workspace
 
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
-from scripted_llm import Fault, ScriptedLLM
+from testkit.scripted_llm import Fault, ScriptedLLM
 
 
 @pytest.fixture

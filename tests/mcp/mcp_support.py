@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ListRootsResult, Root
 
-from project_support import make_project
+from testkit.project_support import make_project
 
 REPO = Path(__file__).resolve().parents[2]
 AGENTLS = Path(sys.executable).with_name("agentls")

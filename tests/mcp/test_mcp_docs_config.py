@@ -10,7 +10,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 from mcp_support import AGENTLS, CALC, REPO
 
-from project_support import make_project
+from testkit.project_support import make_project
 
 DOC = REPO / "docs" / "mcp.md"
 BLOCK = re.compile(r"<!-- tested: (\w+) -->\n```json\n(.*?)```", re.DOTALL)

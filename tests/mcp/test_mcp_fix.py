@@ -7,7 +7,7 @@ from functools import partial
 import anyio
 from mcp_support import CALC, server_descendants, until
 
-from scripted_faults import Fault
+from testkit.scripted_faults import Fault
 
 PLAN = {"approach": "Fix add.", "subtasks": [{"id": "t1", "description": "make add add in calc.py",
                                              "files": ["calc.py"]}]}

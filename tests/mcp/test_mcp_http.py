@@ -13,7 +13,7 @@ import anyio
 from mcp import Client
 from mcp_support import AGENTLS, CALC, REPO
 
-from project_support import make_project
+from testkit.project_support import make_project
 
 
 def _free_port() -> int:

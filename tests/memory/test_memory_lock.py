@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runs_support import FIX_EDIT, journal_records
+from testkit.runs_support import FIX_EDIT, journal_records
 
 LOCKER = """
 import sqlite3, sys, time

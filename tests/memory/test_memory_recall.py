@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.agents.explainer.prompt import SYSTEM as EXPLAINER_SYSTEM
-from runs_support import FIX_AFTER_WRONG, REFLECTION, WRONG_EDIT, prompt_of
+from testkit.runs_support import FIX_AFTER_WRONG, REFLECTION, WRONG_EDIT, prompt_of
 
 
 def _script_failed_attempt_then_fix(scripted_llm) -> None:

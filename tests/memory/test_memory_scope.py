@@ -8,7 +8,7 @@ from pathlib import Path
 from agent_core.memory.base import NullMemory
 from agent_core.memory.factory import open_memory
 from agent_core.settings import load_settings
-from runs_support import BUGGY_CALC, FIX_EDIT, WRONG_EDIT, make_project, prompt_of
+from testkit.runs_support import BUGGY_CALC, FIX_EDIT, WRONG_EDIT, make_project, prompt_of
 
 GOAL = "Fix add in calc.py so that test_add passes"
 PLAN = {"approach": "swap the operator", "subtasks": [

@@ -13,7 +13,7 @@ from agent_core.models import ChangeSet, FileChange, TestFailure, TestReport
 from agent_core.pipeline.explain import clean_answer, fixed_tests, templated
 from agent_core.workspace.changeset import text_edits
 from engine_support import FIX_EDIT, journal_records
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 MODEL_SAYS = "add subtracted b from a. It now returns a + b, so test_calc.py::test_add passes."
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine_support import FIX_EDIT, WRONG_EDIT, journal_records
-from scripted_llm import ScriptedLLM
+from testkit.scripted_llm import ScriptedLLM
 
 REFLECTION = {"hypothesis": "add subtracts", "file": "calc.py", "change": "return a + b", "confidence": "low"}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent_core.llm import retrying
 from engine_support import snapshot
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 SETTINGS = "request_timeout_s = 1.0\nmax_retries = 5\nretry_backoff_s = 0.01\nllm_deadline_s = 2.5\n"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from old_python import copy_venv_into
-from project_support import journal_records, make_project
+from testkit.project_support import journal_records, make_project
 
 PROJECT = {
     "shop/__init__.py": "",

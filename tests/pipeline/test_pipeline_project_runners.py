@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.sandbox.bubblewrap import probe_bwrap
-from project_support import make_project
+from testkit.project_support import make_project
 
 pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from project_support import make_project
+from testkit.project_support import make_project
 
 PYENV_VERSIONS = Path.home() / ".pyenv" / "versions"
 SRC_LAYOUT = {

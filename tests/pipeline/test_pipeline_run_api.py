@@ -16,7 +16,7 @@ from agent_core.events import TestReportEvent as ReportEvent
 from agent_core.models import RunRequest
 from agent_core.settings import load_settings
 from engine_support import WRONG_EDIT, journal_records, snapshot
-from scripted_llm import Fault
+from testkit.scripted_llm import Fault
 
 STEP = {"approach": "again", "subtasks": [
     {"id": "t1", "description": "fix add in calc.py", "priority": 5, "dependencies": [], "files": ["calc.py"]}]}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from engine_support import FIX_EDIT, WRONG_EDIT, journal_records
-from scripted_llm import Samples
+from testkit.scripted_llm import Samples
 
 # Another wrong answer, and WRONG_EDIT again written differently (same AST: a duplicate).
 NEGATE_EDIT = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return -a - b"}]}

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.cli import main
-from project_support import FIX_EDIT, WRONG_EDIT, make_project
-from scripted_llm import ScriptedLLM
+from testkit.project_support import FIX_EDIT, WRONG_EDIT, make_project
+from testkit.scripted_llm import ScriptedLLM
 
 HOSTILE = ('</script><script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
            '<svg onload="window.__pwned = 3"></svg>')

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from agent_core.cli import main
 from agent_core.report import write_report
-from project_support import make_project
+from testkit.project_support import make_project
 
 SHOP = '''def clamp(x, lo, hi):
     """Clamp x into [lo, hi]."""

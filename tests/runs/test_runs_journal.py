@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runs_support import FIX_AFTER_WRONG, PLAN, REFLECTION, SECRET, WRONG_EDIT, journal_records, run_dir
+from testkit.runs_support import FIX_AFTER_WRONG, PLAN, REFLECTION, SECRET, WRONG_EDIT, journal_records, run_dir
 
 
 def test_journal_records_every_call_and_no_secret(project: Path, scripted_llm, cli):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_core.agents.coder.prompt import TEMPLATE as CODER_TEMPLATE
-from runs_support import FIX_EDIT, prompt_of
+from testkit.runs_support import FIX_EDIT, prompt_of
 
 
 def test_override_missing_placeholders_is_rejected(project: Path, scripted_llm, cli):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runs_support import PLAN, WRONG_EDIT, prompt_of
+from testkit.runs_support import PLAN, WRONG_EDIT, prompt_of
 
 OTHER_PLAN = {"approach": "look at add again", "subtasks": [
     {"id": "t1", "description": "fix add in calc.py", "priority": 5, "dependencies": [], "files": ["calc.py"]}]}

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from agent_core.journal.lease import run_is_active
-from runs_support import FIX_AFTER_WRONG, PLAN, REFLECTION, WRONG_EDIT, journal_records, run_dir
-from scripted_llm import Fault
+from testkit.runs_support import FIX_AFTER_WRONG, PLAN, REFLECTION, WRONG_EDIT, journal_records, run_dir
+from testkit.scripted_llm import Fault
 
 
 def _wait_for(predicate, proc: subprocess.Popen, timeout_s: float = 180.0) -> None:

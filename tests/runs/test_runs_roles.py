@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runs_support import FIX_EDIT, PLAN, run_dir
-from scripted_llm import ScriptedLLM
+from testkit.runs_support import FIX_EDIT, PLAN, run_dir
+from testkit.scripted_llm import ScriptedLLM
 
 PLANNER_KEY = "pk-planner-4c1d9e-ONLY-IN-ENV"
 CODER_KEY = "ck-coder-7b2a0f-ONLY-IN-ENV"

@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from runs_support import FIX_AFTER_WRONG, REFLECTION, WRONG_EDIT, journal_records
+from testkit.runs_support import FIX_AFTER_WRONG, REFLECTION, WRONG_EDIT, journal_records
 
 
 def test_runs_and_trace_as_json(project: Path, scripted_llm, cli):

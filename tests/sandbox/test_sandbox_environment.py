@@ -21,7 +21,7 @@ from agent_core.sandbox.environment import detect_environment
 from agent_core.settings import SandboxSettings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
-from project_support import THREADS_AND_POOL
+from testkit.project_support import THREADS_AND_POOL
 
 pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
 

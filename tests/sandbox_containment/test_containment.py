@@ -10,9 +10,9 @@ that would send traffic off this machine are never run without isolation.
 from __future__ import annotations
 
 import pytest
-from containment_payloads import PAYLOADS, agentls_containers, run_payload
 
 from agent_core.sandbox.process import NOT_ISOLATED_WARNING
+from testkit.containment_payloads import PAYLOADS, agentls_containers, run_payload
 
 # What a plain process cannot stop (it shares the host's network and filesystem).
 PROCESS_NOT_ISOLATED = {

@@ -117,7 +117,7 @@ def test_a_one_token_bug_is_fixed_by_the_search_with_no_model_call(
     assert scripted_llm.requests == []
     assert snapshot(project) == before_files, "without --apply nothing is written"
     summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
-    assert summary["extra"]["found_by"] == "search" and "single-edit mutant" in summary["summary"]
+    assert summary["found_by"] == out["found_by"] == "search" and "single-edit mutant" in summary["summary"]
     assert _changed_lines(project, out["run_id"]) == [f"-{before}", f"+{after}"], "the diff is the one-token change"
     found = _search_record(project, out["run_id"])["found"]
     assert (found["file"], found["before"], found["after"]) == (path, before, after)
@@ -153,7 +153,7 @@ def test_a_bug_no_single_edit_fixes_goes_to_the_model_with_the_shadow_untouched(
     search = _search_record(project, out["run_id"])
     assert search["found"] is None and search["tried"] == search["mutants"] > 0
     summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
-    assert "found_by" not in summary["extra"]
+    assert summary["found_by"] == out["found_by"] == "model"
     assert _changed_lines(project, out["run_id"]) == [
         '-    return "Hello " + name',
         '+    return "Hello, " + name + "!"',
@@ -330,7 +330,7 @@ def test_an_editors_plan_and_fix_on_a_diagnostic_is_searched(tmp_path: Path, scr
 
     result = asyncio.run(Engine(load_settings(project, {"base_url": scripted_llm.base_url})).run(request, NullHooks()))
 
-    assert result.status == "fixed" and result.extra["found_by"] == "search" and scripted_llm.requests == []
+    assert result.status == "fixed" and result.found_by == "search" and scripted_llm.requests == []
     assert result.change_set.files == ["grades.py"]
 
 

@@ -17,7 +17,7 @@ import pytest
 from agent_core.cli import main
 from agent_core.workspace.ignore import IgnoreRules
 from agent_core.workspace.shadow import ShadowWorkspace
-from project_support import journal_records, make_project
+from testkit.project_support import journal_records, make_project
 
 LAYOUT = {
     ".gitignore": "src/shop/version.py\n*.so\nscratch*.py\ngenerated/\n__pycache__/\n",

@@ -40,7 +40,7 @@ async def finalize(state: RunState, deps: RunDeps) -> RunState:
         # model's fill of a hole): remembered like any verified change
         status, out = await _confirmed(state, deps, state["status"])
         await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
-        return out if status == state["status"] else RunState(**out, status=status, found_by="")
+        return out if status == state["status"] else RunState(**out, status=status, found_by=None)
     if state.get("status"):
         status, out = await _confirmed(state, deps, state["status"])  # a verifier's round the time budget ended
         return out if status == state["status"] else RunState(**out, status=status)

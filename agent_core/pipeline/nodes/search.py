@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 
 from agent_core.events import TestReportEvent
+from agent_core.models import FoundBy
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
 from agent_core.pipeline.state import RunState, SuspectNote, stored
@@ -100,6 +101,6 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         out["search_rival"] = found.rival
     deps.journal.write("test_report", report=found.report.model_dump(mode="json"))
     deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=found.report))
-    by = "infill" if is_infill(found.fix) else "search"  # the model's fill of a hole, or the search's own edit
+    by: FoundBy = "infill" if is_infill(found.fix) else "search"  # the model's fill of a hole, or the search's own edit
     out.update(RunState(status="fixed", found_by=by, report=stored(found.report)))
     return out

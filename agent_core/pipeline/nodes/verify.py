@@ -10,7 +10,7 @@ one, so a round that breaks a test is undone and the run ends with the
 change the tests verified. The verifier never overrules a test: it is asked
 only about a change whose tests pass, and a run whose tests pass ends
 `fixed`/`ok` whatever the last score (the score and feedback are in the
-result's `extra["verdict"]`, the journal's `verdict` records and the trace).
+result's `details.verdict`, the journal's `verdict` records and the trace).
 A verifier call that fails or answers nothing readable is journalled and
 accepts the change: the tests decided it already.
 """

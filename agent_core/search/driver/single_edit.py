@@ -31,7 +31,7 @@ from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.templates.table import EVIDENCE_TIER
 from agent_core.settings import Settings
 from agent_core.testing.bounds import verify_bounds
-from agent_core.testing.verdict import judge
+from agent_core.testing.judged import SuiteRun, judged_run
 from agent_core.workspace.shadow import read_exact, write_exact
 
 HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (a `@curry`-wrapped function, a
@@ -100,9 +100,10 @@ async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None 
     report = None
     try:
         timeout_s, bound = verify_bounds(s, baseline)
-        report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, timeout_s, test_timeout_s=bound,
-                                      paced=not s.sandbox.test_timeout_s)
-        report = judge(report, baseline)  # what "verified" means, as for any candidate (testing/verdict.py)
+        report = (await judged_run(SuiteRun(deps.sandbox, shadow.root, s.test_command, timeout_s, bound,
+                                            paced=not s.sandbox.test_timeout_s, runner=deps.run_tests),
+                                   baseline)).report  # the one judged run (testing/judged.py): a one-line
+        # candidate edits no protected file, so no guard
         return report if report.ok else None
     finally:
         if report is None or not report.ok:  # restored exactly, however the run ended

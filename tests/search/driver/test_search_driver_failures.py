@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from project_support import journal_records, make_project
+from testkit.project_support import journal_records, make_project
 
 pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
 
@@ -78,4 +78,4 @@ def test_a_failing_driver_is_an_error_in_the_journal_and_the_result(tmp_path: Pa
     assert searches and searches[0]["stopped"] == "error" and searches[0]["tried"] == 0
     assert "this conftest refuses the search driver" in searches[0]["error"]
     summary = json.loads((project / ".agentls" / "runs" / run.json["run_id"] / "summary.json").read_text())
-    assert summary["extra"]["search_error"].startswith("trying mutants: pytest exited with status 4")
+    assert summary["details"]["search_error"].startswith("trying mutants: pytest exited with status 4")

@@ -70,7 +70,7 @@ def test_a_second_green_edit_is_shown_with_an_input_they_differ_on(tmp_path: Pat
     assert rival["rival_gives"] != rival["winner_gives"]
     assert f"they differ on `{call}`: this fix gives {rival['winner_gives']}" in result["explanation"]
     summary = json.loads((project / ".agentls" / "runs" / result["run_id"] / "summary.json").read_text())
-    assert summary["extra"]["found_by"] == "search"
+    assert summary["found_by"] == result["found_by"] == "search"
     assert not (project / ".agentls" / "differ").exists(), "the comparison's folder is removed"
 
 

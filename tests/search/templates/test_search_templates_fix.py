@@ -130,7 +130,7 @@ def _fixed_by_search(tmp_path: Path, scripted_llm, run_fix, files: dict[str, str
     assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
     assert scripted_llm.requests == []
     summary = json.loads((project / ".agentls" / "runs" / run.json["run_id"] / "summary.json").read_text())
-    assert summary["extra"]["found_by"] == "search"
+    assert summary["found_by"] == "search"
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
     return project, {**search, "run_id": run.json["run_id"]}
 

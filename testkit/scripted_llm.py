@@ -50,8 +50,8 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from scripted_faults import Answer, Fault, Samples
-from scripted_stream import Event, answer_events, dropped, interrupted, malformed_events, pinged, stalled
+from testkit.scripted_faults import Answer, Fault, Samples
+from testkit.scripted_stream import Event, answer_events, dropped, interrupted, malformed_events, pinged, stalled
 
 ROLE_HEADER = "X-Agentls-Role"
 EMBEDDING_DIM = 64

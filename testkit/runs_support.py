@@ -1,8 +1,8 @@
-"""Shared data and helpers of tests/runs and tests/memory: a buggy project, scripted answers, journal access."""
+"""Shared data and helpers of tests/runs, tests/memory and bench/: a buggy project, scripted answers, journal access."""
 
 from __future__ import annotations
 
-from project_support import CALC, FIX_EDIT, WRONG_EDIT, CliRun, journal_records, make_project, run_dir
+from testkit.project_support import CALC, FIX_EDIT, WRONG_EDIT, CliRun, journal_records, make_project, run_dir
 
 __all__ = ["BUGGY_CALC", "FIX_AFTER_WRONG", "FIX_EDIT", "PLAN", "REFLECTION", "SECRET", "WRONG_EDIT", "CliRun",
            "journal_records", "make_project", "prompt_of", "run_dir"]
