@@ -4,10 +4,10 @@ scripted server, streamed or not, capped, accounted and journalled like chat cal
 from __future__ import annotations
 
 import pytest
-from scripted_llm import Fault
 
 from agent_core.llm.base import BudgetSpent, LLMUnavailable
 from agent_core.llm.openai_client import COMPLETION_MAX_TOKENS
+from testkit.scripted_llm import Fault
 
 FIM = "<|fim_prefix|>def add(a, b):\n<|fim_suffix|>\n<|fim_middle|>"
 

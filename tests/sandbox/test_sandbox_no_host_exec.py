@@ -17,13 +17,13 @@ import uuid
 from pathlib import Path
 
 import pytest
-from project_support import make_project
 
 from agent_core.cli import main
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.bubblewrap import probe_bwrap
 from agent_core.sandbox.environment import detect_environment
 from agent_core.settings import load_settings
+from testkit.project_support import make_project
 
 CALC = {"calc.py": "def add(a, b):\n    return a + b\n",
         "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"}

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from project_support import make_project
 
 from agent_core.checks.trustprobes import FORGE_CODE, FORGE_PROJECT
 from agent_core.models import TestReport as Report
@@ -21,6 +20,7 @@ from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
 from agent_core.settings import SandboxSettings
 from agent_core.testing.crosscheck import disagreement
 from agent_core.testing.runner import run_tests
+from testkit.project_support import make_project
 
 bwrap = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
 

@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from scripted_llm import Fault
 
 from agent_core.journal.render import render_text
 from agent_core.journal.writer import Journal
@@ -17,6 +16,7 @@ from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.llm.retrying import RetryPolicy
 from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_candidates, infill_holes
 from agent_core.settings import Settings
+from testkit.scripted_llm import Fault
 
 SOURCE = "import math\n\n\ndef add(a, b):\n    total = a - b\n    return total\n"
 SOURCES = {"calc.py": SOURCE}
