@@ -37,7 +37,7 @@ from lsp_server.edits import EditApplier
 from lsp_server.engine_thread import ThreadedHooks, run_in_thread
 from lsp_server.failed_runs import FAILED, BestAttemptOffer, RetryOffers
 from lsp_server.preview import Previewer, Proposal
-from lsp_server.run_slots import RunSlots
+from agent_core.sandbox.run_slots import RunSlots
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
 

@@ -85,7 +85,7 @@ AGENT_CORE = Package("agent_core", ROOT, (
     frozenset({"cli", "__main__"}),  # the front end in this package (lsp_server and mcp_server are the others)
 ))
 LSP_SERVER = Package("lsp_server", ROOT, (
-    frozenset({INIT, "convert", "protocol", "engine_thread", "run_slots"}),  # conversions and plumbing
+    frozenset({INIT, "convert", "protocol", "engine_thread"}),  # conversions and plumbing
     frozenset({"documents", "settings", "edits", "preview", "diagnostics", "safety", "failed_runs"}),  # services
     frozenset({"runs"}),  # the run manager, built on the services
     frozenset({"quickfixes", "code_actions", "commands"}),  # features that start or follow runs
