@@ -29,6 +29,7 @@ from agent_core.engine import Engine
 from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
 from agent_core.llm.usage import usage_text
 from agent_core.models import RunRequest, RunResult, TestReport, new_run_id
+from agent_core.sandbox.run_slots import RunSlots
 from agent_core.settings import Settings
 from lsp_server import convert
 from lsp_server.diagnostics import DiagnosticsPublisher
@@ -37,7 +38,6 @@ from lsp_server.edits import EditApplier
 from lsp_server.engine_thread import ThreadedHooks, run_in_thread
 from lsp_server.failed_runs import FAILED, BestAttemptOffer, RetryOffers
 from lsp_server.preview import Previewer, Proposal
-from agent_core.sandbox.run_slots import RunSlots
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
 

@@ -309,7 +309,7 @@ class Settings(BaseModel):
     )
     max_concurrent_runs: int = Field(
         default=2, ge=1, le=32,
-        description="Editor: runs that work at once; more wait in a queue, first come first served.",
+        description="Editor and MCP server: runs that work at once; more wait in a queue, first come first served.",
     )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")

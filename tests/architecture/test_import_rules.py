@@ -92,7 +92,7 @@ LSP_SERVER = Package("lsp_server", ROOT, (
     frozenset({"framing", "server", "__main__"}),  # the transport and the composition root
 ))
 MCP_SERVER = Package("mcp_server", ROOT, (
-    frozenset({INIT, "models", "roots", "deps", "worker"}),  # the tools' schemas, roots, the engine bridge
+    frozenset({INIT, "models", "roots", "deps", "worker", "http_auth"}),  # schemas, roots, the engine bridge, the token
     frozenset({"convert", "resources"}),  # engine results -> MCP results; the resources
     frozenset({"tools"}),  # the tool handlers
     frozenset({"server", "__main__"}),  # the composition root
