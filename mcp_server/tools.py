@@ -115,13 +115,18 @@ class Tools:
         ctx: Context, test_cmd: TestCmd = None,
         apply: Annotated[bool, Field(description="Write the diff to the project when it verified (all or "
                                      "nothing).")] = False,
+        allow_files: Annotated[list[str] | None, Field(description="Files besides Python source (dotfiles, CI, "
+                                                       "editor tasks, configuration) the diff may change, each "
+                                                       "named as in the diff; any other is refused.")] = None,
         roots: Roots = None,
     ) -> Annotated[CallToolResult, models.VerifyPatchResult]:
         """Apply a diff to a shadow copy (never the project), run the tests before and after, and say whether it
-        verified: which tests changed outcome; a diff touching tests or test configuration is refused."""
+        verified: which tests changed outcome; a diff touching tests or test configuration is refused, and so is
+        one touching a file that is not Python source unless allow_files names it."""
         path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
-        verdict = await self.queued(settings, lambda _: verify_patch_in_shadow(settings, path, diff, apply),
+        named = list(allow_files or [])
+        verdict = await self.queued(settings, lambda _: verify_patch_in_shadow(settings, path, diff, apply, named),
                                     ctx)
         return convert.verify_patch(verdict)
 
