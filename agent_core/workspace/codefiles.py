@@ -85,8 +85,7 @@ def named_files(paths: Iterable[str], goal: str | None) -> set[str]:
 
 def change_of(workspace: Path, rel: str) -> FileChange:
     """A change to `rel` known by its path only (a diff's, before it is applied): created when it does not exist."""
-    kind = "modify" if (Path(workspace) / rel).exists() else "create"
-    return FileChange(path=rel, kind=kind)
+    return FileChange(path=rel, kind="modify" if (Path(workspace) / rel).exists() else "create")
 
 
 def code_only_refusal(workspace: Path, changes: Iterable[FileChange], named: Collection[str], how: str) -> str | None:
