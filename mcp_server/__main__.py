@@ -78,7 +78,10 @@ def serve_http(app: ASGIApp, port: int, no_auth: bool) -> None:
              "your projects' sandboxes and apply patches to them as you")
     else:
         token, path = new_token(), token_file(port)
-        write_token(path, token)
+        try:
+            write_token(path, token)
+        except OSError as exc:
+            raise SystemExit(f"agentls mcp: cannot write the token file {path}: {exc}") from exc
         _AT_EXIT.append(lambda: remove_token(path, token))
         _say(f"serving {url}; clients must send the header\n    Authorization: Bearer {token}\n"
              f"  (it is also in {path}, readable by you alone; a new token is made at each start)")

@@ -14,7 +14,7 @@ come back as tool errors (`isError`) with the reason.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
@@ -125,7 +125,7 @@ class Tools:
         one touching a file that is not Python source unless allow_files names it."""
         path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
-        named = list(allow_files or [])
+        named = [PurePosixPath(name).as_posix() for name in allow_files or []]  # "./.envrc" names ".envrc"
         verdict = await self.queued(settings, lambda _: verify_patch_in_shadow(settings, path, diff, apply, named),
                                     ctx)
         return convert.verify_patch(verdict)
