@@ -39,6 +39,8 @@ class Engine:
     def __init__(self, settings: Settings, checkpointer: Any = None) -> None:
         self.settings = settings
         self.checkpointer = checkpointer  # a LangGraph checkpointer (e.g. AsyncSqliteSaver) for resumable runs
+        # the model calls a cancelled run made (an interrupt's result has no RunResult of its own to carry them)
+        self.cancelled_usage, self.cancelled_usage_by_role = Usage(), dict[str, Usage]()
 
     async def run(self, request: RunRequest, hooks: RunHooks, resume: bool = False) -> RunResult:
         """Run `request`; with `resume`, continue run `request.run_id` from its last checkpoint."""
@@ -62,9 +64,11 @@ class Engine:
         try:
             deadline = started + self.settings.time_budget_s if self.settings.time_budget_s else None
             result = await self._dispatch(request, hooks, journal, resume, deadline)
-        except asyncio.CancelledError:
-            journal.write("run_end", status="cancelled", iterations=0, usage=Usage().model_dump(),
-                          usage_by_role={}, duration_s=round(time.monotonic() - started, 3), error="cancelled")
+        except asyncio.CancelledError:  # the pipeline noted its usage as it unwound (journal.note_usage)
+            self.cancelled_usage, self.cancelled_usage_by_role = journal.usage, journal.usage_by_role
+            journal.write("run_end", status="cancelled", iterations=0, usage=journal.usage.model_dump(),
+                          usage_by_role={k: u.model_dump() for k, u in journal.usage_by_role.items()},
+                          duration_s=round(time.monotonic() - started, 3), error="cancelled")
             raise
         except (LLMError, SandboxError, SettingsError, BadRequest, PathRefused, OSError) as exc:
             spent = isinstance(exc, BudgetSpent)

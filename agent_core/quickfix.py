@@ -4,7 +4,7 @@ A second front door beside engine.py (it sits in the engine's layer: its model r
 
 The editor calls `find_quick_fix` in the background when a test run leaves
 failing tests. It does what the `search` node does at the start of a fix run
-(agent_core.search.step): localize the failure, try single-edit
+(agent_core.search's front door): localize the failure, try single-edit
 mutants of the suspicious lines against the failing tests in one sandboxed
 process, and verify a mutant that passes them against the whole suite. It
 never calls a model and never writes the workspace: a mutant that makes every
@@ -33,20 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_core import search
 from agent_core.engine import Engine
 from agent_core.events import NullHooks
 from agent_core.models import ChangeSet, RunRequest, TestReport
-from agent_core.sandbox.base import Sandbox
-from agent_core.search.cases import failing_inputs
-from agent_core.search.describe import describe_change
-from agent_core.search.differ import rival_sentence
-from agent_core.search.hangs import unhung_duration
-from agent_core.search.localize import Suspect
-from agent_core.search.step import candidates, find_single_edit, localize_failure
-from agent_core.search.templates import seen_exceptions
 from agent_core.settings import Settings
 from agent_core.workspace.changeset import compute_change_set
-from agent_core.workspace.shadow import ShadowWorkspace, read_exact
+from agent_core.workspace.shadow import ShadowWorkspace
 
 log = logging.getLogger(__name__)
 BACKGROUND_NICE = 10  # added to the calling thread's niceness (and so to its sandboxed children)
@@ -64,7 +57,7 @@ class QuickFix:
     failing: list[str]  # node ids of the tests that failed before the change
     change_set: ChangeSet
     report: TestReport  # the whole suite, passing, with the change
-    rival: str = ""  # another edit that passes too, and an input they differ on (search/differ.py)
+    rival: str = ""  # another edit that passes too, and an input they differ on (search/driver/distinguish.py)
 
     @property
     def title(self) -> str:
@@ -74,22 +67,12 @@ class QuickFix:
 
 
 @dataclass
-class SearchOutcome:
+class QuickFixOutcome:
     """What a background search found (`fix` None when nothing passed), with its figures."""
 
     fix: QuickFix | None
     stats: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
-
-
-@dataclass
-class _Deps:
-    """The collaborators localizing and searching need (agent_core.search.step.SearchDeps)."""
-
-    settings: Settings
-    sandbox: Sandbox
-    shadow: ShadowWorkspace
-    run_tests: Any
 
 
 def lower_priority(increment: int = BACKGROUND_NICE) -> None:
@@ -101,7 +84,7 @@ def lower_priority(increment: int = BACKGROUND_NICE) -> None:
         log.info("background search keeps its priority: %s", exc)
 
 
-def _function_of(suspects: list[Suspect], file: str, line: int) -> str:
+def _function_of(suspects: list[search.Suspect], file: str, line: int) -> str:
     for suspect in suspects:
         if suspect.file == file and suspect.start_line <= line <= suspect.end_line:
             return suspect.function
@@ -115,7 +98,7 @@ async def find_quick_fix(
     report: TestReport,
     notice: Callable[[str], None] | None = None,
     nice: bool = True,
-) -> SearchOutcome:
+) -> QuickFixOutcome:
     """Search the code (`workspace` overlaid with `overlays`) whose tests failed as in `report`."""
     started = time.monotonic()
     if nice:
@@ -134,15 +117,15 @@ async def _search(
     report: TestReport,
     notice: Callable[[str], None] | None,
     started: float,
-) -> SearchOutcome:
+) -> QuickFixOutcome:
     from agent_core.sandbox.factory import make_sandbox
     from agent_core.testing.runner import run_tests
 
     sandbox = make_sandbox(settings, notice)
     with ShadowWorkspace(Path(workspace), overlays) as shadow:
-        deps = _Deps(settings, sandbox, shadow, run_tests)
+        deps = search.Collaborators(settings, sandbox, shadow, run_tests)
         deadline = started + settings.search.budget_s  # localizing counts against the search's budget
-        where = await localize_failure(deps, report, deadline)
+        where = await search.localize(deps, report, deadline)
         suspects, failing = where.suspects, where.failing
         stats: dict[str, Any] = {
             "evidence": where.evidence,
@@ -150,28 +133,24 @@ async def _search(
             "localize_s": round(time.monotonic() - started, 3),
         }
         if not suspects or not failing:
-            return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
-        mutants = candidates(shadow.root, suspects, settings.search.max_mutants, seen_exceptions(report),
-                             failing_inputs(report, shadow.root))
-        sources = {m.path: read_exact(shadow.root / m.path) for m in mutants}
-        winner, passed, found = await find_single_edit(deps, failing, mutants, where, unhung_duration(report),
-                                                       report, deadline)
-        stats.update(found, search_s=round(time.monotonic() - started - stats["localize_s"], 3))
+            return QuickFixOutcome(None, stats, round(time.monotonic() - started, 3))
+        found = await search.find_fix(deps, report, where, deadline=deadline, pairs=False, contain=False)
+        stats.update(found.stats.as_dict(), search_s=round(time.monotonic() - started - stats["localize_s"], 3))
+        winner, passed = found.fix, found.report
         if winner is None or passed is None:
-            return SearchOutcome(None, stats, round(time.monotonic() - started, 3))
-        change = describe_change(sources[winner.path], winner.line, winner.text, winner.description)
+            return QuickFixOutcome(None, stats, round(time.monotonic() - started, 3))
         fix = QuickFix(
             file=winner.path,
             line=winner.line,
             function=_function_of(suspects, winner.path, winner.line),
-            change=change,
+            change=search.describe_change(found.source, winner.line, winner.text, winner.description),
             tests_passed=passed.passed,
             failing=failing,
             change_set=compute_change_set(shadow),
             report=passed,
-            rival=rival_sentence(found.get("rival")),
+            rival=found.rival,
         )
-        return SearchOutcome(fix, stats, round(time.monotonic() - started, 3))
+        return QuickFixOutcome(fix, stats, round(time.monotonic() - started, 3))
 
 
 async def model_round(
@@ -220,7 +199,7 @@ def changed_line(original: str, new: str) -> tuple[int, str | None]:
     if len(old_lines) != len(new_lines) or len(differing) != 1:
         return 1, None
     index = differing[0]
-    return index + 1, describe_change(original, index + 1, new_lines[index], "") or None
+    return index + 1, search.describe_change(original, index + 1, new_lines[index], "") or None
 
 
 def enclosing_function(source: str, line: int) -> str:

@@ -18,7 +18,7 @@ import random
 import statistics
 import time
 
-from agent_core.search.step import Localization
+from agent_core.search import Localization
 
 
 def synthetic(tests: int, files: int, seed: int = 1) -> tuple[dict, dict[str, str]]:

@@ -1,9 +1,10 @@
 """`textDocument/codeAction`: Plan and fix, Generate tests — answered at once.
 
 Nothing is computed here beyond the kinds: each action carries the command
-that starts its run. Plan and fix is a `quickfix` when the range touches a
-diagnostic (the client's, of any source, or an agentls test failure; their
-messages become part of the goal), else `refactor.rewrite`. A verified fix
+that starts its run. Plan and fix is a `quickfix` when the request is about a
+diagnostic (one the client sends in the context, of any source, on the range's
+lines whatever the column; or an agentls test failure that touches the range;
+their messages become part of the goal), else `refactor.rewrite`. A verified fix
 that the background search already found (quickfixes.py) comes first, as the
 preferred `quickfix`.
 
@@ -44,10 +45,13 @@ def _wanted(kind: str, only: Sequence[str] | None) -> bool:
 
 
 def _touching(params: lsp.CodeActionParams, ours: list[lsp.Diagnostic]) -> list[lsp.Diagnostic]:
+    """The diagnostics a request is about: the client's (its statement of what is under the cursor, taken on the
+    cursor's line whatever the column: a cursor in the indentation) and ours that touch the range."""
     seen, out = set(), []
-    for diag in [*params.context.diagnostics, *ours]:
+    given = [(diag, convert.lines_touch) for diag in params.context.diagnostics]
+    for diag, touch in [*given, *((diag, convert.ranges_touch) for diag in ours)]:
         key = (diag.message, diag.range.start.line, diag.range.start.character, diag.source)
-        if key not in seen and convert.ranges_touch(diag.range, params.range):
+        if key not in seen and touch(diag.range, params.range):
             seen.add(key)
             out.append(diag)
     return out

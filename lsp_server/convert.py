@@ -86,6 +86,11 @@ def ranges_touch(a: lsp.Range, b: lsp.Range) -> bool:
     return a_start <= b_end and b_start <= a_end
 
 
+def lines_touch(a: lsp.Range, b: lsp.Range) -> bool:
+    """True when the two ranges share a line (the columns aside)."""
+    return a.start.line <= b.end.line and b.start.line <= a.end.line
+
+
 def range_from_json(data: Mapping[str, Mapping[str, int]] | None) -> lsp.Range | None:
     """A `{"start": {"line", "character"}, "end": ...}` argument -> Range (None when absent)."""
     if not data:

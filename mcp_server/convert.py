@@ -6,13 +6,16 @@ The only place that knows both the engine's types and the MCP shapes, as
 
 from __future__ import annotations
 
+import re
+
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from agent_core.checks.diagnose import Diagnosis
 from agent_core.checks.verify_patch import PatchVerdict
+from agent_core.events import PhaseEvent
 from agent_core.models import RunResult, TestFailure, TestReport
-from agent_core.quickfix import SearchOutcome
+from agent_core.quickfix import QuickFixOutcome
 from mcp_server import models
 
 
@@ -87,15 +90,23 @@ def localize(diagnosis: Diagnosis) -> CallToolResult:
     return result(model, f"{len(suspects)} suspects by {where.evidence}: {top}")
 
 
-def quick_fix(report: TestReport, outcome: SearchOutcome | None) -> CallToolResult:
+def quick_fix(report: TestReport, outcome: QuickFixOutcome | None) -> CallToolResult:
     fix = outcome.fix if outcome else None
     if fix is None:
         reason = "the tests pass" if outcome is None else "no single edit makes every test pass"
         model = models.QuickFixResult(found=False, diff=None, change=None, tests=counts(report), reason=reason)
         return result(model, f"none: {reason}")
     model = models.QuickFixResult(found=True, diff=fix.change_set.unified_diff(), change=fix.change, file=fix.file,
-                                  line=fix.line, tests=counts(report), reason="")
+                                  line=fix.line, tests=counts(fix.report), baseline=counts(report), reason="")
     return result(model, fix.title)
+
+
+def progress_text(event: PhaseEvent) -> str:
+    """A phase's progress message: "phase: what it does", the phase said once (a message that starts with it
+    stands alone: "planning", "coding step 1/2", not "planning: planning", "coding: coding step 1/2")."""
+    message = event.message.strip()
+    first = re.split(r"[\s:]", message, maxsplit=1)[0]
+    return message if first == event.phase else f"{event.phase}: {message}" if message else event.phase
 
 
 def pipeline(run: RunResult) -> CallToolResult:

@@ -117,7 +117,9 @@ class QuickFixResult(BaseModel):
     change: str | None = Field(description="The edit in words, e.g. '`a + c` -> `a + b`'.")
     file: str | None = None
     line: int | None = None
-    tests: TestCounts = Field(description="Counts of the baseline run (with the fix: every test passes).")
+    tests: TestCounts = Field(description="Counts of the run with the fix (every test passes), or of the baseline "
+                              "when none was found.")
+    baseline: TestCounts | None = Field(default=None, description="Counts of the unfixed run, when a fix was found.")
     reason: str = Field(description="Why there is no fix ('the tests pass', 'no single edit passes them').")
 
 

@@ -13,6 +13,7 @@ come back as tool errors (`isError`) with the reason.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, TypeVar
@@ -46,6 +47,12 @@ TestCmd = Annotated[str | None, Field(description="Test command run in the sandb
                                       "setting, else pytest).")]
 _EXPECTED = (BadRequest, SandboxError, SettingsError, PathRefused, LLMError, OSError)
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# writes the project with `apply: true` (overwriting files, all or nothing); runs nothing outside the sandbox
+WRITES_WHEN_ASKED = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                                    open_world_hint=False)
+# calls the configured model (an endpoint that may be remote) and writes the run's journal under the project
+CALLS_A_MODEL = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                open_world_hint=True)
 
 
 def _settings(project: Path, test_cmd: str | None) -> Settings:
@@ -60,7 +67,7 @@ async def _engine(make: Callable[[QueuedHooks], Awaitable[T]], ctx: Context | No
 
     async def progress(event: RunEvent) -> None:  # other events (messages, reports) stay in the run's journal
         if ctx is not None and isinstance(event, PhaseEvent):
-            await ctx.report_progress(event.percentage, 100, f"{event.phase}: {event.message}")
+            await ctx.report_progress(event.percentage, 100, convert.progress_text(event))
 
     try:
         return await run_engine_call(make, progress if ctx is not None else None)
@@ -178,14 +185,18 @@ class Tools:
 
 
 def register(server: MCPServer, deps: Deps) -> None:
-    """Add every tool to `server` (fix, gen_tests and verify_patch write nothing unless asked; the rest read)."""
+    """Add every tool to `server`, each with a title, its annotations and its docstring as the description."""
     tools = Tools(deps)
-    server.add_tool(tools.run_tests, annotations=READ_ONLY)
-    server.add_tool(tools.verify_patch)
-    server.add_tool(tools.localize, annotations=READ_ONLY)
-    server.add_tool(tools.quick_fix, annotations=READ_ONLY)
-    server.add_tool(tools.fix, annotations=READ_ONLY)
-    server.add_tool(tools.gen_tests, annotations=READ_ONLY)
+    for handler, title, hints in (
+        (tools.run_tests, "Run the project's tests", READ_ONLY),
+        (tools.verify_patch, "Verify a patch with the project's tests", WRITES_WHEN_ASKED),
+        (tools.localize, "Localize the failing code", READ_ONLY),
+        (tools.quick_fix, "Find a single-edit fix (no model)", READ_ONLY),
+        (tools.fix, "Fix the failing tests (model pipeline)", CALLS_A_MODEL),
+        (tools.gen_tests, "Generate tests (model pipeline)", CALLS_A_MODEL),
+    ):
+        server.add_tool(handler, title=title, description=inspect.cleandoc(handler.__doc__ or ""),
+                        annotations=hints)
 
 
 async def _in_thread(function: Callable[..., T], *args: Any) -> T:

@@ -16,6 +16,9 @@ os.environ.setdefault("AGENTLS_SEARCH", "0")
 # Looking for a second green edit after a search's fix costs one more driver run (and a suite run when one
 # passes): seconds on each of the many tests the search fixes. tests/search/test_search_rival_fix.py turns it on.
 os.environ.setdefault("AGENTLS_SEARCH__RIVALS", "0")
+# The model's fills of the search's holes are calls to the scripted endpoint that the model-path tests do not
+# queue: off unless a test turns them on (tests/search/infill/).
+os.environ.setdefault("AGENTLS_SEARCH__INFILL", "0")
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
-"""Old project environments from PyPI, built once per machine and copied into projects: Python 3.7 with pytest
-7.4.4 (the last pytest for 3.7), and Python 3.6 with pytest 3.10.1 (a 2018 pytest, with the pins its
-dependencies need there).
+"""Project environments from PyPI, built once per machine and copied into projects: Python 3.7 with pytest
+7.4.4 (the last pytest for 3.7), Python 3.6 with pytest 3.10.1 (a 2018 pytest, with the pins its
+dependencies need there), and Python 3.8 and 3.12 with pytest 8.3.5 (the last pytest for 3.8; 3.12 has
+`sys.monitoring`).
 
 pyenv has 3.6.15 and 3.7.16 on this machine kind; each venv is built under ~/.cache/agentls-tests (~40 s
 once), under a lock so that parallel tests build it once, and copied (symlinks kept) into each project's
@@ -18,6 +19,8 @@ PYENV = Path.home() / ".pyenv" / "versions"
 CACHE = Path.home() / ".cache" / "agentls-tests"
 ENVIRONMENTS = {  # name -> (interpreter, requirements)
     "py3.7.16-pytest7.4.4": (PYENV / "3.7.16" / "bin" / "python3.7", ["pytest==7.4.4"]),
+    "py3.8.18-pytest8.3.5": (PYENV / "3.8.18" / "bin" / "python3.8", ["pytest==8.3.5"]),
+    "py3.12.1-pytest8.3.5": (PYENV / "3.12.1" / "bin" / "python3.12", ["pytest==8.3.5"]),
     "py3.6.15-pytest3.10.1": (PYENV / "3.6.15" / "bin" / "python3.6", [
         "pytest==3.10.1", "pluggy==0.8.1", "py==1.11.0", "attrs==21.4.0", "more-itertools==8.5.0",
         "atomicwrites==1.4.1", "six==1.17.0"]),

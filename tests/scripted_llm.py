@@ -1,9 +1,13 @@
 """A scripted OpenAI-compatible HTTP server for tests and bench scripts.
 
-It speaks the real wire protocol (`POST /v1/chat/completions`, streamed as
+It speaks the real wire protocol (`POST /v1/chat/completions`, the legacy
+`POST /v1/completions` of raw prompts (fill-in-the-middle), both streamed as
 server-sent events when the request says `stream` (see scripted_stream.py),
-`GET /v1/models`, `POST /v1/embeddings`) on 127.0.0.1 and answers chat
-requests per role, the role being the `X-Agentls-Role` request header.
+`GET /v1/models`, `POST /v1/embeddings`) on 127.0.0.1 and answers chat and
+completion requests per role, the role being the `X-Agentls-Role` request
+header. A completion answer is a `text_completion` object (the text in each
+choice's `text`), cut before the first of the request's `stop` strings as a
+real server does; the same answers and faults serve both endpoints.
 Answers are queued with `add(role, answer)`; `default(role, answer)` answers
 when a role's queue is empty (role "*" is the default of every role). An
 answer is a dict (sent as its JSON text), a str (sent as is), a callable
@@ -14,9 +18,10 @@ the server misbehave on purpose.
         llm.add("planner", {"subtasks": []})
         ...  # point an OpenAI client at llm.base_url
 
-Every received chat request body is kept in `requests` with a "role" key
-added; `requests_for(role)` filters them. With no answer for a role the
-server answers HTTP 500 "no scripted answer for role X".
+Every received chat or completion request body is kept in `requests` with a
+"role" key added (a completion request is the one with a "prompt");
+`requests_for(role)` filters them. With no answer for a role the server
+answers HTTP 500 "no scripted answer for role X".
 
 A request with `n` > 1 gets n choices, like OpenAI's endpoint: a queued
 `Samples([a, b, c])` gives one choice per answer (the last repeated if n is
@@ -70,6 +75,8 @@ def embed_text(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
 
 
 def _prompt_text(body: dict[str, Any]) -> str:
+    if "prompt" in body:
+        return str(body.get("prompt") or "") + str(body.get("suffix") or "")
     parts = []
     for message in body.get("messages") or []:
         content = message.get("content")
@@ -83,19 +90,21 @@ def _prompt_text(body: dict[str, Any]) -> str:
 def completion_body(
     body: dict[str, Any], content: str | list[str], finish_reason: str = "stop"
 ) -> dict[str, Any]:
-    """An OpenAI chat completion object answering `body` with `content` (a list: one choice each)."""
+    """An OpenAI chat completion object answering `body` with `content` (a list: one choice each); a
+    `text_completion` object when `body` is a raw completion request (it has a `prompt`)."""
     contents = [content] if isinstance(content, str) else content
     prompt_tokens = estimate_tokens(_prompt_text(body))
     completion_tokens = sum(estimate_tokens(c) for c in contents)
+    raw = "prompt" in body
     return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-        "object": "chat.completion",
+        "id": f"{'cmpl' if raw else 'chatcmpl'}-{uuid.uuid4().hex[:24]}",
+        "object": "text_completion" if raw else "chat.completion",
         "created": int(time.time()),
         "model": body.get("model") or "scripted",
         "choices": [
             {
                 "index": i,
-                "message": {"role": "assistant", "content": text},
+                **({"text": text} if raw else {"message": {"role": "assistant", "content": text}}),
                 "finish_reason": finish_reason,
                 "logprobs": None,
             }
@@ -107,6 +116,13 @@ def completion_body(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def _stopped(text: str, stop: Any) -> str:
+    """`text` cut before the first of the request's `stop` strings (a string or a list), as a server stops."""
+    stops = [stop] if isinstance(stop, str) else [s for s in stop or [] if isinstance(s, str) and s]
+    cut = min((text.index(s) for s in stops if s in text), default=len(text))
+    return text[:cut]
 
 
 def error_body(message: str, code: int) -> dict[str, Any]:
@@ -220,7 +236,7 @@ class ScriptedLLM:
             self.request_headers.append(headers)
 
     def chat(self, body: dict[str, Any], role: str | None) -> _Reply:
-        """Produce the reply to one chat completion request."""
+        """Produce the reply to one chat completion request (or raw completion request: it has a `prompt`)."""
         fmt = body.get("response_format") or {}
         if self.reject_json_schema and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
             message = (  # the shape of llama-cpp-python's server error (a stringified validation error)
@@ -255,7 +271,7 @@ class ScriptedLLM:
         n = max(1, int(body.get("n") or 1)) if self.honour_n else 1
         answers = answer.answers if isinstance(answer, Samples) else [answer] * n
         picked = [answers[min(i, len(answers) - 1)] for i in range(n)]
-        return [a if isinstance(a, str) else json.dumps(a) for a in picked]
+        return [_stopped(a if isinstance(a, str) else json.dumps(a), body.get("stop")) for a in picked]
 
     def _answer(self, body: dict[str, Any], contents: list[str], finish_reason: str = "stop",
                 every_s: float = 0.0) -> _Reply:
@@ -395,7 +411,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(_Reply(400, error_body("request body is not a JSON object", 400)))
             return
         path = self.path.rstrip("/")
-        if path == "/v1/chat/completions":
+        if path == "/v1/completions" and not isinstance(body.get("prompt"), str):
+            self._send(_Reply(422, error_body("prompt: a string is required", 422)))
+        elif path == "/v1/chat/completions" and "prompt" in body:
+            self._send(_Reply(422, error_body("prompt: Extra inputs are not permitted", 422)))
+        elif path in ("/v1/chat/completions", "/v1/completions"):
             role = self.headers.get(ROLE_HEADER)
             self.llm._record(body, role, {k.lower(): v for k, v in self.headers.items()})
             self._send(self.llm.chat(body, role))

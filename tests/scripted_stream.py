@@ -5,7 +5,10 @@ llama-cpp-python's server do: `text/event-stream`, one `data: {...}` line per
 `chat.completion.chunk` (a role chunk, content pieces of about four characters,
 which the server counts as one token each, a finish chunk per choice), a usage
 chunk when `stream_options.include_usage` asks for it and the server sends
-usage, then `data: [DONE]`. Comments (`: ping`) are keep-alives.
+usage, then `data: [DONE]`. Comments (`: ping`) are keep-alives. A raw
+completion request (it has a `prompt`: `/v1/completions`) streams
+`text_completion` objects instead, the text in each choice's `text` (the first
+one empty, where a chat stream names the role).
 
 A reply is a plan: a list of `Event(delay_s, data)` written in order, each
 after its delay; `data` None drops the connection there (no end of the chunked
@@ -38,8 +41,12 @@ def pieces(text: str) -> list[str]:
 
 
 def _chunk(cid: str, model: str, choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> bytes:
-    body = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-            "choices": choices}
+    raw = cid.startswith("cmpl-")
+    if raw:  # a text_completion chunk: the text in `text`, no delta
+        choices = [{"index": c["index"], "text": c["delta"].get("content", ""), "finish_reason": c["finish_reason"],
+                    "logprobs": None} for c in choices]
+    body = {"id": cid, "object": "text_completion" if raw else "chat.completion.chunk", "created": int(time.time()),
+            "model": model, "choices": choices}
     if usage is not None:
         body["usage"] = usage
     return b"data: " + json.dumps(body).encode() + b"\n\n"
@@ -50,7 +57,8 @@ def answer_events(
     send_usage: bool = True, every_s: float = 0.0,
 ) -> list[Event]:
     """The plan streaming `contents` (one choice each), a piece every `every_s` seconds."""
-    cid, model = f"chatcmpl-{uuid.uuid4().hex[:24]}", body.get("model") or "scripted"
+    raw = "prompt" in body
+    cid, model = f"{'cmpl' if raw else 'chatcmpl'}-{uuid.uuid4().hex[:24]}", body.get("model") or "scripted"
     events = [Event(0.0, _chunk(cid, model, [
         {"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None, "logprobs": None}
         for i in range(len(contents))

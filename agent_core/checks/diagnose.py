@@ -3,7 +3,7 @@
 Front doors beside `Engine.run` for front ends that offer them one at a time
 (the MCP server's `localize` and `quick_fix` tools). Each runs the project's
 tests once in the sandbox on a shadow copy, then reuses the engine's own
-steps: `search/step.localize_failure` (coverage spectrum, traceback)
+steps: `search.localize` (coverage spectrum, traceback)
 and `quickfix.find_quick_fix` (the single-edit mutant search, verified on the
 whole suite). Neither writes the workspace nor calls a model (unless the user
 turned on `search.background_model_round`). `project_environment` says which
@@ -14,27 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from agent_core import search
 from agent_core.models import TestReport
-from agent_core.quickfix import SearchOutcome, find_quick_fix
+from agent_core.quickfix import QuickFixOutcome, find_quick_fix
 from agent_core.sandbox.base import Sandbox
 from agent_core.sandbox.environment import detect_environment
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search.step import Localization, localize_failure
 from agent_core.settings import Settings
 from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
-
-
-@dataclass
-class _SearchDeps:
-    """What `localize_failure` needs of a run (search.step.SearchDeps)."""
-
-    settings: Settings
-    sandbox: Sandbox
-    shadow: ShadowWorkspace
-    run_tests: Any
 
 
 @dataclass
@@ -42,7 +31,7 @@ class Diagnosis:
     """The baseline test report, and where its failure was localized (None when every test passed)."""
 
     report: TestReport
-    localization: Localization | None
+    localization: search.Localization | None
 
 
 async def _baseline(settings: Settings, sandbox: Sandbox, root: Path) -> TestReport:
@@ -58,11 +47,11 @@ async def localize(settings: Settings, workspace: Path) -> Diagnosis:
         report = await _baseline(settings, sandbox, shadow.root)
         if report.ok or not report.failures:
             return Diagnosis(report, None)
-        where = await localize_failure(_SearchDeps(settings, sandbox, shadow, run_tests), report)
+        where = await search.localize(search.Collaborators(settings, sandbox, shadow, run_tests), report)
         return Diagnosis(report, where)
 
 
-async def quick_fix(settings: Settings, workspace: Path) -> tuple[TestReport, SearchOutcome | None]:
+async def quick_fix(settings: Settings, workspace: Path) -> tuple[TestReport, QuickFixOutcome | None]:
     """Run the tests; when some fail, search single-edit fixes. (baseline, the search's outcome or None)."""
     sandbox = make_sandbox(settings)
     with ShadowWorkspace(Path(workspace).resolve()) as shadow:

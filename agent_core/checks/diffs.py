@@ -5,20 +5,22 @@ plain `diff -u` output, new and deleted files, renames, `--recount` for hunk
 headers whose counts a hand-written or generated diff got wrong, and
 `--unidiff-zero` so a hunk with less trailing context than leading, as
 agents write them, is not pinned to the end of its file); it runs in
-the tree with repository discovery stopped at the tree, so it works on a
-shadow copy that is no repository and refuses paths that leave it or pass a
-symbolic link. What it touches is listed first (`--numstat -z`, nothing
-written) so the caller can refuse a diff before any file changes.
+the tree with no repository and no configuration (workspace/gitenv.py: a
+tree laid out as a git directory, with filters in its `config`, is just
+files), and refuses paths that leave the tree or pass a symbolic link.
+What it touches is listed first (`--numstat -z`, nothing written) so the
+caller can refuse a diff before any file changes.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from agent_core.workspace.gitenv import copy_git_env
 
 GIT_TIMEOUT_S = 60
 _NAME = re.compile(r"^(---|\+\+\+) (\S+)", re.MULTILINE)
@@ -48,18 +50,23 @@ def _git(args: list[str], root: Path, text: str) -> subprocess.CompletedProcess[
     git = shutil.which("git")
     if git is None:
         raise DiffError("applying a diff needs git on PATH")
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C",
-           "GIT_CEILING_DIRECTORIES": str(root.parent), "HOME": str(root)}  # no user config, no outer repository
     try:
         return subprocess.run([git, "apply", *args], cwd=root, input=text.encode(), capture_output=True,
-                              timeout=GIT_TIMEOUT_S, env=env, check=False)
+                              timeout=GIT_TIMEOUT_S, env=copy_git_env(), check=False)
     except subprocess.TimeoutExpired as exc:
         raise DiffError(f"git apply did not finish in {GIT_TIMEOUT_S} s") from exc
 
 
+_GIT_HINT = re.compile(r'\s*\(allow with "--[\w-]+"\)')  # an option of git's, no use to a diff's author
+_PLAIN = {"No valid patches in input": "no file's changes in it (a unified diff has `--- a/path`, `+++ b/path` "
+                                       "and `@@` hunks)"}
+
+
 def _why(done: subprocess.CompletedProcess[bytes]) -> str:
-    lines = [line for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
-    return "; ".join(lines[:6]) or f"git apply exited with {done.returncode}"
+    """git's complaint in plain words: its "error: " prefixes and its own options' hints left out."""
+    lines = [_GIT_HINT.sub("", line).removeprefix("error: ").strip()
+             for line in done.stderr.decode(errors="replace").splitlines() if line.strip()]
+    return "; ".join(_PLAIN.get(line, line) for line in lines[:6]) or f"git apply exited with {done.returncode}"
 
 
 def _numstat_paths(output: bytes) -> list[str]:
@@ -94,7 +101,26 @@ def read_diff(text: str, root: Path) -> Diff:
     paths = tuple(dict.fromkeys(_numstat_paths(done.stdout)))
     if not paths:
         raise DiffError("the diff changes no file")
+    if re.search(rb"(?:^|\0)-\t-\t", done.stdout):
+        raise DiffError("the diff holds a binary change: only changes to UTF-8 text files can be verified")
+    for rel in paths:
+        _require_text(root, rel)
     return Diff(text, strip, paths)
+
+
+def _require_text(root: Path, rel: str) -> None:
+    """DiffError when the file `rel` the diff changes exists and is not UTF-8 text (binary, another encoding)."""
+    target = root / rel
+    if not target.is_file() or target.is_symlink():
+        return
+    data = target.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DiffError(f"{rel} is not UTF-8 text (byte {exc.start}): only changes to UTF-8 text files can be "
+                        "verified") from None
+    if b"\0" in data:
+        raise DiffError(f"{rel} is a binary file: only changes to UTF-8 text files can be verified")
 
 
 def _apply_args(diff: Diff) -> list[str]:

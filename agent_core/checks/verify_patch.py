@@ -18,7 +18,8 @@ the patched suite passes, every test that failed at the baseline is
 collected again and passes (a skip, an xfail or a vanished test is not a
 pass), no test that passed now fails, and the passing count does not drop.
 A file the baseline's pytest collected tests from is protected like a test
-file, whatever its name.
+file, whatever its name. A patch that would pass by swallowing the tests'
+errors (pipeline/safety/swallows.py) is refused before its run.
 """
 
 from __future__ import annotations
@@ -30,16 +31,23 @@ from pathlib import Path
 from agent_core.checks.diffs import Diff, DiffError, apply_diff, check_diff, read_diff
 from agent_core.errors import BadRequest
 from agent_core.models import ChangeSet, TestReport
+from agent_core.pipeline.safety.swallows import REFUSED, failing_types, swallowing
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search.step import verify_bounds
 from agent_core.settings import Settings
+from agent_core.testing.bounds import verify_bounds
 from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.testing.verdict import CHANGED_DURING_RUN, distrust, judge
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set, compute_change_set, is_excluded
 from agent_core.workspace.codefiles import change_of, code_only_refusal
 from agent_core.workspace.paths import PathRefused, relative_inside
 from agent_core.workspace.shadow import ShadowWorkspace
-from agent_core.workspace.testfiles import collected_entries, is_test_config, is_test_file, restore_protected
+from agent_core.workspace.testfiles import (
+    collected_entries,
+    imported_data_entries,
+    is_test_config,
+    is_test_file,
+    restore_protected,
+)
 
 NAME_THEM = "a patch changes such a file only when the call names it"
 ABSENT = "absent"  # a test's outcome on the side of the comparison that did not collect it
@@ -131,6 +139,10 @@ async def _judge(settings: Settings, shadow: ShadowWorkspace, diff: Diff) -> Pat
     if collected:  # what the project's pytest collects tests from is a test file, whatever its name
         return PatchVerdict(False, refused=f"{collected[0]} holds tests the project's pytest collects: a patch "
                             "cannot change the tests that judge it", paths=list(diff.paths), baseline=baseline)
+    data = sorted(set(diff.paths) & set(imported_data_entries(root, baseline.test_files, shadow.verification)))
+    if data:  # the values the tests import are part of the tests
+        return PatchVerdict(False, refused=f"{data[0]} holds the values the tests import: a patch cannot change "
+                            "the tests that judge it", paths=list(diff.paths), baseline=baseline)
     shadow.verification.update(collected_entries(root, baseline.test_files, shadow.verification))
     for rel in diff.paths:
         shadow.remember(rel)
@@ -139,6 +151,9 @@ async def _judge(settings: Settings, shadow: ShadowWorkspace, diff: Diff) -> Pat
     except DiffError as exc:
         raise BadRequest(str(exc)) from exc
     change_set = compute_change_set(shadow)
+    if found := swallowing(change_set, failing_types(baseline)):
+        return PatchVerdict(False, refused=f"the patch is {REFUSED}: {found[0]}", paths=list(diff.paths),
+                            baseline=baseline, change_set=change_set)
     run_timeout, bound = verify_bounds(settings, baseline)
     report = await run_tests(sandbox, root, command, run_timeout, test_timeout_s=bound)
     rigged = sorted(set(restore_protected(root, shadow.verification)) - by_baseline)

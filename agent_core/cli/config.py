@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agent_core.cli import jsonout
 from agent_core.cli.options import add_path, add_set, parse_flags, project_path
 from agent_core.settings import Settings, SettingsError, load_settings_with_layers
 from agent_core.settings.redact import redact_url
@@ -89,7 +90,7 @@ def show_command(args: argparse.Namespace) -> int:
     if args.json:
         files = {"user": str(user_config_file(os.environ)), "workspace": str(workspace) if workspace else None,
                  "trusted_folders": str(trust_file(os.environ))}
-        print(json.dumps({"settings": rows, "ignored": ignored, "warnings": settings.notices[len(ignored):],
+        print(jsonout.dumps({"settings": rows, "ignored": ignored, "warnings": settings.notices[len(ignored):],
                           "trusted": str(trusted) if trusted else None, "files": files}, indent=2))
         return EXIT_OK
     width = max(len(row["key"]) for row in rows)

@@ -14,11 +14,10 @@ unreachable endpoint, or a change that could not be applied.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt, jsonout
 from agent_core.cli.apply import add_apply_options, apply_result, precheck
 from agent_core.cli.options import add_path, add_set, overrides, project_path
 from agent_core.cli.progress import TerminalHooks
@@ -114,6 +113,8 @@ def json_summary(result: RunResult, journal: Path | None = None) -> dict:
         "diff": result.change_set.unified_diff() if result.change_set.changes else "",
         "journal": str(journal) if journal else None,
         "settings_warnings": list(result.settings_warnings),
+        "refused": list(result.extra.get("refused") or []),  # candidates refused: they swallow the tests' errors
+        "caveat": result.extra.get("caveat"),  # a fix that only adds an early return
     }
 
 
@@ -131,7 +132,7 @@ def empty_summary(error: str | None = None) -> dict:
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "llm_calls": 0,
                       "cost_usd": None},
             "duration_s": 0.0, "error": error, "explanation": "", "applied": False, "commit": None, "dropped": [],
-            "diff": "", "journal": None, "settings_warnings": []}
+            "diff": "", "journal": None, "settings_warnings": [], "refused": [], "caveat": None}
 
 
 def _report(args: argparse.Namespace, journal: Path | None, result: RunResult) -> int:
@@ -156,12 +157,12 @@ def _report(args: argparse.Namespace, journal: Path | None, result: RunResult) -
     if journal is not None:
         write_line(sys.stderr, f"agentls: journal: {journal}", "dim", color)
     if args.json:
-        print(json.dumps(json_summary(result, journal)))
+        print(jsonout.dumps(json_summary(result, journal)))
     return code
 
 
 def _fail(args: argparse.Namespace, message: str) -> int:
     write_line(sys.stderr, f"agentls: {message}", "error", wants_color(sys.stderr, args.json))
     if args.json:
-        print(json.dumps(empty_summary(message)))
+        print(jsonout.dumps(empty_summary(message)))
     return EXIT_BAD_INPUT

@@ -12,11 +12,10 @@ unreachable endpoint.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, interrupt, jsonout
 from agent_core.cli.fix import empty_summary, usage_summary
 from agent_core.cli.options import add_set, overrides
 from agent_core.cli.progress import TerminalHooks
@@ -131,14 +130,14 @@ def _report(args: argparse.Namespace, result: RunResult) -> int:
     spent = usage_text(result.usage, result.cost_usd)
     write_line(sys.stderr, f"agentls: {spent} in {result.duration_s:.1f} s", "dim", wants_color(sys.stderr, args.json))
     if args.json:
-        print(json.dumps(json_summary(result)))
+        print(jsonout.dumps(json_summary(result)))
     return code
 
 
 def _fail(args: argparse.Namespace, message: str) -> int:
     print(f"agentls: {message}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"status": "error", "tests_written": 0, "tests_kept": 0, "tests_dropped": 0,
+        print(jsonout.dumps({"status": "error", "tests_written": 0, "tests_kept": 0, "tests_dropped": 0,
                           "suspected_bugs": [], "coverage": {"before": 0.0, "after": 0.0}, "mutation": None,
                           "files_changed": [],
                           "usage": empty_summary()["usage"], "duration_s": 0.0, "error": message, "run_id": "",

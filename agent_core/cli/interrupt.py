@@ -83,7 +83,8 @@ def run_engine(settings: Settings, request: RunRequest, hooks: RunHooks, resume:
     """Run the engine to the end; an interrupt (Ctrl-C, SIGTERM) comes back as an `error` result naming it.
 
     The run was cancelled inside the event loop, so its shadow copy, sandboxed
-    processes and lock are gone by the time this returns.
+    processes and lock are gone by the time this returns; its result counts the
+    model calls it made (a call cut short by the interrupt among them).
     """
     if request.run_id is None:  # known before the run starts, so an interrupted run can still be named
         request = request.model_copy(update={"run_id": new_run_id()})
@@ -92,4 +93,5 @@ def run_engine(settings: Settings, request: RunRequest, hooks: RunHooks, resume:
         return asyncio.run(engine.run(request, hooks, resume=True) if resume else engine.run(request, hooks))
     except KeyboardInterrupt:
         return RunResult(run_id=request.run_id or "", kind=request.kind, status="error", error=describe(),
-                         error_kind=INTERRUPTED)
+                         error_kind=INTERRUPTED, usage=engine.cancelled_usage,
+                         usage_by_role=engine.cancelled_usage_by_role)

@@ -11,10 +11,9 @@ for an unknown run id or a workspace without runs.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK, jsonout
 from agent_core.cli.options import add_path, add_run_and_path, project_path, run_and_path
 from agent_core.errors import UnknownRun
 from agent_core.journal.render import render_markdown, render_text
@@ -41,13 +40,13 @@ def trace(args: argparse.Namespace) -> int:
     run_id, workspace = run_and_path(args)
     try:
         if args.json:
-            text = json.dumps(trace_json(load_trace(workspace, run_id))) + "\n"
+            text = jsonout.dumps(trace_json(load_trace(workspace, run_id))) + "\n"
         else:
             text = (render_markdown if args.markdown else render_text)(workspace, run_id)
     except UnknownRun as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         if args.json:
-            print(json.dumps({"error": str(exc)}))
+            print(jsonout.dumps({"error": str(exc)}))
         return EXIT_BAD_INPUT
     sys.stdout.write(text)
     return EXIT_OK
@@ -57,11 +56,11 @@ def runs(args: argparse.Namespace) -> int:
     if args.limit < 1:
         print("agentls: --limit must be at least 1", file=sys.stderr)
         if args.json:
-            print(json.dumps({"error": "--limit must be at least 1"}))
+            print(jsonout.dumps({"error": "--limit must be at least 1"}))
         return EXIT_BAD_INPUT
     found = list_runs(project_path(args), args.limit)
     if args.json:
-        print(json.dumps([summary_json(s) for s in found]))
+        print(jsonout.dumps([summary_json(s) for s in found]))
         return EXIT_OK
     if not found:
         print(f"agentls: no runs recorded in {project_path(args) / '.agentls' / 'runs'}", file=sys.stderr)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 from pathlib import Path
 
+from agent_core.cli import jsonout
 from agent_core.local_model import serve as srv
 from agent_core.local_model.fetch import FetchError, ModelMissing, fetch_model, installed_model, is_verified, model_path
 from agent_core.local_model.registry import MODELS, UnknownModel, get_spec, model_dir, override_path
@@ -74,7 +74,7 @@ def _status_data() -> dict:
 def _status(args: argparse.Namespace) -> int:
     data = _status_data()
     if args.json:
-        print(json.dumps(data, indent=2))
+        print(jsonout.dumps(data, indent=2))
         return EXIT_OK
     print(f"model directory: {data['model_dir']}")
     if data["override"]:

@@ -8,11 +8,10 @@ run's directory. Prints the path written (or `{"run_id", "path"}` with
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK
+from agent_core.cli import EXIT_BAD_INPUT, EXIT_OK, jsonout
 from agent_core.cli.options import add_run_and_path, run_and_path
 from agent_core.errors import UnknownRun
 from agent_core.report import write_report
@@ -34,10 +33,10 @@ def report(args: argparse.Namespace) -> int:
     except UnknownRun as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         if args.json:
-            print(json.dumps({"error": str(exc)}))
+            print(jsonout.dumps({"error": str(exc)}))
         return EXIT_BAD_INPUT
     if args.json:
-        print(json.dumps({"run_id": run_id, "path": str(path)}))
+        print(jsonout.dumps({"run_id": run_id, "path": str(path)}))
     else:
         print(path)
     return EXIT_OK

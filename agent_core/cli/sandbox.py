@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from agent_core.checks.trustprobes import TRUST_PROBES
+from agent_core.cli import jsonout
 from agent_core.sandbox import factory, probes
 from agent_core.sandbox.base import SandboxError
 from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
@@ -153,7 +155,7 @@ def doctor_command(args: argparse.Namespace) -> int:
         f"{limits.file_size_mb} MiB files, {limits.timeout_s:g} s\n",
         file=out,
     )
-    results = asyncio.run(probes.run_probes(sandbox, limits))
+    results = asyncio.run(probes.run_probes(sandbox, limits, extra=TRUST_PROBES))
     print(probes.format_table(results), file=out)
     held = all(r.held for r in results)
     print("\nall limits hold" if held else "\nSOME LIMITS DO NOT HOLD", file=out)
@@ -199,7 +201,7 @@ def describe_environment(sandbox: Any, workspace: Path) -> str:
 
 def coverage_recorder(sandbox: Any, workspace: Path) -> str:
     """What records the search's per-test lines for this project in this sandbox, asked of the driver there."""
-    from agent_core.search.sandboxed import line_recorder
+    from agent_core.search import line_recorder
 
     project = workspace.resolve()
     base = make_temp_dir("probe", origin=project)
@@ -209,12 +211,27 @@ def coverage_recorder(sandbox: Any, workspace: Path) -> str:
     finally:
         remove_temp_dir(base)
     if what.startswith("none"):
-        return f"no per-test lines ({what.removeprefix('none').lstrip(':; ')}): the search localizes from tracebacks"
+        why = _driver_failure(what.removeprefix("none").lstrip(":; "))
+        return f"no per-test lines: {why}; the search localizes from tracebacks"
     if what.startswith("agentls' line tracer"):
         return "yes, by agentls' line tracer (" + what.removeprefix("agentls' line tracer; ") + ")"
     return f"yes, by {what}"
 
 
+def _driver_failure(error: str) -> str:
+    """A driver's failure as a sentence: a missing module says so and what to install, a traceback gives its
+    last line, anything else its first line."""
+    missing = re.search(r"No module named '([\w.]+)'", error)
+    if missing:
+        module = missing.group(1).split(".")[0]
+        return f"the project's interpreter has no {module} for the search driver (install {module} in its environment)"
+    if "Traceback (most recent call last)" in error:
+        head = error.split("Traceback (most recent call last)")[0].rstrip(": ")
+        last = [line for line in error.splitlines() if line.strip()][-1].strip()
+        return f"{head}: {last}"
+    return error.splitlines()[0] if error else "the search driver gave no reason"
+
+
 def _print_json(args: argparse.Namespace, report: dict, **fields: object) -> None:
     if args.json:
-        print(json.dumps({**report, **fields}))
+        print(jsonout.dumps({**report, **fields}))

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from typing import Any
 
-from agent_core.cli import interrupt
+from agent_core.cli import interrupt, jsonout
 from agent_core.cli.fix import empty_summary
 from agent_core.cli.options import add_path, add_set, overrides, project_path
 from agent_core.cli.progress import TerminalHooks
@@ -107,7 +106,7 @@ def _finish(args: argparse.Namespace, report: TestReport | None, run_id: str, st
     if error is not None:  # no report, or one that is no test outcome (nothing collected, ...): with the hint
         write_line(sys.stderr, f"agentls test: {error}", "error", wants_color(sys.stderr, args.json))
     if args.json:
-        print(json.dumps(summary(report, run_id, time.monotonic() - started, error, warnings)))
+        print(jsonout.dumps(summary(report, run_id, time.monotonic() - started, error, warnings)))
     if report is None or error is not None:
         return EXIT_BAD_INPUT
     return EXIT_OK if report.ok else EXIT_FAILED

@@ -22,10 +22,10 @@ from pathlib import Path
 from agent_core.analysis import pysyntax
 from agent_core.gentests.driver import CoverageData
 from agent_core.sandbox.base import Sandbox
-from agent_core.search.mutants import Mutant, line_mutants
-from agent_core.search.sandboxed import run_driver as run_search_driver
+from agent_core.search import Mutant, line_mutants
+from agent_core.search import run_driver as run_search_driver
 
-MAX_TIER = 9  # catalogue tiers used: everything up to swapped operands (see search/mutants.py)
+MAX_TIER = 9  # catalogue tiers used: everything up to swapped operands (see search/catalogue/line_mutants.py)
 KILLING = ("failed", "timeout")
 
 

@@ -179,7 +179,7 @@ def _llm_call(r: dict[str, Any], fmt: Format, depth: int) -> None:
     retries = f", {r['attempts']} attempts" if (r.get("attempts") or 1) > 1 else ""
     fmt.line(f"LLM {r.get('role')} -> {r.get('schema')} ({r.get('mode')}): {usage.get('prompt_tokens', 0)} prompt + "
              f"{usage.get('completion_tokens', 0)} completion tokens, {_seconds(r.get('duration_s'))}{retries}", depth)
-    users = [m.get("content") for m in r.get("messages") or [] if m.get("role") == "user"]
+    users = [m.get("content") for m in r.get("messages") or [] if m.get("role") in ("user", "prompt")]  # chat, raw
     if users:
         fmt.line("prompt:", depth + 1)
         fmt.block(trim(users[-1], PROMPT_CHARS), depth + 1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -164,8 +165,11 @@ def load_trace(workspace: Path, run_id: str | None = None) -> Trace:
 
 
 def summary_json(summary: RunSummary) -> dict[str, Any]:
-    """One run's summary as a JSON object (`started` in epoch seconds, `path` as a string)."""
-    return {**asdict(summary), "path": str(summary.path), "tokens": summary.tokens}
+    """One run's summary as a JSON object (`started` as ISO 8601 UTC or None, `path` as a string)."""
+    started = None
+    if summary.started:
+        started = datetime.fromtimestamp(summary.started, UTC).isoformat(timespec="milliseconds")
+    return {**asdict(summary), "started": started, "path": str(summary.path), "tokens": summary.tokens}
 
 
 def trace_json(trace: Trace) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
+from agent_core.llm.fim import FimSpec
 from agent_core.models import Role, Usage
 
 T = TypeVar("T", bound=BaseModel)
@@ -61,7 +62,10 @@ class LLMCall(BaseModel):
 
     role: str
     schema_name: str
-    mode: str = Field(description="json_schema | json_object | extract | text (a plain answer)")
+    mode: str = Field(
+        description="json_schema | json_object | extract | text (a plain answer) | completion (a raw prompt's "
+        "continuation: messages hold the prompt, and the suffix when one was sent)"
+    )
     messages: list[dict[str, Any]]
     answer: str
     usage: Usage
@@ -121,4 +125,21 @@ class LLMClient(Protocol):
 
         With `fallback` the configured fallback model answers; its usage is accounted as "fallback".
         """
+        ...
+
+    async def complete(
+        self, role: Role, prompt: str, *, max_tokens: int, temperature: float | None = None, seed: int | None = None,
+        stop: list[str] | None = None, suffix: str | None = None, account: str | None = None,
+    ) -> str:
+        """The model's continuation of the raw `prompt` (the legacy completions endpoint, no chat template: a
+        fill-in-the-middle prompt written with the model's FIM tokens, llm/fim.py), at most `max_tokens` (always
+        capped), ending before any of `stop` (at most four). `suffix` is sent as the endpoint's `suffix`
+        parameter (an endpoint that builds the FIM prompt itself: Ollama). `seed` asks for a reproducible
+        sample. Accounted, journalled and budgeted like a chat call (under `account`, default the role);
+        LLMError subclasses on failure."""
+        ...
+
+    async def fim_spec(self, role: Role) -> FimSpec:
+        """How `role`'s endpoint takes fill-in-the-middle: the dialect ("tokens", "suffix" or "chat") and, for
+        "tokens", the model family's FIM tokens (llm/fim.py)."""
         ...

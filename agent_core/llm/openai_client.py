@@ -8,17 +8,18 @@ structured.py (json_schema -> json_object -> extract), with one repair
 request when an answer does not validate; the mode that works is learned
 once per endpoint (class-level cache). Requests are streamed (streaming.py)
 unless the endpoint refused `stream` or `stream_options`, which is then
-remembered per endpoint. Retries and one-line failure causes live in
-retrying.py. The API key is only ever handed to the openai client.
+remembered per endpoint. Raw completions (`complete`: a fill-in-the-middle
+prompt to the legacy completions endpoint) go through the same budgets,
+retries, streaming, accounting and journal. Retries and one-line failure
+causes live in retrying.py; a run with no endpoint configured gets one from
+local.py. The API key is only ever handed to the openai client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import math
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, TypeVar
@@ -37,7 +38,9 @@ from agent_core.llm.base import (
     TimeBudgetSpent,
     time_left,
 )
-from agent_core.llm.detect import DetectedServer, detect_local_server
+from agent_core.llm.detect import DetectedServer
+from agent_core.llm.fim import FimSpec, choose_fim
+from agent_core.llm.local import local_endpoint
 from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, StreamRefused, complete
 from agent_core.llm.structured import (
     Mode,
@@ -59,10 +62,11 @@ T = TypeVar("T", bound=BaseModel)
 
 ROLE_HEADER = "X-Agentls-Role"
 NO_KEY = "sk-no-key-configured"  # local servers ignore the key; the openai client insists on one
-NO_ENDPOINT = "no endpoint configured: set AGENTLS_BASE_URL or run `agentls model fetch`"
 # Every request carries a max_tokens: a small model can loop until its context is full, and a
 # llama.cpp server keeps generating for a request its client gave up on, stalling every later one.
 STRUCTURED_MAX_TOKENS = 4096
+COMPLETION_MAX_TOKENS = 512  # a raw completion fills a hole: a few lines at most
+MAX_STOPS = 4  # OpenAI's completions endpoint takes at most four stop sequences
 
 
 class _FormatIgnored(LLMError):
@@ -182,6 +186,44 @@ class OpenAIChatClient:
             done = await self._request(client, base_url, profile, "text", messages, None, max_tokens, 1, account)
         return (done.texts or [done.text])[: max(1, n)]
 
+    async def complete(
+        self, role: Role, prompt: str, *, max_tokens: int, temperature: float | None = None, seed: int | None = None,
+        stop: list[str] | None = None, suffix: str | None = None, account: str | None = None,
+    ) -> str:
+        """The model's continuation of a raw `prompt` (see LLMClient.complete): one request to the legacy
+        completions endpoint, streamed where the endpoint allows, retried, accounted and journalled like a chat
+        call (mode "completion"); `max_tokens` is capped at COMPLETION_MAX_TOKENS."""
+        profile, base_url, client = await self._route(role, temperature)
+        prompt = _sendable({"content": prompt})["content"]
+        request: dict[str, Any] = {
+            "model": profile.model,
+            "prompt": prompt,
+            "temperature": profile.temperature,
+            "max_tokens": max(1, min(max_tokens, COMPLETION_MAX_TOKENS)),
+            "extra_headers": {ROLE_HEADER: account or profile.role},
+        }
+        shown = [{"role": "prompt", "content": prompt}]
+        if suffix is not None:
+            request["suffix"] = _sendable({"content": suffix})["content"]
+            shown.append({"role": "suffix", "content": request["suffix"]})
+        if seed is not None:
+            request["seed"] = seed
+        if stop:
+            request["stop"] = stop[:MAX_STOPS]
+        done = await self._accounted(client, base_url, profile.role, request, account or profile.role, None,
+                                     "completion", shown)
+        return done.text
+
+    async def fim_spec(self, role: Role) -> FimSpec:
+        """How `role`'s endpoint takes fill-in-the-middle (llm/fim.py): the `fim` setting, else decided from the
+        endpoint (the bundled server, a detected one, a configured URL) and the model's name."""
+        profile, base_url, _ = await self._route(role, None)
+        detected = self._detected if profile.base_url is None else None
+        bundled = profile.base_url is None and detected is None
+        model = self._settings.local_model if bundled else profile.model
+        return choose_fim(self._settings.fim, base_url=base_url, model=model, bundled=bundled,
+                              server_name=detected.name if detected is not None else None)
+
     async def _in_mode(
         self,
         client: openai.AsyncOpenAI,
@@ -228,8 +270,6 @@ class OpenAIChatClient:
         the observer. `n` > 1 asks for that many choices; `header` names the caller in the role header
         (default the role)."""
         messages = [_sendable(m) for m in messages]
-        max_tokens = self._within_budget(max_tokens)
-        time_left(self._deadline, self._settings.time_budget_s)  # the run's time budget: spent, no call starts
         request: dict[str, Any] = {
             "model": profile.model,
             "messages": messages,
@@ -242,25 +282,35 @@ class OpenAIChatClient:
         fmt = response_format(mode, schema) if mode != "text" and schema is not None else None
         if fmt is not None:
             request["response_format"] = fmt
+        return await self._accounted(client, base_url, profile.role, request, account or profile.role, schema,
+                                     mode, messages)
+
+    async def _accounted(
+        self, client: openai.AsyncOpenAI, base_url: str, role: str, request: dict[str, Any], account: str,
+        schema: type[BaseModel] | None, mode: str, messages: list[dict[str, Any]],
+    ) -> Completion:
+        """Send `request` for `role` within the run's token and time budgets, record its usage under `account`
+        (a call that got no answer counts as a call without tokens) and tell the observer (`messages`: the
+        journal's form of the prompt)."""
+        request["max_tokens"] = self._within_budget(request["max_tokens"])
+        time_left(self._deadline, self._settings.time_budget_s)  # the run's time budget: spent, no call starts
         began = time.monotonic()
         try:
-            done = await self._complete(client, base_url, profile.role, request)
+            done = await self._complete(client, base_url, role, request)
         except LLMUnavailable:
-            self._ledger.record(
-                account or profile.role, Usage(llm_calls=1)
-            )  # sent, never answered: a call without tokens
+            self._ledger.record(account, Usage(llm_calls=1))  # sent, never answered: a call without tokens
             raise
         except (asyncio.CancelledError, TimeBudgetSpent):  # a caller's deadline (the explainer's, the run's): a call
-            self._ledger.record(account or profile.role, Usage(llm_calls=1))
+            self._ledger.record(account, Usage(llm_calls=1))
             if self._observer is not None:
                 cut = Completion(text="", finish_reason=None, usage=Usage(llm_calls=1), attempts=1,
                                  duration_s=time.monotonic() - began)
-                record = self._call_record(account or profile.role, schema, mode, messages, cut)
+                record = self._call_record(account, schema, mode, messages, cut)
                 self._observer.on_llm_call(record.model_copy(update={"cut": True}))
             raise
-        self._ledger.record(account or profile.role, done.usage)
+        self._ledger.record(account, done.usage)
         if self._observer is not None:
-            self._observer.on_llm_call(self._call_record(account or profile.role, schema, mode, messages, done))
+            self._observer.on_llm_call(self._call_record(account, schema, mode, messages, done))
         return done
 
     async def _complete(
@@ -366,34 +416,9 @@ class OpenAIChatClient:
         return client
 
     async def _local_endpoint(self) -> str:
-        """The bundled local model's URL, started on demand by agent_core.local_model."""
-        if self._local_url is not None:
-            return self._local_url
-        if self._settings.detect_local_servers:
-            detected = await asyncio.to_thread(detect_local_server)
-            if detected is not None:
-                model = detected.pick_model(self._settings.model)
-                print(f"agentls: no endpoint configured; using {detected.name} at {detected.base_url} "
-                      f"(model {model}); set base_url to choose another, or detect_local_servers = false",
-                      file=sys.stderr, flush=True)
-                self._detected, self._local_url = detected, detected.base_url
-                return self._local_url
-        try:
-            from agent_core.local_model.endpoint import ensure_local_endpoint
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith("agent_core.local_model"):
-                raise LLMUnavailable(NO_ENDPOINT) from None
-            raise
-        try:
-            if inspect.iscoroutinefunction(ensure_local_endpoint):
-                url = await ensure_local_endpoint(self._settings)
-            else:
-                url = await asyncio.to_thread(ensure_local_endpoint, self._settings)
-        except LLMError:
-            raise
-        except Exception as exc:
-            raise LLMUnavailable(f"local model unavailable: {' '.join(str(exc).split())}") from exc
-        self._local_url = str(url)
+        """The URL of a local server the user runs (detected), else of the bundled model (started on demand)."""
+        if self._local_url is None:
+            self._local_url, self._detected = await local_endpoint(self._settings)
         return self._local_url
 
     async def aclose(self) -> None:

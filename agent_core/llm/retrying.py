@@ -1,4 +1,4 @@
-"""One chat completion with retries: backoff on 429 / 5xx / timeouts / connection errors.
+"""One completion (chat, or a raw prompt's) with retries: backoff on 429 / 5xx / timeouts / connection errors.
 
 `complete()` sends one request through an `openai.AsyncOpenAI` client (whose
 own retries are off) and retries transient failures with exponential backoff
@@ -12,6 +12,9 @@ complains about `response_format` raises `FormatRejected` at once so the caller
 can step down the mode ladder; one that refuses `stream` or `stream_options`
 raises `StreamRefused` so the caller can ask again without it.
 
+The retry loop itself is tenacity's (`_complete`); what is ours is which
+failures are transient (`_classify`) and the messages.
+
 A request with `stream=True` goes through streaming.py: the deadline then
 bounds the retries and the wait for each answer to start, silence of
 `stall_s` fails an attempt (retried like a timeout), and an answer that keeps
@@ -24,16 +27,16 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import openai
+import tenacity
 
 from agent_core.llm.base import LLMError, LLMUnavailable
-from agent_core.llm.streaming import StreamFailure, StreamProgress, send_streamed
+from agent_core.llm.streaming import StreamFailure, StreamProgress, create, send_streamed
 from agent_core.llm.structured import mentions_response_format
 from agent_core.models import Usage
 
@@ -75,12 +78,14 @@ class RetryPolicy:
     deadline_s: float | None = None  # all attempts of one call, backoff included
 
     def delay(self, retry_number: int, retry_after: float | None = None) -> float:
-        """Seconds to wait before retry `retry_number` (1-based): exponential, jittered, capped."""
-        backoff = min(self.max_s, self.base_s * (2 ** (retry_number - 1)))
-        backoff += random.uniform(0, self.base_s)
-        if retry_after is not None:
-            backoff = max(backoff, min(retry_after, self.max_s))
-        return backoff
+        """Seconds to wait before retry `retry_number` (1-based): exponential, jittered, capped; a Retry-After
+        is honoured up to the cap."""
+        backoff = tenacity.wait_exponential(multiplier=self.base_s, max=self.max_s) + tenacity.wait_random(
+            0, self.base_s)
+        state = tenacity.RetryCallState(tenacity.Retrying(), None, (), {})
+        state.attempt_number = retry_number
+        pause = backoff(state)
+        return pause if retry_after is None else max(pause, min(retry_after, self.max_s))
 
 
 @dataclass
@@ -180,6 +185,12 @@ def _usage_of(response: Any) -> Usage:
     )
 
 
+def _choice_text(choice: Any) -> str:
+    """A choice's text: a chat completion's message content, or a raw completion's text."""
+    message = getattr(choice, "message", None)
+    return (message.content if message is not None else getattr(choice, "text", None)) or ""
+
+
 @dataclass(frozen=True)
 class _Limits:
     """One call's time limits: per-request `timeout`, and for streamed requests `stall_s` and the cap."""
@@ -205,12 +216,12 @@ async def _send(
                           done.estimated)
     timeout = budget
     async with asyncio.timeout(timeout + 1.0):  # belt and braces over httpx's per-phase timeouts
-        response = await client.chat.completions.create(**request, timeout=timeout)
+        response = await create(client, request, timeout)
     if not getattr(response, "choices", None):
         raise json.JSONDecodeError("completion without choices", "", 0)
     choice = response.choices[0]
-    text = choice.message.content or ""
-    texts = [c.message.content or "" for c in response.choices]
+    texts = [_choice_text(c) for c in response.choices]
+    text = texts[0]
     return Completion(text, choice.finish_reason, _usage_of(response), 1, time.monotonic() - started, texts)
 
 
@@ -225,7 +236,8 @@ async def complete(
     stall_s: float | None = None,
     cap_s: float | None = None,
 ) -> Completion:
-    """Send `request` (chat.completions.create kwargs), retrying transient failures until the deadline.
+    """Send `request` (chat.completions.create kwargs, or completions.create kwargs when it carries a
+    `prompt`), retrying transient failures until the deadline.
 
     `timeout` bounds one non-streamed request, or the start of a streamed one; `stall_s` (default
     `timeout`) the silence within a streamed answer, `cap_s` (default none) its whole duration.
@@ -253,36 +265,55 @@ async def _complete(
     client: openai.AsyncOpenAI, request: dict[str, Any], endpoint: str, limits: _Limits, policy: RetryPolicy,
     started: float, progress: StreamProgress,
 ) -> Completion:
-    timeout = limits.timeout
+    """One call under tenacity: `_Retryable` failures are retried with `policy.delay`'s pauses until the
+    retries, the connection retries or the deadline run out (then LLMUnavailable says which); any other
+    failure ends the call at once."""
     sent_format, sent_stream = "response_format" in request, bool(request.get("stream"))
     deadline = started + policy.deadline_s if policy.deadline_s else None
-    attempt, connect_failures = 0, 0
-    while True:
-        attempt += 1
+    connect_failures = 0
+
+    async def attempt() -> Completion:
+        nonlocal connect_failures
         progress.tokens = 0  # the tokens of this attempt's answer
-        budget = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+        budget = limits.timeout if deadline is None else min(limits.timeout, deadline - time.monotonic())
         try:
-            done = await _send(client, request, budget, endpoint, limits, progress)
+            return await _send(client, request, budget, endpoint, limits, progress)
         except Exception as exc:
-            waited = min(budget, limits.stall_s) if sent_stream else budget
-            failure = _classify(exc, endpoint, waited, sent_format, sent_stream)
-            if not isinstance(failure, _Retryable):
-                if failure is exc:
-                    raise
-                raise failure from None
-            connect_failures += failure.connect
-            suffix = f" ({attempt} attempts)" if attempt > 1 else ""
-            out_of_retries = attempt - 1 >= policy.max_retries
-            if out_of_retries or (failure.connect and connect_failures - 1 >= policy.connect_retries):
-                raise LLMUnavailable(failure.cause + suffix) from None
-            pause = policy.delay(attempt, failure.retry_after)
-            if deadline is not None and time.monotonic() + pause + MIN_ATTEMPT_S > deadline:
-                raise LLMUnavailable(
-                    f"{failure.cause}{suffix}; gave up: no answer within the {policy.deadline_s:g} s deadline of one "
-                    "model call (llm_deadline_s)"
-                ) from None
-            await asyncio.sleep(pause)
-            continue
-        done.attempts = attempt
-        done.duration_s = time.monotonic() - started
-        return done
+            failure = _classify(exc, endpoint, min(budget, limits.stall_s) if sent_stream else budget, sent_format,
+                                sent_stream)
+            if failure is exc:
+                raise
+            connect_failures += isinstance(failure, _Retryable) and failure.connect
+            raise failure from None
+
+    def out_of_retries(state: tenacity.RetryCallState) -> bool:
+        failure = state.outcome.exception() if state.outcome else None
+        connect = isinstance(failure, _Retryable) and failure.connect
+        connect_spent = connect and connect_failures - 1 >= policy.connect_retries
+        return state.attempt_number - 1 >= policy.max_retries or connect_spent
+
+    def past_deadline(state: tenacity.RetryCallState) -> bool:  # no retry that could not get MIN_ATTEMPT_S
+        return deadline is not None and time.monotonic() + (state.upcoming_sleep or 0) + MIN_ATTEMPT_S > deadline
+
+    def give_up(state: tenacity.RetryCallState) -> Completion:
+        failure = state.outcome.exception() if state.outcome else None
+        assert isinstance(failure, _Retryable)
+        why = failure.cause + (f" ({state.attempt_number} attempts)" if state.attempt_number > 1 else "")
+        if not out_of_retries(state):
+            why += (f"; gave up: no answer within the {policy.deadline_s:g} s deadline of one model call "
+                    "(llm_deadline_s)")
+        raise LLMUnavailable(why) from None
+
+    def pause(state: tenacity.RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome else None
+        return policy.delay(state.attempt_number, failure.retry_after if isinstance(failure, _Retryable) else None)
+
+    retrying = tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_exception_type(_Retryable), wait=pause,
+        stop=lambda state: out_of_retries(state) or past_deadline(state), retry_error_callback=give_up,
+        sleep=asyncio.sleep,
+    )
+    done: Completion = await retrying(attempt)
+    done.attempts = retrying.statistics.get("attempt_number", 1)
+    done.duration_s = time.monotonic() - started
+    return done

@@ -1,4 +1,9 @@
-"""One streamed chat completion: send with `stream=True`, assemble the answer from its chunks.
+"""One streamed completion: send with `stream=True`, assemble the answer from its chunks.
+
+A chat request (`messages`) streams `chat.completion.chunk`s whose text is in each
+choice's `delta`; a raw completion request (`prompt`, the legacy completions
+endpoint: fill-in-the-middle) streams `text_completion` objects whose text is in
+each choice's `text`. Both are assembled the same way.
 
 Streaming is how a hung endpoint is told from a slow one. Each read of the
 stream is bounded by `stall_s` (httpx's read timeout): a server that goes
@@ -80,13 +85,15 @@ class _Choices:
     usage: Any = None
 
     def add(self, chunk: Any) -> int:
-        """Fold one chat.completion.chunk in; return how many content pieces it carried."""
+        """Fold one chat.completion.chunk (or text_completion chunk) in; return how many content pieces it
+        carried."""
         if getattr(chunk, "usage", None) is not None:
             self.usage = chunk.usage
         pieces = 0
         for choice in getattr(chunk, "choices", None) or []:
             self.parts.setdefault(choice.index, [])
-            content = getattr(choice.delta, "content", None) if choice.delta is not None else None
+            delta = getattr(choice, "delta", None)
+            content = getattr(delta, "content", None) if delta is not None else getattr(choice, "text", None)
             if content:
                 self.parts[choice.index].append(content)
                 pieces += 1
@@ -109,6 +116,21 @@ class _Choices:
             return Assembled(texts, finish, usage)
         usage = Usage(prompt_tokens=estimate_prompt_tokens(messages), completion_tokens=self.chunks, llm_calls=1)
         return Assembled(texts, finish, usage, estimated=True)
+
+
+def prompt_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request's prompt as messages: its `messages`, or a raw completion's `prompt` (and `suffix`) as one."""
+    if "prompt" not in request:
+        return list(request.get("messages") or [])
+    return [{"content": str(request.get("prompt") or "") + str(request.get("suffix") or "")}]
+
+
+def create(client: openai.AsyncOpenAI, request: dict[str, Any], timeout: Any) -> Any:
+    """The awaitable sending `request`: to the legacy completions endpoint when it carries a `prompt`, else to
+    the chat completions endpoint."""
+    if "prompt" in request:
+        return client.completions.create(**request, timeout=timeout)
+    return client.chat.completions.create(**request, timeout=timeout)
 
 
 def estimate_prompt_tokens(messages: list[dict[str, Any]]) -> int:
@@ -143,7 +165,7 @@ async def send_streamed(
     started = False
     try:
         async with asyncio.timeout(start_s) as scope:
-            stream = await client.chat.completions.create(**request, timeout=timeout)
+            stream = await create(client, request, timeout)
             started = True
             scope.reschedule(loop.time() + max(0.0, cap_at - time.monotonic()))
             async with stream:
@@ -153,7 +175,7 @@ async def send_streamed(
         if not started:
             raise
         if choices.chunks:
-            return choices.assemble(request.get("messages") or [], unfinished="length")
+            return choices.assemble(prompt_messages(request), unfinished="length")
         raise StreamFailure(
             f"endpoint {endpoint} was still streaming its answer after {cap_s:g} s (llm_answer_cap_s)", retryable=False
         ) from None
@@ -178,4 +200,4 @@ async def send_streamed(
             "interrupts a stream when another request arrives, unless started with --interrupt_requests false)",
             interrupted=True,
         )
-    return choices.assemble(request.get("messages") or [])
+    return choices.assemble(prompt_messages(request))

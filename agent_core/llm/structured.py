@@ -12,6 +12,13 @@ few dozen tokens instead of the full JSON schema dump) into the system message.
 
 `ModeCache` remembers, per endpoint (base_url + model), the best mode that
 works, so later calls start there. Everything here is pure and synchronous.
+
+The ladder is ours rather than instructor's, whose mode is fixed per client:
+llama.cpp's server answers HTTP 500 to json_schema and calls a tool only when
+`tool_choice` names it, so each endpoint must be stepped down and remembered.
+The JSON is scanned with the standard library's `raw_decode`, not json-repair,
+which turns an answer cut at the token limit into a valid, truncated object (a
+half-written edit: `{"replace": "return a +"}`) instead of asking again.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ tensor count and the metadata key/value count (uint64 since version 2),
 then the key/value pairs, all little-endian. Only what verification needs
 is read: scalar values are returned, arrays are skipped. Anything that
 does not parse raises `GGUFError` with the reason.
+
+Kept by hand rather than llama.cpp's `gguf` package, whose GGUFReader maps and
+parses the whole file (every tensor's entry) to answer one key and fails on a
+truncated download with a numpy dtype error instead of saying the file is cut.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ changed it, and reports each such change as a refused edit.
 Test files are what the project's pytest collects, not only what their names
 look like: `protect_collected` adds every file the baseline run collected
 tests from (`TestReport.test_files`: a `tests.py`, a `*_check.py` that
-`python_files` names) to the protected set, as the run found it; the name
+`python_files` names) to the protected set, as the run found it, and the
+data modules they import their values from (a root `fixtures.py`); the name
 rule (`workspace/testfiles.py`) still holds when collection says nothing.
 
 In a task run the tester's tests of the goal judge instead: `nodes/specify.py`
@@ -31,7 +32,7 @@ from agent_core.models import RunRequest, TestReport
 from agent_core.pipeline.coder.edits import protected_refusal
 from agent_core.pipeline.deps import RunDeps
 from agent_core.workspace.shadow import write_exact
-from agent_core.workspace.testfiles import collected_entries, restore_protected
+from agent_core.workspace.testfiles import collected_entries, imported_data_entries, restore_protected
 
 _TEST_OBJECT = (r"(?:tests?\b|test (?:file|code|case|suite)s?|test_\w+\.py|\w+_test\.py|asserts?\b|assertions?"
                 r"|conftest|pytest\.ini|test config\w*|expected (?:value|output|result)s?)")
@@ -106,7 +107,11 @@ def protect_collected(deps: RunDeps, baseline: TestReport) -> list[str]:
     deps.shadow.verification.update(added)
     if added:
         deps.journal.write("protected", files=sorted(added), why="collected by the project's pytest")
-    return sorted(added)
+    data = imported_data_entries(deps.shadow.root, baseline.test_files, deps.shadow.verification)
+    deps.shadow.verification.update(data)
+    if data:
+        deps.journal.write("protected", files=sorted(data), why="the values the tests import")
+    return sorted({*added, *data})
 
 
 def write_shadow_file(deps: RunDeps, rel: str, text: str | None) -> None:

@@ -94,8 +94,8 @@ async def _explanation(llm: Any, prompts: dict[str, str], journal: Journal, fina
     # sentence keeps a search fix at 0 tokens.
     text = await explain_change(llm, prompts["explainer"], journal, goal=final.get("goal") or "",
                                 change_set=attempt, baseline=baseline, report=report,
-                                use_model=final.get("found_by") != "search")
-    rival = final.get("search_rival")  # another green edit and an input they differ on (search/differ.py)
+                                use_model=final.get("found_by") not in ("search", "infill"))
+    rival = final.get("search_rival")  # another green edit and an input they differ on (search/driver/distinguish.py)
     return f"{text} {rival}" if rival and text else text
 
 
@@ -108,15 +108,18 @@ def _result(request: RunRequest, run_id: str, final: RunState, attempt: ChangeSe
     plan = final.get("plan")
     extra = {"plan": plan.model_dump(mode="json") if plan else {}, "plan_source": final.get("plan_source", ""),
              "revisions": final.get("revisions", 0)}
-    for key in ("verdict", "search_error", "search_rival"):  # the verifier's score; why the search's driver
-        # failed; another green edit of the search's fix
+    for key in ("verdict", "search_error", "search_rival", "refused", "caveat"):  # the verifier's score; why the
+        # search's driver failed; another green edit of the search's fix; candidates refused for swallowing the
+        # tests' errors; a fix that only adds an early return
         if final.get(key):
             extra[key] = final[key]
     last_try = final.get("last_diff") or attempt.unified_diff()  # the shadow may hold the best state, rewound
     summary = _summary(status, report, attempt)
     if final.get("found_by"):
         extra["found_by"] = final["found_by"]  # "search": a single-edit mutant, no model call
-        summary += " by a single-edit mutant the search found, with no model call: review it"
+        summary += (" by the model's fill of one hole at a suspicious line, tried and verified like the search's "
+                    "candidates: review it" if final["found_by"] == "infill" else
+                    " by a single-edit mutant the search found, with no model call: review it")
     # the shadow holds the best state: "Show best attempt" (budget_spent: the time budget ended the rounds)
     best = status in ("unfixed", "budget_spent") and bool(attempt.changes)
     best_state = final.get("best") if best else None

@@ -34,7 +34,7 @@ class BestAttempt(TypedDict):
 
 
 class SuspectNote(TypedDict):
-    """A localized function and its lines, best first (search/localize.py `Suspect.as_dict`, coder/suspects.py)."""
+    """A localized function and its lines, best first (evidence/spectrum.py `Suspect.as_dict`, coder/suspects.py)."""
 
     file: str
     function: str
@@ -133,9 +133,12 @@ class RunState(TypedDict, total=False):
     escalated: bool  # the first model's rounds failed: the fallback model codes from here on
     goal_tests: GoalTestsNote | None
     verdict: Verdict | None
-    found_by: str  # "search" when a mutant fixed the run before any model call
+    found_by: str  # "search": the search's own edit fixed the run before any model call; "infill": the model's fill
+    # of a hole the search cut, verified by the search
     search_error: str  # why the search's driver collected or tried nothing (a usage error, a crash), when it failed
-    search_rival: str  # another edit that passes every test too, and an input they differ on (search/differ.py)
+    search_rival: str  # another edit that passes every test too, and an input they differ on (driver/distinguish.py)
+    refused: list[str]  # candidates refused because they pass by swallowing the tests' errors (safety/swallows.py)
+    caveat: str  # a fixed run whose change only adds an early return (safety/swallows.py)
     status: str  # set by finalize or by a node that ends the run
     error: str | None
     error_kind: str  # with status "error": "config" for an environment problem (the CLI exits 2)

@@ -29,6 +29,10 @@ from agent_core.pipeline.state import RunState
 # corpus, issue 26) and a model round on a small local model takes tens of seconds; the other half keeps
 # at least a planner/coder/test round within the budget after a search that found nothing.
 SEARCH_SHARE = 0.5
+# The model's fills of the search's holes (search/infill/) go on after the search's own budget, within this
+# share of the run's time left then: a fill is one short answer, far likelier to fix a local bug than a
+# whole planner/coder round of the same small model.
+SEARCH_WITH_MODEL_SHARE = 0.8
 # Nodes that keep the budget themselves: finalize only decides the status (no model call, no test run), and
 # the verifier's call is refused or ended by the LLM client, which the verifier takes as "the tests decide".
 SELF_BOUNDED = frozenset({"finalize", "verify"})
@@ -43,6 +47,18 @@ def search_budget(deps: RunDeps) -> float:
     left = time_left(deps.deadline, deps.settings.time_budget_s)
     budget = deps.settings.search.budget_s
     return budget if left is None else min(budget, SEARCH_SHARE * left)
+
+
+def infill_deadline(deps: RunDeps, deadline: float | None) -> float | None:
+    """When the model's fills of the search's holes stop: search.infill_budget_s after the search's own
+    `deadline`, and under a time budget no later than SEARCH_WITH_MODEL_SHARE of the time left at the search's
+    end (the rest keeps the confirmation, and a planner round when time allows)."""
+    if deadline is None:
+        return None
+    until = deadline + deps.settings.search.infill_budget_s
+    if deps.deadline is not None:
+        until = min(until, deadline + SEARCH_WITH_MODEL_SHARE * max(0.0, deps.deadline - deadline))
+    return until
 
 
 def time_is_up(deps: RunDeps) -> bool:

@@ -41,12 +41,15 @@ def make_temp_dir(kind: str, parent: Path | None = None, origin: Path | None = N
 
 
 def origin_of(copy: Path) -> Path | None:
-    """The directory `copy` (a dir directly inside a `make_temp_dir(..., origin=...)` dir) was copied from."""
+    """The directory `copy` (a dir directly inside a `make_temp_dir(..., origin=...)` dir) was copied from;
+    None when there is none, or when the copy lies inside it (no sandbox can show it at that path)."""
     try:
         recorded = Path((copy.parent / ORIGIN).read_text(encoding="utf-8").strip())
     except OSError:
         return None
-    return recorded if recorded.is_absolute() and recorded.name == copy.name and recorded != copy else None
+    if not recorded.is_absolute() or recorded.name != copy.name or copy.is_relative_to(recorded):
+        return None  # a copy inside its origin (a project at /tmp) would be hidden by a bind at the origin
+    return recorded
 
 
 def remove_temp_dir(path: Path | str) -> None:

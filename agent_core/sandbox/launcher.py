@@ -313,6 +313,8 @@ async def launch(
     proc, exited, root = await _start_whole(niced(command), marker, cwd=str(cwd), env=env,
                                             pass_fds=pass_fds, **as_user(uid))
     readers = [asyncio.create_task(_read_tail(proc.stdout)), asyncio.create_task(_read_tail(proc.stderr))]
+    if watch is not None:
+        watch.pids = lambda: [proc.pid, *proctree.descendants(proc.pid)]
     try:
         stopped = await _wait_exit(exited, timeout_s, watch)
     except asyncio.CancelledError:

@@ -166,10 +166,13 @@ PROBES: tuple[Callable[[Any, Path, Any], Awaitable[ProbeResult]], ...] = (
 )
 
 
-async def run_probes(sandbox: Any, limits: Any) -> list[ProbeResult]:
-    """Run every probe, each on a fresh workspace; a probe that crashes counts as not held."""
+async def run_probes(
+    sandbox: Any, limits: Any, extra: tuple[Callable[[Any, Path, Any], Awaitable[ProbeResult]], ...] = (),
+) -> list[ProbeResult]:
+    """Run every probe (and the `extra` ones), each on a fresh workspace; a probe that crashes counts as not
+    held."""
     results = []
-    for probe in PROBES:
+    for probe in (*PROBES, *extra):
         workspace = make_temp_dir("probe")
         try:
             results.append(await probe(sandbox, workspace, limits))

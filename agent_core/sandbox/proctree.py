@@ -9,8 +9,7 @@ in those first milliseconds leaves a sandbox behind, running or blocked for ever
 finds such processes by the variable and kills them when the owner it names is gone (the pid is dead or
 now belongs to a process started at another time); the server and every CLI command call it at start.
 
-Read from /proc by hand rather than through psutil: a parent-pid scan and an environment lookup, the
-same reads the launcher already made, are not worth a dependency.
+The processes, their parents and environments come from psutil; start times from /proc (start_time).
 """
 
 from __future__ import annotations
@@ -20,23 +19,23 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
+
 OWNER_VAR = "AGENTLS_SANDBOX_OWNER"
-_PROC = Path("/proc")
-
-
-def _stat(pid: int | str) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command name (state first); None when the process is gone."""
-    try:
-        text = (_PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()
+_GONE = (psutil.NoSuchProcess, psutil.AccessDenied)  # ZombieProcess is a NoSuchProcess
 
 
 def start_time(pid: int) -> str:
-    """The process's start time in clock ticks since boot (tells a pid's reuse apart); '' when it is gone."""
-    fields = _stat(pid)
-    return fields[19] if fields else ""
+    """The process's start time in clock ticks since boot (tells a pid's reuse apart); '' when it is gone.
+
+    Read from /proc/PID/stat by hand, not psutil's float `create_time()`: the value is shared with every
+    other agentls on the machine (OWNER_VAR, temp dir markers), and each must read a live owner's the same.
+    """
+    try:
+        text = (Path("/proc") / str(pid) / "stat").read_text()
+    except OSError:
+        return ""
+    return text.rsplit(")", 1)[1].split()[19]
 
 
 def owner_value() -> str:
@@ -52,17 +51,11 @@ def owner_alive(value: str) -> bool:
     return start_time(int(pid_text)) == started
 
 
-def _pids() -> list[int]:
-    return [int(entry.name) for entry in _PROC.iterdir() if entry.name.isdigit()]
-
-
 def descendants(*pids: int) -> list[int]:
     """Every live descendant of the given processes, parents before their children."""
     children: dict[int, list[int]] = {}
-    for child in _pids():
-        fields = _stat(child)
-        if fields:
-            children.setdefault(int(fields[1]), []).append(child)
+    for proc in psutil.process_iter(["ppid"]):
+        children.setdefault(proc.info["ppid"], []).append(proc.pid)
     found, frontier = [], list(pids)
     while frontier:
         below = children.get(frontier.pop(), [])
@@ -73,25 +66,32 @@ def descendants(*pids: int) -> list[int]:
 
 def environment_value(pid: int, name: str) -> str | None:
     """The value of `name` in the environment the process was started with; None if absent or unreadable."""
-    prefix = f"{name}=".encode()
     try:
-        entries = (_PROC / str(pid) / "environ").read_bytes().split(b"\0")
-    except OSError:
+        return psutil.Process(pid).environ().get(name)
+    except (*_GONE, OSError):
         return None
-    for entry in entries:
-        if entry.startswith(prefix):
-            return entry[len(prefix):].decode("utf-8", "replace")
-    return None
+
+
+def _with_value(name: str, which: Callable[[str], bool]) -> list[int]:
+    """Processes (this one aside: it may itself be a sandboxed run's) whose `name` has a value `which` accepts."""
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid == os.getpid():
+            continue
+        value = environment_value(proc.pid, name)
+        if value is not None and which(value):
+            found.append(proc.pid)
+    return found
 
 
 def marked(name: str, value: str) -> list[int]:
     """Processes whose environment has `name` set to `value`."""
-    return [pid for pid in _pids() if environment_value(pid, name) == value]
+    return _with_value(name, lambda found: found == value)
 
 
 def owned_by(owner_pid: int) -> list[int]:
     """Processes of the sandboxed runs that `owner_pid` started (whether it is still running or not)."""
-    return [pid for pid in _pids() if (environment_value(pid, OWNER_VAR) or "").split(" ")[0] == str(owner_pid)]
+    return _with_value(OWNER_VAR, lambda value: value.split(" ")[0] == str(owner_pid))
 
 
 def kill(pids: list[int], sig: int = signal.SIGKILL) -> None:
@@ -103,27 +103,16 @@ def kill(pids: list[int], sig: int = signal.SIGKILL) -> None:
             pass
 
 
-def _owned(which: Callable[[str], bool]) -> list[int]:
-    """Processes (this one aside) carrying OWNER_VAR with a value `which` accepts."""
-    found = []
-    for pid in _pids():
-        if pid == os.getpid():  # this process was itself started by a sandboxed run
-            continue
-        value = environment_value(pid, OWNER_VAR)
-        if value is not None and which(value):
-            found.append(pid)
-    return found
-
-
 def _kill_runs(which: Callable[[str], bool], rounds: int = 3) -> list[int]:
-    """SIGKILL the processes `_owned(which)` finds, with their descendants; returns their pids.
+    """SIGKILL the processes carrying OWNER_VAR with a value `which` accepts, with their descendants; returns
+    their pids.
 
     Each round stops what it found before it looks for their children, so that none of them (a bwrap
     still starting, say) can start a child between the scan and the kill.
     """
     killed: set[int] = set()
     for _ in range(rounds):
-        found = _owned(which)
+        found = _with_value(OWNER_VAR, which)
         if not found:
             break
         kill(found, signal.SIGSTOP)

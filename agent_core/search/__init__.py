@@ -1,1 +1,61 @@
-"""Fault localization and the single-edit mutant search tried before any model call."""
+"""The zero-token search for a fix: localize a failing test run's fault, then try candidate edits in the sandbox.
+
+The front door is `localize` and `find_fix` (front.py). Inside, by layer (bottom to top; each imports only
+from lower ones, tests/architecture checks it):
+
+- candidate.py, linetext.py: the candidate shape (`Edit`, `Mutant`) and where an ast node sits in a line;
+- evidence/: what a failing run says (the coverage spectrum, hung tests, the failing tests' inputs);
+- catalogue/ and templates/: the candidates, one-line mutants and multi-line templates, beside each other;
+- driver/: the host side of trying them (localizing, ranking, sandboxed driver runs, pairs, rivals);
+- front.py, this package: the front door.
+
+inside/ holds the scripts copied into the sandbox; they import nothing of agent_core.
+
+Other packages import the search only from here. The names re-exported beyond the front door are what other
+tools reuse: the candidate shape and the one-line catalogue (gentests' mutation testing runs them through the
+sandboxed driver, `run_driver`), the line recorder the `sandbox` command reports on, and the failing tests'
+literals the safety gate compares a change with, and the model's fills of one hole (bench/infill_probe.py
+measures them alone).
+"""
+
+from agent_core.search.candidate import Edit, Mutant
+from agent_core.search.catalogue.line_mutants import line_mutants
+from agent_core.search.driver.describe import describe_change
+from agent_core.search.driver.interleave import is_infill
+from agent_core.search.driver.localizing import Localization, SearchDeps
+from agent_core.search.driver.sandboxed import line_recorder, run_driver
+from agent_core.search.evidence.inputs import failing_literals, literal, seen_exceptions
+from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.front import (
+    Collaborators,
+    SearchOutcome,
+    SearchStats,
+    find_fix,
+    localize,
+)
+from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_hole
+
+__all__ = [
+    "INFILL_ACCOUNT",
+    "InfillOptions",
+    "holes_at",
+    "infill_hole",
+    "Collaborators",
+    "Edit",
+    "Localization",
+    "Mutant",
+    "SearchDeps",
+    "SearchOutcome",
+    "SearchStats",
+    "Suspect",
+    "describe_change",
+    "failing_literals",
+    "find_fix",
+    "is_infill",
+    "line_mutants",
+    "line_recorder",
+    "literal",
+    "localize",
+    "run_driver",
+    "seen_exceptions",
+]

@@ -1,10 +1,8 @@
-"""Where an ast node sits in one source line, and a line with a part replaced: shared by the mutant modules."""
+"""Where an ast node sits in one source line, and a line with a part replaced: shared by the candidate modules."""
 
 from __future__ import annotations
 
 import ast
-
-Edit = tuple[str, str]  # (the new line, a description)
 
 
 def col(text: str, byte_col: int) -> int:

@@ -156,6 +156,20 @@ class SearchSettings(BaseModel):
         description="After a verified fix, look for another edit of the same function that passes every test too, "
         "and an input on which the two differ (one more driver run, within budget_s).",
     )
+    infill: bool = Field(
+        default=True,
+        description="Ask the model for short fills of holes cut at the suspicious lines (many samples per hole), "
+        "tried and verified like the search's own candidates, between its driver runs.",
+    )
+    infill_samples: int = Field(default=12, ge=1, le=50, description="Samples the model is asked for per hole.")
+    infill_lines: int = Field(
+        default=4, ge=1, le=20, description="The most suspicious lines whose holes (the line, its statement, a slot "
+        "before and after it, its block) the model fills."
+    )
+    infill_budget_s: float = Field(
+        default=150.0, ge=0, description="Seconds the model's fills may go on after the search's own budget_s is "
+        "spent (only while the model answers)."
+    )
     background: bool = Field(
         default=True,
         description="Editor: after a test run leaves failing tests, look for a verified single-edit fix in the "
@@ -329,6 +343,12 @@ class Settings(BaseModel):
     journal: bool = Field(default=True, description="Write a run journal under .agentls/runs/.")
     local_model: str = Field(
         default="qwen2.5-coder-1.5b", description="Bundled local model used when no endpoint is configured."
+    )
+    fim: Literal["auto", "tokens", "suffix", "chat"] = Field(
+        default="auto",
+        description="How the endpoint takes fill-in-the-middle (the search's model infills): tokens (FIM tokens "
+        "in a raw /v1/completions prompt: llama.cpp, vLLM, LM Studio), suffix (the suffix parameter: Ollama), chat "
+        "(a chat prompt asking for the lines); auto decides from the server and the model's name.",
     )
     detect_local_servers: bool = Field(
         default=True,

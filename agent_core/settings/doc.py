@@ -46,7 +46,9 @@ may not set the keys listed under "Trust boundary" below.
 A bad setting stops the CLI (exit 2) with where it was written and, for an
 unknown key, the key probably meant:
 `/w/.agentls.toml, line 3: max_iteration: unknown setting; did you mean
-max_iterations?`; an environment variable is named as such, an editor setting
+max_iterations?`; an unknown table the same way, at its header
+(`line 5: serach: unknown setting; did you mean search?`, or `command line:
+serach: ...` for `--set serach.x=1`); an environment variable is named as such, an editor setting
 by its editor key (`agentls.maxIteration`). The language server shows the same
 message and goes on with the defaults. An `AGENTLS_*` variable that is no
 setting but looks like one (`AGENTLS_MAX_ITERATION`) is a warning, not an error.
@@ -101,11 +103,13 @@ To let a project you trust set them, `agentls config trust PATH` (`--remove`,
 `--list`): the list is `trusted-folders.json` beside the user config file,
 outside every project, and covers the folder and everything under it.
 
-`test_command`, `sandbox.python` and `sandbox.docker_image` stay project
-settings: what they name runs inside the sandbox (no network, writes only in
-the copy), whose backend only you choose. So do `prompts` (a path is read only
+`test_command` and `sandbox.docker_image` stay project settings: what they
+name runs inside the sandbox (no network, writes only in the copy), whose
+backend only you choose. So do `prompts` (a path is read only
 to fill a prompt template that must hold its placeholders); limits and budgets
 only downwards (below).
+`sandbox.python` does not: an interpreter outside the project that is no
+virtual environment is asked for its facts on the host (docs/threat-model.md).
 In VS Code the same keys are `"scope": "machine"`: VS Code accepts them only in
 user (or remote) settings, and the extension sends them from user scope only,
 reporting a workspace or folder value it dropped (docs/editors.md).

@@ -130,13 +130,19 @@ def _shown(key: str, layer: Layer | None) -> str:
     return key
 
 
+def _table_layer(set_by: Mapping[str, Layer], table: str) -> Layer | None:
+    """The layer that set the last key inside the table `table` (an unknown table holds no setting of its own)."""
+    inside = [layer for key, layer in set_by.items() if key.startswith(f"{table}.")]
+    return inside[-1] if inside else None
+
+
 def describe_validation_error(exc: ValidationError, layers: list[Layer], model: type[BaseModel]) -> str:
     """One part per bad setting: where it was written, the key, what is wrong, and what was probably meant."""
     set_by = origins(layers)
     parts = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "settings"
-        layer = set_by.get(key)
+        layer = set_by.get(key) or _table_layer(set_by, key)
         if err["type"] == "extra_forbidden":
             meant = suggestion(model, key)
             hint = f"; did you mean {_shown(meant, layer)}?" if meant else ""

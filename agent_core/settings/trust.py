@@ -62,6 +62,10 @@ TRUSTED_ONLY: dict[str, TrustRule] = {
         "chooses how isolated tests and model-written code run; process runs them on the host",
         frozenset({"docker", "bubblewrap"}),
     ),
+    "sandbox.python": TrustRule(
+        "chooses the program agentls starts as the interpreter of the project's tests; a repository could name any "
+        "program of its own"
+    ),
     "safety": TrustRule("decides whether risky model-written code runs without asking", frozenset({"ask", "block"})),
     "preview_edits": TrustRule("applies changes without showing them first", frozenset({True})),
     "run_tests_on_save": TrustRule("runs the project's tests without being asked", frozenset({False})),

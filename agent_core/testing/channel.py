@@ -11,16 +11,24 @@ Way out, on a sandbox that passes file descriptors (`passes_fds`: bubblewrap,
 the plain process): the records go to a file the host created and unlinked
 before the run, through a write-only, append-only descriptor the plugin moves
 out of the way and hides from the environment; the per-test bound's
-faulthandler dump likewise. Nothing of either is in the workspace, so nothing
+faulthandler dump likewise. Each host file is made mode 0 once the host holds
+its descriptors, so the sandbox's uid cannot open it again through
+`/proc/<pid>/fd` (to read the records, and the token in them, back). Nothing of either is in the workspace, so nothing
 the tests write there is read as a result. A sandbox that cannot pass
 descriptors (Docker), or a wrapper that closes them before it starts pytest
 (tox; the plugin checks that the descriptor is the host's unlinked,
 append-only file), uses a file in the run's `.agentls/` folder instead, read
 without following links (workspace/hostread.py) and only when the
 descriptor brought nothing. In both, every record
-carries a random token the plugin takes from the environment at start-up
-(and removes), so the host drops lines the code under test forges, and a run
-without the plugin's `finish` record is not a clean run (testing/results.py).
+carries a random token, so the host drops lines the code under test forges,
+and a run without the plugin's `finish` record is not a clean run
+(testing/results.py). The token comes on a descriptor of its own (an
+unlinked, mode-0 file) that the plugin reads and closes when pytest imports
+it, before any conftest or test module: it is never in an environment
+(`/proc/<pid>/environ` keeps a process's exec-time copy, and bwrap's command
+line its `--setenv` values). Only where descriptors do not reach pytest (a
+backend that cannot pass them, Docker; a wrapper that closes them, tox) does
+it go through the environment, as `PYTEST_AGENTLS_NONCE`.
 """
 
 from __future__ import annotations
@@ -40,10 +48,14 @@ from agent_core.workspace.hostread import read_fd, read_planted_text
 
 PLUGIN_PREFIX = "agentls_report_"
 PLUGIN_SOURCE = Path(__file__).with_name("pytest_plugin.py")  # read, not imported: it imports pytest
+SWALLOWED_SOURCE = Path(__file__).with_name("swallowed.py")  # copied beside the plugin, which loads it by path
+SWALLOWED_SUFFIX = "_swallowed.py"  # the plugin's own names (pytest_plugin.py), kept in step by a test
 REPORT_VAR = "PYTEST_AGENTLS_REPORT"  # the plugin's own names (pytest_plugin.py), kept in step by a test
 REPORT_FD_VAR = "PYTEST_AGENTLS_REPORT_FD"
 HANG_FD_VAR = "PYTEST_AGENTLS_HANG_FD"
 TOKEN_VAR = "PYTEST_AGENTLS_NONCE"  # not *_TOKEN: sandbox_env drops names that look secret
+TOKEN_FD_VAR = "PYTEST_AGENTLS_NONCE_FD"
+FD_CLOSING_WRAPPERS = ("tox",)  # commands known to close inherited descriptors before they start pytest
 SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
 PACE_VAR = "PYTEST_AGENTLS_PACE"
@@ -85,12 +97,12 @@ class _Unannotated(ast.NodeTransformer):
 
 
 @functools.cache
-def plugin_text() -> str:
+def plugin_text(source: Path = PLUGIN_SOURCE) -> str:
     """The plugin's source as it goes into the sandbox, without annotations. It runs in whatever Python and
     pytest the project has: Python 3.6 has no postponed annotations (`from __future__ import annotations`), so
     a signature's `int | None`, or `pytest.Config` (public since pytest 7), would fail as the module loads.
     No library writes Python back without its annotations; ast does it in a few lines."""
-    tree = _Unannotated().visit(pysyntax.parse(PLUGIN_SOURCE.read_text(encoding="utf-8")))
+    tree = _Unannotated().visit(pysyntax.parse(source.read_text(encoding="utf-8")))
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
@@ -135,11 +147,13 @@ class Channel:
 
 
 def _host_file(directory: Path, name: str) -> tuple[int, int]:
-    """(write-only append fd for the sandbox, read fd for the host) of a new file, unlinked at once."""
+    """(write-only append fd for the sandbox, read fd for the host) of a new file, unlinked and made mode 0 at
+    once: no one opens it again by a `/proc/<pid>/fd` link."""
     path = directory / name
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     try:
         read = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        os.fchmod(fd, 0)
     except OSError:
         os.close(fd)
         raise
@@ -149,11 +163,34 @@ def _host_file(directory: Path, name: str) -> tuple[int, int]:
     return fd, read
 
 
+def _token_file(directory: Path, token: str) -> int:
+    """A read-only fd for the sandbox of a new file holding `token`, unlinked and made mode 0 at once."""
+    path = directory / "nonce"
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, token.encode("ascii"))
+        read = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        os.fchmod(fd, 0)
+    finally:
+        path.unlink()
+        os.close(fd)
+    os.set_inheritable(read, True)
+    return read
+
+
+def closes_descriptors(argv: Sequence[str]) -> bool:
+    """Whether the command is a wrapper known to close inherited descriptors before pytest (tox)."""
+    words = [Path(w).name for w in argv[:3]]
+    return bool(words) and (words[0] in FD_CLOSING_WRAPPERS or (words[1:3] == ["-m", "tox"]))
+
+
 def open_channel(
     run_dir: Path, workspace: Path, select: Sequence[str], test_timeout_s: float | None, fds: bool,
-    paced: bool = False,
+    paced: bool = False, token_in_env: bool = False,
 ) -> Channel:
-    """Copy the plugin for one run and return the variables (and descriptors) that load and hear it."""
+    """Copy the plugin for one run and return the variables (and descriptors) that load and hear it. The token
+    goes on a descriptor; in the environment too only with `token_in_env` (a wrapper that closes descriptors)
+    or without descriptors."""
     channel = Channel(run_dir=run_dir, workspace=workspace)
     try:
         where = run_dir
@@ -162,14 +199,17 @@ def open_channel(
             os.chmod(where, 0o755)  # the sandbox's uid imports the plugin from here
             results, results_read = _host_file(where, "results")
             hang, hang_read = _host_file(where, "hang")
-            channel.pass_fds, channel._read_fds = (results, hang), (results_read, hang_read)
-            channel.env = {REPORT_FD_VAR: str(results), HANG_FD_VAR: str(hang)}
+            token_fd = _token_file(where, channel.token)
+            channel.pass_fds, channel._read_fds = (results, hang, token_fd), (results_read, hang_read)
+            channel.env = {REPORT_FD_VAR: str(results), HANG_FD_VAR: str(hang), TOKEN_FD_VAR: str(token_fd)}
         channel.env[REPORT_VAR] = str(run_dir / "results.jsonl")  # where a wrapper that closes fds (tox) reports
+        if token_in_env or not fds:
+            channel.env[TOKEN_VAR] = channel.token
         module = plugin_name()
-        (where / f"{module}.py").write_text(plugin_text(), encoding="utf-8")
-        os.chmod(where / f"{module}.py", 0o644)
-        channel.env.update({"PYTHONPATH": str(where), "PYTEST_PLUGINS": module, TOKEN_VAR: channel.token,
-                            "TOX_OVERRIDE": TOX_PASS_ENV})
+        for name, text in ((f"{module}.py", plugin_text()), (module + SWALLOWED_SUFFIX, plugin_text(SWALLOWED_SOURCE))):
+            (where / name).write_text(text, encoding="utf-8")
+            os.chmod(where / name, 0o644)
+        channel.env.update({"PYTHONPATH": str(where), "PYTEST_PLUGINS": module, "TOX_OVERRIDE": TOX_PASS_ENV})
         if select:
             (where / "select.txt").write_text("".join(f"{workspace / node}\n" for node in select), encoding="utf-8")
             os.chmod(where / "select.txt", 0o644)

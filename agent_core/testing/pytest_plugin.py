@@ -20,8 +20,12 @@ read them from `os.environ`):
   pass descriptors (Docker) give `PYTEST_AGENTLS_REPORT`, a path, instead.
   pytest-xdist workers apply the two settings below and the controller writes
   the records;
-- `PYTEST_AGENTLS_NONCE`: a random token written into every record: the host
-  drops records without it (lines the code under test forges);
+- `PYTEST_AGENTLS_NONCE_FD`: an inherited descriptor (read-only, of an
+  unlinked file) holding a random token written into every record: the host
+  drops records without it (lines the code under test forges). It is read and
+  closed as this module is imported, before any conftest or test module.
+  Where descriptors do not reach pytest (Docker, tox) the token comes as
+  `PYTEST_AGENTLS_NONCE` instead;
 - `PYTEST_AGENTLS_HANG_FD` (or the report path + `.hang`): where the per-test
   bound's faulthandler dump goes;
 - `PYTEST_AGENTLS_SELECT`: a file of absolute node ids (`/abs/file.py::name`),
@@ -35,6 +39,10 @@ read them from `os.environ`):
   faulthandler dump followed by an exit backs it up for code that swallows
   the failure or blocks in C.
 
+A test whose call passed although its own assertion raised and the code under
+test swallowed it fails (swallowed.py, copied beside this module and loaded by
+path: `_swallowed_plugin`).
+
 Records, one JSON object per line: `start`, `collect_error`, `begin` (before
 a test runs: a `begin` without a `result` is a test that killed the process),
 `result` (outcome passed, failed, error, skipped, xfailed or xpassed) and
@@ -46,6 +54,7 @@ from __future__ import annotations
 
 import faulthandler
 import fcntl
+import importlib.util
 import json
 import os
 import signal
@@ -61,10 +70,12 @@ REPORT_VAR = "PYTEST_AGENTLS_REPORT"
 REPORT_FD_VAR = "PYTEST_AGENTLS_REPORT_FD"
 HANG_FD_VAR = "PYTEST_AGENTLS_HANG_FD"
 TOKEN_VAR = "PYTEST_AGENTLS_NONCE"  # not *_TOKEN: sandbox_env drops names that look secret
+TOKEN_FD_VAR = "PYTEST_AGENTLS_NONCE_FD"
 SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
 PACE_VAR = "PYTEST_AGENTLS_PACE"
 HANG_SUFFIX = ".hang"
+SWALLOWED_SUFFIX = "_swallowed.py"  # swallowed.py, copied beside this module under its name + this suffix
 PACE_FACTOR = 10.0  # Pace: a test may take this many times the slowest passing test phase so far ...
 PACE_FLOOR_S = 10.0  # ... and at least this long, until a test hangs ...
 HUNG_FLOOR_S = 2.0  # ... then at least this long
@@ -354,12 +365,31 @@ def _own_fd(name: str) -> int | None:
     return None
 
 
+def _take_token() -> str:
+    """The run's token, read from its inherited descriptor (an unlinked regular file opened read-only), which is
+    then closed; else (Docker, tox) from the environment."""
+    token = os.environ.pop(TOKEN_VAR, "")
+    text = os.environ.pop(TOKEN_FD_VAR, "")
+    if not text.isdigit():
+        return token
+    fd = int(text)
+    try:
+        info = os.fstat(fd)
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 0 and flags & os.O_ACCMODE == os.O_RDONLY:
+            token = os.pread(fd, 256, 0).decode("ascii", "replace").strip() or token
+            os.close(fd)
+    except OSError:
+        pass
+    return token
+
+
 def _take_channel() -> list[tuple[str, int | None, int | None, str]]:
     """(report path, report fd, hang fd, token), taken from the environment when pytest imports this module
     (`PYTEST_PLUGINS` is read before any conftest file imports the code under test), and removed from it."""
     path = os.environ.pop(REPORT_VAR, "")
     fd, hang_fd = _own_fd(REPORT_FD_VAR), _own_fd(HANG_FD_VAR)
-    return [(path, fd, hang_fd, os.environ.pop(TOKEN_VAR, ""))]
+    return [(path, fd, hang_fd, _take_token())]
 
 
 _CHANNEL = _take_channel()  # handed to the first session only: a nested in-process pytest (pytester) gets nothing
@@ -374,6 +404,21 @@ def _no_rewrite_cache() -> None:
         return
     if hasattr(rewrite, "_read_pyc"):
         rewrite._read_pyc = lambda *args, **kwargs: None
+
+
+def _swallowed_plugin() -> Any:
+    """swallowed.py's plugin (a test that passes although its own assertion raised fails), loaded by path from
+    beside this module: the copy the runner wrote (this module's name + SWALLOWED_SUFFIX) or, imported from
+    agent_core, the package's own; None when neither is there."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in (__name__.rsplit(".", 1)[-1] + SWALLOWED_SUFFIX, "swallowed.py"):
+        path = os.path.join(here, name)
+        spec = importlib.util.spec_from_file_location(name[:-3], path) if os.path.isfile(path) else None
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module.plugin(pytest)
+    return None
 
 
 # Options a project's addopts may carry that would run part of the suite: the cache's selections (last failed
@@ -399,6 +444,9 @@ def pytest_configure(config: pytest.Config) -> None:
         paced = os.environ.get(PACE_VAR) == "1"
         root = str(getattr(config, "rootpath", None) or config.rootdir)  # type: ignore[attr-defined]  # older pytest
         config.pluginmanager.register(Controls(bound, select, hang_path, hang_fd, paced, root), "agentls-controls")
+    swallowed = _swallowed_plugin()
+    if swallowed is not None:
+        config.pluginmanager.register(swallowed, "agentls-swallowed")
     if (path or fd is not None) and not worker:
         config.option.continue_on_collection_errors = True  # one broken module must not hide every result
         config.pluginmanager.register(Reporter(config, Sink(fd, path), token), "agentls-reporter")

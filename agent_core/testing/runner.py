@@ -15,9 +15,10 @@ in the run's own folder), and the plugin keeps pytest from reading its rewritten
 test modules' caches: a stale or forged `.pyc` never stands in for a test.
 
 A plain pytest command (`pytest ...`, `python -m pytest ...`) also runs with
-the sandbox's interpreter and writes JUnit XML, read (by `junit.py`) only
-when the plugin did not load (a run that loaded it is judged by its records
-only). Any other command, or a run that ends without either (a crash before
+the sandbox's interpreter and writes JUnit XML, read (by `junit.py`) when
+the plugin did not load; a run that loaded it is judged by its records,
+which must agree with that JUnit XML and pytest's exit status
+(`crosscheck.py`). Any other command, or a run that ends without either (a crash before
 pytest starts, a limit), is reported from its exit
 code and the tail of its output, with `timed_out` and `limit_hit` set.
 Failing tests are data: nothing here raises for them.
@@ -42,8 +43,10 @@ from agent_core.testing.channel import (  # noqa: F401 - the plugin's names, re-
     SELECT_VAR,
     TIMEOUT_VAR,
     Channel,
+    closes_descriptors,
     open_channel,
 )
+from agent_core.testing.crosscheck import cross_check
 from agent_core.testing.junit import parse_junit
 from agent_core.testing.results import parse_results
 from agent_core.workspace.bytecode import remove_bytecode
@@ -116,7 +119,7 @@ async def run_tests(
     made_dir = not (workspace / ".agentls").exists()
     run_dir = _fresh_run_dir(workspace)
     fds = bool(getattr(sandbox, "passes_fds", False))
-    channel = open_channel(run_dir, workspace, select, test_timeout_s, fds, paced)
+    channel = open_channel(run_dir, workspace, select, test_timeout_s, fds, paced, closes_descriptors(argv))
     try:
         remove_bytecode(workspace)
         env = {**channel.env, "PYTHONDONTWRITEBYTECODE": "1"}
@@ -124,7 +127,9 @@ async def run_tests(
             argv = [*argv, *pytest_options(str((run_dir / "junit.xml").relative_to(workspace)))]
         extra = {"pass_fds": channel.pass_fds} if fds else {}
         result = await sandbox.run([*argv, *extra_args], workspace, timeout_s=timeout_s, env=env, **extra)
-        report = _read_report(channel, workspace) or _from_exit_code(result, is_pytest)
+        ended = is_pytest and not result.timed_out and not result.limit_hit  # pytest's own exit status
+        report = _read_report(channel, workspace, result.exit_code if ended else None) or \
+            _from_exit_code(result, is_pytest)
     finally:
         channel.close()
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -151,14 +156,15 @@ def per_test_bound(baseline: TestReport | None, setting: float = 0.0, run_timeou
     return max(MIN_TEST_BOUND_S, run_timeout_s / 5)
 
 
-def _read_report(channel: Channel, workspace: Path) -> TestReport | None:
-    """The plugin's report when pytest loaded it, else the JUnit XML of a plain pytest command."""
+def _read_report(channel: Channel, workspace: Path, pytest_exit: int | None) -> TestReport | None:
+    """The plugin's report when pytest loaded it (for a plain pytest command, `pytest_exit` given, checked against
+    pytest's JUnit XML and exit status: crosscheck.py), else the JUnit XML of a plain pytest command."""
     results, hang = channel.records()
+    junit = channel.junit()
     if results:
         report = parse_results(results, workspace, hang, token=channel.token)
         if report is not None:
-            return report
-    junit = channel.junit()
+            return cross_check(report, junit, pytest_exit, workspace) if pytest_exit is not None else report
     if junit:
         try:
             return parse_junit(junit, workspace)

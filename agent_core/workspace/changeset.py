@@ -6,7 +6,8 @@ the ORIGINAL text), keeping each file's line endings (a CRLF file stays CRLF).
 `apply_change_set` is the CLI's `--apply`: all or nothing across files
 (temp files beside each target, then renames, undone on any error), keeping
 each file's mode (and owner, as root), refusing when a file no longer holds
-the text the run saw.
+the text the run saw or is read-only (no write bit: the user protected it,
+and a rename would replace it anyway).
 """
 
 from __future__ import annotations
@@ -117,6 +118,10 @@ def _check(workspace: Path, change: FileChange) -> Path:
     target = resolve_inside(workspace, change.path)
     if target.exists() and not target.is_file():
         raise ChangeSetConflict(f"{change.path} is not a regular file; nothing was applied")
+    if change.kind != "create" and target.is_file() and not target.stat().st_mode & 0o222:
+        raise ChangeSetConflict(
+            f"{change.path} is read-only (mode {target.stat().st_mode & 0o777:o}): agentls does not replace a file "
+            "you made read-only; make it writable (chmod u+w) and apply again; nothing was applied")
     current = read_exact(target) if target.is_file() else None
     if change.kind == "create" and current is not None:
         raise ChangeSetConflict(f"{change.path} already exists; the run expected to create it")

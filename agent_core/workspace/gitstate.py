@@ -1,12 +1,13 @@
 """Git around `--apply`: refuse to write over uncommitted changes, and commit a fix on its own.
 
 Plain `git` subprocesses (the user's own git, config and identity; no new
-dependency). Outside a git work tree, or without git installed, there is
-nothing to check. The commit names only the fix's files (`git commit --only`
-semantics), so whatever else the user has staged stays staged and out of it,
-and `git revert` undoes exactly the fix. `--no-verify`: the fix was verified
-in the sandbox, and a commit hook is code the user did not ask agentls to run
-(aider does the same by default).
+dependency), with no hook and no fsmonitor (workspace/gitenv.py): the fix was
+verified in the sandbox, and a hook (`pre-commit`, `prepare-commit-msg`,
+`commit-msg`, `post-commit`) or an fsmonitor command is code the user did not
+ask agentls to run. Outside a git work tree, or without git installed, there
+is nothing to check. The commit names only the fix's files (`git commit
+--only` semantics), so whatever else the user has staged stays staged and out
+of it, and `git revert` undoes exactly the fix.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+
+from agent_core.workspace.gitenv import USER_REPO_OPTIONS
 
 GIT_TIMEOUT_S = 30
 
@@ -24,7 +27,7 @@ class GitError(RuntimeError):
 
 def _git(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=workspace, capture_output=True,
+        return subprocess.run(["git", *USER_REPO_OPTIONS, *args], cwd=workspace, capture_output=True,
                               text=True, timeout=GIT_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {args[0]} failed: {exc}") from None

@@ -34,6 +34,8 @@ from pathlib import Path, PurePosixPath
 
 from pathspec import GitIgnoreSpec
 
+from agent_core.workspace.gitenv import USER_REPO_OPTIONS
+
 SKIP_DIRS = frozenset(
     {
         ".git", ".hg", ".svn", ".venv", "venv", "env", "__pycache__", "node_modules", ".agentls",
@@ -129,7 +131,7 @@ def tracked_but_ignored(root: Path) -> set[str]:
     git = shutil.which("git")
     if git is None or not (root / ".git").exists():
         return set()
-    argv = [git, "-c", "core.fsmonitor=false", "-C", str(root), "ls-files", "-z", "--cached", "--ignored",
+    argv = [git, *USER_REPO_OPTIONS, "-C", str(root), "ls-files", "-z", "--cached", "--ignored",
             "--exclude-standard"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=GIT_TIMEOUT_S, check=False)

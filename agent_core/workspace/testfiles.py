@@ -20,12 +20,16 @@ symbolic link is listed by its target, `SYMLINK` + target, never followed);
 `restore_protected` puts a tree's protected files back as such a listing has them.
 The name rule is the fallback: in a fix run, the files the project's pytest
 collected at the baseline join such a listing too (`collected_entries`,
-pipeline/protected_tests.py), whatever their names.
+pipeline/protected_tests.py), whatever their names, and so do the data
+modules those test files import their values from (`imported_data_entries`:
+a root `fixtures.py` holding the expected values is part of the tests).
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath, PurePosixPath
@@ -129,6 +133,68 @@ def collected_entries(root: Path, files: Iterable[str], known: Mapping[str, byte
         entry = _entry(root, rel)
         if entry is not None:
             found[rel] = entry
+    return found
+
+
+def _imported_modules(root: Path, rel: str) -> set[str]:
+    """Workspace-relative `.py` paths the test file `rel` may import by its import statements (from the root, or
+    beside the test file for a relative import)."""
+    try:
+        tree = ast.parse((root / rel).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return set()
+    found: set[str] = set()
+    here = PurePosixPath(rel).parent
+    for node in ast.walk(tree):
+        names = ([(a.name, 0) for a in node.names] if isinstance(node, ast.Import)
+                 else [(node.module or "", node.level)] if isinstance(node, ast.ImportFrom) else [])
+        for name, level in names:
+            base = here.joinpath(*[".."] * (level - 1)) if level else PurePosixPath()
+            if name:
+                found.add(os.path.normpath(base.joinpath(*name.split("."))) + ".py")
+    return {p for p in found if not p.startswith("..")}
+
+
+def _data_only(text: str) -> bool:
+    """A module that only holds values: no function or class anywhere in it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+                   for n in ast.walk(tree))
+
+
+def _imported_by_code(root: Path, module: str) -> bool:
+    """Whether a Python file outside the tests imports the dotted `module`."""
+    pattern = re.compile(rf"^\s*(?:from\s+{re.escape(module)}\s+import\b|import\s+{re.escape(module)}\b)", re.M)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not skip_dir(d)]
+        for name in filenames:
+            rel = Path(dirpath, name).relative_to(root).as_posix()
+            if name.endswith(".py") and not is_protected(rel):
+                try:
+                    if pattern.search(Path(dirpath, name).read_text(encoding="utf-8", errors="replace")):
+                        return True
+                except OSError:
+                    continue
+    return False
+
+
+def imported_data_entries(root: Path, test_files: Iterable[str], known: Mapping[str, bytes]) -> dict[str, bytes]:
+    """Listing entries for the modules of the workspace the test files import their values from: a module
+    holding only values (no function or class) that no code outside the tests imports. Its values are the tests'
+    expectations (`EXPECTED = 5` in a root `fixtures.py`): a change to them changes the tests."""
+    found: dict[str, bytes] = {}
+    for test in sorted({t for t in test_files if t.endswith(".py")}):
+        for rel in sorted(_imported_modules(root, test)):
+            if rel in known or rel in found or is_protected(rel):
+                continue
+            entry = _entry(root, rel)
+            if entry is None or entry.startswith(SYMLINK) or not _data_only(entry.decode("utf-8", "replace")):
+                continue
+            if not _imported_by_code(root, rel[:-3].replace("/", ".")):
+                found[rel] = entry
     return found
 
 

@@ -62,8 +62,8 @@ def _start(base: Path, argv: list[str]) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for(child: subprocess.Popen, ready, what: str) -> None:
-    deadline = time.monotonic() + 120  # a hang guard, not a measurement
+def _wait_for(child: subprocess.Popen, ready, what: str, guard_s: float = 120) -> None:
+    deadline = time.monotonic() + guard_s  # a hang guard, not a measurement
     while not ready():
         if child.poll() is not None or time.monotonic() > deadline:
             child.kill()
@@ -162,3 +162,23 @@ def test_every_command_sweeps_copies_of_dead_owners(base: Path) -> None:
     child.communicate(timeout=60)
     assert child.returncode == 0
     assert not stale.exists() and live.exists()
+
+
+def test_an_interrupted_run_counts_the_model_calls_it_made(base: Path) -> None:
+    """A slow coder answer (a wrong edit), then the reflector's call held: SIGTERM during the second call. The
+    `--json` usage counts both calls (the second cut short), and so does the journal's `run_end`."""
+    project = _project(base / "proj", CALC)
+    wrong = {"edits": [{"path": "calc.py", "search": "    return a - b", "replace": "    return a * b"}],
+             "explanation": "try multiplying"}
+    with ScriptedLLM() as llm:
+        llm.add("coder", Fault.hang(1, then=wrong))
+        llm.default("*", Fault.hang(300))
+        child = _start(base, ["fix", str(project), "--json", "--base-url", llm.base_url])
+        _wait_for(child, lambda: len(llm.requests) >= 2, "a second model request", 600)  # two sandboxed runs before
+        summary, _ = _terminate(child)
+    assert [r["role"] for r in llm.requests] == ["coder", "reflector"]
+    assert summary["status"] == "error" and summary["error"] == "interrupted (SIGTERM)"
+    assert summary["usage"]["llm_calls"] == 2 and summary["usage"]["prompt_tokens"] > 0, summary["usage"]
+    records = (project / ".agentls" / "runs" / summary["run_id"] / "journal.jsonl").read_text().splitlines()
+    end = json.loads(records[-1])
+    assert end["type"] == "run_end" and end["usage"]["llm_calls"] == 2

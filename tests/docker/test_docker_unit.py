@@ -187,3 +187,24 @@ def test_dockerfile_installs_offline_with_a_cached_requirements_layer():
     assert text.count("--no-index") == 2
     assert text.index("pytest hypothesis coverage") < text.index("requirements.txt")
     assert "requirements" not in dockerfile("b", with_requirements=False)
+
+
+def test_a_missing_socket_is_said_in_words(monkeypatch, tmp_path):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
+    ok, reason = docker_available(SandboxSettings())
+    assert not ok
+    assert reason == (f"no Docker engine answers at unix://{tmp_path}/none.sock (from DOCKER_HOST): "
+                      "the socket does not exist (is the Docker engine running?)")
+
+
+def test_a_refused_port_is_said_in_words(monkeypatch):
+    import socket
+
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens there
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{port}")
+    ok, reason = docker_available(SandboxSettings())
+    assert not ok
+    assert reason.endswith(": the connection was refused (nothing listens there)"), reason
+    assert "Error(" not in reason and "HTTPConnectionPool" not in reason

@@ -113,3 +113,15 @@ def test_neovim_011_native_config_applies_plan_and_fix(editor_workspace: Path, s
     _without_neovims_own_temp_dir(server_tmp)
     check_fixed_in_buffer_only(seen, "\n".join(seen["buffer"]) + "\n", run, editor_workspace, scripted_llm, server_tmp)
     check_hint_and_report(seen, scripted_llm)
+
+
+def test_neovim_cursor_in_the_indentation_of_a_failing_assert_gets_the_quickfix(editor_workspace: Path,
+                                                                                   scripted_llm, tmp_path, server_tmp):
+    """`j`/`k` land in column 0; Neovim sends the line's diagnostics in the context, and they count."""
+    nvim = modern_nvim()
+    seen, run = drive_fix([nvim, "--headless", "--clean", "-c", f"luafile {HERE / 'nvim011_cursor_driver.lua'}"],
+                          editor_workspace, scripted_llm, tmp_path, server_tmp, AGENTLS_NVIM_RTP=str(SNIPPETS / "nvim"))
+    assert seen["diagnostic"]["col"] > 0, seen  # the diagnostic starts after the indentation the cursor is in
+    kinds = {action["title"]: action["kind"] for action in seen["actions"]}
+    assert kinds.get("Plan and fix") == "quickfix", (kinds, run.describe())
+    _without_neovims_own_temp_dir(server_tmp)

@@ -40,6 +40,7 @@ NOT_EXPOSED = {
     "journal": "the run journal backs Show trace; turning it off belongs to the CLI",
     "localModel": "the bundled model is chosen at install time, not per editor",
     "detectLocalServers": "which local model server runs is a machine choice, made once in the user's config",
+    "fim": "how an endpoint takes fill-in-the-middle belongs beside its base_url, in the user's config",
     "memory.path": "a machine path to the memory database; the project's .agentls/memory.sqlite is the default",
     "prices": "a table of model prices belongs in the user's config, beside the endpoints it prices",
 }

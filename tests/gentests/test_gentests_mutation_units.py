@@ -13,7 +13,7 @@ from agent_core.gentests.mutation import (
     survivor_text,
 )
 from agent_core.gentests.mutation_keep import MAX_SHOWN, _spread
-from agent_core.search.mutants import Mutant
+from agent_core.search import Mutant
 from lsp_server.convert import survivor_message
 
 SOURCE = '''"""Module."""

@@ -11,7 +11,8 @@ from llm_support import API_KEY, GOOD, Verdict
 
 from agent_core.llm.base import LLMUnavailable
 from agent_core.llm.factory import make_llm_client
-from agent_core.llm.openai_client import NO_ENDPOINT, OpenAIChatClient
+from agent_core.llm.local import NO_ENDPOINT
+from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.settings import Settings
 from agent_core.settings.redact import REDACTED
 from scripted_llm import ScriptedLLM, estimate_tokens

@@ -74,3 +74,25 @@ async def test_capabilities_list_the_commands_kinds_and_incremental_sync(lsp_ses
         }
         sync = caps.text_document_sync
         assert (sync.change if hasattr(sync, "change") else sync) == lsp.TextDocumentSyncKind.Incremental
+
+
+async def test_a_cursor_in_the_indentation_takes_the_clients_diagnostic_on_its_line(lsp_session):
+    """Neovim sends the line's diagnostics in the context with the cursor at column 0, before the message's range."""
+    async with lsp_session() as s:
+        uri = s.open("calc.py")
+        other = lsp.Diagnostic(
+            range=lsp.Range(start=lsp.Position(1, 4), end=lsp.Position(1, 16)),
+            message="Operator '-' looks wrong",
+            source="pyright",
+        )
+        cursor = lsp.Range(start=lsp.Position(1, 1), end=lsp.Position(1, 1))
+        params = lsp.CodeActionParams(text_document=lsp.TextDocumentIdentifier(uri=uri), range=cursor,
+                                      context=lsp.CodeActionContext(diagnostics=[other]))
+        actions = await s.client.text_document_code_action_async(params)
+        fix = next(a for a in actions if a.title == "Plan and fix")
+        assert fix.kind == lsp.CodeActionKind.QuickFix
+        assert fix.command.arguments[0]["diagnostics"] == ["[pyright] line 2: Operator '-' looks wrong"]
+
+        params.context.diagnostics[0].range = lsp.Range(start=lsp.Position(3, 4), end=lsp.Position(3, 16))
+        elsewhere = await s.client.text_document_code_action_async(params)
+        assert next(a for a in elsewhere if a.title == "Plan and fix").kind == lsp.CodeActionKind.RefactorRewrite

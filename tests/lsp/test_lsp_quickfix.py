@@ -80,6 +80,10 @@ async def test_a_one_token_bug_gets_a_verified_quick_fix_that_makes_the_tests_pa
         assert on_line.title == on_test.title == TITLE
         assert on_line.kind == lsp.CodeActionKind.QuickFix and on_line.is_preferred
         assert on_test.diagnostics and on_test.diagnostics[0].code == "tests/test_count.py::test_count_up"
+        assert test_diag.range.start.character > 0
+        in_indent = _at(test_diag.range.start.line, 1)  # Neovim's cursor in the assert's indentation
+        (from_indent,) = await _verified(s, test_uri, in_indent, [test_diag])
+        assert from_indent.title == TITLE
         elsewhere = await _verified(s, count_uri, _at(6))
         assert elsewhere == [], "offered on the failing test's diagnostic and the fixed line only"
 

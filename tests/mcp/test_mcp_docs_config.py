@@ -50,6 +50,8 @@ async def test_both_documented_client_configurations_start_a_server_that_answers
     outside = make_project(tmp_path / "other", CALC)
     for fmt, entry in entries.items():
         assert entry["command"] == "agentls"
+        pinned = {"AGENTLS_BASE_URL", "OPENAI_BASE_URL"} & set(entry.get("env", {}))
+        assert not pinned, f"{fmt}: a pinned endpoint turns off the detection of Ollama and LM Studio"
         args = [arg.replace("/home/me/code", str(tmp_path / "code")) for arg in entry["args"]]
         env = {**os.environ, "PYTHONPATH": str(REPO), **entry.get("env", {})}
         params = StdioServerParameters(command=str(AGENTLS), args=args, env=env, cwd=str(tmp_path))

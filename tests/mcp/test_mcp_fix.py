@@ -43,6 +43,8 @@ async def test_fix_streams_progress_and_stops_cleanly_when_cancelled_and_gen_tes
         messages = [m or "" for _, _, m in s.progress]
         assert any(m.startswith("planning") for m in messages) and any(m.startswith("coding") for m in messages)
         assert all(total == 100 for _, total, _ in s.progress)
+        doubled = [m for m in messages if (parts := m.split(": "))[1:] and parts[1].split()[0] == parts[0]]
+        assert doubled == [], "the phase is said once"
         assert (s.project / "calc.py").read_text() == CALC["calc.py"]
 
         assert "add subtracts" in str(scripted_llm.requests_for("coder")[0]["messages"]), "the hint reached the model"

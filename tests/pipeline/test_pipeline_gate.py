@@ -105,9 +105,7 @@ def test_alias_forms(code: str, rules: list[str]):
 @pytest.mark.parametrize(
     "code, note",
     [
-        ("import os\nname = 'sys' + 'tem'\ngetattr(os, name)('ls')", "getattr(os, <computed name>)"),
-        ("import importlib\nmod = input()\nimportlib.import_module(mod)", "importlib.import_module() of a computed"),
-        ("m = __import__(input())", "__import__() of a computed module name"),
+        ("import json\nname = 'lo' + 'ads'\ngetattr(json, name)('1')", "getattr(json, <computed name>)"),
         ("import subprocess\ndef f(cmd):\n    subprocess.run(cmd)", "which program subprocess.run() runs"),
         ("import subprocess\ndef f(exe):\n    subprocess.run([exe, '-c', 'x'])", "which program subprocess.run()"),
     ],
@@ -118,10 +116,29 @@ def test_what_cannot_be_resolved_is_a_could_not_check_note(code: str, note: str)
     assert len(scan.unchecked) == 1 and note in scan.unchecked[0] and scan.unchecked[0].startswith("m.py:")
 
 
+@pytest.mark.parametrize(
+    "code, what",
+    [
+        ("import os\nname = 'sys' + 'tem'\ngetattr(os, name)('ls')", "getattr(os, <computed name>)"),
+        ("import importlib\nmod = input()\nimportlib.import_module(mod)", "importlib.import_module() of a computed"),
+        ("m = __import__(input())", "__import__() of a computed module name"),
+        ("getattr(__import__('o' + 's'), 'sys' + 'tem')('touch /tmp/x')", "__import__() of a computed module name"),
+        ("import sys\ngetattr(sys, 'mod' + 'ules')", "getattr(sys, <computed name>)"),
+        ("import unittest\nsetattr(unittest.TestCase, getattr(unittest, n), None)", "getattr(unittest, <computed"),
+        ("import builtins\ngetattr(builtins, 'ev' + 'al')('1')", "getattr(builtins, <computed name>)"),
+    ],
+)
+def test_a_computed_import_or_attribute_of_a_guarded_module_is_refused(code: str, what: str):
+    """Issue 38: what the gate cannot check there is no warning beside an applied change, it is a violation."""
+    scan = scan_text("m.py", code, WS)
+    assert [v.rule for v in scan.violations] == ["unchecked-dynamic"] and scan.unchecked == []
+    assert what in scan.violations[0].message and "refused" in scan.violations[0].message
+
+
 def test_notes_already_in_the_original_do_not_count():
-    old = "import os\ndef f(n):\n    return getattr(os, n)\n"
+    old = "import json\ndef f(n):\n    return getattr(json, n)\n"
     cs = ChangeSet(changes=[file_change("a.py", old, old + "\nX = 1\n"),
-                            file_change("b.py", None, "import os\ndef g(n):\n    return getattr(os, n)()\n")])
+                            file_change("b.py", None, "import json\ndef g(n):\n    return getattr(json, n)()\n")])
     scan = check_change_set(cs, WS)
     assert [n.split(":")[0] for n in scan.unchecked] == ["b.py"]
 
@@ -144,3 +161,19 @@ def test_an_aliased_shell_call_in_a_candidate_is_refused_end_to_end(project, scr
     assert run.json["status"] == "error" and run.json["applied"] is False, run.stderr
     assert "rejected by the safety gate" in run.json["error"] and "os.system" in run.json["error"]
     assert (project / "calc.py").read_text() == before
+
+
+def test_a_computed_shell_payload_is_not_applied_under_the_default_safety(project, scripted_llm, run_fix):
+    """Issue 38: `getattr(__import__("o" + "s"), "sys" + "tem")(...)` in a fix, `--apply`, `safety = "ask"` with
+    no one to ask: not applied (it was applied with a "could not check" warning)."""
+    rider = {"path": "calc.py", "search": "def mul(a, b):",
+             "replace": "def clean():\n    getattr(__import__('o' + 's'), 'sys' + 'tem')('touch pwned')\n\n\n"
+                        "def mul(a, b):"}
+    scripted_llm.add("coder", {"edits": [FIX_EDIT["edits"][0], rider], "explanation": "add must add"})
+    before = (project / "calc.py").read_text()
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.json["status"] == "error" and run.json["applied"] is False, run.stderr
+    assert "rejected by the safety gate" in run.json["error"] and "computed module name" in run.json["error"]
+    assert (project / "calc.py").read_text() == before and not (project / "pwned").exists()

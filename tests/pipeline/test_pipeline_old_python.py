@@ -5,7 +5,7 @@ no `pytest.Config`).
 
 The bug shows only as an assertion in the test: the traceback names no line of the code, so without per-test
 lines there are no suspects and no search (4 of 14 real bugs were so). agentls' coverage.py needs a newer
-Python; the driver records the lines with its own tracer (search/driver_trace.py). The suite also checks the
+Python; the driver records the lines with its own tracer (search/inside/driver_trace.py). The suite also checks the
 run's account: `Path.expanduser()` without HOME raised `KeyError: getpwuid()` on 3.7 in the sandbox.
 
 Each venv is built once per machine (~40 s, tests/old_python.py) and copied into each project.

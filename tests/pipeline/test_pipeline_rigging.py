@@ -28,6 +28,7 @@ from rigging_support import (
     MARK_PASSED,
     RIGS,
     UNITTEST_CALC,
+    UNITTEST_COMPUTED,
     UNITTEST_NOOP,
     plant_links_in_add,
     write_file,
@@ -189,13 +190,17 @@ def test_a_rig_in_the_code_under_test_ends_unfixed_and_applies_nothing(
         assert reports and all(r["failed"] + r["errors"] >= 1 for r in reports), reports
 
 
-def test_a_patched_unittest_assertion_ends_unfixed(tmp_path: Path, scripted_llm, run_fix):
+@pytest.mark.parametrize("answer, reason", [
+    (UNITTEST_NOOP, "unittest.TestCase"),
+    (UNITTEST_COMPUTED, "a module imported by a computed name"),  # issue 38: was applied with a warning
+], ids=["named", "computed"])
+def test_a_patched_unittest_assertion_ends_unfixed(tmp_path: Path, scripted_llm, run_fix, answer: dict, reason: str):
     project = make_project(tmp_path / "unit", UNITTEST_CALC)
     assert _plain_pytest(project).returncode == 1, "the bug fails the unittest test"
     rigged = shutil.copytree(project, tmp_path / "rigged")
-    _apply_answer(rigged, UNITTEST_NOOP)
+    _apply_answer(rigged, answer)
     assert _plain_pytest(rigged).returncode == 0, "the patched assertEqual hides it"
-    scripted_llm.default("coder", UNITTEST_NOOP)
+    scripted_llm.default("coder", answer)
     scripted_llm.default("reflector", {"hypothesis": "unsure", "file": "calc.py", "change": "?", "confidence": "low"})
     before = snapshot(project)
 
@@ -203,7 +208,7 @@ def test_a_patched_unittest_assertion_ends_unfixed(tmp_path: Path, scripted_llm,
 
     assert run.json["status"] == "unfixed" and snapshot(project) == before, run.json
     refused = [r for r in journal_records(project, run.json["run_id"]) if r["type"] == "gate_refused"]
-    assert refused and "unittest.TestCase" in refused[0]["reason"]
+    assert refused and reason in refused[0]["reason"]
 
 
 def test_a_test_file_collected_by_the_projects_config_is_protected(tmp_path: Path, scripted_llm, run_fix):

@@ -37,7 +37,7 @@ def test_named_run_to_a_file_with_json(reported_run: ReportedRun, tmp_path: Path
     code, out, _ = cli(reported_run.run_id, "--workspace", str(reported_run.workspace), "--html", str(target),
                        "--json")
     assert code == 0
-    assert json.loads(out) == {"run_id": reported_run.run_id, "path": str(target)}
+    assert json.loads(out) == {"schema": 1, "run_id": reported_run.run_id, "path": str(target)}
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 

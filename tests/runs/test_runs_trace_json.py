@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from runs_support import FIX_AFTER_WRONG, REFLECTION, WRONG_EDIT, journal_records
@@ -24,11 +26,16 @@ def test_runs_and_trace_as_json(project: Path, scripted_llm, cli):
         usage["prompt_tokens"], usage["completion_tokens"], usage["llm_calls"])
     assert summary["tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
     assert Path(summary["path"]).name == run_id
+    assert list(summary)[0] == "schema" and summary["schema"] == 1
+    started = datetime.fromisoformat(summary["started"])  # ISO 8601 in UTC, not epoch seconds
+    assert summary["started"].endswith("+00:00") and started.utcoffset() == timedelta(0)
+    assert abs(started.timestamp() - time.time()) < 3600
 
     trace = cli("trace", "--workspace", str(project), "--json")
     assert trace.code == 0, trace.stderr
     doc = json.loads(trace.stdout)
-    assert doc["summary"] == summary
+    assert doc["schema"] == 1 and doc["summary"] == {k: v for k, v in summary.items() if k != "schema"}
+    assert run.json["schema"] == 1
     assert doc["start"]["type"] == "run_start" and doc["end"]["status"] == "fixed"
     blocks = [item for item in doc["timeline"] if "node" in item and "records" in item]
     for node in ("baseline", "plan", "code", "gate", "test", "reflect", "finalize"):
@@ -44,5 +51,6 @@ def test_json_errors_and_empty_workspace(project: Path, cli, tmp_path: Path):
     assert (empty.code, json.loads(empty.stdout)) == (0, [])
     unknown = cli("trace", "no-such-run", "--workspace", str(project), "--json")
     assert unknown.code == 2 and "no-such-run" in json.loads(unknown.stdout)["error"]
+    assert json.loads(unknown.stdout)["schema"] == 1
     bad_limit = cli("runs", "--workspace", str(project), "--limit", "0", "--json")
     assert bad_limit.code == 2 and "--limit" in json.loads(bad_limit.stdout)["error"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from agent_core.cli import main as cli_main
 from agent_core.sandbox.bubblewrap import probe_bwrap
-from old_python import copy_venv_into
+from old_python import ENVIRONMENTS, copy_venv_into
 
 pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
 
@@ -79,3 +80,33 @@ def test_doctor_says_what_records_per_test_lines_on_python_37(tmp_path: Path, ca
 def test_doctor_project_that_is_not_a_directory_is_bad_input(tmp_path: Path, capsys) -> None:
     assert cli_main(["sandbox", "doctor", "--project", str(tmp_path / "missing")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_doctor_coverage_line_for_a_project_at_tmp_itself(capsys) -> None:
+    """The probe's copy of a project at /tmp lies inside /tmp: it must not be hidden by a bind at /tmp."""
+    from agent_core.cli.sandbox import coverage_recorder
+    from agent_core.sandbox.bubblewrap import BubblewrapSandbox
+
+    line = coverage_recorder(BubblewrapSandbox(), Path(tempfile.gettempdir()))
+
+    assert line.startswith("yes, by coverage.py "), line
+    assert "chdir" not in line
+
+
+def test_doctor_coverage_line_is_a_sentence_when_the_venv_has_no_pytest(tmp_path: Path) -> None:
+    """Python 3.6 gets none of agentls' test packages: the driver cannot import pytest, said in words."""
+    from agent_core.cli.sandbox import coverage_recorder
+    from agent_core.sandbox.bubblewrap import BubblewrapSandbox
+
+    python = ENVIRONMENTS["py3.6.15-pytest3.10.1"][0]
+    assert python.exists(), f"this machine kind's pyenv has 3.6.15; {python} is missing"
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    subprocess.run([str(python), "-m", "venv", "--without-pip", str(project / ".venv")], check=True, timeout=120)
+
+    line = coverage_recorder(BubblewrapSandbox(), project)
+
+    assert line == ("no per-test lines: the project's interpreter has no pytest for the search driver (install "
+                    "pytest in its environment); the search localizes from tracebacks"), line
+    assert "Traceback" not in line

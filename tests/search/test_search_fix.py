@@ -18,6 +18,8 @@ from agent_core.models import RunRequest
 from agent_core.settings import load_settings
 from engine_support import journal_records, make_project, snapshot
 
+pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
+
 FAST = "[search]\nmutant_timeout_s = 2\n"
 
 GRADES = {
@@ -377,18 +379,6 @@ def test_a_failing_test_whose_class_has_no_passing_neighbour_is_localized_with_i
     assert localize["tests_covered"] > 300, "the whole test file's coverage, not the class's two tests"
     top = localize["suspects"][0]
     assert top["function"] == "later" and 2 not in top["lines"], "split() is run by passing tests too"
-
-
-def test_a_mutants_whole_suite_run_is_bounded_by_the_baselines_time():
-    from agent_core.models import TestReport
-    from agent_core.search.step import VERIFY_MIN_S, VERIFY_SLOWDOWN, verify_bounds
-
-    settings = load_settings(None)
-    baseline = TestReport(passed=100, failed=1, duration_s=20.0, slowest_pass_s=0.5)
-    timeout, bound = verify_bounds(settings, baseline)
-    assert timeout == VERIFY_SLOWDOWN * 20.0 + VERIFY_MIN_S < settings.sandbox.timeout_s
-    assert bound == 5.0, "10x the slowest passing test: a mutant that makes one test loop is cut in seconds"
-    assert verify_bounds(settings, None) == (settings.sandbox.timeout_s, None)
 
 
 def test_a_search_with_nothing_to_try_says_why_in_the_journal(tmp_path: Path, scripted_llm, run_fix):

@@ -10,7 +10,7 @@ import pytest
 from agent_core.models import TestReport
 from agent_core.quickfix import find_quick_fix
 from agent_core.sandbox.factory import make_sandbox
-from agent_core.search.describe import describe_change
+from agent_core.search.driver.describe import describe_change
 from agent_core.settings import SandboxSettings, SearchSettings, Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.changeset import apply_change_set
@@ -52,6 +52,7 @@ def _workspace(root: Path) -> Path:
     return root
 
 
+@pytest.mark.e2e
 def test_a_one_token_bug_comes_back_as_a_verified_fix_and_the_workspace_is_untouched(tmp_path: Path):
     root = _workspace(tmp_path / "ws")
     settings = Settings(
@@ -73,6 +74,7 @@ def test_a_one_token_bug_comes_back_as_a_verified_fix_and_the_workspace_is_untou
     assert _report(settings, root).ok
 
 
+@pytest.mark.e2e
 def test_unsaved_buffers_are_what_is_searched(tmp_path: Path):
     root = _workspace(tmp_path / "ws")
     fixed = COUNT.replace("range(1, n)", "range(1, n + 1)")

@@ -24,6 +24,21 @@ def test_unknown_key_in_a_file_names_file_line_and_the_key_meant(tmp_path: Path)
     assert f"{where}, line 5: sandbox.timeout: unknown setting; did you mean sandbox.timeout_s?" in text
 
 
+def test_an_unknown_table_names_its_file_line_or_flag_and_the_table_meant(tmp_path: Path):
+    (tmp_path / ".agentls.toml").write_text('model = "m"\n\n[serach]\nbudget_s = 5\n')
+    text = _error(tmp_path, {"AGENTLS_CONFIG": str(tmp_path / "none.toml")})
+    assert f"{tmp_path / '.agentls.toml'}, line 3: serach: unknown setting; did you mean search?" in text
+    assert "settings: serach" not in text
+
+    (tmp_path / ".agentls.toml").unlink()
+    flag = _error(tmp_path, {"AGENTLS_CONFIG": str(tmp_path / "none.toml")}, {"serach": {"x": 1}})
+    assert "command line: serach: unknown setting; did you mean search?" in flag
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.agentls.serach]\nx = 1\n')
+    nested = _error(tmp_path, {"AGENTLS_CONFIG": str(tmp_path / "none.toml")})
+    assert f"{tmp_path / 'pyproject.toml'}, line 4: serach: unknown setting; did you mean search?" in nested
+
+
 def test_a_key_in_the_wrong_table_is_pointed_to_its_table(tmp_path: Path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.agentls]\nbudget_s = 5\n')
     text = _error(tmp_path, {"AGENTLS_CONFIG": str(tmp_path / "none.toml")})

@@ -12,7 +12,7 @@ import pytest
 
 from agent_core import models
 from agent_core.pipeline.safety.rigging import hard_coded_findings, rigging_findings
-from agent_core.search.cases import failing_literals
+from agent_core.search import failing_literals
 from agent_core.testing.results import SESSION_NODEID, parse_results
 from agent_core.testing.verdict import judge
 from agent_core.workspace.bytecode import remove_bytecode
@@ -147,7 +147,8 @@ def test_bytecode_and_test_caches_are_removed_without_following_links(tmp_path: 
 def test_the_channel_and_the_plugin_agree_on_their_variables():
     from agent_core.testing import channel, pytest_plugin
 
-    names = ("REPORT_VAR", "REPORT_FD_VAR", "HANG_FD_VAR", "TOKEN_VAR", "SELECT_VAR", "TIMEOUT_VAR", "HANG_SUFFIX")
+    names = ("REPORT_VAR", "REPORT_FD_VAR", "HANG_FD_VAR", "TOKEN_VAR", "TOKEN_FD_VAR", "SELECT_VAR", "TIMEOUT_VAR",
+             "HANG_SUFFIX", "SWALLOWED_SUFFIX")
     assert [getattr(channel, n) for n in names] == [getattr(pytest_plugin, n) for n in names]
 
 

@@ -7,7 +7,10 @@ files put back for it and restored after). A test that passes without the
 change is flaky or stateful (it fails the first time it runs, then passes; a
 hostile repository can ship one), and whatever the search or the coder
 changed did not fix it: the run ends `unfixed`, with a warning and a journal
-record saying why.
+record saying why. So does a change that passes by swallowing the tests'
+errors (safety/swallows.py: a `return` in a `finally:`, an `__exit__`
+returning True, an added broad `except`), whoever made it; and a fix whose
+change only adds an early `return` says so (`caveat`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from agent_core.models import TestReport
 from agent_core.pipeline.checkpoint import restore_shadow, rewind_shadow, shadow_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.recall import remember_outcome
+from agent_core.pipeline.safety.swallows import REFUSED, early_return_note, failing_types, swallowing
 from agent_core.pipeline.state import RunState
 from agent_core.testing.linters import is_tool_nodeid
 from agent_core.testing.runner import per_test_bound
@@ -32,36 +36,47 @@ NOT_REPRODUCED = ("the tests that failed pass without the change too (a flaky or
 async def finalize(state: RunState, deps: RunDeps) -> RunState:
     """Decide the status from the last sandboxed test report; a verified outcome goes to memory (recall.py)."""
     deps.phase("finalizing", "finalizing", 97)
-    if state.get("found_by") == "search":  # a verified single-edit fix: remembered like any verified change
-        status = await _confirmed(state, deps, state["status"])
+    if state.get("found_by") in ("search", "infill"):  # a verified fix by the search (its own edit or the
+        # model's fill of a hole): remembered like any verified change
+        status, out = await _confirmed(state, deps, state["status"])
         await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
-        return RunState() if status == state["status"] else RunState(status=status, found_by="")
+        return out if status == state["status"] else RunState(**out, status=status, found_by="")
     if state.get("status"):
-        status = await _confirmed(state, deps, state["status"])  # a verifier's round the time budget ended
-        return RunState() if status == state["status"] else RunState(status=status)
+        status, out = await _confirmed(state, deps, state["status"])  # a verifier's round the time budget ended
+        return out if status == state["status"] else RunState(**out, status=status)
     report = state.get("report")
     passed = bool(report and report.ok)
     if state.get("iteration", 0) == 0:
         return RunState(status="passed" if passed else "failed")  # nothing was attempted
-    status = await _confirmed(state, deps, ("fixed" if state.get("kind") == "fix" else "ok") if passed else "unfixed")
+    status, out = await _confirmed(state, deps,
+                                   ("fixed" if state.get("kind") == "fix" else "ok") if passed else "unfixed")
     await remember_outcome(state, deps, status, compute_change_set(deps.shadow))
-    return RunState(status=status)
+    return RunState(**out, status=status)
 
 
-async def _confirmed(state: RunState, deps: RunDeps, status: str) -> str:
-    """`status`, or `unfixed` for a `fixed` that changes nothing or whose failing tests pass without it."""
+async def _confirmed(state: RunState, deps: RunDeps, status: str) -> tuple[str, RunState]:
+    """`status`, or `unfixed` for a `fixed` that changes nothing, swallows the tests' errors, or whose failing
+    tests pass without it; with the state keys that say why (`refused`) or what to know (`caveat`)."""
     if status != "fixed":
-        return status
-    why = None
-    if not compute_change_set(deps.shadow).changes:
+        return status, RunState()
+    why, out = None, RunState()
+    changes = compute_change_set(deps.shadow)
+    if not changes.changes:
         why, record = NO_CHANGE, "no_change"
+    elif found := swallowing(changes, failing_types(state.get("baseline"))):
+        why, record = f"the change is {REFUSED}: {found[0]}", "refused"
+        out["refused"] = [*(state.get("refused") or []), why]
     elif not await _reproduces(state.get("baseline"), deps):
         why, record = NOT_REPRODUCED, "not_reproduced"
     if why is None:
-        return status
+        if caveat := early_return_note(changes):
+            deps.journal.write("caveat", reason=caveat)
+            deps.notice(caveat, "warning")
+            out["caveat"] = caveat
+        return status, out
     deps.journal.write(record, reason=why)
     deps.notice(why, "warning")
-    return "unfixed"
+    return "unfixed", out
 
 
 async def _reproduces(baseline: TestReport | None, deps: RunDeps) -> bool:

@@ -3,12 +3,17 @@
 Runs between baseline and plan in "fix" runs whose baseline has failing tests,
 whatever goal the user typed (the goal reaches the model if the search finds
 nothing). The step itself (localizing, the mutants, their verification) is
-agent_core/search/step.py; this node puts the ranking into the state as
+search/driver/single_edit.py; this node puts the ranking into the state as
 `suspects` for the coder and, when a mutant passes every test, ends the run
 `fixed` with no model call (a candidate the user reviews, like any fix);
-otherwise the shadow is as it was and the run goes on to plan. Nothing here
-can fail the run: a localization or search that breaks is journaled and
-skipped.
+otherwise the shadow is as it was and the run goes on to plan. A candidate
+that would pass by swallowing the tests' errors (a `return` in a `finally:`,
+an `__exit__` returning True, an added broad `except`: safety/swallows.py) is
+refused before it is tried, and said so (the journal's `search_refused`, the
+result's `refused`); one that only adds an early `return` is tried after the
+others (search/driver/screen.py), and a fix made of one says so (finalize's
+`caveat`). Nothing here can fail the run: a localization or search
+that breaks is journaled and skipped.
 """
 
 from __future__ import annotations
@@ -19,16 +24,8 @@ from agent_core.events import TestReportEvent
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
 from agent_core.pipeline.state import RunState, SuspectNote, stored
-from agent_core.pipeline.timebudget import search_budget
-from agent_core.search.cases import failing_inputs
-from agent_core.search.differ import rival_sentence
-from agent_core.search.hangs import unhung_duration
-from agent_core.search.localize import Suspect
-from agent_core.search.mutants import Mutant
-from agent_core.search.pairs import SECOND_EDITS, from_partial_fix
-from agent_core.search.step import candidates, find_single_edit, localize_failure
-from agent_core.search.templates import seen_exceptions
-from agent_core.workspace.shadow import read_exact
+from agent_core.pipeline.timebudget import infill_deadline, search_budget
+from agent_core.search import Mutant, Suspect, find_fix, is_infill, localize
 
 
 def _note(suspect: Suspect) -> SuspectNote:
@@ -61,7 +58,7 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     # localizing counts against it; under a time budget a localization that will not search is bounded too
     deadline = started + budget if searching or deps.deadline is not None else None
     try:
-        where = await localize_failure(deps, report, deadline)
+        where = await localize(deps, report, deadline)
     except Exception as exc:  # noqa: BLE001 - localization is an aid: it never ends the run
         deps.journal.write("localize", suspects=[], evidence="none", error=f"{type(exc).__name__}: {exc}")
         return RunState(suspects=[])
@@ -80,39 +77,29 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
             why = "no failing test to search against" if suspects else "no suspicious line in the workspace's code"
             deps.journal.write("search", found=None, tried=0, skipped=why)
         return out  # a typed goal still reaches the model after a search that found nothing
-    inputs = failing_inputs(report, deps.shadow.root)
-    try:
-        mutants = candidates(deps.shadow.root, suspects, deps.settings.search.max_mutants, seen_exceptions(report),
-                             inputs)
-    except Exception as exc:  # noqa: BLE001 - a template that cannot read some code must not end the run
-        deps.journal.write("search", found=None, error=f"making candidates: {type(exc).__name__}: {exc}")
-        out["search_error"] = f"making candidates: {type(exc).__name__}: {exc}"
+    found = await find_fix(deps, report, where, deadline=deadline, suspects=suspects,
+                           model=deps.llm if deps.settings.search.infill else None,
+                           model_deadline=infill_deadline(deps, deadline))
+    if found.crash:
+        deps.journal.write("search", error=found.crash)
+    stats = found.stats.as_dict()
+    if found.error.startswith("making candidates"):
+        deps.journal.write("search", found=None, error=found.error)
+        out["search_error"] = found.error
         return out
-    deps.phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{len(mutants)} tried", 6)
-    originals = {m.path: read_exact(deps.shadow.root / m.path) for m in mutants}
-    try:
-        winner, passed, stats = await find_single_edit(deps, failing, mutants, where, unhung_duration(report),
-                                                       report, deadline)
-    except Exception as exc:  # noqa: BLE001 - the search is an aid too
-        deps.journal.write("search", error=f"{type(exc).__name__}: {exc}")
-        winner, passed, stats = None, None, {}
-    if (winner is None or passed is None) and deadline is not None and not stats.get("error"):
-        winner, passed, pairs = await from_partial_fix(  # two edits, from a partial fix (search/pairs.py)
-            deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
-            lambda: candidates(deps.shadow.root, suspects, SECOND_EDITS, seen_exceptions(report), inputs),
-            lambda more: find_single_edit(deps, failing, more, where, unhung_duration(report), report, deadline,
-                                          rivals=False))  # a second edit's rival would not be shown
-        stats.update(pairs)
-    if winner is None or passed is None:
+    if found.refused:  # candidates that would pass by swallowing the tests' errors (search/driver/screen.py)
+        deps.journal.write("search_refused", candidates=found.refused)
+        out["refused"] = found.refused[:5]
+    if found.fix is None or found.report is None:
         deps.journal.write("search", found=None, **stats)
-        if stats.get("error"):
-            out["search_error"] = f"trying mutants: {stats['error']}"
+        if found.error:
+            out["search_error"] = found.error
         return out
-    before = "\n".join(originals[winner.path].split("\n")[winner.line - 1 : winner.last])
-    deps.journal.write("search", found=_found(winner, before), **stats)
-    if rival := rival_sentence(stats.get("rival")):  # another green edit: where it and the fix differ
-        out["search_rival"] = rival
-    deps.journal.write("test_report", report=passed.model_dump(mode="json"))
-    deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=passed))
-    out.update(RunState(status="fixed", found_by="search", report=stored(passed)))
+    deps.journal.write("search", found=_found(found.fix, found.before), **stats)
+    if found.rival:  # another green edit: where it and the fix differ
+        out["search_rival"] = found.rival
+    deps.journal.write("test_report", report=found.report.model_dump(mode="json"))
+    deps.hooks.emit(TestReportEvent(run_id=deps.run_id, report=found.report))
+    by = "infill" if is_infill(found.fix) else "search"  # the model's fill of a hole, or the search's own edit
+    out.update(RunState(status="fixed", found_by=by, report=stored(found.report)))
     return out

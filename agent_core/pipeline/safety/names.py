@@ -7,8 +7,11 @@ system as s`, `from os import *` (for the few modules the gate knows),
 expression into the dotted name it refers to (`o.system` -> `os.system`,
 `importlib.import_module("os").system` -> `os.system`, `getattr(os,
 "system")` -> `os.system`, `sys.modules["os"]` -> `os`), or None. What it
-cannot see through (a `getattr` whose name is not a literal, an
-`import_module` of a computed name) is recorded in `unchecked` as a note.
+cannot see through is recorded in `unchecked` as a note, or, where not
+knowing is itself the danger, in `refused`: an import of a computed module
+name (`__import__("o" + "s")`), and a computed attribute of a module that
+runs programs, loads code or judges the tests (`GUARDED`: `getattr(os,
+"sys" + "tem")`).
 Flow-insensitive on purpose: a name bound anywhere in the module to `os.system`
 counts everywhere (a gate errs on the side of asking).
 """
@@ -26,6 +29,9 @@ from dataclasses import dataclass, field
 # `from M import *` binds M's public names: resolved for the modules whose members the rules name.
 STAR_MODULES = {"os": os, "subprocess": subprocess, "pty": pty, "shutil": shutil, "builtins": builtins}
 IMPORT_FUNCTIONS = frozenset({"importlib.import_module", "__import__", "importlib.__import__"})
+# Modules whose computed attribute the gate refuses: a shell, a process, the test framework, the interpreter.
+GUARDED = frozenset({"os", "posix", "subprocess", "unittest", "builtins", "__builtins__", "sys", "importlib",
+                     "pytest", "_pytest", "pty", "shutil"})
 
 
 def _literal(node: ast.AST | None) -> str | None:
@@ -46,12 +52,14 @@ class Names:
     star: list[str] = field(default_factory=list)
     imported: set[str] = field(default_factory=set)  # names an import statement binds
     unchecked: dict[tuple[int, str], None] = field(default_factory=dict)  # (line, what): an ordered set
+    refused: dict[tuple[int, str], None] = field(default_factory=dict)  # what the gate cannot check and refuses
 
     def __post_init__(self) -> None:
         for _ in range(2):  # twice: a binding that uses one made further down the module
             for node in ast.walk(self.tree):
                 self._bind(node)
         self.unchecked.clear()  # notes count where the gate looks (calls), not while binding
+        self.refused.clear()
 
     def _bind(self, node: ast.AST) -> None:
         if isinstance(node, ast.Import):
@@ -84,8 +92,8 @@ class Names:
                 return f"{module}.{name}"
         return name
 
-    def note(self, node: ast.AST, what: str) -> None:
-        self.unchecked[(getattr(node, "lineno", 1), what)] = None
+    def note(self, node: ast.AST, what: str, refuse: bool = False) -> None:
+        (self.refused if refuse else self.unchecked)[(getattr(node, "lineno", 1), what)] = None
 
     def _call(self, node: ast.Call) -> str | None:
         func = self.qualify(node.func)
@@ -96,13 +104,14 @@ class Names:
         if func in IMPORT_FUNCTIONS:
             module = _literal(first)
             if module is None:
-                self.note(node, f"{func}() of a computed module name")
+                self.note(node, f"{func}() of a computed module name", refuse=True)
             return module
         if func == "getattr" and len(node.args) >= 2:
             owner, attr = self.qualify(node.args[0]), _literal(node.args[1])
             if attr is None:
                 if self._from_import(node.args[0]):  # getattr(self, name) is everyday code; getattr(os, name) is not
-                    self.note(node, f"getattr({owner}, <computed name>)")
+                    guarded = (owner or "").split(".")[0] in GUARDED
+                    self.note(node, f"getattr({owner}, <computed name>)", refuse=guarded)
                 return None
             return f"{owner}.{attr}" if owner else None
         return None

@@ -9,17 +9,21 @@ test framework (`unittest.TestCase.assertEqual = lambda *a: None`,
 pass (`pytest.skip()` in a function, a module-level skip, `pytest.xfail`,
 `pytest.exit`, `raise unittest.SkipTest`), reach agentls' own test report
 (a string naming `agentls`, `results.jsonl`, `PYTEST_AGENTLS` or
-`/proc/self/fd`), or behave differently under test than for the user: read
-pytest's variables (`PYTEST_CURRENT_TEST`), ask whether pytest is loaded
-(`"pytest" in sys.modules`), read the calling test's frame for its expected
-values (`sys._getframe`, `f_back`, `inspect.stack`), or name a test file to
+`/proc/self/fd`), answer every comparison the same (an `__eq__`, `__ne__`,
+`__hash__` or `__bool__` that returns a constant), patch a module it imports by
+a computed name (`setattr(__import__("unit" + "test").TestCase, ...)`), or
+behave differently under test than for the user: read pytest's variables
+(`PYTEST_CURRENT_TEST`), ask whether pytest is loaded (`"pytest" in
+sys.modules`), read the calling test's frame for its expected values
+(`sys._getframe`, `f_back`, `inspect.stack`), or name a test file to
 read its assertions; or reach into the test run: install a tracer or
 profiler, walk the interpreter's objects (`gc.get_objects`), swap a
 function's `__code__`, or add an import hook (`sys.meta_path`). `rigging_findings` finds these in a Python text through
 the gate's name resolution (names.py: aliases, from-imports,
 `importlib`); `refuse_rigging`, called by the gate node, puts each changed
 file with a finding the original did not have back as it was, journals the
-refusal and tells the coder why. It is not a safety question the user can
+refusal and tells the coder why; so does a change that swallows the tests'
+errors (safety/swallows.py). It is not a safety question the user can
 approve: a rigged verification says nothing about the code. (The verdict
 rule, testing/verdict.py, would also fail such a candidate; this says why,
 before a test run.)
@@ -32,11 +36,13 @@ import re
 from pathlib import PurePosixPath
 
 from agent_core.analysis import pysyntax
+from agent_core.analysis.swallowing import swallowing_findings
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected, write_shadow_file
-from agent_core.pipeline.safety.names import Names
+from agent_core.pipeline.safety.names import IMPORT_FUNCTIONS, Names
+from agent_core.pipeline.safety.swallows import REFUSED, failing_types
 from agent_core.pipeline.state import RunState
-from agent_core.search.cases import failing_literals, literal
+from agent_core.search import failing_literals, literal
 from agent_core.workspace.changeset import compute_change_set
 
 JUDGES = frozenset({"builtins", "__builtins__", "unittest", "pytest", "_pytest", "pluggy", "doctest"})
@@ -70,6 +76,11 @@ SWAPS_CODE = "replaces a function's `__code__`: the test that runs is no longer 
 IMPORT_HOOKS = ("sys.meta_path", "sys.path_hooks")
 HOOKS_IMPORTS = "installs an import hook: it can rewrite the test modules as they load"
 _FRAMEWORKS = ("pytest", "_pytest", "unittest")
+# A value whose comparison, hash or truth is a constant passes every assertion about it: `assert add(2, 3) == 5`
+# holds for an `int` subclass whose `__eq__` returns True, whatever `add` computed.
+CONSTANT_DUNDERS = frozenset({"__eq__", "__ne__", "__hash__", "__bool__"})
+CONSTANT_ANSWER = "defines `{name}` returning a constant: every assertion that compares such a value passes"
+COMPUTED_PATCH = "{func}() on a module imported by a computed name: the test framework or builtins, hidden"
 
 
 def _root(dotted: str | None) -> str:
@@ -132,6 +143,27 @@ class _Finder(ast.NodeVisitor):
         return isinstance(node, ast.Constant) and isinstance(node.value, str) and (
             node.value.lower().lstrip("_").startswith(_FRAMEWORKS[0]) or node.value in _FRAMEWORKS)
 
+    def _constant_dunder(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name not in CONSTANT_DUNDERS:
+            return
+        returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
+        if returns and all(isinstance(r.value, ast.Constant) for r in returns):
+            self._add(node, CONSTANT_ANSWER.format(name=node.name))
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._constant_dunder(node)
+        self.generic_visit(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._constant_dunder(node)
+        self.generic_visit(node)
+
+    def _computed_import(self, node: ast.AST) -> bool:
+        """Whether `node` holds an import of a computed module name (`__import__("unit" + "test")`)."""
+        return any(isinstance(n, ast.Call) and (self.names.qualify(n.func) or "").removeprefix("builtins.")
+                   in IMPORT_FUNCTIONS and not (n.args and isinstance(n.args[0], ast.Constant))
+                   for n in ast.walk(node))
+
     def visit_Compare(self, node: ast.Compare) -> None:
         operands = [node.left, *node.comparators]  # `"pytest" in sys.modules`, `"pytest" in sys.argv[0]`
         if any(self._framework(o) for o in operands) and any(
@@ -166,6 +198,8 @@ class _Finder(ast.NodeVisitor):
             owner = self.names.qualify(node.args[0])
             if _root(owner) in JUDGES:
                 self._add(node, f"{func}() on `{owner}`: builtins or the test framework judge the run")
+            elif owner is None and self._computed_import(node.args[0]):
+                self._add(node, COMPUTED_PATCH.format(func=func))
         elif isinstance(node.func, ast.Attribute) and node.func.attr in ("setattr", "delattr") and node.args:
             first = node.args[0]  # monkeypatch.setattr("builtins.X", ...), mock.patch-like string targets
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and _root(first.value) in JUDGES:
@@ -263,6 +297,7 @@ def refuse_rigging(state: RunState, deps: RunDeps) -> RunState:
         return RunState()
     notes = []
     literals = failing_literals(state.get("baseline"), deps.shadow.root)
+    types = failing_types(state.get("baseline"))
     for change in compute_change_set(deps.shadow).changes:
         if change.new is None or PurePosixPath(change.path).suffix not in (".py", ".pyi"):
             continue
@@ -270,6 +305,8 @@ def refuse_rigging(state: RunState, deps: RunDeps) -> RunState:
                                   *hard_coded_findings(change.original or "", literals)]}
         new = [(line, why) for line, why in [*rigging_findings(change.new, change.path),
                                              *hard_coded_findings(change.new, literals)] if why not in old]
+        new += [(line, f"{REFUSED}: {why}") for line, why in swallowing_findings(change.original or "", change.new,
+                                                                                types)]
         if not new:
             continue
         write_shadow_file(deps, change.path, change.original)

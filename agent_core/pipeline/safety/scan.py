@@ -9,7 +9,10 @@ Callees are resolved through the aliases and dynamic forms the gate can see
 (names.py: `import os as o`, `from os import system`,
 `importlib.import_module("os").system`, `getattr(os, "system")`,
 `__import__("os")`); what it cannot see through is a "could not check" note
-(`GateScan.unchecked`), not a violation. Each rule family is a `Check` in
+(`GateScan.unchecked`), not a violation, except where not knowing is the
+danger: an import of a computed module name, or a computed attribute of
+`os`, `subprocess`, `unittest`, `builtins`, `sys`, `importlib` (names.py
+`GUARDED`) is the violation `unchecked-dynamic`. Each rule family is a `Check` in
 `CHECKS`, run on the parsed module. A file that does not parse is not a
 violation (the tests will say so).
 """
@@ -197,6 +200,9 @@ def scan_text(file: str, text: str, workspace: str | None = None) -> GateScan:
         return GateScan()
     names = Names(tree)
     found = [v for check in CHECKS for v in check(tree, file, workspace, names)]
+    found += [SafetyViolation(file=file, line=line, rule="unchecked-dynamic",
+                              message=f"could not check {what}: a computed import or attribute of a module that "
+                              "runs programs or judges the tests is refused") for line, what in names.refused]
     return GateScan(found, [f"{file}:{line}: could not check {what}" for line, what in names.unchecked])
 
 

@@ -127,7 +127,39 @@ def why_unreachable(exc: BaseException) -> str:
     if any(sign in text for sign in rejected):
         return ("TLS: the engine closed the connection in the handshake: it does not accept the client "
                 "certificate (DOCKER_CERT_PATH/cert.pem and key.pem, or the context's)")
+    for cause in _os_errors(exc):
+        for kind, sentence in _OS_ERROR_SENTENCES:
+            if isinstance(cause, kind):
+                return sentence
     return first_line(exc)
+
+
+_OS_ERROR_SENTENCES: tuple[tuple[type[BaseException], str], ...] = (
+    (FileNotFoundError, "the socket does not exist (is the Docker engine running?)"),
+    (ConnectionRefusedError, "the connection was refused (nothing listens there)"),
+    (PermissionError, "permission denied on the socket (is this user in the docker group?)"),
+    (TimeoutError, "it did not answer in time"),
+)
+
+
+def _os_errors(exc: BaseException) -> list[BaseException]:
+    """The OS errors behind an SDK error: in its chain, or packed into an exception's args (urllib3 wraps
+    them as `('Connection aborted.', FileNotFoundError(...))`)."""
+    found: list[BaseException] = []
+    pending: list[object] = list(_chain(exc))
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop(0)
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, OSError) and type(item).__module__ == "builtins":
+            found.append(item)
+        if isinstance(item, BaseException):
+            pending += [*item.args, item.__cause__, item.__context__]
+        elif isinstance(item, tuple):
+            pending += list(item)
+    return found
 
 
 def _chain(exc: BaseException | None) -> list[BaseException]:

@@ -1,0 +1,206 @@
+"""Changes that make tests pass by doing less: code that swallows exceptions, and early returns.
+
+Pure functions over (original source, changed source), used wherever a change
+could be reported fixed (the search's candidates, the coder's change, a patch
+verified for another agent):
+
+- `swallowing_findings`: what the change adds that swallows exceptions raised
+  through it, the failing test's own `AssertionError` among them: a `return`,
+  `break` or `continue` in a `finally:` (it discards the exception in flight),
+  an `__exit__`/`__aexit__` that returns a true constant (the `with` block's
+  exception is suppressed), a broad handler (`except:`, `except Exception`,
+  `except BaseException`) that does not raise again and would catch the failing
+  tests' exception types. Such a change is refused: green with it says nothing.
+- `early_return`: a change that only adds `return`/`return None` guards to a
+  function (`if x is None: return`) and leaves the rest as it was. Any test
+  that only checks that nothing raises passes with it, and the function then
+  does nothing on that path: a candidate to rank below one that keeps the
+  function working (a default assigned, a value converted), and to name when
+  it is the only green one.
+
+Counted per function (its qualified name): a change that moves code keeps its
+count, one that adds such a construct to a function raises it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterable, Iterator
+
+from agent_core.analysis import pysyntax
+
+REFUSED = "refused: it makes the tests pass by swallowing their errors"
+FINALLY_EXIT = ("`{kind}` in a `finally:` discards any exception raised in its `try`, the tests' own assertions "
+                "among them: a test passes whatever the code does")
+EXIT_TRUE = ("`{name}` returns True: every exception raised in the `with` block is suppressed, the tests' own "
+             "assertions among them")
+BROAD = ("a broad `{handler}` that does not raise again swallows {types}: the failing test passes because its "
+         "error is hidden, not fixed")
+EARLY_RETURN = ("only adds an early `return` to `{function}`: the function does nothing on that path, which "
+                "passes a test that only checks that nothing raises")
+_BROAD_NAMES = frozenset({"Exception", "BaseException"})
+_NOT_EXCEPTIONS = frozenset({"Failed", "Skipped", "Exit", "OutcomeException", "XFailed"})  # pytest's BaseExceptions
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return pysyntax.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _scoped(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """(qualified name, node) of every function and class, the module as ""."""
+    stack: list[tuple[str, ast.AST]] = [("", tree)]
+    while stack:
+        name, node = stack.pop()
+        yield name, node
+        for child in ast.walk(node):
+            if child is not node and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if _owner(node, child):
+                    stack.append((f"{name}.{child.name}".lstrip("."), child))
+
+
+def _owner(scope: ast.AST, node: ast.AST) -> bool:
+    """Whether `node` sits directly in `scope` (no function or class between them)."""
+    return any(child is node for child in _own_nodes(scope))
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of `scope` outside any nested function, class or lambda (those included, not entered)."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _exits_in_finally(scope: ast.AST) -> Iterator[tuple[int, str]]:
+    for node in _own_nodes(scope):
+        for statement in getattr(node, "finalbody", None) or []:  # try, and 3.11's try/except*
+            yield from _exits(statement, in_loop=False)
+
+
+def _exits(node: ast.AST, in_loop: bool) -> Iterator[tuple[int, str]]:
+    if isinstance(node, _SCOPES):
+        return
+    if isinstance(node, ast.Return):
+        yield node.lineno, FINALLY_EXIT.format(kind="return")
+    elif isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
+        yield node.lineno, FINALLY_EXIT.format(kind=type(node).__name__.lower())
+    for child in ast.iter_child_nodes(node):
+        yield from _exits(child, in_loop or isinstance(node, _LOOPS))
+
+
+def _exit_true(scope: ast.AST) -> Iterator[tuple[int, str]]:
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or scope.name not in ("__exit__", "__aexit__"):
+        return
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Constant) and node.value.value:
+            yield node.lineno, EXIT_TRUE.format(name=scope.name)
+
+
+def _handler_names(handler: ast.ExceptHandler) -> list[str]:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return [k.attr if isinstance(k, ast.Attribute) else k.id if isinstance(k, ast.Name) else "?" for k in kinds
+            if k is not None]
+
+
+def _catches(caught: list[str], kind: str) -> bool:
+    """Whether a handler naming `caught` (empty: bare) catches an exception whose type is named `kind`."""
+    if not caught or "BaseException" in caught:
+        return True
+    known = getattr(builtins, kind, None)
+    if isinstance(known, type) and issubclass(known, BaseException):
+        return issubclass(known, Exception)
+    return kind not in _NOT_EXCEPTIONS  # a project's own exception class: an Exception, as nearly all are
+
+
+def _broad(scope: ast.AST, types: list[str]) -> Iterator[tuple[int, str]]:
+    for node in _own_nodes(scope):
+        if not isinstance(node, ast.ExceptHandler):
+            continue
+        caught = _handler_names(node)
+        if caught and not _BROAD_NAMES & set(caught):
+            continue
+        if any(isinstance(n, ast.Raise) for s in node.body for n in [s, *_own_nodes(s)]):
+            continue
+        swallowed = [kind for kind in types if _catches(caught, kind)] if types else ["any exception"]
+        if swallowed:
+            handler = f"except {', '.join(caught)}:" if caught else "except:"
+            yield node.lineno, BROAD.format(handler=handler, types=", ".join(dict.fromkeys(swallowed)))
+
+
+def _findings(text: str, types: list[str]) -> dict[tuple[str, str], list[int]]:
+    tree = _parse(text)
+    found: dict[tuple[str, str], list[int]] = {}
+    if tree is None:
+        return found
+    for name, scope in _scoped(tree):
+        for line, why in [*_exits_in_finally(scope), *_exit_true(scope), *_broad(scope, types)]:
+            found.setdefault((name, why), []).append(line)
+    return found
+
+
+def swallowing_findings(original: str, changed: str, types: Iterable[str] = ()) -> list[tuple[int, str]]:
+    """(line in `changed`, why) for each construct `changed` adds that swallows exceptions (module docstring);
+    `types` are the failing tests' exception type names (none known: any broad handler counts)."""
+    kinds = sorted(set(types))
+    before, after = _findings(original, kinds), _findings(changed, kinds)
+    out = []
+    for key, lines in after.items():
+        extra = len(lines) - len(before.get(key, []))
+        out += [(line, key[1]) for line in lines[len(lines) - extra:]] if extra > 0 else []
+    return sorted(out)
+
+
+def _guard(node: ast.stmt) -> bool:
+    """`return`, `return None`, or an `if` (no `else`) whose body is only that."""
+    if isinstance(node, ast.Return):
+        return node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None)
+    return (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
+            and isinstance(node.body[0], ast.Return) and _guard(node.body[0]))
+
+
+class _Unguarded(ast.NodeTransformer):
+    """Drops early-return guards (`_guard`) that are not a block's only statement, counting them."""
+
+    def __init__(self) -> None:
+        self.dropped = 0
+        self.first = 0
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and len(block) > 1 and all(isinstance(s, ast.stmt) for s in block):
+                kept = [s for s in block[:-1] if not _guard(s)] + block[-1:]
+                self.dropped += len(block) - len(kept)
+                if len(kept) < len(block) and not self.first:
+                    self.first = next(s.lineno for s in block if _guard(s))
+                setattr(node, field, kept)
+        return super().generic_visit(node)
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.AST]:
+    return {name: node for name, node in _scoped(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def early_return(original: str, changed: str) -> tuple[int, str] | None:
+    """(line in `changed`, why) when the change's only effect on some function is one or more added early
+    `return`/`return None` guards (module docstring); None otherwise."""
+    before, after = _parse(original), _parse(changed)
+    if before is None or after is None:
+        return None
+    old = _functions(before)
+    for name, node in _functions(after).items():
+        if name not in old or ast.dump(node) == ast.dump(old[name]):
+            continue
+        new_view, old_view = _Unguarded(), _Unguarded()
+        same = ast.dump(new_view.visit(node)) == ast.dump(old_view.visit(old[name]))
+        if same and new_view.dropped > old_view.dropped:
+            return new_view.first, EARLY_RETURN.format(function=name)
+    return None

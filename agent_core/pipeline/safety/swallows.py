@@ -1,0 +1,49 @@
+"""The swallowing rule over a change set: a change that hides the failing test's error is not a fix.
+
+Applies `analysis/swallowing.py` (a `return`/`break`/`continue` in a
+`finally:`, an `__exit__` returning True, an added broad `except` that would
+catch the failing tests' exceptions) to each changed Python file, and names a
+change whose only effect is an early `return` (`early_return`). Every door
+that can report a change fixed asks this module: the search's candidates
+(refused before they are tried), the coder's change (the gate undoes it and
+tells the coder), the run's final check (finalize), and a patch verified for
+another agent (checks/verify_patch.py).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ONLY_EARLY_RETURN", "REFUSED", "early_return_note", "failing_types", "swallowing"]
+
+from pathlib import PurePosixPath
+
+from agent_core.analysis.swallowing import REFUSED, early_return, swallowing_findings
+from agent_core.models import ChangeSet, TestReport
+from agent_core.search import seen_exceptions
+
+ONLY_EARLY_RETURN = "only an early return is green"
+
+
+def failing_types(report: TestReport | None) -> list[str]:
+    """The exception types of the failing tests: the ones they raised, and their own assertions'."""
+    return [*seen_exceptions(report), "AssertionError"]
+
+
+def _python(path: str) -> bool:
+    return PurePosixPath(path).suffix in (".py", ".pyi")
+
+
+def swallowing(change_set: ChangeSet, types: list[str]) -> list[str]:
+    """`path:line: why` for each construct the change adds that swallows exceptions; [] for none."""
+    return [f"{change.path}:{line}: {why}" for change in change_set.changes
+            if change.new is not None and _python(change.path)
+            for line, why in swallowing_findings(change.original or "", change.new, types)]
+
+
+def early_return_note(change_set: ChangeSet) -> str | None:
+    """`only an early return is green: path:line ...` when some changed function only gained early returns."""
+    for change in change_set.changes:
+        if change.new is not None and _python(change.path):
+            found = early_return(change.original or "", change.new)
+            if found is not None:
+                return f"{ONLY_EARLY_RETURN}: {change.path}:{found[0]} {found[1]}"
+    return None

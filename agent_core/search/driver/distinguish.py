@@ -1,0 +1,260 @@
+"""Right, not just green: a second candidate that passes too, and an input on which the two disagree.
+
+When the search has verified its winner W (search/driver/single_edit.py), one more driver
+run tries the candidates of W's function that the search had not reached yet
+(its driver stops at the first candidate that passes, so the batch that found
+W holds no second one), on the file as it was before W (W is put back
+afterwards, whatever happens), at most RIVAL_CANDIDATES of them. The first
+that passes the failing tests (and, on a fast suite, every test W's suite run
+passed) is the rival R; it is verified like W (the whole suite, the same
+bounds), and only when what is left of `search.budget_s` covers that run's
+bound: one rival at most. When both pass, the function is
+called in the sandbox, W's version and R's side by side, on the arguments the
+project's tests pass to it and simple variations of them
+(search/driver/call_inputs.py, search/inside/compare_script.py); the first call on which
+they give different results is the finding. The figures go into the search's
+stats (`rival_tried`, and `rival` when one passed), hence the journal's
+`search` record; `rival_sentence` says it in one sentence for the fix's
+explanation. Like the rest of the search this never fails the run: what
+breaks is `rival_error`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import textwrap
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_core.analysis import pysyntax
+from agent_core.models import TestReport
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.call_inputs import Call, generated_inputs, shown, test_calls
+from agent_core.search.driver.describe import describe_change
+from agent_core.search.driver.sandboxed import driver_error, try_mutants
+from agent_core.workspace.hostread import fresh_dir, read_planted_text
+from agent_core.workspace.shadow import read_exact, write_exact
+
+RIVAL_CANDIDATES = 60  # candidates of the winner's function tried for a rival (one driver run)
+RIVAL_DRIVER_S = 20.0  # that run's own budget, at most
+MIN_DRIVER_S = 2.0  # less left than this (after the rival's verification bound): no rival is looked for
+CALL_S = 1.0  # one call of one version, at most
+COMPARE_S = 30.0  # the whole comparison run, at most (and never past the search's deadline)
+MIN_COMPARE_S = 3.0  # less left than this: not compared
+SCRIPT_MARGIN_S = 2.0  # the script stops comparing this long before its run's timeout (to write what it found)
+DIFFER_DIR = ".agentls/differ"
+_SCRIPT = Path(__file__).parent.parent / "inside" / "compare_script.py"
+RESULT_CAP = 64 * 1024
+MAX_CHECKS = 300  # a suite of more tests: a rival runs the failing tests (and their covering ones) only
+
+
+@dataclass
+class RivalSearch:
+    """What looking for a rival of the verified `winner` needs from the search that found it."""
+
+    winner: Mutant
+    source: str  # the winner's file as it was before the winner
+    rest: list[Mutant]  # the candidates the search had not tried yet, in its order
+    failing: list[str]
+    suite: TestReport  # the winner's whole-suite run
+    mutant_timeout_s: float
+    covering: Callable[[Mutant], list[str]] | None
+    verify: Callable[[Mutant], Awaitable[TestReport | None]]  # the whole suite, kept in the shadow when it passes
+    verify_s: float  # the most that verification may take
+    deadline: float
+    test_files: list[str]  # the project's test files (where the function's arguments are read)
+
+    @property
+    def checks(self) -> list[str]:
+        """The tests a rival runs in the driver: the failing ones and, on a suite fast enough to need no
+        covering tests (driver/single_edit.py), every test the winner's suite run passed (one candidate is verified
+        at most, so the driver should not stop at one that passes the failing tests and breaks another)."""
+        if self.covering is not None or len(self.suite.outcomes) > MAX_CHECKS:
+            return self.failing
+        return list(dict.fromkeys([*self.failing, *(t for t, o in self.suite.outcomes.items() if o == "passed")]))
+
+
+def _span(node: ast.stmt) -> tuple[int, int]:
+    """A statement's first line (its first decorator's, for a def) and last line."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)]), node.end_lineno or node.lineno
+
+
+def function_at(source: str, line: int) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | None, bool]:
+    """The outermost function of the module or of a class that holds `line`, and whether it is the module's."""
+    try:
+        body: list[ast.stmt] = pysyntax.parse(source).body
+    except (SyntaxError, ValueError):
+        return None, False
+    top = True
+    while True:
+        node = next((n for n in body if _span(n)[0] <= line <= _span(n)[1]), None)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return node, top
+        if not isinstance(node, ast.ClassDef):
+            return None, False
+        body, top = node.body, False
+
+
+def function_text(source: str, line: int) -> str:
+    """The text (decorators included) of the function holding `line` of `source`."""
+    node, _ = function_at(source, line)
+    if node is None:
+        return ""
+    start, end = _span(node)
+    return "\n".join(source.split("\n")[start - 1 : end]) + "\n"
+
+
+def _code(function: str) -> str:
+    """The function's syntax tree, as text: two spellings of one edit (`n + 1`, `(n + 1)`) are the same code."""
+    try:
+        return ast.dump(pysyntax.parse(textwrap.dedent(function)))
+    except (SyntaxError, ValueError):
+        return function
+
+
+def rival_candidates(search: RivalSearch) -> list[Mutant]:
+    """The untried candidates that make the winner's function other code than the winner did."""
+    winner, source = search.winner, search.source
+    node, _ = function_at(source, winner.line)
+    if node is None:
+        return []
+    start, end = _span(node)
+    fixed = _code(_edited(source, start, end, winner))
+    out: list[Mutant] = []
+    for m in search.rest:
+        if m.path == winner.path and start <= m.line and m.last <= end and len(out) < RIVAL_CANDIDATES:
+            if _code(_edited(source, start, end, m)) != fixed:
+                out.append(m)
+    return out
+
+
+def _edited(source: str, start: int, end: int, mutant: Mutant) -> str:
+    """Lines `start`..`end` of `source` (a function holding the mutant's lines) with the mutant in place."""
+    grown = mutant.text.count("\n") + 1 - (mutant.last - mutant.line + 1)
+    return "\n".join(mutant.applied(source).split("\n")[start - 1 : end + grown])
+
+
+async def find_rival(deps: Any, search: RivalSearch, candidates: list[Mutant]) -> tuple[Mutant | None, int]:
+    """The first of `candidates` that passes the failing tests and then the whole suite (within the budget), and
+    how many were tried; the shadow holds the winner again afterwards."""
+    target = deps.shadow.root / search.winner.path
+    fixed = read_exact(target)
+    write_exact(target, search.source)
+    try:
+        left = search.deadline - time.monotonic() - search.verify_s
+        if left < MIN_DRIVER_S:
+            return None, 0
+        results, _ = await try_mutants(deps.sandbox, deps.shadow.root, search.checks, candidates,
+                                       mutant_timeout_s=search.mutant_timeout_s, budget_s=min(left, RIVAL_DRIVER_S),
+                                       max_passing=1, covering=search.covering, hot=True)
+        passing = next((m for m, outcome in results if outcome == "passed"), None)
+        if passing is None or search.deadline - time.monotonic() < search.verify_s:
+            return None, len(results)
+        return (passing if await search.verify(passing) is not None else None), len(results)
+    finally:
+        write_exact(target, fixed)
+
+
+def import_root(rel: str) -> tuple[str, str]:
+    """(the folder to put on sys.path, the dotted module name) of the module at `rel` (walking up its packages)."""
+    parts = rel.removesuffix(".py").split("/")
+    return "/".join(parts[:-1]) or ".", parts[-1]
+
+
+def _importable(root: Path, rel: str) -> tuple[str, str]:
+    folder, name = import_root(rel)
+    while folder != "." and (root / folder / "__init__.py").is_file():
+        parent, package = import_root(folder + ".py")
+        folder, name = parent, f"{package}.{name}"
+    return folder, name
+
+
+async def _run_script(deps: Any, config: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """The comparison script's result in the sandbox (it stops comparing at `timeout_s` less a margin), or
+    {"error": ...}."""
+    root = deps.shadow.root
+    config = {**config, "budget_s": max(1.0, timeout_s - SCRIPT_MARGIN_S)}
+    folder = fresh_dir(root, DIFFER_DIR)  # never through a link a run planted (workspace/hostread.py)
+    try:
+        shutil.copyfile(_SCRIPT, folder / "differ.py")
+        (folder / "config.json").write_text(json.dumps(config))
+        result = await deps.sandbox.run([deps.sandbox.python, f"{DIFFER_DIR}/differ.py", f"{DIFFER_DIR}/config.json"],
+                                        root, timeout_s=timeout_s)
+        text = read_planted_text(root, f"{DIFFER_DIR}/result.json", RESULT_CAP)
+        data = json.loads(text) if text else {}
+        return data if isinstance(data, dict) and data else {"error": driver_error(result, None)}
+    except (OSError, ValueError) as exc:
+        return {"error": f"the comparison could not run: {exc}"}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _given(result: list[str]) -> str:
+    kind, text = result
+    return f"raises {text}" if kind == "raises" else text
+
+
+async def tell_apart(deps: Any, search: RivalSearch, rival: Mutant) -> dict[str, Any]:
+    """The rival's description, and the first generated call of the function on which it and the winner differ
+    (`differs_on`, `winner_gives`, `rival_gives`), or why they were not compared."""
+    winner, source = search.winner, search.source
+    node, top = function_at(source, winner.line)
+    assert node is not None  # the rival was chosen inside it
+    out: dict[str, Any] = {"description": describe_change(source, rival.line, rival.text, rival.description),
+                           "file": rival.path, "line": rival.line, "function": node.name, "differs_on": None}
+    calls: list[Call] = generated_inputs(test_calls(deps.shadow.root, search.test_files, node.name))
+    left = min(COMPARE_S, search.deadline - time.monotonic())
+    if not top or not calls or left < MIN_COMPARE_S:
+        out["not_compared"] = ("a method" if not top else "no literal arguments in the tests" if not calls
+                               else "no time left in search.budget_s")
+        return out
+    folder, module = _importable(deps.shadow.root, winner.path)
+    versions = [function_text(m.applied(source), node.lineno) for m in (winner, rival)]
+    data = await _run_script(deps, {"sys_path": folder, "module": module, "name": node.name, "versions": versions,
+                                    "calls": [[list(a), [list(k) for k in kw]] for a, kw in calls], "call_s": CALL_S},
+                             left)
+    if data.get("error"):
+        out["not_compared"] = str(data["error"])
+        return out
+    out["inputs"] = data.get("tried", 0)
+    if differs := data.get("differs"):
+        w, r = differs["results"]
+        out.update(differs_on=shown(node.name, calls[differs["call"]]), winner_gives=_given(w), rival_gives=_given(r))
+    return out
+
+
+async def rival_figures(deps: Any, search: RivalSearch) -> dict[str, Any]:
+    """`rival_tried` (candidates tried for a rival), with `rival` (tell_apart) when one passed every test, and
+    `rival_s`; {} when the winner's function has no other candidate. Never raises: `rival_error` says what broke."""
+    started = time.monotonic()
+    try:
+        candidates = rival_candidates(search)
+        if not candidates:
+            return {}
+        rival, tried = await find_rival(deps, search, candidates)
+        figures: dict[str, Any] = {"rival_tried": tried}
+        if rival is not None:
+            figures["rival"] = await tell_apart(deps, search, rival)
+    except Exception as exc:  # noqa: BLE001 - telling candidates apart is an aid: it never costs the fix
+        figures = {"rival_error": f"{type(exc).__name__}: {exc}"}
+    figures["rival_s"] = round(time.monotonic() - started, 3)
+    return figures
+
+
+def rival_sentence(rival: dict[str, Any] | None) -> str:
+    """One sentence for the fix's explanation: the other green edit, and the input on which they differ."""
+    if not rival:
+        return ""
+    said = f"Another edit also passes the tests: {rival.get('description', '')}"
+    if rival.get("differs_on"):
+        return (f"{said}; they differ on `{rival['differs_on']}`: this fix gives {rival.get('winner_gives')}, "
+                f"the other {rival.get('rival_gives')}.")
+    if rival.get("inputs"):
+        return f"{said}; none of {rival['inputs']} generated inputs told them apart."
+    return f"{said} (not compared: {rival.get('not_compared') or 'no inputs'})."

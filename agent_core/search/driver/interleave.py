@@ -1,0 +1,107 @@
+"""The model's fills as batches between the search's own driver runs: one hole's candidates per turn.
+
+The search tries its own candidates (the catalogue and the templates, ranked) in driver runs of a
+chunk each. A `ModelBatches` gives the driver one more batch after each of those runs that found no
+fix, and goes on giving them once the search's own candidates run out: the samples of the next hole,
+the holes cut at the most suspicious lines first (the same ranking as the catalogue's), each line's
+holes in the order infill/holes.py cuts them (the line, the statement, a slot after and before it,
+the enclosing block). A hole whose samples all repeat earlier candidates yields nothing and the next
+one is asked at once. The batches end when the holes do, when the endpoint fails (said once in the
+figures), or at the deadline given.
+
+Each batch's candidates are tried and verified by the same driver as the search's own; the figures
+(`figures()`) say per hole how many samples were drawn, kept and tried, the tokens and seconds, and
+which hole's candidate won.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+
+from agent_core.llm.base import LLMClient
+from agent_core.search.candidate import Mutant
+from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, holes_at, infill_holes
+
+
+def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int) -> list[Hole]:
+    """The holes of the `lines` most suspicious lines of all suspects (each line's score, ties in suspect and
+    line order, as the catalogue ranks its lines), each place cut once."""
+    ranked = sorted(((score, s.file, line) for s in suspects if s.file in sources for line, score in s.searched()),
+                    key=lambda entry: -entry[0])
+    places = list(dict.fromkeys((path, line) for _, path, line in ranked))[:lines]
+    out: list[Hole] = []
+    seen: set[tuple[str, int, int, int]] = set()
+    for path, line in places:
+        for hole in holes_at(path, sources[path], line):
+            key = (hole.path, hole.first, hole.last, hole.anchor)
+            if key not in seen:
+                seen.add(key)
+                out.append(hole)
+    return out
+
+
+def is_infill(mutant: Mutant) -> bool:
+    """Whether `mutant` is one of the model's fills (not one of the search's own candidates)."""
+    return mutant.tier == INFILL_TIER
+
+
+class ModelBatches:
+    """The next hole's candidates, each time it is awaited; None once there are no more (see the module)."""
+
+    def __init__(self, llm: LLMClient, holes: list[Hole], sources: Mapping[str, str], options: InfillOptions,
+                 on_hole: Callable[[int, int, Hole], None] | None = None,
+                 screen: Callable[[list[Mutant]], list[Mutant]] | None = None) -> None:
+        self._holes = holes
+        self._reports: AsyncIterator[HoleReport] = infill_holes(llm, holes, sources, options)
+        self._on_hole, self._screen = on_hole, screen
+        self.reports: list[HoleReport] = []
+        self.tried: dict[int, int] = {}  # hole index -> its candidates tried
+        self._of: dict[int, int] = {}  # id of a candidate -> its hole's index
+        self.done = False
+
+    async def __call__(self) -> list[Mutant] | None:
+        """The next hole's candidates that are new and pass the screen (driver/screen.py; an empty list: that
+        hole made none); None: no more holes."""
+        if self.done:
+            return None
+        if self._on_hole is not None:
+            self._on_hole(len(self.reports) + 1, len(self._holes), self._holes[min(len(self.reports),
+                                                                                 len(self._holes) - 1)])
+        try:
+            report = await anext(self._reports)
+        except StopAsyncIteration:
+            self.done = True
+            return None
+        self.reports.append(report)
+        if report.stopped:
+            self.done = True
+        batch = self._screen(list(report.mutants)) if self._screen is not None else list(report.mutants)
+        for mutant in batch:
+            self._of[id(mutant)] = len(self.reports) - 1
+        return batch
+
+    def count_tried(self, mutants: Sequence[Mutant]) -> None:
+        """Note the candidates of a driver run that were tried."""
+        for mutant in mutants:
+            hole = self._of.get(id(mutant))
+            if hole is not None:
+                self.tried[hole] = self.tried.get(hole, 0) + 1
+
+    def figures(self, winner: Mutant | None) -> dict[str, Any]:
+        """The journal's and `--json`'s account of the model's fills: totals, and per hole what it cost."""
+        won = self._of.get(id(winner)) if winner is not None else None
+        holes = [{**r.as_dict(), "tried": self.tried.get(i, 0), "won": i == won} for i, r in enumerate(self.reports)]
+        errors = [r.error for r in self.reports if r.error]
+        return {
+            "holes": len(self.reports),
+            "samples": sum(r.drawn for r in self.reports),
+            "kept": sum(r.kept for r in self.reports),
+            "tried": sum(self.tried.values()),
+            "tokens": sum(r.tokens for r in self.reports),
+            "seconds": round(sum(r.seconds for r in self.reports), 2),
+            "won": self.reports[won].hole.label if won is not None else None,
+            "error": errors[-1] if errors else None,
+            "per_hole": holes,
+        }

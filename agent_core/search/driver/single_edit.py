@@ -1,0 +1,260 @@
+"""Trying candidates: which of them passes the failing tests, then the whole suite, within the search's budget.
+
+`candidates` orders the one-line catalogue's mutants of the suspicious lines (the most suspicious first) and
+has driver/ranking.py place the templates among them. `find_single_edit` runs them against the failing
+tests in sandboxed driver runs with a per-mutant time bound (chunks of HOT_CHUNK, swapped into the live
+functions); a mutant that passes is written into the shadow and the whole suite is run with the normal
+runner and judged; a mutant that fails there is undone exactly. With rivals on, a second green candidate
+of the winner's function and an input the two differ on are looked for (driver/distinguish.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agent_core.models import TestReport
+from agent_core.search.candidate import Mutant
+from agent_core.search.catalogue.line_mutants import line_mutants
+from agent_core.search.driver.distinguish import RivalSearch, rival_figures
+from agent_core.search.driver.interleave import ModelBatches
+from agent_core.search.driver.localizing import Localization, SearchDeps
+from agent_core.search.driver.ranking import arrange, gate_lines, templates_for
+from agent_core.search.driver.sandboxed import try_mutants
+from agent_core.search.evidence.hangs import hung_mutant_bound
+from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
+from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.templates.table import EVIDENCE_TIER
+from agent_core.settings import Settings
+from agent_core.testing.bounds import verify_bounds
+from agent_core.testing.verdict import judge
+from agent_core.workspace.shadow import read_exact, write_exact
+
+HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (a `@curry`-wrapped function, a
+# module-level line) are tried the slow way at the end of their run, so a run of all 1,000 would leave the
+# likeliest of them to whatever budget the 999 others left
+PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
+# that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
+COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
+COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
+SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
+
+
+def _chunk_size(mutants: list[Mutant], index: int) -> int:
+    """How many of `mutants` from `index` one driver run takes: HOT_CHUNK, but the evidence templates that lead
+    the list (ranking.arrange puts them first) in a run of their own, as a module-level one among them (a
+    constant's line) would otherwise wait for the end of a run of HOT_CHUNK."""
+    leading = 0
+    while index + leading < len(mutants) and mutants[index + leading].tier == EVIDENCE_TIER:
+        leading += 1
+    return leading if 0 < leading < HOT_CHUNK else HOT_CHUNK
+
+
+def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list[str] | None = None,
+               inputs: FailingInputs = NO_INPUTS) -> list[Mutant]:
+    """Mutants of the suspects' lines, the most suspicious lines first whichever function they are in (a
+    function scores as its best line, so its other lines may be far less suspicious than another function's);
+    among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order).
+    Then search/driver/ranking.py places the templates (with `exceptions`, the failing tests' exception types, and
+    `inputs`, what their inputs are made of) and moves the candidates with a concern (a variable left
+    unused) after the ones without."""
+    sources: dict[str, str] = {}
+    ranked: list[tuple[float, str, int]] = []
+    for suspect in suspects:
+        if suspect.file not in sources:
+            try:
+                sources[suspect.file] = read_exact(root / suspect.file)
+            except (OSError, UnicodeDecodeError):
+                continue
+        ranked += [(score, suspect.file, line) for line, score in suspect.searched()]
+    ranked.sort(key=lambda entry: -entry[0])  # stable: suspect order, then line order, among ties
+    out: list[Mutant] = []
+    for _, tied in itertools.groupby(ranked, key=lambda entry: entry[0]):
+        batch = [m for _, file, line in tied for m in line_mutants(file, sources[file], line)]
+        out += sorted(batch, key=lambda m: m.tier)
+        if len(out) >= limit:
+            break
+    templates = templates_for(root, sources, ranked, exceptions, inputs, gate_lines(sources, suspects))
+    return arrange(out[:limit], templates, sources, limit, bool(exceptions))
+
+
+def _apply(root: Path, mutant: Mutant) -> str:
+    """Write `mutant` into the file; the file's previous text."""
+    target = root / mutant.path
+    before = read_exact(target)
+    write_exact(target, mutant.applied(before))
+    return before
+
+
+async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None = None) -> TestReport | None:
+    """The whole suite's report with `mutant` in the shadow, kept there when it passes; else None, shadow restored."""
+    shadow = deps.shadow
+    known = mutant.path in shadow.originals
+    shadow.remember(mutant.path)
+    before = _apply(shadow.root, mutant)
+    s = deps.settings
+    report = None
+    try:
+        timeout_s, bound = verify_bounds(s, baseline)
+        report = await deps.run_tests(deps.sandbox, shadow.root, s.test_command, timeout_s, test_timeout_s=bound,
+                                      paced=not s.sandbox.test_timeout_s)
+        report = judge(report, baseline)  # what "verified" means, as for any candidate (testing/verdict.py)
+        return report if report.ok else None
+    finally:
+        if report is None or not report.ok:  # restored exactly, however the run ended
+            write_exact(shadow.root / mutant.path, before)
+            if not known:
+                shadow.originals.pop(mutant.path, None)
+
+
+def _slow_tests_bound(where: Localization | None, failing: list[str], mutants: list[Mutant],
+                      covering: Any) -> float:
+    """A per-mutant bound for tests slower than the setting allows: SLOW_TEST_FACTOR times (plus a second)
+    the time the failing tests, and the most a mutant's covering tests, took while localizing (a correct
+    mutant of a slow test must not be cut as if it looped). A test cut by the localizing bound is left out:
+    its time is the bound's, not what it needs (four hanging tests made every mutant's bound 121 s, and the
+    search's 120 s went on 9 of 779 mutants)."""
+    if where is None or not where.durations:
+        return 0.0
+    spent = {t: s for t, s in where.durations.items() if not where.test_bound_s or s < where.test_bound_s}
+    need = sum(spent.get(nodeid, 0.0) for nodeid in failing)
+    if covering is not None:
+        need += max((sum(spent.get(t, 0.0) for t in covering(m)) for m in mutants), default=0.0)
+    return SLOW_TEST_FACTOR * need + 1.0
+
+
+def _per_mutant(settings: Settings, where: Localization | None, suite_s: float, failing: list[str],
+                mutants: list[Mutant], baseline: TestReport | None,
+                stats: dict[str, Any]) -> tuple[Callable[[Mutant], list[str]] | None, float]:
+    """(the covering tests of a mutant, on a suite slower than COVERING_SUITE_S with per-test coverage; the
+    per-mutant bound), both noted in `stats`."""
+    covering = None
+    timeout_s = settings.search.mutant_timeout_s
+    if where is not None and where.files and suite_s > COVERING_SUITE_S:
+        def covering(mutant: Mutant) -> list[str]:
+            return where.covering(mutant.path, mutant.line)
+
+        timeout_s = COVERING_TIMEOUT_FACTOR * timeout_s  # the failing tests and their neighbours
+        stats["with_covering"] = True
+    slow_s = _slow_tests_bound(where, failing, mutants, covering)
+    timeout_s = hung_mutant_bound(max(timeout_s, slow_s), slow_s, baseline)  # a mutant that still loops: seconds
+    stats["mutant_timeout_s"] = round(timeout_s, 1)
+    return covering, timeout_s
+
+
+@dataclass
+class _Trial:
+    """One search's way of trying a batch of candidates (its per-mutant bound, covering tests and figures)."""
+
+    deps: SearchDeps
+    failing: list[str]
+    baseline: TestReport | None
+    covering: Callable[[Mutant], list[str]] | None
+    timeout_s: float
+    stats: dict[str, Any]
+
+    async def run(self, chunk: list[Mutant], until: float,
+                  live: Callable[[int], None] | None = None) -> tuple[list[tuple[Mutant, str]], str | None]:
+        """`chunk` tried against the failing tests in one driver run ending by `until`: (mutant, outcome) of
+        those tried, in the chunk's order, and why the run stopped."""
+        results, stopped = await try_mutants(
+            self.deps.sandbox, self.deps.shadow.root, self.failing, chunk, mutant_timeout_s=self.timeout_s,
+            budget_s=until - time.monotonic(), max_passing=PASSING_PER_DRIVER_RUN, covering=self.covering,
+            hot=True, on_progress=live)
+        self.stats["stopped"] = stopped
+        if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
+            self.stats["stopped"], self.stats["error"] = "error", stopped.removeprefix("error: ")
+        self.stats["tried"] += len(results)
+        self.stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
+        return results, stopped
+
+    async def verified(self, results: list[tuple[Mutant, str]], rest: list[Mutant], deadline: float,
+                       rivals: bool) -> tuple[Mutant, TestReport] | None:
+        """The first of `results` that passed and passes the whole suite too (with a rival looked for among
+        `rest`, when `rivals`), with that suite's report."""
+        deps = self.deps
+        for mutant, outcome in results:
+            if outcome != "passed":
+                continue
+            self.stats["passed_failing"] += 1
+            source = read_exact(deps.shadow.root / mutant.path)  # before the mutant: a rival is tried on it
+            report = await _verify(deps, mutant, self.baseline)
+            if report is not None and rivals and deps.settings.search.rivals:  # another green edit, and an
+                # input on which the two differ (search/driver/distinguish.py)
+                self.stats.update(await rival_figures(deps, RivalSearch(
+                    mutant, source, rest, self.failing, report, self.timeout_s, self.covering,
+                    lambda rival: _verify(deps, rival, self.baseline), verify_bounds(deps.settings, self.baseline)[0],
+                    deadline, report.test_files or sorted(deps.shadow.verification))))
+            if report is not None:
+                return mutant, report
+        return None
+
+
+async def _model_turn(trial: _Trial, more: ModelBatches, until: float, rest: list[Mutant],
+                      rivals: bool) -> tuple[Mutant, TestReport] | Literal[False] | None:
+    """One hole's candidates from the model, tried and verified: the fix, None, or False when no hole is left."""
+    batch = await more()
+    if batch is None:
+        return False
+    if not batch or time.monotonic() >= until:
+        return None
+    results, _ = await trial.run(batch, until)
+    more.count_tried([m for m, _ in results])
+    return await trial.verified(results, rest, until, rivals)
+
+
+async def find_single_edit(
+    deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
+    suite_s: float = 0.0, baseline: TestReport | None = None, deadline: float | None = None, rivals: bool = True,
+    more: ModelBatches | None = None, more_until: float | None = None,
+) -> tuple[Mutant | None, TestReport | None, dict]:
+    """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
+    seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
+    sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
+    suite; with that suite's report and the search's figures. The search ends at `deadline` (by default
+    `search.budget_s` from now; the caller's, when localizing already spent part of it). With `rivals`, a second
+    green candidate of the winner's function is looked for, and an input the two differ on (driver/distinguish.py).
+    `more`: the model's candidates, one hole's after each driver run of `mutants` that found nothing, and on
+    their own once `mutants` are done, until `more_until` (driver/interleave.py)."""
+    deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
+    until = max(deadline, more_until or deadline)
+    stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
+    covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
+    trial = _Trial(deps, failing, baseline, covering, timeout_s, stats)
+    index, own = 0, True
+    while True:
+        if own and index < len(mutants) and time.monotonic() < deadline:
+            def live(done: int, base: int = index) -> None:  # the driver's count while it runs (sandboxed.py)
+                _tick(deps, base + done, len(mutants))
+
+            chunk = mutants[index : index + _chunk_size(mutants, index)]
+            results, stopped = await trial.run(chunk, deadline, live)
+            if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
+                # after it were not tried)
+                index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
+            _tick(deps, stats["tried"], len(mutants))
+            if found := await trial.verified(results, mutants[index:], deadline, rivals):
+                return found[0], found[1], stats
+            own = stopped != "budget" and bool(results)
+        elif more is None or time.monotonic() >= until:
+            break
+        if more is not None and time.monotonic() < until:
+            turn = await _model_turn(trial, more, until, mutants[index:], rivals)
+            if turn is False:
+                more = None
+            elif turn:
+                return turn[0], turn[1], stats
+    return None, None, stats
+
+
+def _tick(deps: SearchDeps, tried: int, total: int) -> None:
+    """How far the search is (mutants tried of all), for a front end's progress; the editor's background search
+    has no phase to report."""
+    phase = getattr(deps, "phase", None)
+    if phase is not None:
+        tried = min(tried, total)
+        phase("testing", f"trying single-edit fixes: {tried}/{total} tried", 6 + 8 * tried / max(1, total))

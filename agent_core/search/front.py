@@ -1,0 +1,183 @@
+"""The search's front door: `localize` a failure, then `find_fix` a verified fix among the candidates.
+
+`find_fix` makes the candidates of the suspicious lines (the one-line catalogue, the templates placed among
+them by driver/ranking.py, then any extra `CandidateSource`'s), tries them against the failing tests in the
+sandbox, verifies a passing one on the whole suite, and, when no single edit does, a fix in two edits (a
+partial fix and a second edit). It returns a `SearchOutcome` with typed `SearchStats`; callers (the
+pipeline's search node, the editor's background quick fix, the `diagnose` check) only adapt it.
+
+With a model (`model`, the run's LLM client, and `search.infill` on), the model is a source of candidates
+too: holes cut at the most suspicious lines, filled with many short samples (search/infill/), one hole's
+candidates tried after each driver run of the search's own that found nothing, and on their own once those
+run out, for `search.infill_budget_s` more (driver/interleave.py). They are tried, verified and judged like
+the search's own; `SearchStats.infill` says per hole what it cost and which one won.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agent_core.llm.base import LLMClient
+from agent_core.models import TestReport
+from agent_core.sandbox.base import Sandbox
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.distinguish import rival_sentence
+from agent_core.search.driver.interleave import ModelBatches, ranked_holes
+from agent_core.search.driver.localizing import Localization, SearchDeps, localize_failure
+from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
+from agent_core.search.driver.screen import Screen
+from agent_core.search.driver.single_edit import candidates, find_single_edit
+from agent_core.search.evidence.hangs import unhung_duration
+from agent_core.search.evidence.inputs import failing_inputs, seen_exceptions
+from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.infill import Hole, InfillOptions
+from agent_core.settings import Settings
+from agent_core.workspace.shadow import ShadowWorkspace, read_exact
+
+
+@dataclass
+class Collaborators:
+    """What localizing and searching need of a run (`SearchDeps`), for a caller that has no run of its own."""
+
+    settings: Settings
+    sandbox: Sandbox
+    shadow: ShadowWorkspace
+    run_tests: Any  # async (sandbox, workspace, test_command, timeout_s, ...) -> TestReport
+
+
+@dataclass
+class SearchStats:
+    """The search's figures, as the journal's `search` event records them (a figure not measured is None)."""
+
+    mutants: int | None = None  # candidates made
+    tried: int | None = None  # of them, run against the failing tests
+    passed_failing: int | None = None  # of them, passing the failing tests
+    timeouts: int | None = None  # of them, cut by the per-mutant bound
+    stopped: str | None = None  # why the last driver run stopped ("budget", "passing", "error", ...)
+    with_covering: bool | None = None  # a mutant ran its line's covering tests too
+    mutant_timeout_s: float | None = None  # the per-mutant bound
+    error: str | None = None  # why a driver run failed
+    rival_tried: int | None = None  # candidates tried for a second green edit
+    rival: dict[str, Any] | None = None  # that edit, and an input the two differ on (driver/distinguish.py)
+    rival_error: str | None = None
+    rival_s: float | None = None
+    partial_fixes: int | None = None  # a fix in two edits: the partial fixes found ...
+    second_tried: int | None = None  # ... the second edits tried after them
+    first: str | None = None  # ... and the pair found
+    second: str | None = None
+    pair_error: str | None = None
+    infill: dict[str, Any] | None = None  # the model's fills: holes, samples, kept, tried, tokens, seconds, won
+
+    @classmethod
+    def of(cls, figures: dict[str, Any]) -> SearchStats:
+        """From the driver's figures (an unknown figure raises: every figure has a field here)."""
+        return cls(**figures)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures measured (`stopped` whenever mutants were counted, even None)."""
+        return {k: v for k, v in asdict(self).items() if v is not None or k == "stopped" and self.mutants is not None}
+
+
+@dataclass
+class SearchOutcome:
+    """What `find_fix` found: the fix (None when nothing passed every test) with the suite's passing report,
+    the original lines it replaces, a sentence on a rival edit, the figures, and what broke, if anything."""
+
+    fix: Mutant | None = None
+    report: TestReport | None = None
+    before: str = ""  # the lines of the file the fix replaces, as they were
+    source: str = ""  # the fixed file's text before the fix
+    rival: str = ""  # another edit that passes too, and an input they differ on
+    stats: SearchStats = field(default_factory=SearchStats)
+    mutants: int = 0  # candidates made
+    error: str = ""  # "making candidates: ..." or "trying mutants: ...": the search could not run as meant
+    crash: str = ""  # the single-edit search raised this (the pair search still ran)
+    refused: list[str] = field(default_factory=list)  # candidates refused for swallowing the tests' errors
+
+
+async def localize(deps: SearchDeps, report: TestReport, deadline: float | None = None) -> Localization:
+    """Rank the suspicious functions and lines of the failure in `report` (localizing counts against the
+    search's budget when it ends at `deadline`)."""
+    return await localize_failure(deps, report, deadline)
+
+
+def _phase(deps: SearchDeps, count: int) -> None:
+    phase = getattr(deps, "phase", None)  # the editor's background search has no phase to report
+    if phase is not None:
+        phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{count} tried", 6)
+
+
+def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect], until: float | None,
+                   screen: Screen) -> ModelBatches | None:
+    """The model's fills of the suspects' holes, when a model is given and `search.infill` is on."""
+    s = deps.settings.search
+    if model is None or not s.infill:
+        return None
+    sources: dict[str, str] = {}
+    for suspect in suspects:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            sources.setdefault(suspect.file, read_exact(deps.shadow.root / suspect.file))
+    holes = ranked_holes(suspects, sources, s.infill_lines)
+
+    def said(number: int, total: int, hole: Hole) -> None:
+        phase = getattr(deps, "phase", None)
+        if phase is not None:
+            phase("testing", f"asking the model to fill hole {number}/{total} ({hole.path}: {hole.label})", 14)
+
+    return ModelBatches(model, holes, sources, InfillOptions(samples=s.infill_samples, deadline=until),
+                        on_hole=said, screen=screen) if holes else None
+
+
+async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *, deadline: float | None = None,
+                   suspects: list[Suspect] | None = None, pairs: bool = True, contain: bool = True,
+                   model: LLMClient | None = None, model_deadline: float | None = None) -> SearchOutcome:
+    """A fix of the failure in `report`, localized in `where` (its suspects, or `suspects`), found within the
+    budget ending at `deadline`. `pairs`: with a deadline, a fix in two edits after no single edit did.
+    `contain`: a failure making or trying candidates is reported in the outcome, not raised. `model`: the
+    model whose fills are tried between and after the search's own candidates (see the module's docstring),
+    until `model_deadline` (by default search.infill_budget_s after `deadline`)."""
+    root, failing = deps.shadow.root, where.failing
+    suspects = where.suspects if suspects is None else suspects
+    inputs = failing_inputs(report, root)
+    screen = Screen(root, [*seen_exceptions(report), "AssertionError"])  # the tests' errors no candidate may hide
+    try:
+        mutants = screen(candidates(root, suspects, deps.settings.search.max_mutants, seen_exceptions(report),
+                                    inputs))
+    except Exception as exc:
+        if not contain:
+            raise
+        return SearchOutcome(error=f"making candidates: {type(exc).__name__}: {exc}")
+    _phase(deps, len(mutants))
+    originals = {m.path: read_exact(root / m.path) for m in mutants}
+    outcome = SearchOutcome(mutants=len(mutants))
+    suite_s = unhung_duration(report)
+    until = model_deadline
+    if until is None and deadline is not None:
+        until = deadline + deps.settings.search.infill_budget_s
+    batches = _model_batches(deps, model, suspects, until, screen)
+    try:
+        winner, passed, figures = await find_single_edit(deps, failing, mutants, where, suite_s, report, deadline,
+                                                         more=batches, more_until=until)
+    except Exception as exc:
+        if not contain:
+            raise
+        winner, passed, figures, outcome.crash = None, None, {}, f"{type(exc).__name__}: {exc}"
+    if (winner is None or passed is None) and pairs and deadline is not None and not figures.get("error"):
+        winner, passed, more = await from_partial_fix(  # two edits, from a partial fix (driver/pairs.py)
+            deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
+            lambda: screen.kept(candidates(root, suspects, SECOND_EDITS, seen_exceptions(report), inputs)),
+            lambda more: find_single_edit(deps, failing, more, where, suite_s, report, deadline, rivals=False))
+        figures.update(more)
+    if batches is not None:
+        figures["infill"] = batches.figures(winner)
+    outcome.stats, outcome.refused = SearchStats.of(figures), screen.refused
+    if figures.get("error"):
+        outcome.error = f"trying mutants: {figures['error']}"
+    if winner is not None and passed is not None:
+        outcome.fix, outcome.report, outcome.source = winner, passed, originals[winner.path]
+        outcome.before = "\n".join(originals[winner.path].split("\n")[winner.line - 1 : winner.last])
+        outcome.rival = rival_sentence(figures.get("rival"))
+    return outcome
+

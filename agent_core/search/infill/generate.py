@@ -1,0 +1,149 @@
+"""Asking the model to fill holes: many short samples per hole, each a candidate of the search.
+
+`infill_hole` draws a hole's samples one after another (a local server answers
+one request at a time; a second one would interrupt the first's stream), each
+capped at `max_tokens`, with the prompt of prompt.py, and turns them into
+mutants (samples.py). `infill_holes` does that hole by hole as an async
+iterator, so a caller can verify a hole's candidates before it pays for the
+next hole's, and stop at the first that is right; a candidate an earlier hole
+of the file made is not made again. `infill_candidates` collects them all.
+
+A failing endpoint is data, not a crash: an unreachable or failing endpoint
+(LLMUnavailable), a spent token or time budget (BudgetSpent) end the
+iteration with the reason in the last report's `error` (and `stopped` set);
+any other refused request ends that hole's sampling with the reason, and the
+next hole is tried.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from agent_core.llm.base import BudgetSpent, LLMClient, LLMError, LLMUnavailable
+from agent_core.llm.fim import FimSpec
+from agent_core.models import Role
+from agent_core.search.candidate import Mutant
+from agent_core.search.infill.holes import Hole
+from agent_core.search.infill.prompt import InfillPrompt, answer_code, build_prompt
+from agent_core.search.infill.samples import Sampler, sample_plan
+
+INFILL_ACCOUNT = "infill"  # the usage and journal name of the infill calls (they borrow a role's model)
+SAMPLES = 12
+MAX_TOKENS = 60
+CHAT_EXTRA_TOKENS = 24  # a chat answer's fence and language tag around the lines
+
+
+@dataclass
+class HoleReport:
+    """What filling one hole did: its candidates and what they cost."""
+
+    hole: Hole
+    dialect: str
+    mutants: list[Mutant] = field(default_factory=list)
+    drawn: int = 0  # samples asked for
+    answered: int = 0  # samples the model answered
+    tokens: int = 0  # prompt and completion tokens of those calls
+    seconds: float = 0.0
+    error: str | None = None  # why sampling ended early (the endpoint failed, the budget is spent)
+    stopped: bool = False  # that error ends every later hole too
+
+    @property
+    def kept(self) -> int:
+        """Samples that became candidates (parsed, changed something, new)."""
+        return len(self.mutants)
+
+    def as_dict(self) -> dict[str, object]:
+        """The journal's and `--json`'s form (no source text beyond the hole's label)."""
+        return {"path": self.hole.path, "hole": self.hole.label, "kind": self.hole.kind, "dialect": self.dialect,
+                "drawn": self.drawn, "answered": self.answered, "kept": self.kept, "tokens": self.tokens,
+                "seconds": round(self.seconds, 2), "error": self.error}
+
+
+@dataclass(frozen=True)
+class InfillOptions:
+    """How each hole is sampled."""
+
+    samples: int = SAMPLES
+    max_tokens: int = MAX_TOKENS
+    role: Role = "coder"  # whose model (endpoint, model name) fills the holes
+    account: str = INFILL_ACCOUNT
+    failure: str | None = None  # a failing test's output for the prompt (prompt.py); off by default
+    low: float = 0.2  # the lowest and highest sampling temperature
+    high: float = 1.0
+    seed: int = 0
+    deadline: float | None = None  # time.monotonic() after which no further sample is asked for
+
+
+def _tokens(llm: LLMClient, account: str) -> int:
+    usage = llm.usage_by_role().get(account)
+    return usage.tokens if usage is not None else 0
+
+
+async def _ask(llm: LLMClient, prompt: InfillPrompt, options: InfillOptions, temperature: float, seed: int) -> str:
+    if prompt.dialect == "chat":
+        return await llm.text(options.role, prompt.messages, temperature=temperature,
+                              max_tokens=options.max_tokens + CHAT_EXTRA_TOKENS, account=options.account)
+    return await llm.complete(options.role, prompt.prompt, max_tokens=options.max_tokens, temperature=temperature,
+                              seed=seed, stop=list(prompt.stop), suffix=prompt.suffix, account=options.account)
+
+
+async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
+                      options: InfillOptions = InfillOptions(), seen: set[str] | None = None) -> HoleReport:
+    """Fill `hole` of `source` (the text of hole.path) with `options.samples` samples; its candidates, best
+    (likeliest) first, and what they cost. `seen`: the candidates (syntax trees) other holes of the file
+    made, not made again (samples.Sampler)."""
+    report = HoleReport(hole, spec.dialect)
+    prompt = build_prompt(hole, spec, options.failure)
+    sampler = Sampler(hole, source, seen if seen is not None else set())
+    began, spent = time.monotonic(), _tokens(llm, options.account)
+    for temperature, seed in sample_plan(options.samples, options.low, options.high, options.seed):
+        if options.deadline is not None and time.monotonic() >= options.deadline:
+            break
+        report.drawn += 1
+        try:
+            answer = await _ask(llm, prompt, options, temperature, seed)
+        except (LLMUnavailable, BudgetSpent) as exc:
+            report.error, report.stopped = str(exc), True
+            break
+        except LLMError as exc:
+            report.error = str(exc)
+            break
+        report.answered += 1
+        sampler.add(answer_code(prompt, answer))
+    report.mutants = sampler.mutants
+    report.tokens = _tokens(llm, options.account) - spent
+    report.seconds = time.monotonic() - began
+    return report
+
+
+async def infill_holes(llm: LLMClient, holes: Iterable[Hole], sources: Mapping[str, str],
+                       options: InfillOptions = InfillOptions()) -> AsyncIterator[HoleReport]:
+    """Fill `holes` in order (holes.suspect_holes ranks them), one report per hole as soon as it is filled;
+    ends after a report whose error stops everything, or at `options.deadline`. `sources` maps each hole's
+    path to its text (a hole whose file is missing there is skipped)."""
+    try:
+        spec = await llm.fim_spec(options.role)
+    except LLMError as exc:  # the endpoint cannot even be found: one report says why, no candidates
+        first = next(iter(holes), None)
+        if first is not None:
+            yield HoleReport(first, "", error=str(exc), stopped=True)
+        return
+    seen: dict[str, set[str]] = {}  # per file: the candidates made so far, made once
+    for hole in holes:
+        if options.deadline is not None and time.monotonic() >= options.deadline:
+            return
+        source = sources.get(hole.path)
+        if source is None:
+            continue
+        report = await infill_hole(llm, hole, source, spec, options, seen.setdefault(hole.path, set()))
+        yield report
+        if report.stopped:
+            return
+
+
+async def infill_candidates(llm: LLMClient, holes: Iterable[Hole], sources: Mapping[str, str],
+                            options: InfillOptions = InfillOptions()) -> list[HoleReport]:
+    """Every hole's report (`infill_holes` collected)."""
+    return [report async for report in infill_holes(llm, holes, sources, options)]

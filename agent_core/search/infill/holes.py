@@ -1,0 +1,244 @@
+"""Holes: the places around a suspect line where a model may write the code that fixes it.
+
+For a suspicious line of a Python file, `holes_at` cuts, in this order:
+
+- `line`: the line itself;
+- `statement`: the whole statement holding it (a simple statement's lines, or a compound
+  statement's header: `for ...:`, `if ...:`), when that is more than the line;
+- `after` and `before`: an empty slot just after and just before the statement, at its
+  indentation (after a compound header: the first line of its body; after a `def`: the
+  first line after its docstring), for what is missing there: a guard, a `continue`, a
+  `return`, a default assigned. No `after` slot follows a statement that leaves the block
+  (`return`, `raise`, `continue`, `break`, `pass`), no `before` slot precedes a `def`;
+- `block`: the innermost `if`/`for`/`while`/`with`/`try` around the statement (or the
+  statement itself when it is one), when it spans at most MAX_BLOCK_LINES lines.
+
+A `Hole` carries the code before and after it, bounded: the enclosing function (its
+class's header for a method) and the module's imports, cut to BEFORE_CHARS and
+AFTER_CHARS at line boundaries, nearest the hole kept. The same text serves every
+sample of the hole, so a server's prompt cache reads it once.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from agent_core.analysis import pysyntax
+
+HoleKind = Literal["line", "statement", "after", "before", "block"]
+MAX_BLOCK_LINES = 8
+BEFORE_CHARS = 3000
+AFTER_CHARS = 1200
+IMPORT_CHARS = 800  # of the module's imports, put before the function
+_LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break, ast.Pass)
+_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class Hole:
+    """Lines `first`..`last` of `path` (1-based, inclusive) to be written anew; an empty slot when `last` is
+    `first - 1` (the new lines go just before line `first`).
+
+    `original` is the text of those lines ("" for a slot), `indent` the indentation the new lines start
+    at, `before` and `after` the bounded code on either side (`before` ends with a newline, `after`
+    starts at the line after the hole). `anchor` is the line a slot's text joins into a candidate
+    (the statement's first line for `before`, its last for `after`).
+    """
+
+    path: str
+    first: int
+    last: int
+    original: str
+    indent: str
+    before: str
+    after: str
+    kind: HoleKind
+    anchor: int = 0
+
+    @property
+    def is_slot(self) -> bool:
+        return self.last < self.first
+
+    @property
+    def size(self) -> int:
+        """How many lines the hole replaces (0 for a slot)."""
+        return self.last - self.first + 1
+
+    @property
+    def label(self) -> str:
+        """e.g. `line 12 (statement)`, `slot after line 12`."""
+        if self.is_slot:
+            return f"slot {self.kind} line {self.anchor}"
+        span = f"line {self.first}" if self.size == 1 else f"lines {self.first}-{self.last}"
+        return f"{span} ({self.kind})"
+
+
+class SuspectLike(Protocol):
+    """What holes need of a localization suspect (search/localize.py's `Suspect`)."""
+
+    file: str
+    lines: list[int]
+
+
+def _indent(text: str) -> str:
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def _header_end(node: ast.stmt) -> int:
+    """The last line of a compound statement's header (the line before its body starts)."""
+    body = getattr(node, "body", None)
+    if not body:
+        return node.lineno
+    first = body[0]
+    start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", []))])
+    return max(node.lineno, start - 1)
+
+
+def _chain(tree: ast.Module, line: int) -> list[ast.stmt]:
+    """The statements containing `line`, outermost first (each nested in the one before)."""
+    out: list[ast.stmt] = []
+    body: Iterable[ast.AST] = tree.body
+    while True:
+        found = None
+        for node in body:
+            if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+                found = node
+                break
+        if found is None:
+            return out
+        out.append(found)
+        body = [child for field in ("body", "orelse", "finalbody") for child in getattr(found, field, [])]
+        body += [child for handler in getattr(found, "handlers", []) for child in handler.body]
+        body += [child for case in getattr(found, "cases", []) for child in case.body]
+
+
+def _cut_tail(text: str, limit: int) -> str:
+    """The last whole lines of `text` within `limit` characters."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    return cut[cut.index("\n") + 1 :] if "\n" in cut else cut
+
+
+def _cut_head(text: str, limit: int) -> str:
+    """The first whole lines of `text` within `limit` characters."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    return cut[: cut.rindex("\n") + 1] if "\n" in cut else cut
+
+
+@dataclass(frozen=True)
+class _Context:
+    """The source's lines and the bounds of the code shown around a hole."""
+
+    lines: list[str]
+    start: int  # first line of the enclosing function (or 1)
+    end: int  # its last line (or the file's)
+    preamble: str  # the module's imports and a method's class header, put before the function
+
+    def before(self, first: int) -> str:
+        own = "".join(line + "\n" for line in self.lines[self.start - 1 : first - 1])
+        if len(self.preamble) + len(own) <= BEFORE_CHARS:
+            return self.preamble + own
+        return _cut_tail(own, BEFORE_CHARS)
+
+    def after(self, last: int) -> str:
+        return _cut_head("".join(line + "\n" for line in self.lines[last : self.end]), AFTER_CHARS)
+
+
+def _context(tree: ast.Module, lines: list[str], chain: list[ast.stmt]) -> _Context:
+    functions = [n for n in chain if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if not functions:
+        return _Context(lines, 1, len(lines), "")
+    function = functions[-1]
+    start = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    preamble = _cut_head("".join("\n".join(lines[n.lineno - 1 : n.end_lineno]) + "\n" for n in imports), IMPORT_CHARS)
+    owner = chain[chain.index(function) - 1] if chain.index(function) else None
+    if isinstance(owner, ast.ClassDef):
+        header = "\n".join(lines[owner.lineno - 1 : _header_end(owner)]) + "\n"
+        preamble = (preamble + "\n\n" if preamble else "") + header
+    elif preamble:
+        preamble += "\n\n"
+    return _Context(lines, start, function.end_lineno or len(lines), preamble)
+
+
+def _hole(path: str, ctx: _Context, first: int, last: int, kind: HoleKind, indent: str, anchor: int = 0) -> Hole:
+    original = "\n".join(ctx.lines[first - 1 : last])
+    return Hole(path, first, last, original, indent, ctx.before(first), ctx.after(last), kind, anchor)
+
+
+def _block(chain: list[ast.stmt], statement: ast.stmt) -> ast.stmt | None:
+    """The innermost compound statement (not a def or class) holding `statement`, or `statement` itself when it
+    is one, within MAX_BLOCK_LINES lines."""
+    for node in reversed(chain[: chain.index(statement) + 1]):
+        if isinstance(node, _SCOPES):
+            return None
+        span = (node.end_lineno or node.lineno) - node.lineno + 1
+        if isinstance(node, _BLOCKS):
+            return node if span <= MAX_BLOCK_LINES else None
+    return None
+
+
+def holes_at(path: str, source: str, line: int) -> list[Hole]:
+    """The holes around line `line` (1-based) of `source` (the text of `path`), in the order of the module
+    docstring; [] when the file does not parse or the line holds no statement."""
+    try:
+        tree = pysyntax.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    lines = source.split("\n")
+    chain = _chain(tree, line)
+    if not chain or isinstance(chain[-1], _SCOPES) and line > _header_end(chain[-1]):
+        return []  # a blank line or a comment between statements
+    statement = chain[-1]
+    ctx = _context(tree, lines, chain)
+    compound = bool(getattr(statement, "body", None))
+    first = statement.lineno
+    last = _header_end(statement) if compound else statement.end_lineno or first
+    indent = _indent(lines[first - 1])
+    out = [_hole(path, ctx, line, line, "line", _indent(lines[line - 1]))]
+    if (first, last) != (line, line) and first <= line <= last:
+        out.append(_hole(path, ctx, first, last, "statement", indent))
+    if compound and not isinstance(statement, ast.ClassDef) and line <= last:
+        body: list[ast.stmt] = statement.body  # type: ignore[attr-defined]  # compound: it has a body
+        at = last
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and ast.get_docstring(statement) is not None:
+            at = body[0].end_lineno or at  # a function's first lines come after its docstring
+        out.append(_hole(path, ctx, at + 1, at, "after", _indent(lines[body[0].lineno - 1]), anchor=at))
+    elif not compound and not isinstance(statement, _LEAVES):
+        out.append(_hole(path, ctx, last + 1, last, "after", indent, anchor=last))
+    if not isinstance(statement, _SCOPES):
+        out.append(_hole(path, ctx, first, first - 1, "before", indent, anchor=first))
+    block = _block(chain, statement)
+    if block is not None:
+        end = block.end_lineno or block.lineno
+        if (block.lineno, end) not in {(h.first, h.last) for h in out}:
+            out.append(_hole(path, ctx, block.lineno, end, "block", _indent(lines[block.lineno - 1])))
+    return out
+
+
+def suspect_holes(
+    suspects: Iterable[SuspectLike], sources: Mapping[str, str], *, max_suspects: int = 3, lines_per_suspect: int = 2
+) -> list[Hole]:
+    """The holes of the best `lines_per_suspect` lines of the first `max_suspects` suspects (localize.py ranks
+    them best first), in that order, each place cut once; `sources` maps a suspect's file to its text (a
+    file missing there is skipped)."""
+    out: list[Hole] = []
+    seen: set[tuple[str, int, int, int]] = set()
+    for suspect in list(suspects)[:max_suspects]:
+        source = sources.get(suspect.file)
+        if source is None:
+            continue
+        for line in suspect.lines[:lines_per_suspect]:
+            for hole in holes_at(suspect.file, source, line):
+                key = (hole.path, hole.first, hole.last, hole.anchor)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(hole)
+    return out

@@ -1,0 +1,126 @@
+"""A hole's samples turned into the search's candidates: cut, re-indented, spliced, parsed, deduplicated.
+
+A model's middle often runs past the hole: it goes on with the code after it, or
+leaves the block. `fit` keeps the lines up to where the indentation drops below
+the sample's first line, where the sample starts repeating the code after the
+hole, or the hole's size (plus EXTRA_LINES unless it is a compound statement's
+header; a slot takes up to SLOT_LINES), and
+re-indents them to the hole's indentation (the sample's own indentation kept
+relative to its first line). `candidate` splices the lines into the file and
+keeps the longest leading part that still parses, as a `Mutant`. A `Sampler`
+drops the samples that change nothing or that another sample (of this hole, or
+of another hole of the file sharing its `seen`) already wrote: the same syntax
+tree, so `a+b` and `a + b` are one candidate.
+
+`sample_plan` spreads a hole's samples over temperatures and seeds, so the
+first samples are the model's likeliest answers and the later ones its more
+varied guesses.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from agent_core.analysis import pysyntax
+from agent_core.search.candidate import Mutant
+from agent_core.search.infill.holes import Hole
+
+INFILL_TIER = 30  # after every single-edit tier of mutants.py (0-12) and the templates' (20)
+EXTRA_LINES = 1  # a replaced hole may come back one line longer
+SLOT_LINES = 3  # an empty slot takes a guard and its body
+MIN_TEMPERATURE, MAX_TEMPERATURE = 0.2, 1.0
+DESCRIPTION_CHARS = 80
+
+
+def sample_plan(samples: int, low: float = MIN_TEMPERATURE, high: float = MAX_TEMPERATURE,
+                seed: int = 0) -> list[tuple[float, int]]:
+    """(temperature, seed) of each of `samples` samples: temperatures rising evenly from `low` to `high`,
+    a different seed each."""
+    if samples <= 1:
+        return [(low, seed)][:samples]
+    step = (high - low) / (samples - 1)
+    return [(round(low + i * step, 3), seed + i) for i in range(samples)]
+
+
+def _indent(text: str) -> str:
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def fit(hole: Hole, middle: str) -> list[str]:
+    """The lines of a sample's `middle` that fill `hole`, re-indented to it ([] when nothing is left)."""
+    lines = [line.rstrip() for line in middle.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if not lines:
+        return []
+    base = _indent(lines[0])
+    following = next((line.strip() for line in hole.after.split("\n") if line.strip()), "")
+    header = hole.original.rstrip().endswith(":")  # its body follows in `after`: the hole takes no more lines
+    limit = SLOT_LINES if hole.is_slot else hole.size + (0 if header else EXTRA_LINES)
+    kept: list[str] = []
+    for index, line in enumerate(lines):
+        if not line.strip():
+            kept.append("")
+            continue
+        if index and (len(_indent(line)) < len(base) or line.strip() == following):
+            break  # left the block, or writes the code that follows the hole
+        kept.append(hole.indent + line[len(base) :] if line.startswith(base) else hole.indent + line.lstrip())
+    while kept and not kept[-1]:
+        kept.pop()
+    return [line for line in kept if line][:limit]
+
+
+def _splice(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant:
+    text = "\n".join(lines)
+    head = lines[0].strip()
+    head = head if len(head) <= DESCRIPTION_CHARS else head[: DESCRIPTION_CHARS - 3] + "..."
+    if hole.is_slot:
+        anchor = source_lines[hole.anchor - 1]
+        joined = f"{text}\n{anchor}" if hole.kind == "before" else f"{anchor}\n{text}"
+        return Mutant(hole.path, hole.anchor, joined, f"model infill {hole.kind} line {hole.anchor}: {head}",
+                      INFILL_TIER, hole.anchor)
+    where = f"line {hole.first}" if hole.size == 1 else f"lines {hole.first}-{hole.last}"
+    return Mutant(hole.path, hole.first, text, f"model infill at {where} ({hole.kind}): {head}", INFILL_TIER,
+                  hole.last)
+
+
+def _tree(source: str) -> str | None:
+    try:
+        return ast.dump(pysyntax.parse(source))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+@dataclass
+class Sampler:
+    """The candidates of one hole of `source`, sample by sample: each new one kept once. `seen` holds the
+    syntax trees already made (pass one set to the samplers of several holes of a file: a candidate that
+    another hole made is not made again)."""
+
+    hole: Hole
+    source: str
+    seen: set[str] = field(default_factory=set)
+    mutants: list[Mutant] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        original = _tree(self.source)
+        if original is not None:
+            self.seen.add(original)  # a sample that changes nothing is no candidate
+
+    def add(self, middle: str) -> Mutant | None:
+        """The candidate a sample's `middle` makes, kept; None when it fills nothing, does not parse, changes
+        nothing or repeats an earlier sample."""
+        lines = fit(self.hole, middle)
+        source_lines = self.source.split("\n")
+        for count in range(len(lines), 0, -1):  # a sample cut at its token limit ends in half a line
+            mutant = _splice(self.hole, lines[:count], source_lines)
+            tree = _tree(mutant.applied(self.source))
+            if tree is None:
+                continue
+            if tree in self.seen:
+                return None
+            self.seen.add(tree)
+            self.mutants.append(mutant)
+            return mutant
+        return None

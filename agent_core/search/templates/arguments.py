@@ -1,0 +1,121 @@
+"""Call arguments changed on a suspicious line: a keyword argument the callee accepts passed on (a setting not
+passed on), one dropped, or an argument moved between nested calls (`f(g(a), b)` <-> `f(g(a, b))`).
+
+The callee's parameters are read from its definition in the module, or in the project module the name is
+imported from.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from agent_core.analysis import pysyntax
+from agent_core.search.candidate import Edit
+from agent_core.search.linetext import on_line, replace, span
+
+MAX_KEYWORDS = 4
+
+
+def _call_text(text: str, call: ast.Call, parts: list[str]) -> str:
+    s, e = span(text, call.func)
+    return f"{text[s:e]}({', '.join(parts)})"
+
+
+def _parts(text: str, call: ast.Call) -> list[str] | None:
+    nodes: list[ast.AST] = [*call.args, *call.keywords]
+    if not all(on_line(n, call.lineno) for n in nodes):
+        return None
+    items = [(n.col_offset, text[slice(*span(text, n))]) for n in nodes]  # type: ignore[attr-defined]
+    return [t for _, t in sorted(items)]
+
+
+def _signature(tree: ast.Module, call: ast.Call, root: Path | None, path: str) -> ast.arguments | None:
+    """The arguments of the function `call` calls, when the module (or a project module it imports the
+    name from) defines it: a plain name, or a method called on `self`/any object (by its name)."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if name is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node.args
+    if root is None or not isinstance(func, ast.Name):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and any(a.name == name and a.asname is None
+                                                                    for a in node.names):
+            found = _imported_def(root, path, node, name)
+            if found is not None:
+                return found
+    return None
+
+
+def _imported_def(root: Path, path: str, node: ast.ImportFrom, name: str) -> ast.arguments | None:
+    rel = Path(*(node.module or "").split("."))
+    bases = [Path(path).parent] * bool(node.level) or [Path("."), Path("src")]
+    for base in bases:
+        for parent in range(max(node.level - 1, 0)):
+            base = base.parent if parent < len(base.parts) else base
+        for candidate in (base / rel.with_suffix(".py"), base / rel / "__init__.py"):
+            try:
+                tree = pysyntax.parse((root / candidate).read_text(encoding="utf-8"))
+            except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+                continue
+            for found in tree.body:
+                if isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)) and found.name == name:
+                    return found.args
+    return None
+
+
+def keyword_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: set[str],
+                  root: Path | None = None, path: str = "") -> list[Edit]:
+    """A keyword argument the callee accepts added (`name=name` from the scope), or one dropped."""
+    out: list[Edit] = []
+    for call in (n for n in nodes if isinstance(n, ast.Call) and on_line(n, line)):
+        parts = _parts(text, call)
+        if parts is None:
+            continue
+        s, e = span(text, call)
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                kept = [p for p in parts if not p.startswith(f"{keyword.arg}=")]
+                out.append(Edit(line, replace(text, s, e, _call_text(text, call, kept)), line,
+                                f"`{keyword.arg}=` dropped"))
+        arguments = _signature(tree, call, root, path)
+        if arguments is None:
+            continue
+        positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args] if a.arg not in ("self", "cls")]
+        given = {k.arg for k in call.keywords} | set(positional[: len(call.args)])
+        accepted = [a.arg for a in [*arguments.args, *arguments.kwonlyargs] if a.arg not in ("self", "cls")]
+        for param in [p for p in accepted if p not in given and p in scope][:MAX_KEYWORDS]:
+            new = _call_text(text, call, [*parts, f"{param}={param}"])
+            out.append(Edit(line, replace(text, s, e, new), line, f"`{param}={param}` passed on"))
+    return out
+
+
+def moved_argument_edits(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
+    """An argument moved into the nested call before it (`f(g(a), b)` -> `f(g(a, b))`) or out of it (back)."""
+    out: list[Edit] = []
+    for call in (n for n in nodes if isinstance(n, ast.Call) and on_line(n, line)):
+        parts = _parts(text, call)
+        args = sorted([*call.args, *call.keywords], key=lambda n: n.col_offset)  # type: ignore[attr-defined]
+        if parts is None:
+            continue
+        s, e = span(text, call)
+        for i, arg in enumerate(args):
+            inner = arg.value if isinstance(arg, ast.keyword) else arg
+            inner_parts = _parts(text, inner) if isinstance(inner, ast.Call) else None
+            if inner_parts is None or not isinstance(inner, ast.Call):
+                continue
+            wrap = (lambda t, a=arg: f"{a.arg}={t}") if isinstance(arg, ast.keyword) else (lambda t: t)
+            if i + 1 < len(args):  # the next argument moved in
+                moved = [*inner_parts, parts[i + 1]]
+                new = [*parts[:i], wrap(_call_text(text, inner, moved)), *parts[i + 2:]]
+                moved_in = replace(text, s, e, _call_text(text, call, new))
+                out.append(Edit(line, moved_in, line, f"`{parts[i + 1]}` moved into the inner call"))
+            if len(inner_parts) > 1:  # the inner call's last argument moved out
+                new = [*parts[:i], wrap(_call_text(text, inner, inner_parts[:-1])), inner_parts[-1], *parts[i + 1:]]
+                moved_out = replace(text, s, e, _call_text(text, call, new))
+                out.append(Edit(line, moved_out, line, f"`{inner_parts[-1]}` moved out of the inner call"))
+    return out

@@ -1,0 +1,87 @@
+"""A test that passes although its own assertion raised, swallowed by the code under test, is a failure.
+
+The code under test swallows the test's `AssertionError` (or `pytest.fail`) in three ways: a `return` in the
+`finally:` of a `@contextmanager`, an `__exit__` that returns True, a decorator with a broad `except`. Each such
+test is reported failed, with the reason; an assertion the test expects (`pytest.raises`) or catches itself is
+still a pass. Run through the real bubblewrap sandbox on a project's own venv: Python 3.8 (the tracer's
+exception events) and 3.12 (`sys.monitoring`), each with pytest 8.3.5 (tests/old_python.py, built once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from sandbox_support import make_backend
+
+from agent_core.models import TestReport as Report
+from agent_core.sandbox.bubblewrap import probe_bwrap
+from agent_core.sandbox.cleanup import make_temp_dir, remove_temp_dir
+from agent_core.testing.runner import run_tests
+from old_python import copy_venv_into
+
+pytestmark = pytest.mark.skipif(not probe_bwrap()[0], reason="bubblewrap cannot run here")
+
+CODE = (
+    "from contextlib import contextmanager\n\n\n"
+    "@contextmanager\ndef session():\n    try:\n        yield 1\n    finally:\n        return\n\n\n"
+    "class Quiet:\n    def __enter__(self):\n        return self\n\n"
+    "    def __exit__(self, *exc):\n        return True\n\n\n"
+    "def lenient(test):\n    def run(*args, **kwargs):\n        try:\n            test(*args, **kwargs)\n"
+    "        except Exception:\n            pass\n    run.__wrapped__ = test\n    return run\n\n\n"
+    "def add(a, b):\n    return a - b\n"
+)
+TESTS = (
+    "import sys\nimport unittest\n\nimport pytest\n\nfrom calc import Quiet, add, lenient, session\n\n\n"
+    "def test_in_contextmanager():\n    with session():\n        assert add(2, 1) == 3\n\n\n"  # lines 9-11
+    "def test_in_exit():\n    with Quiet():\n        assert add(2, 1) == 3\n\n\n"
+    "def test_fail_in_contextmanager():\n    with session():\n        pytest.fail('the sum is wrong')\n\n\n"
+    "@lenient\ndef test_decorated():\n    assert add(2, 1) == 3\n\n\n"
+    "class TestUnit(unittest.TestCase):\n    def test_method(self):\n        with session():\n"
+    "            self.assertEqual(add(2, 1), 3)\n\n\n"
+    "def test_expected():\n    with pytest.raises(AssertionError):\n        assert add(2, 1) == 3\n\n\n"
+    "def test_caught_by_the_test():\n    try:\n        assert add(2, 1) == 3\n    except AssertionError:\n"
+    "        pass\n\n\n"
+    "def test_nothing_raised():\n    with session():\n        assert add(2, 0) == 2\n\n\n"
+    "def test_interpreter():\n    assert sys.version_info[:2] == VERSION\n"
+)
+SWALLOWED = ["test_in_contextmanager", "test_in_exit", "test_fail_in_contextmanager", "test_decorated",
+             "TestUnit::test_method"]
+PASSING = ["test_expected", "test_caught_by_the_test", "test_nothing_raised", "test_interpreter"]
+
+
+@pytest.fixture(scope="module", params=[("py3.8.18-pytest8.3.5", (3, 8)), ("py3.12.1-pytest8.3.5", (3, 12))],
+                ids=["python3.8", "python3.12"])
+def report(request: pytest.FixtureRequest) -> Iterator[Report]:
+    venv, version = request.param
+    base = make_temp_dir("swallowed")
+    try:
+        ws = base / "project"
+        (ws / "tests").mkdir(parents=True)
+        (ws / "calc.py").write_text(CODE)
+        (ws / "tests" / "test_calc.py").write_text(TESTS.replace("VERSION", repr(version)))
+        (ws / "pytest.ini").write_text("[pytest]\npythonpath = .\n")
+        copy_venv_into(ws, venv)
+        yield asyncio.run(run_tests(make_backend("bubblewrap"), ws, "pytest", timeout_s=120))
+    finally:
+        remove_temp_dir(base)
+
+
+def test_a_swallowed_assertion_fails_the_test(report: Report) -> None:
+    failures = {f.nodeid.split("::", 1)[1]: f for f in report.failures}
+    assert sorted(failures) == sorted(SWALLOWED), report.output
+    for name, failure in failures.items():
+        assert failure.kind == "failure" and failure.file == "tests/test_calc.py"
+        assert "but the test passed" in failure.message and "not a pass" in failure.message, (name, failure.message)
+    assert "line 11 (AssertionError: assert 1 == 3)" in failures["test_in_contextmanager"].message
+    assert "the `with` at line 10" in failures["test_in_contextmanager"].message
+    assert failures["test_in_contextmanager"].line == 11, "located at the assertion that was swallowed"
+    assert "(Failed: the sum is wrong)" in failures["test_fail_in_contextmanager"].message
+    assert "a decorator, a wrapper" in failures["test_decorated"].message
+    assert "1 != 3" in failures["TestUnit::test_method"].message
+
+
+def test_an_expected_or_caught_assertion_still_passes(report: Report) -> None:
+    assert report.passed == len(PASSING) and report.errors == 0, report.output
+    assert {n.split("::", 1)[1] for n, o in report.outcomes.items() if o == "passed"} == set(PASSING)

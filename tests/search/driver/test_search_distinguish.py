@@ -1,0 +1,110 @@
+"""The inputs that tell two versions of a function apart, and the rival's candidates and sentence (pure, no I/O)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_core.models import TestReport as Report
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver.call_inputs import calls_in, generated_inputs, shown, variations
+from agent_core.search.driver.distinguish import (
+    RivalSearch,
+    function_at,
+    function_text,
+    rival_candidates,
+    rival_sentence,
+)
+
+TESTS = '''
+import pytest
+import signs
+from signs import both
+
+
+def test_literal():
+    assert both(1, 'a', key=[2, 3])
+    assert signs.both(-1, None)
+
+
+def test_not_literal(x):
+    assert both(x, 1)
+    assert both(*x)
+
+
+@pytest.mark.parametrize("a, b", [(1, 2), (0, -3)])
+def test_rows(a, b):
+    assert both(a, b)
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_one_name(n):
+    assert both(n, n)
+'''
+
+
+def test_the_tests_literal_calls_are_read_with_their_parametrize_rows():
+    calls = [shown("both", call) for call in calls_in(TESTS, "both")]
+
+    assert calls == ["both(1, 'a', key=[2, 3])", "both(-1, None)", "both(1, 2)", "both(0, -3)", "both(4, 4)",
+                     "both(5, 5)"], "a call with a name the test does not bind, or `*args`, is left out"
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    ((("3",), ()), ["f(4)", "f(2)", "f(0)", "f(-3)", "f(None)"]),
+    ((("0",), ()), ["f(1)", "f(-1)", "f(None)"]),
+    ((("'ab'",), ()), ["f('')", "f('bb')", "f(\"'ab'\")", "f('\"ab\"')", "f(None)"]),
+    ((("[1, 2]",), ()), ["f([])", "f([1])", "f([2, 1])", "f(None)"]),
+    ((("True",), ()), ["f(False)", "f(None)"]),
+    (((), (("k", "(1, 2)"),)), ["f(k=())", "f(k=(1,))", "f(k=(2, 1))", "f(k=None)"]),
+])
+def test_one_argument_is_varied_at_a_time(call, expected):
+    assert [shown("f", varied) for varied in variations(call)] == expected
+
+
+def test_generated_inputs_keep_the_tests_calls_first_each_once_and_stop_at_the_limit():
+    calls = [(("1", "2"), ()), (("2", "2"), ())]
+    generated = generated_inputs(calls)
+
+    assert generated[:2] == calls and len(generated) == len(set(generated))
+    assert (("0", "2"), ()) in generated and len(generated_inputs(calls, limit=3)) == 3
+
+
+SOURCE = "import os\n\n\ndef f(a, b):\n    x = a\n    return x or b\n\n\nclass C:\n    def m(self):\n        return 1\n"
+
+
+def test_the_function_of_a_line_and_whether_it_is_the_modules():
+    node, top = function_at(SOURCE, 6)
+    assert node is not None and node.name == "f" and top
+    method, top = function_at(SOURCE, 11)
+    assert method is not None and method.name == "m" and not top
+    assert function_at(SOURCE, 1) == (None, False)
+    assert function_text(SOURCE, 5) == "def f(a, b):\n    x = a\n    return x or b\n"
+
+
+async def _never(_: Mutant) -> Report | None:
+    return None
+
+
+def test_rival_candidates_edit_the_winners_function_into_something_else():
+    winner = Mutant("m.py", 6, "    return x and b", "`or` -> `and`")
+    same = Mutant("m.py", 6, "    return (x and b)", "the same code, another spelling")
+    other = Mutant("m.py", 5, "    x = b", "`a` -> `b`")
+    elsewhere = Mutant("m.py", 11, "        return 2", "`1` -> `2`")
+    other_file = Mutant("n.py", 6, "    return x and b", "`or` -> `and`")
+    search = RivalSearch(winner, SOURCE, [same, other, elsewhere, other_file], ["t::a"], Report(), 2.0, None,
+                         _never, 30.0, 0.0, [])
+
+    assert rival_candidates(search) == [other]
+
+
+@pytest.mark.parametrize(("rival", "sentence"), [
+    (None, ""),
+    ({"description": "`a` -> `b`", "differs_on": "f(0, 2)", "winner_gives": "False", "rival_gives": "True"},
+     "Another edit also passes the tests: `a` -> `b`; they differ on `f(0, 2)`: this fix gives False, the other True."),
+    ({"description": "`a` -> `b`", "differs_on": None, "inputs": 12},
+     "Another edit also passes the tests: `a` -> `b`; none of 12 generated inputs told them apart."),
+    ({"description": "`a` -> `b`", "differs_on": None, "not_compared": "a method"},
+     "Another edit also passes the tests: `a` -> `b` (not compared: a method)."),
+])
+def test_the_rival_in_one_sentence(rival, sentence):
+    assert rival_sentence(rival) == sentence

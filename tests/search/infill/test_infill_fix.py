@@ -1,0 +1,71 @@
+"""`agentls fix` where only the model's one-line fill of a hole fixes the bug: through the search's driver.
+
+The greeting's bug (a comma and a bang missing) is out of the catalogue's and the templates' reach; the
+scripted endpoint answers the raw fill-in-the-middle prompts, one wrong sample first. The fix must come from
+the fills, verified by the search (found_by infill), before any planner or coder call.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_core.search.infill import INFILL_ACCOUNT
+from engine_support import journal_records, make_project
+
+pytestmark = pytest.mark.e2e  # a real sandbox
+
+GREETING = {
+    "hello.py": 'def greet(name):\n    """A greeting for `name`."""\n    return "Hello " + name\n',
+    "test_hello.py": 'from hello import greet\n\n\ndef test_greet():\n    assert greet("Ann") == "Hello, Ann!"\n',
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 400\n",  # room on a loaded machine
+}
+RIGHT = '    return "Hello, " + name + "!"'
+
+
+@pytest.fixture(autouse=True)
+def _search_and_fills_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTLS_SEARCH", "1")
+    monkeypatch.setenv("AGENTLS_SEARCH__INFILL", "1")
+    monkeypatch.setenv("AGENTLS_SEARCH__INFILL_SAMPLES", "3")
+    monkeypatch.setenv("AGENTLS_FIM", "tokens")
+
+
+def test_a_fix_only_a_one_line_fill_of_the_model_makes(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", GREETING)
+    scripted_llm.add(INFILL_ACCOUNT, '    return "Hello " + name.title()\n')  # green for nothing: tried, fails
+    scripted_llm.default(INFILL_ACCOUNT, RIGHT + "\n")
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.code == 0, run.stderr
+    out = run.json
+    assert out["status"] == "fixed", out
+    assert (project / "hello.py").read_text().splitlines()[2] == RIGHT
+    roles = {r["role"] for r in scripted_llm.requests}
+    assert roles == {INFILL_ACCOUNT}, "no planner or coder call: the fill fixed it"
+    first = scripted_llm.requests_for(INFILL_ACCOUNT)[0]["prompt"]
+    assert first.startswith("<|fim_prefix|>") and "<|fim_suffix|>" in first and first.endswith("<|fim_middle|>")
+    assert "def greet(name):" in first and 'return "Hello " + name' not in first, "the hole is cut out"
+    assert out["usage"]["llm_calls"] == len(scripted_llm.requests) >= 2
+    search = next(r for r in journal_records(project, out["run_id"]) if r["type"] == "search")
+    assert search["found"]["after"] == RIGHT
+    fills = search["infill"]
+    assert fills["holes"] >= 1 and fills["samples"] >= 2 and fills["tokens"] > 0 and fills["won"]
+    assert fills["tried"] >= 2, "the wrong sample was tried before the right one won"
+    summary = json.loads((project / ".agentls" / "runs" / out["run_id"] / "summary.json").read_text())
+    assert "infill" in json.dumps(summary)
+
+
+def test_a_dead_endpoint_is_said_in_the_fills_figures_and_tries_nothing(tmp_path: Path, run_fix):
+    project = make_project(tmp_path / "proj", GREETING)
+
+    run = run_fix(str(project), "--base-url", "http://127.0.0.1:9/v1", "--json")
+
+    assert run.json["status"] != "fixed", run.json
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    assert search["found"] is None and search["tried"] > 0, "the search's own candidates were all tried"
+    fills = search["infill"]
+    assert fills["error"] and fills["tried"] == 0 and fills["kept"] == 0, fills

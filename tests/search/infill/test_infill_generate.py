@@ -1,0 +1,148 @@
+"""The model filling holes through the real openai client and the scripted endpoint: fill-in-the-middle with
+raw FIM tokens, the suffix parameter, the chat fallback; usage counted; a misbehaving endpoint gives a clear
+error and no candidates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from agent_core.journal.render import render_text
+from agent_core.journal.writer import Journal
+from agent_core.llm.openai_client import OpenAIChatClient
+from agent_core.llm.retrying import RetryPolicy
+from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_candidates, infill_holes
+from agent_core.settings import Settings
+from scripted_llm import Fault
+
+SOURCE = "import math\n\n\ndef add(a, b):\n    total = a - b\n    return total\n"
+SOURCES = {"calc.py": SOURCE}
+
+
+@pytest.fixture
+async def make_client(scripted_llm) -> AsyncIterator[Callable[..., OpenAIChatClient]]:
+    made: list[OpenAIChatClient] = []
+
+    def build(**overrides: Any) -> OpenAIChatClient:
+        settings = Settings(**{"base_url": scripted_llm.base_url, "request_timeout_s": 2.0, "max_retries": 1,
+                               "model": "qwen2.5-coder-1.5b", **overrides})
+        client = OpenAIChatClient(settings, retry_policy=RetryPolicy(max_retries=1, base_s=0.01, max_s=0.02))
+        made.append(client)
+        return client
+
+    yield build
+    for client in made:
+        await client.aclose()
+
+
+def _line_hole():
+    return next(h for h in holes_at("calc.py", SOURCE, 5) if h.kind == "line")
+
+
+async def test_fim_tokens_in_a_raw_prompt_give_deduplicated_candidates(scripted_llm, make_client):
+    answers = ["    total = a + b\n", "total = a+b", "    total = a - b\n", "    total = (a +", "    total = b + a\n"]
+    for answer in answers:
+        scripted_llm.add(INFILL_ACCOUNT, answer)
+    client = make_client()
+
+    (report,) = await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=5, seed=11))
+
+    requests = scripted_llm.requests_for(INFILL_ACCOUNT)
+    expected = ("<|fim_prefix|>import math\n\n\ndef add(a, b):\n<|fim_suffix|>    return total\n<|fim_middle|>")
+    assert {r["prompt"] for r in requests} == {expected}, "one prompt, the same for every sample (prompt cache)"
+    assert [r["seed"] for r in requests] == [11, 12, 13, 14, 15]
+    assert requests[0]["temperature"] == 0.2 and requests[-1]["temperature"] == 1.0
+    assert all(r["max_tokens"] == 60 and "<|endoftext|>" in r["stop"] and "suffix" not in r for r in requests)
+    assert [m.text for m in report.mutants] == ["    total = a + b", "    total = b + a"]
+    assert (report.dialect, report.drawn, report.answered, report.kept, report.error) == ("tokens", 5, 5, 2, None)
+    usage = client.usage_by_role()[INFILL_ACCOUNT]
+    assert usage.llm_calls == 5 and report.tokens == usage.tokens > 0
+    assert report.mutants[0].applied(SOURCE).splitlines()[4] == "    total = a + b"
+    assert report.as_dict()["hole"] == "line 5 (line)"
+
+
+async def test_the_chat_fallback_asks_for_only_the_lines(scripted_llm, make_client):
+    scripted_llm.add(INFILL_ACCOUNT, "Here is the fix:\n```python\n    total = a + b\n```\n")
+    scripted_llm.add(INFILL_ACCOUNT, "I cannot see the bug.")
+    client = make_client(model="gpt-4o-mini")
+
+    (report,) = await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=2))
+
+    request = scripted_llm.requests_for(INFILL_ACCOUNT)[0]
+    assert "prompt" not in request and request["messages"][0]["role"] == "system"
+    user = request["messages"][1]["content"]
+    assert "def add(a, b):\n    <HOLE>\n    return total" in user and "    total = a - b" in user
+    assert report.dialect == "chat" and [m.text for m in report.mutants] == ["    total = a + b"]
+    assert report.answered == 2 and report.kept == 1, "prose is no candidate"
+
+
+async def test_the_suffix_dialect_sends_the_code_after_as_suffix(scripted_llm, make_client):
+    scripted_llm.add(INFILL_ACCOUNT, "    total = a + b\n")
+    client = make_client(fim="suffix")
+
+    (report,) = await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=1))
+
+    request = scripted_llm.requests_for(INFILL_ACCOUNT)[0]
+    assert request["prompt"] == "import math\n\n\ndef add(a, b):\n" and request["suffix"] == "    return total\n"
+    assert report.kept == 1
+
+
+async def test_the_failure_text_is_an_option_put_at_the_top(scripted_llm, make_client):
+    scripted_llm.default(INFILL_ACCOUNT, "    total = a + b\n")
+    client = make_client()
+
+    await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=1))
+    await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=1, failure="assert -1 == 3"))
+
+    plain, told = (r["prompt"] for r in scripted_llm.requests_for(INFILL_ACCOUNT))
+    assert "assert" not in plain
+    assert told.startswith("<|fim_prefix|># The failing test says:\n# assert -1 == 3\n\nimport math\n")
+
+
+@pytest.mark.parametrize("fault, cause", [(Fault.status(500, times=10), "HTTP 500"), (Fault.malformed(), "malformed")])
+async def test_a_misbehaving_endpoint_gives_a_clear_error_and_no_candidates(scripted_llm, make_client, fault, cause):
+    scripted_llm.default(INFILL_ACCOUNT, fault)
+    client = make_client()
+    holes = holes_at("calc.py", SOURCE, 5)
+    assert len(holes) > 1
+
+    reports = [r async for r in infill_holes(client, holes, SOURCES, InfillOptions(samples=4))]
+
+    (report,) = reports
+    assert report.stopped and cause in (report.error or "") and report.mutants == []
+    assert report.drawn == 1 and report.answered == 0, "no further sample or hole once the endpoint fails"
+    assert client.usage_by_role()[INFILL_ACCOUNT].llm_calls == 1
+
+
+async def test_an_unreachable_endpoint_is_one_report(make_client):
+    client = make_client(base_url="http://127.0.0.1:9/v1")
+    reports = await infill_candidates(client, holes_at("calc.py", SOURCE, 5), SOURCES, InfillOptions(samples=3))
+    assert len(reports) == 1 and reports[0].stopped and "unreachable" in (reports[0].error or "")
+
+
+async def test_a_candidate_another_hole_made_is_not_made_again(scripted_llm, make_client):
+    scripted_llm.default(INFILL_ACCOUNT, "    total = a + b\n")
+    client = make_client()
+    line, before = _line_hole(), next(h for h in holes_at("calc.py", SOURCE, 5) if h.kind == "before")
+
+    reports = await infill_candidates(client, [line, line, before], SOURCES, InfillOptions(samples=2))
+
+    assert [r.kept for r in reports] == [1, 0, 1], "the before slot's text makes another file: a new candidate"
+    assert reports[2].mutants[0].text == "    total = a + b\n    total = a - b"
+
+
+async def test_infill_calls_are_journalled_and_shown_in_the_trace(scripted_llm, tmp_path):
+    scripted_llm.default(INFILL_ACCOUNT, "    total = a + b\n")
+    journal = Journal(tmp_path, "20261202-000000-infl")
+    settings = Settings(base_url=scripted_llm.base_url, model="qwen2.5-coder-1.5b")
+    async with OpenAIChatClient(settings, observer=journal) as client:
+        await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=2))
+
+    records = [json.loads(line) for line in journal.path.read_text().splitlines()]
+    calls = [r for r in records if r["type"] == "llm_call"]
+    assert [(c["role"], c["mode"]) for c in calls] == [(INFILL_ACCOUNT, "completion")] * 2
+    trace = render_text(tmp_path, "20261202-000000-infl")
+    assert "LLM infill -> text (completion)" in trace and "<|fim_prefix|>import math" in trace

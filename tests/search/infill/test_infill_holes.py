@@ -1,0 +1,110 @@
+"""Holes cut around a suspect line: the line, its statement, the slots after and before it, its block."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent_core.search.infill.holes import AFTER_CHARS, BEFORE_CHARS, MAX_BLOCK_LINES, holes_at, suspect_holes
+
+SOURCE = '''import re
+from os import path
+
+
+class Box:
+    def total(self, items, scale=None):
+        """Sum the items."""
+        out = 0
+        for item in items:
+            if item is None:
+                continue
+            out += item * scale
+        return out
+
+    def label(self, name):
+        text = "{}: {}".format(
+            name, self.total([1, 2],
+                             scale=2))
+        return text
+'''
+
+
+def _kinds(line: int) -> dict[str, tuple[int, int, int, str]]:
+    return {h.kind: (h.first, h.last, h.anchor, h.indent) for h in holes_at("box.py", SOURCE, line)}
+
+
+def test_a_simple_statement_gets_its_line_slots_and_block():
+    holes = holes_at("box.py", SOURCE, 12)
+    assert [h.kind for h in holes] == ["line", "after", "before", "block"]
+    line, after, before, block = holes
+    assert line.original == "            out += item * scale" and line.indent == " " * 12
+    assert line.before.endswith("                continue\n") and line.after == "        return out\n"
+    assert line.before.startswith("import re\nfrom os import path\n\n\nclass Box:\n    def total("), \
+        "the module's imports and the method's class header come first"
+    assert (after.first, after.last, after.anchor, after.original) == (13, 12, 12, "") and after.is_slot
+    assert after.before.endswith("out += item * scale\n") and after.after.startswith("        return out")
+    assert (before.first, before.last, before.anchor) == (12, 11, 12)
+    assert before.after.startswith("            out += item * scale\n")
+    assert (block.first, block.last, block.indent) == (9, 12, " " * 8), "the enclosing for loop"
+    assert block.original.splitlines()[0] == "        for item in items:"
+
+
+def test_a_compound_header_gets_its_body_slot_and_no_after_slot_follows_a_leaving_statement():
+    kinds = _kinds(10)
+    assert kinds["after"] == (11, 10, 10, " " * 16), "the first line of the if's body"
+    assert kinds["block"][:2] == (10, 11)
+    assert "after" not in _kinds(11), "nothing runs after a continue"
+    assert "after" not in _kinds(13)
+
+
+def test_a_multi_line_statement_is_one_hole_and_its_line_another():
+    kinds = _kinds(17)
+    assert kinds["line"][:2] == (17, 17)
+    assert kinds["statement"][:2] == (16, 18)
+    assert kinds["before"] == (16, 15, 16, " " * 8) and kinds["after"] == (19, 18, 18, " " * 8)
+    assert "block" not in kinds, "a statement directly in a function body has no block around it"
+
+
+def test_a_def_line_gets_a_slot_after_its_docstring():
+    kinds = _kinds(6)
+    assert kinds["after"] == (8, 7, 7, " " * 8)
+    assert "before" not in kinds and "block" not in kinds
+
+
+def test_a_block_longer_than_the_cap_is_not_a_hole():
+    body = "".join(f"        x += {i}\n" for i in range(MAX_BLOCK_LINES))
+    source = f"def f(xs):\n    x = 0\n    for i in xs:\n{body}    return x\n"
+    assert "block" not in {h.kind for h in holes_at("f.py", source, 4)}
+    short = f"def f(xs):\n    x = 0\n    for i in xs:\n{body[: body.index(chr(10)) + 1]}    return x\n"
+    assert "block" in {h.kind for h in holes_at("f.py", short, 4)}
+
+
+def test_the_context_is_bounded_and_nearest_lines_are_kept():
+    long_body = "".join(f"    v{i} = {i}\n" for i in range(600))
+    source = f"def f():\n{long_body}    return v1\n\n\ndef g():\n" + "".join(f"    w{i} = {i}\n" for i in range(300))
+    (line, *_) = holes_at("f.py", source, 602)
+    assert len(line.before) <= BEFORE_CHARS and line.before.endswith("    v599 = 599\n")
+    assert line.before.startswith("    v"), "cut at a line boundary"
+    assert line.after == "", "the context stops at the function's end"
+    (inner, *_) = holes_at("f.py", source, 2)
+    assert inner.before == "def f():\n" and len(inner.after) <= AFTER_CHARS and inner.after.startswith("    v1 = 1\n")
+
+
+def test_no_hole_where_there_is_no_statement_or_the_file_does_not_parse():
+    assert holes_at("box.py", SOURCE, 14) == []  # the blank line between the methods
+    assert holes_at("bad.py", "def f(:\n    pass\n", 2) == []
+
+
+@dataclass
+class _Suspect:
+    file: str
+    lines: list[int] = field(default_factory=list)
+
+
+def test_suspect_holes_go_best_suspect_first_each_place_once():
+    suspects = [_Suspect("box.py", [12, 12, 9]), _Suspect("gone.py", [1]), _Suspect("box.py", [10])]
+    holes = suspect_holes(suspects, {"box.py": SOURCE}, lines_per_suspect=2)
+    assert [(h.first, h.kind) for h in holes[:4]] == [(12, "line"), (13, "after"), (12, "before"), (9, "block")]
+    places = [(h.first, h.last, h.anchor) for h in holes]
+    assert len(places) == len(set(places))
+    assert holes[-1].first in (10, 11) and all(h.path == "box.py" for h in holes)
+    assert suspect_holes(suspects, {"box.py": SOURCE}, max_suspects=1) == holes[:4]

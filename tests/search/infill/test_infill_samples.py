@@ -1,0 +1,78 @@
+"""A hole's samples as candidates: cut at the hole, re-indented, spliced, unparsable and repeated ones dropped."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_core.search.infill.holes import holes_at
+from agent_core.search.infill.samples import INFILL_TIER, Sampler, fit, sample_plan
+
+SOURCE = """def total(items, scale):
+    out = 0
+    for item in items:
+        out += item * scale
+    return out
+"""
+
+
+def _hole(line: int, kind: str):
+    return next(h for h in holes_at("calc.py", SOURCE, line) if h.kind == kind)
+
+
+def test_a_middle_is_reindented_to_the_hole_and_cut_where_it_leaves_the_block():
+    hole = _hole(4, "line")
+    assert fit(hole, "  out += item\n") == ["        out += item"], "re-indented from the sample's own indentation"
+    assert fit(hole, "out += item\n    return out\n") == ["        out += item"], "stops at the code after the hole"
+    assert fit(hole, "        out += item\n    return out * 2\n") == ["        out += item"], "left the for loop"
+    assert fit(hole, "\n\n        if item:\n            out += item\n        x = 1\n") == [
+        "        if item:", "            out += item"], "blank lines dropped; at most one line more than the hole"
+    assert fit(hole, "   \n") == []
+
+
+def test_a_slot_takes_a_guard_and_a_header_hole_no_body():
+    slot = _hole(4, "before")
+    assert fit(slot, "if item is None:\n    continue\nout += item * scale\n") == [
+        "        if item is None:", "            continue"]
+    header = _hole(3, "line")
+    assert fit(header, "    for item in reversed(items):\n        out += item\n") == [
+        "    for item in reversed(items):"]
+
+
+def test_samples_become_mutants_spliced_deduplicated_and_parsed():
+    hole = _hole(4, "line")
+    sampler = Sampler(hole, SOURCE)
+    first = sampler.add("        out += item * scale ** 2\n")
+    assert first is not None and first.tier == INFILL_TIER and (first.line, first.last) == (4, 4)
+    assert first.description == "model infill at line 4 (line): out += item * scale ** 2"
+    assert "out += item * scale ** 2\n    return out" in first.applied(SOURCE)
+    assert sampler.add("out+=item*scale**2") is None, "the same code written differently is one candidate"
+    assert sampler.add("        out += item * scale\n") is None, "the original line is no candidate"
+    assert sampler.add("        out += (item *\n") is None, "does not parse"
+    assert sampler.add("        out = out + item * scale ** 2  # again\n") is not None
+    assert len(sampler.mutants) == 2
+
+
+def test_a_sample_cut_at_its_token_limit_keeps_its_whole_lines():
+    mutant = Sampler(_hole(4, "line"), SOURCE).add("        out += item * scale ** 2\n        out += (ite")
+    assert mutant is not None and mutant.text == "        out += item * scale ** 2", "the unparsable last line dropped"
+    slot = Sampler(_hole(4, "before"), SOURCE).add("if item is None:\n    continue\nif item")
+    assert slot is not None
+    assert slot.text == "        if item is None:\n            continue\n        out += item * scale"
+
+
+def test_slot_mutants_join_the_anchor_line():
+    after = Sampler(_hole(2, "after"), SOURCE).add("    scale = scale or 1\n")
+    assert after is not None and (after.line, after.last) == (2, 2)
+    assert after.text == "    out = 0\n    scale = scale or 1"
+    assert after.description == "model infill after line 2: scale = scale or 1"
+    lines = after.applied(SOURCE).splitlines()
+    assert lines[1:4] == ["    out = 0", "    scale = scale or 1", "    for item in items:"]
+
+
+@pytest.mark.parametrize("samples", [1, 2, 12])
+def test_the_sample_plan_spreads_temperatures_and_seeds(samples):
+    plan = sample_plan(samples, seed=7)
+    assert len(plan) == samples and plan[0] == (0.2, 7)
+    assert len({seed for _, seed in plan}) == samples
+    if samples > 1:
+        assert plan[-1][0] == 1.0 and [t for t, _ in plan] == sorted(t for t, _ in plan)

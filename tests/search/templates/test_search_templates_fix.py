@@ -1,0 +1,226 @@
+"""Templates beyond one token, found and verified by the search: `agentls fix` on real projects, a real sandbox,
+the scripted endpoint with no answer queued (a model call would fail the run: zero tokens)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine_support import journal_records, make_project
+
+pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
+
+FAST = "[search]\nmutant_timeout_s = 2\n"
+
+LEDGER = {  # some entries are None (a deleted row): the sum must skip them, the author's fix is a guard
+    "ledger.py": (
+        "class Entry:\n    def __init__(self, value):\n        self.value = value\n\n\n"
+        "def total(items):\n    total = 0\n    for item in items:\n        total += item.value\n    return total\n"
+    ),
+    "test_ledger.py": (
+        "from ledger import Entry, total\n\n\ndef test_sum():\n    assert total([Entry(2), Entry(3)]) == 5\n\n\n"
+        "def test_deleted_rows_are_skipped():\n    assert total([Entry(2), None, Entry(3)]) == 5\n\n\n"
+        "def test_empty():\n    assert total([]) == 0\n"
+    ),
+    ".agentls.toml": FAST,
+}
+STACK = {  # taking from an empty named stack must answer None, not raise: the fix catches the IndexError of
+    # `pop()` (no guard on a name of the line says "empty": the stack is `stacks[name]`)
+    "stack.py": (
+        "def take(stacks, name):\n    value = stacks[name].pop()\n    return value\n\n\n"
+        "def push(stacks, name, value):\n    stacks.setdefault(name, []).append(value)\n    return stacks\n"
+    ),
+    "test_stack.py": (
+        "from stack import push, take\n\n\ndef test_take():\n    assert take({'a': [1, 2]}, 'a') == 2\n\n\n"
+        "def test_take_from_an_empty_stack():\n    assert take({'a': []}, 'a') is None\n\n\n"
+        "def test_push():\n    assert push({}, 'a', 2) == {'a': [2]}\n"
+    ),
+    ".agentls.toml": FAST,
+}
+BARS = {  # a user's bar format: its left and right parts replace the default ones; the tests only look at the
+    # right part, so `r_bar` -> `r_bar_user` alone is green too, and leaves `l_bar_user` unused
+    "bars.py": (
+        "def render(bar, fmt=None):\n"
+        '    l_bar, r_bar = "|", "|"\n'
+        "    if fmt:\n"
+        '        l_bar_user, r_bar_user = fmt.split("{bar}")\n'
+        "        return l_bar + bar + r_bar\n"
+        "    return l_bar + bar + r_bar\n"
+    ),
+    "test_bars.py": (
+        "from bars import render\n\n\ndef test_default():\n    assert render('##') == '|##|'\n\n\n"
+        "def test_user_format_right_part():\n    assert render('##', '[{bar}>').endswith('##>')\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+ECHO = {  # no standard stream attached (pythonw): printing must do nothing; the author checks the stream where
+    # it is picked, not before the write (click 8.1.4), and a Windows-only rewrap sets it again later
+    "echo.py": (
+        "import sys\n\nWIN = sys.platform.startswith('win')\nSTREAMS = {'out': sys.stdout}\n\n\n"
+        "def emit(message, stream=None):\n"
+        "    if stream is None:\n"
+        "        if message.startswith('!'):\n"
+        "            stream = STREAMS.get('err')\n"
+        "        else:\n"
+        "            stream = STREAMS.get('out')\n"
+        "    text = message + '\\n'\n"
+        "    if WIN:\n"
+        "        stream = wrap(stream)\n"
+        "    stream.write(text)\n"
+    ),
+    "test_echo.py": (
+        "import io\n\nimport echo\n\n\ndef test_to_a_stream():\n    buf = io.StringIO()\n"
+        "    echo.emit('hi', buf)\n    assert buf.getvalue() == 'hi\\n'\n\n\n"
+        "def test_without_streams(monkeypatch):\n    monkeypatch.setattr(echo, 'STREAMS', {})\n"
+        "    echo.emit('hi')\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+TAGS = {  # each call must start from no tags: the shared default list keeps the previous call's
+    "tags.py": (
+        "def tag(name, tags=[]):\n"
+        '    """`tags` with `name` added."""\n'
+        "    tags.append(name.lower())\n"
+        "    return tags\n"
+    ),
+    "test_tags.py": (
+        "from tags import tag\n\n\ndef test_one():\n    assert tag('A') == ['a']\n\n\n"
+        "def test_fresh_each_call():\n    tag('x')\n    assert tag('B') == ['b']\n\n\n"
+        "def test_given_list():\n    mine = ['z']\n    assert tag('C', mine) is mine and mine == ['z', 'c']\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+PORTS = {  # a missing setting (None) must give the default port, as a malformed one does
+    "ports.py": (
+        "def port(value, default=8080):\n"
+        "    try:\n"
+        "        number = int(value)\n"
+        "    except ValueError:\n"
+        "        return default\n"
+        "    return number\n"
+    ),
+    "test_ports.py": (
+        "from ports import port\n\n\ndef test_number():\n    assert port('81') == 81\n\n\n"
+        "def test_malformed():\n    assert port('x') == 8080\n\n\n"
+        "def test_missing():\n    assert port(None) == 8080\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+
+@pytest.fixture(autouse=True)
+def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTLS_SEARCH", "1")
+
+
+def _changed_lines(root: Path, run_id: str) -> list[str]:
+    diff = (root / ".agentls" / "runs" / run_id / "changes.diff").read_text()
+    return [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+def _fixed_by_search(tmp_path: Path, scripted_llm, run_fix, files: dict[str, str], *more: str) -> tuple[Path, dict]:
+    project = make_project(tmp_path / "proj", files)
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", *more)
+    assert run.code == 0, run.stderr
+    assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
+    assert scripted_llm.requests == []
+    summary = json.loads((project / ".agentls" / "runs" / run.json["run_id"] / "summary.json").read_text())
+    assert summary["extra"]["found_by"] == "search"
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    return project, {**search, "run_id": run.json["run_id"]}
+
+
+def test_a_missing_guard_is_inserted_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, LEDGER)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "+        if item is None:", "+            continue",
+    ], "the author's fix: the guard before the line, nothing else changed"
+    assert search["found"]["description"] == "guard `if item is None: continue` added"
+
+
+def test_a_pop_on_an_empty_stack_is_wrapped_in_try_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, STACK)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-    value = stacks[name].pop()",
+        "+    try:", "+        value = stacks[name].pop()", "+    except IndexError:", "+        return None",
+    ], "`pass` in the handler leaves `value` unbound: the test fails, the next handler passes"
+    assert search["found"]["before"] == "    value = stacks[name].pop()"
+
+
+def test_a_green_candidate_that_leaves_a_variable_unused_ranks_below_the_right_one(
+    tmp_path: Path, scripted_llm, run_fix
+):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, BARS, "--apply")
+
+    changed = _changed_lines(project, search["run_id"])
+    assert changed[0] == '-        l_bar_user, r_bar_user = fmt.split("{bar}")' and len(changed) == 2
+    assert changed[1] != '+        l_bar_user, r_bar = fmt.split("{bar}")', (
+        "the single edit tried first is green too, but leaves `l_bar_user` unused: ranked after the templates"
+    )
+    assert "unused" not in search["found"]["description"]
+    namespace: dict = {}
+    exec((project / "bars.py").read_text(), namespace)  # the fix is right where the tests do not look
+    assert namespace["render"]("##", "[{bar}>") == "[##>" and namespace["render"]("##") == "|##|"
+
+
+CLAMP = {  # two wrong bounds, one per failing test: no single edit passes both, each fixes one
+    "clamp.py": (
+        "def clamp(x, lo, hi):\n    if x < lo:\n        return hi\n    if x > hi:\n        return lo\n    return x\n"
+    ),
+    "test_clamp.py": (
+        "from clamp import clamp\n\n\ndef test_low():\n    assert clamp(-1, 0, 5) == 0\n\n\n"
+        "def test_high():\n    assert clamp(9, 0, 5) == 5\n\n\ndef test_inside():\n    assert clamp(3, 0, 5) == 3\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+
+def test_a_second_edit_is_searched_from_a_partial_fix(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, CLAMP, "--apply")
+
+    found = search["found"]
+    assert (found["line"], found["before"], found["after"]) == (
+        3, "        return hi\n    if x > hi:\n        return lo",
+        "        return lo\n    if x > hi:\n        return hi",
+    ), "both bounds, as one change from the first edited line to the last"
+    assert found["description"] == "two edits: `hi` -> `lo`; then `lo` -> `hi`"
+    assert search["partial_fixes"] >= 1 and search["tried"] == search["mutants"], "after every single edit"
+    assert (project / "clamp.py").read_text() == CLAMP["clamp.py"].replace(
+        "return hi", "return @").replace("return lo", "return hi").replace("return @", "return lo")
+
+
+def test_a_guard_is_inserted_where_the_value_is_set(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, ECHO)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "+        if stream is None:", "+            return",
+    ], "the author's place: after the if/else that picks the stream, inside `if stream is None:`"
+    assert search["found"]["description"].startswith("guard `if stream is None: return` added after `stream`")
+    diff = (project / ".agentls" / "runs" / search["run_id"] / "changes.diff").read_text()
+    assert "            stream = STREAMS.get('out')\n+        if stream is None:" in diff, diff
+
+
+def test_a_shared_mutable_default_is_made_per_call_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, TAGS)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-def tag(name, tags=[]):", "+def tag(name, tags=None):", "+    if tags is None:", "+        tags = []",
+    ], "the canonical fix, below the docstring"
+    assert search["found"]["description"].startswith("mutable default `tags=[]`")
+    assert search["tried"] <= 3, "evidence: tried before the single edits"
+
+
+def test_a_handler_is_widened_to_the_exception_the_failing_test_saw(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, PORTS)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-    except ValueError:", "+    except (ValueError, TypeError):",
+    ], "the handler catches the TypeError of int(None) too"
+    assert search["tried"] <= 3, "evidence: tried before the single edits"
