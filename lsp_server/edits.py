@@ -5,11 +5,14 @@ every file is checked against what the run read: an open document must still
 have the version it had when the run started (or, if it was opened since, the
 text the run read); a closed file must still hold that text on disk. Any
 mismatch refuses the whole edit and tells the user, so nothing is clobbered.
+So does a file that is not code and that the user did not name (the one
+code-only rule of every front door, agent_core/workspace/codefiles.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from agent_core.models import ChangeSet, FileChange
+from agent_core.workspace.codefiles import code_only_refusal
 from lsp_server import convert
 from lsp_server.documents import DocumentStore, Snapshot
 
@@ -31,6 +35,7 @@ class EditOutcome:
 
 
 REJECTED = "the editor rejected the edit"
+NAME_IN_GOAL = "a change writes such a file only when the run's goal names it and you approve it"
 
 
 def _disk_text(path: Path) -> str | None:
@@ -91,8 +96,12 @@ class EditApplier:
         needs_ops = any(c.kind != "modify" for c in change_set.changes)
         return document_changes and (resource_ops or not needs_ops)
 
-    async def _versions(self, change_set: ChangeSet, root: Path, read: Snapshot) -> tuple[dict[str, int | None], str]:
+    async def _versions(self, change_set: ChangeSet, root: Path, read: Snapshot,
+                        named: Collection[str]) -> tuple[dict[str, int | None], str]:
         """(version to send per file, "") or ({}, why the edit must be refused)."""
+        not_code = code_only_refusal(root, change_set.changes, named, NAME_IN_GOAL)
+        if not_code:
+            return {}, not_code
         versions: dict[str, int | None] = {}
         for change in change_set.changes:
             version, refusal = await self._version_for(change, root, read)
@@ -101,15 +110,16 @@ class EditApplier:
             versions[change.path] = version
         return versions, ""
 
-    async def check(self, change_set: ChangeSet, root: Path, read: Snapshot) -> str:
-        """Why the change can no longer be applied ("" when every file still holds what the run read)."""
-        return (await self._versions(change_set, root, read))[1]
+    async def check(self, change_set: ChangeSet, root: Path, read: Snapshot, named: Collection[str] = ()) -> str:
+        """Why the change can no longer be applied ("" when every file still holds what the run read, and each is
+        code or `named` by the user)."""
+        return (await self._versions(change_set, root, read, named))[1]
 
     async def apply(
         self, change_set: ChangeSet, root: Path, read: Snapshot, label: str,
-        annotation: lsp.ChangeAnnotation | None = None,
+        annotation: lsp.ChangeAnnotation | None = None, named: Collection[str] = (),
     ) -> EditOutcome:
-        versions, refusal = await self._versions(change_set, root, read)
+        versions, refusal = await self._versions(change_set, root, read, named)
         if refusal:
             return EditOutcome(False, refusal)
         encoding = convert.encoding_name(self._server.workspace.position_encoding)

@@ -103,7 +103,8 @@ class BestAttemptOffer:
         if await self._previewer.ask(question, [APPLY, DISCARD]) != APPLY:
             return
         annotation = convert.change_annotation(proposal.label, f"applied by hand, {proposal.note}", False)
-        outcome = await self._edits.apply(proposal.change_set, proposal.root, proposal.read, proposal.label, annotation)
+        outcome = await self._edits.apply(proposal.change_set, proposal.root, proposal.read, proposal.label, annotation,
+                                          proposal.named)
         if outcome.applied:
             self._tell(f"{proposal.label}: applied ({proposal.note})", lsp.MessageType.Info)
         else:

@@ -58,6 +58,7 @@ class Proposal:
     note: str = ""  # more lines for the diff's header (e.g. a best attempt's test result)
     diff: str = ""  # the diff to show when there is no change set to apply (else the change set's own)
     report: TestReport | None = None  # the test report the change was verified with
+    named: frozenset[str] = frozenset()  # files besides code the user named (the run's goal): they may be written
 
 
 def answers_questions(server: LanguageServer) -> bool:
@@ -100,7 +101,7 @@ class PendingFixes:
             return EditOutcome(False, f"no change of run {name} is waiting (applied, withdrawn or unknown)"), None
         annotation = convert.change_annotation(proposal.label, proposal.reason, needs_confirmation=False)
         outcome = await self._edits.apply(proposal.change_set, proposal.root, proposal.read, proposal.label,
-                                          annotation)
+                                          annotation, proposal.named)
         if outcome.applied or not outcome.reason.startswith(REJECTED):
             self.waiting.pop(name, None)
         return outcome, proposal
@@ -134,7 +135,7 @@ class Previewer:
         in_client = preview and self._edits.annotations_supported(proposal.change_set)
         annotation = convert.change_annotation(proposal.label, proposal.reason, needs_confirmation=in_client)
         if preview and not in_client:
-            refusal = await self._edits.check(proposal.change_set, proposal.root, proposal.read)
+            refusal = await self._edits.check(proposal.change_set, proposal.root, proposal.read, proposal.named)
             if refusal:
                 return EditOutcome(False, refusal)
             if not self.can_ask():
@@ -142,7 +143,8 @@ class Previewer:
                     return await self._park(proposal)
             elif not await self.confirm(proposal):
                 return EditOutcome(False, DISCARDED)
-        return await self._edits.apply(proposal.change_set, proposal.root, proposal.read, proposal.label, annotation)
+        return await self._edits.apply(proposal.change_set, proposal.root, proposal.read, proposal.label, annotation,
+                                       proposal.named)
 
     def can_ask(self) -> bool:
         return answers_questions(self._server)

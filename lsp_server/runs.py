@@ -29,7 +29,10 @@ from agent_core.engine import Engine
 from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
 from agent_core.llm.usage import usage_text
 from agent_core.models import RunRequest, RunResult, TestReport, new_run_id
+from agent_core.sandbox.run_slots import RunSlots
 from agent_core.settings import Settings
+from agent_core.workspace.codefiles import named_files
+from agent_core.workspace.testfiles import is_test_file
 from lsp_server import convert
 from lsp_server.diagnostics import DiagnosticsPublisher
 from lsp_server.documents import DocumentStore, Snapshot
@@ -37,7 +40,6 @@ from lsp_server.edits import EditApplier
 from lsp_server.engine_thread import ThreadedHooks, run_in_thread
 from lsp_server.failed_runs import FAILED, BestAttemptOffer, RetryOffers
 from lsp_server.preview import Previewer, Proposal
-from lsp_server.run_slots import RunSlots
 from lsp_server.safety import Approver
 from lsp_server.settings import SettingsStore
 
@@ -95,6 +97,17 @@ class LspHooks:
 
     async def approve(self, violations: list[SafetyViolation]) -> bool:
         return await self._manager.approver.ask(self._run.label, violations)
+
+
+def _named(request: RunRequest, result: RunResult) -> frozenset[str]:
+    """The files besides code the user asked for: those the goal names (the gate asked about them), the tester's
+    test files of a goal or of gen-tests."""
+    named = named_files(result.change_set.files, request.goal)
+    if result.goal_tests:
+        named.add(result.goal_tests.path)
+    if request.kind == "gen_tests":
+        named |= {path for path in result.change_set.files if is_test_file(path)}
+    return frozenset(named)
 
 
 class RunManager:
@@ -211,7 +224,7 @@ class RunManager:
         if result.change_set.changes:
             reason = result.explanation or result.summary
             proposal = Proposal(run.run_id, run.label, reason, result.change_set, root, run.read,
-                                report=result.report)
+                                report=result.report, named=_named(run.request, result))
             outcome = await self.previewer.propose(proposal, run.preview)
             if outcome.waiting:
                 return self._tell(run, f"{self._summary(result)}\n{outcome.reason}")

@@ -17,10 +17,11 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(roots: list[Path]) -> MCPServer:
-    """The server, its projects confined to the client's MCP roots or else to `roots`."""
+def build_server(roots: list[Path], bounded: bool = True) -> MCPServer:
+    """The server, its projects confined to the client's MCP roots (within `roots` when `bounded`), or else to
+    `roots`."""
     server: MCPServer = MCPServer("agentls", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    deps = Deps(roots=[root.resolve() for root in roots])
+    deps = Deps(roots=[root.resolve() for root in roots], bounded=bounded)
     for feature in (tools, resources):
         feature.register(server, deps)
     return server

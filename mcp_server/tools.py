@@ -3,16 +3,19 @@
 Every tool takes the project's absolute path, which must lie inside the
 client's roots (roots.py). Settings come from the user's config, the
 project's files and the environment (`load_settings`), never from tool
-arguments, except the test command a call names. Expected failures (a bad
-path, a diff that does not apply, a sandbox that cannot start, an endpoint
-that does not answer) come back as tool errors (`isError`) with the reason.
+arguments, except the test command a call names. Every engine call waits its
+turn in the server's run queue (agent_core/sandbox/run_slots.py, the one the
+language server uses): at most `max_concurrent_runs` work at once, the others
+wait, first come first served. Expected failures (a bad path, a diff that
+does not apply, a sandbox that cannot start, an endpoint that does not answer)
+come back as tool errors (`isError`) with the reason.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
@@ -84,8 +87,17 @@ class Tools:
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
 
+    async def queued(self, settings: Settings, make: Callable[[QueuedHooks], Awaitable[T]],
+                     ctx: Context | None = None) -> T:
+        """`_engine(make, ctx)` once the run queue has a slot for it (cancelled while waiting: it never starts)."""
+        await self.deps.slots.acquire(settings.max_concurrent_runs)
+        try:
+            return await _engine(make, ctx)
+        finally:
+            self.deps.slots.release()
+
     def project_of(self, project: str, roots: ListRootsResult | None) -> Path:
-        path = check_project(project, roots, self.deps.roots)
+        path = check_project(project, roots, self.deps.roots, self.deps.bounded)
         self.deps.projects.add(path)
         return path
 
@@ -98,7 +110,7 @@ class Tools:
         path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
         request = RunRequest(kind="test", workspace=path, select=list(tests or []))
-        run = await _engine(lambda hooks: Engine(settings).run(request, hooks), ctx)
+        run = await self.queued(settings, lambda hooks: Engine(settings).run(request, hooks), ctx)
         if run.status == "error":
             raise ToolError(f"run {run.run_id}: {run.error}")
         environment = await _in_thread(diagnose.project_environment, settings, path)
@@ -110,13 +122,19 @@ class Tools:
         ctx: Context, test_cmd: TestCmd = None,
         apply: Annotated[bool, Field(description="Write the diff to the project when it verified (all or "
                                      "nothing).")] = False,
+        allow_files: Annotated[list[str] | None, Field(description="Files besides Python source (dotfiles, CI, "
+                                                       "editor tasks, configuration) the diff may change, each "
+                                                       "named as in the diff; any other is refused.")] = None,
         roots: Roots = None,
     ) -> Annotated[CallToolResult, models.VerifyPatchResult]:
         """Apply a diff to a shadow copy (never the project), run the tests before and after, and say whether it
-        verified: which tests changed outcome; a diff touching tests or test configuration is refused."""
+        verified: which tests changed outcome; a diff touching tests or test configuration is refused, and so is
+        one touching a file that is not Python source unless allow_files names it."""
         path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
-        verdict = await _engine(lambda _: verify_patch_in_shadow(settings, path, diff, apply), ctx)
+        named = [PurePosixPath(name).as_posix() for name in allow_files or []]  # "./.envrc" names ".envrc"
+        verdict = await self.queued(settings, lambda _: verify_patch_in_shadow(settings, path, diff, apply, named),
+                                    ctx)
         return convert.verify_patch(verdict)
 
     async def localize(self, project: Project, ctx: Context, test_cmd: TestCmd = None,
@@ -124,14 +142,14 @@ class Tools:
         """Run the tests and rank the functions and lines most likely at fault, with the evidence used."""
         path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
-        return convert.localize(await _engine(lambda _: diagnose.localize(settings, path), ctx))
+        return convert.localize(await self.queued(settings, lambda _: diagnose.localize(settings, path), ctx))
 
     async def quick_fix(self, project: Project, ctx: Context, test_cmd: TestCmd = None,
                         roots: Roots = None) -> Annotated[CallToolResult, models.QuickFixResult]:
         """The zero-token search: a single-edit fix verified on the whole suite, as a diff, or none."""
         path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
-        report, outcome = await _engine(lambda _: diagnose.quick_fix(settings, path), ctx)
+        report, outcome = await self.queued(settings, lambda _: diagnose.quick_fix(settings, path), ctx)
         return convert.quick_fix(report, outcome)
 
     async def fix(
@@ -147,7 +165,8 @@ class Tools:
         path = self.project_of(project, roots)
         settings = _settings(path, test_cmd)
         request = RunRequest(kind="fix", workspace=path, goal=goal, diagnostics=[hint] if hint else [])
-        return _pipeline_result(await _engine(lambda hooks: Engine(settings).run(request, hooks), ctx))
+        run = await self.queued(settings, lambda hooks: Engine(settings).run(request, hooks), ctx)
+        return _pipeline_result(run)
 
     async def gen_tests(
         self, project: Project, file: Annotated[str, Field(description="The file to test, relative to the project.")],
@@ -161,7 +180,8 @@ class Tools:
         rel = check_file(path, file)
         settings = _settings(path, test_cmd)
         request = RunRequest(kind="gen_tests", workspace=path, target_file=rel, target_symbol=target)
-        return _pipeline_result(await _engine(lambda hooks: Engine(settings).run(request, hooks), ctx))
+        run = await self.queued(settings, lambda hooks: Engine(settings).run(request, hooks), ctx)
+        return _pipeline_result(run)
 
 
 def register(server: MCPServer, deps: Deps) -> None:

@@ -24,6 +24,7 @@ errors (pipeline/safety/swallows.py) is refused before its run.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from agent_core.testing.bounds import verify_bounds
 from agent_core.testing.judged import SuiteRun, judged_run
 from agent_core.testing.runner import per_test_bound, run_tests
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set, compute_change_set, is_excluded
+from agent_core.workspace.codefiles import change_of, code_only_refusal
 from agent_core.workspace.paths import PathRefused, relative_inside
 from agent_core.workspace.shadow import ShadowWorkspace
 from agent_core.workspace.testfiles import (
@@ -47,6 +49,7 @@ from agent_core.workspace.testfiles import (
     restore_protected,
 )
 
+NAME_THEM = "a patch changes such a file only when the call names it"
 ABSENT = "absent"  # a test's outcome on the side of the comparison that did not collect it
 
 
@@ -98,8 +101,10 @@ def outcome_changes(baseline: TestReport, report: TestReport) -> list[OutcomeCha
             for n in ids if before.get(n, ABSENT) != after.get(n, ABSENT)]
 
 
-async def verify_patch(settings: Settings, workspace: Path, text: str, apply: bool = False) -> PatchVerdict:
+async def verify_patch(settings: Settings, workspace: Path, text: str, apply: bool = False,
+                       named: Collection[str] = ()) -> PatchVerdict:
     """Apply the unified diff `text` to a shadow copy of `workspace`, run the tests before and after, judge.
+    A file that is not code is refused unless the caller `named` it (workspace/codefiles.py, every front door's rule).
 
     BadRequest when the diff cannot be read or does not apply to the project as it is.
     """
@@ -107,7 +112,8 @@ async def verify_patch(settings: Settings, workspace: Path, text: str, apply: bo
     with ShadowWorkspace(workspace) as shadow:
         try:
             diff = read_diff(text, shadow.root)
-            refused = next((why for p in diff.paths if (why := refusal(p, workspace, shadow))), None)
+            refused = next((why for p in diff.paths if (why := refusal(p, workspace, shadow))), None) or \
+                code_only_refusal(workspace, [change_of(workspace, p) for p in diff.paths], named, NAME_THEM)
             if refused:
                 return PatchVerdict(False, refused=refused, paths=list(diff.paths))
             check_diff(diff, shadow.root)  # before the baseline run: a diff that cannot apply costs no tests

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agent_core.models import RunResult
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set
-from agent_core.workspace.codefiles import named_in_goal, not_code_reason
+from agent_core.workspace.codefiles import code_only_refusal, named_files
 from agent_core.workspace.gitstate import GitError, commit_files, dirty_files, in_work_tree
 
 
@@ -53,11 +53,13 @@ def precheck(args: argparse.Namespace, workspace: Path) -> str | None:
 
 def _refusal(args: argparse.Namespace, workspace: Path, goal: str | None, result: RunResult) -> str | None:
     files = result.change_set.files
-    goal_tests = result.goal_tests.path if result.goal_tests else None  # the tester's new test file of a task
-    for change in result.change_set.changes:
-        reason = None if change.path == goal_tests else not_code_reason(workspace, change)
-        if reason and not (getattr(args, "allow_non_code", False) and named_in_goal(change.path, goal)):
-            return f"{change.path} is {reason}: a fix changes it only when --goal names it, with --allow-non-code"
+    named = named_files(files, goal) if getattr(args, "allow_non_code", False) else set()
+    if result.goal_tests:
+        named.add(result.goal_tests.path)  # the tester's new test file of a task
+    refused = code_only_refusal(workspace, result.change_set.changes, named,
+                                "a fix changes such a file only when --goal names it, with --allow-non-code")
+    if refused:
+        return refused
     git = in_work_tree(workspace)
     if getattr(args, "commit", False) and not git:
         return "--commit needs a git work tree"

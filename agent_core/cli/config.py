@@ -3,7 +3,7 @@
 `show [PATH]` prints one line per setting: its dotted key, its value, and the layer
 that set it (default, user file, pyproject, .agentls.toml, env, flag). API keys
 are printed as `***` with the variable they came from. A key a project file set
-but may not (settings/trust.py) is listed after them as ignored, with the file
+but may not, or a limit it loosened (settings/trust.py, limits.py), is listed after them as ignored, with the file
 and the reason. `--json` prints one object: `{"settings": [{"key", "value",
 "source", "origin"}], "ignored": [{"key", "value", "origin", "why"}],
 "warnings": [...], "trusted": PATH or null, "files": {...}}`. `schema` prints
@@ -84,8 +84,8 @@ def show_command(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    ignored = [{"key": i.key, "value": i.shown_value(), "origin": i.origin, "why": f"a project file may not set it: "
-                f"it {i.why}"} for i in settings.ignored]
+    ignored = [{"key": i.key, "value": i.shown_value(), "origin": i.origin, "why": i.refusal()}
+               for i in settings.ignored]
     trusted = trusted_root(workspace, os.environ) if workspace else None
     if args.json:
         files = {"user": str(user_config_file(os.environ)), "workspace": str(workspace) if workspace else None,

@@ -2,7 +2,8 @@
 
 The workspace is the nearest ancestor of FILE holding pyproject.toml,
 setup.py or .git (else FILE's directory). Without --apply the diff of the
-test file goes to stdout; with --apply the test file is written. With --json
+test file goes to stdout; with --apply the test file is written (only test files:
+workspace/codefiles.py's code-only rule, the one of every front door). With --json
 the last stdout line is one JSON object (see docs/gen-tests.md). Exit codes:
 0 ok, 1 error during the run, 2 bad input, bad configuration or an
 unreachable endpoint.
@@ -23,6 +24,8 @@ from agent_core.llm.usage import usage_text
 from agent_core.models import GenTestsSummary, RunRequest, RunResult
 from agent_core.settings import SettingsError, load_settings
 from agent_core.workspace.changeset import ChangeSetConflict, apply_change_set
+from agent_core.workspace.codefiles import code_only_refusal
+from agent_core.workspace.testfiles import is_test_file
 
 _EXIT_TWO = {"unavailable", "config", "bad_input"}
 _MARKERS = ("pyproject.toml", "setup.py", ".git")
@@ -67,10 +70,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         hooks.close()
     if args.apply and result.status == "ok" and result.change_set.changes:
+        tests = {path for path in result.change_set.files if is_test_file(path)}  # what gen-tests was asked for
+        refused = code_only_refusal(workspace, result.change_set.changes, tests, "gen-tests writes test files")
         try:
-            apply_change_set(workspace, result.change_set)
+            if refused is None:
+                apply_change_set(workspace, result.change_set)
         except ChangeSetConflict as exc:
-            result.status, result.error = "error", f"not applied: {exc}"
+            refused = str(exc)
+        if refused:
+            result.status, result.error = "error", f"not applied: {refused}"
             result.error_kind = "bad_input"
     return _report(args, result)
 

@@ -7,14 +7,17 @@ nested keys joined by `__`), then explicit overrides (CLI flags or the editor's
 `settings/sources.py`. Keys may be written snake_case or camelCase. API keys are
 never read from files: a file names the environment variable that holds the key.
 A project's own files may not set the keys in `settings/trust.py`'s
-`TRUSTED_ONLY` (endpoints, key variables, the sandbox backend, safety, ...):
-those are dropped and listed in `Settings.ignored`, unless the user trusts the
-folder. A bad setting is reported with its file and line, or its variable, and
-a "did you mean" (`settings/explain.py`).
+`TRUSTED_ONLY` (endpoints, key variables, the sandbox backend, safety, ...),
+and may only tighten those in `settings/limits.py`'s `LIMITS` (the sandbox's
+bounds, the checks, the budgets): what they may not do is dropped and listed
+in `Settings.ignored`, unless the user trusts the folder. A bad setting is
+reported with its file and line, or its variable, and a "did you mean"
+(`settings/explain.py`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +29,7 @@ from pydantic_settings import SettingsConfigDict
 
 from agent_core.models import Role
 from agent_core.settings.explain import describe_validation_error, env_near_misses
+from agent_core.settings.limits import apply_limits
 from agent_core.settings.sources import Layer, SettingsError, merged, read_layers
 from agent_core.settings.trust import IgnoredSetting, apply_trust
 
@@ -323,7 +327,7 @@ class Settings(BaseModel):
     )
     max_concurrent_runs: int = Field(
         default=2, ge=1, le=32,
-        description="Editor: runs that work at once; more wait in a queue, first come first served.",
+        description="Editor and MCP server: runs that work at once; more wait in a queue, first come first served.",
     )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings, description="Sandbox backend and limits.")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="Failure memory settings.")
@@ -354,7 +358,8 @@ class Settings(BaseModel):
 
     @property
     def ignored(self) -> list[IgnoredSetting]:
-        """The trusted-only keys a project file set that were not applied (settings/trust.py)."""
+        """The trusted-only keys a project file set, and the limits it loosened, that were not applied
+        (settings/trust.py, settings/limits.py)."""
         return list(self._ignored)
 
     @property
@@ -411,6 +416,12 @@ def _api_key(settings_env: str, env: Mapping[str, str]) -> tuple[str, str] | Non
     return None
 
 
+@functools.cache
+def _defaults() -> dict[str, Any]:
+    """Every setting's default, nested as in a file (what a project file's limit is compared with)."""
+    return Settings().model_dump()
+
+
 def load_settings_with_layers(
     workspace: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -421,11 +432,12 @@ def load_settings_with_layers(
     and the variable the API key came from. `overrides_origin` names the overrides in messages."""
     env = os.environ if env is None else env
     layers, ignored = apply_trust(read_layers(Settings, workspace, overrides, env, overrides_origin), workspace, env)
+    layers, loosened = apply_limits(layers, _defaults(), workspace, env)
     try:
         settings = Settings.model_validate(merged(layers))
     except ValidationError as exc:
         raise SettingsError(describe_validation_error(exc, layers, Settings)) from exc
-    settings._ignored = ignored
+    settings._ignored = ignored + loosened
     settings._warnings = env_near_misses(env, Settings)
     key = _api_key(settings.api_key_env, env)
     if key:

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from agent_core.settings import Settings
+from agent_core.settings.limits import LIMITS
 from agent_core.settings.trust import TRUSTED_ONLY
 
 HEADER = """# Configuration
@@ -105,7 +106,8 @@ outside every project, and covers the folder and everything under it.
 `test_command` and `sandbox.docker_image` stay project settings: what they
 name runs inside the sandbox (no network, writes only in the copy), whose
 backend only you choose. So do `prompts` (a path is read only
-to fill a prompt template that must hold its placeholders), limits and budgets.
+to fill a prompt template that must hold its placeholders); limits and budgets
+only downwards (below).
 `sandbox.python` does not: an interpreter outside the project that is no
 virtual environment is asked for its facts on the host (docs/threat-model.md).
 In VS Code the same keys are `"scope": "machine"`: VS Code accepts them only in
@@ -124,9 +126,34 @@ def trust_rows() -> Iterator[str]:
         yield f"| `{key}` | `{editor}` | {allowed} (it {rule.why}) |"
 
 
+LIMITS_TEXT = """
+## Limits a project may only tighten
+
+The keys below protect you by their size or by being on: the sandbox's
+bounds, the checks of a verified change, the budgets of a run
+(`agent_core/settings/limits.py`, `LIMITS`). A project file may lower a limit
+or a budget and turn a check on; a value that loosens one (above what your
+user config and the defaults give, or a check turned off) is ignored with a
+warning naming the file, as above, and `agentls config show` lists it as
+IGNORED. The environment, flags and your user config set them freely, and so
+does a folder you trust (`agentls config trust PATH`).
+
+| setting (file) | editor key | tighter is | what it does |
+| --- | --- | --- | --- |
+"""
+
+
+def limit_rows() -> Iterator[str]:
+    for key, limit in LIMITS.items():
+        editor = "agentls." + ".".join(to_camel(part) for part in key.split("."))
+        tighter = "on" if limit.tighter == "on" else "lower" + (" (0: none)" if limit.zero_is_none else "")
+        yield f"| `{key}` | `{editor}` | {tighter} | {limit.what} |"
+
+
 def render() -> str:
     lines = [f"| `{k}` | `{e}` | {t} | `{d}` | {desc} |" for k, e, t, d, desc in rows()]
-    return HEADER + "\n".join(lines) + "\n" + TRUST + "\n".join(trust_rows()) + "\n"
+    return (HEADER + "\n".join(lines) + "\n" + TRUST + "\n".join(trust_rows()) + "\n" + LIMITS_TEXT
+            + "\n".join(limit_rows()) + "\n")
 
 
 if __name__ == "__main__":

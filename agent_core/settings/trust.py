@@ -88,6 +88,10 @@ class IgnoredSetting:
     def shown_value(self) -> Any:
         return redact_url(self.value) if isinstance(self.value, str) else self.value
 
+    def refusal(self) -> str:
+        """Why the key was not applied, in a few words (`agentls config show`)."""
+        return f"a project file may not set it: it {self.why}"
+
     def message(self) -> str:
         return (
             f"{self.origin}: {self.key} = {json.dumps(self.shown_value())} ignored: a project file may not set it "
@@ -132,7 +136,8 @@ def set_trusted(path: Path, env: Mapping[str, str], trusted: bool = True) -> Pat
     return target
 
 
-def _lookup(values: dict[str, Any], dotted: str) -> tuple[bool, Any]:
+def lookup(values: dict[str, Any], dotted: str) -> tuple[bool, Any]:
+    """(whether `values` holds the dotted key, its value)."""
     *parents, leaf = dotted.split(".")
     node: Any = values
     for part in parents:
@@ -142,14 +147,14 @@ def _lookup(values: dict[str, Any], dotted: str) -> tuple[bool, Any]:
     return True, node[leaf]
 
 
-def _without(values: dict[str, Any], dotted: str) -> dict[str, Any]:
+def without(values: dict[str, Any], dotted: str) -> dict[str, Any]:
     """A copy of `values` without `dotted` (empty parent tables dropped)."""
     head, _, rest = dotted.partition(".")
     out = dict(values)
     if not rest:
         out.pop(head, None)
     elif isinstance(out.get(head), dict):
-        inner = _without(out[head], rest)
+        inner = without(out[head], rest)
         if inner:
             out[head] = inner
         else:
@@ -176,9 +181,9 @@ def apply_trust(
         values = layer.values
         if layer.name in PROJECT_LAYERS:
             for key, rule in TRUSTED_ONLY.items():
-                present, value = _lookup(values, key)
+                present, value = lookup(values, key)
                 if present and not _allowed(rule, value):
-                    values = _without(values, key)
+                    values = without(values, key)
                     ignored.append(IgnoredSetting(key, value, layer.origin_of(key), rule.why))
         if values:
             out.append(Layer(layer.name, layer.origin, values, layer.key_origins))

@@ -1,4 +1,4 @@
-"""What a fix may change: the source tree's Python files, and other files only when the user's goal names them.
+"""What a change may write: the source tree's Python files, and other files only when the user named them.
 
 A candidate that also writes `.envrc`, `.github/workflows/*.yml`,
 `.vscode/tasks.json`, a config file or a `.pth` gets code run on the user's
@@ -8,12 +8,20 @@ hidden folder or name in its path, not an interpreter start-up hook, and, when
 the run creates it, placed beside Python code that already exists (the nearest
 existing folder holds a `.py` file). Anything else is dropped from the change
 set with a reason, unless the user's own goal names the file; then the user
-approves it, shown with its diff (the gate, pipeline/safety/scan.py).
+approves it, shown with its diff (the gate, pipeline/nodes/gate.py).
+
+`code_only_refusal` is the one rule every front door applies before it
+writes anything to the project (the CLI's `--apply`, the editor's workspace
+edit, MCP `verify_patch`'s `apply`): a file that is not code rides along only
+when the user named it (the CLI: `--goal` with `--allow-non-code`; the editor:
+the run's goal, which the gate asked about; MCP: the call's own list of
+files), else the whole change is refused with a reason naming each file.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -68,3 +76,23 @@ def named_in_goal(path: str, goal: str | None) -> bool:
         if re.search(rf"(?<![\w./\\-]){re.escape(name)}(?![\w/\\-])", goal):
             return True
     return False
+
+
+def named_files(paths: Iterable[str], goal: str | None) -> set[str]:
+    """The paths among `paths` the user's goal names."""
+    return {path for path in paths if named_in_goal(path, goal)}
+
+
+def change_of(workspace: Path, rel: str) -> FileChange:
+    """A change to `rel` known by its path only (a diff's, before it is applied): created when it does not exist."""
+    return FileChange(path=rel, kind="modify" if (Path(workspace) / rel).exists() else "create")
+
+
+def code_only_refusal(workspace: Path, changes: Iterable[FileChange], named: Collection[str], how: str) -> str | None:
+    """Why `changes` may not be written: every file that is not code and not in `named`, with its reason, then
+    `how` the user lets such a file through; None when each is code or named."""
+    refused = [(c.path, reason) for c in changes if c.path not in named and (reason := not_code_reason(workspace, c))]
+    if not refused:
+        return None
+    listed = "; ".join(f"{path} ({reason})" for path, reason in refused)
+    return f"not code, and not named by the user: {listed}; {how}"

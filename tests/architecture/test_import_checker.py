@@ -32,7 +32,7 @@ def _add(package: Package, module: str, line: str, wrapper: str) -> None:
 CASES = [
     (AGENT_CORE, "agent_core.models", "agent_core.engine", "from agent_core.engine import Engine", LAZY),
     (LSP_SERVER, "lsp_server.convert", "lsp_server.runs", "from lsp_server.runs import RunManager", HIDDEN),
-    (LSP_SERVER, "lsp_server.run_slots", "lsp_server.runs", "from . import runs", LAZY),
+    (LSP_SERVER, "lsp_server.engine_thread", "lsp_server.runs", "from . import runs", LAZY),
     (MCP_SERVER, "mcp_server.models", "mcp_server.convert", "from mcp_server import convert", HIDDEN),
 ]
 

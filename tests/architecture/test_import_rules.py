@@ -85,14 +85,14 @@ AGENT_CORE = Package("agent_core", ROOT, (
     frozenset({"cli", "__main__"}),  # the front end in this package (lsp_server and mcp_server are the others)
 ))
 LSP_SERVER = Package("lsp_server", ROOT, (
-    frozenset({INIT, "convert", "protocol", "engine_thread", "run_slots"}),  # conversions and plumbing
+    frozenset({INIT, "convert", "protocol", "engine_thread"}),  # conversions and plumbing
     frozenset({"documents", "settings", "edits", "preview", "diagnostics", "safety", "failed_runs"}),  # services
     frozenset({"runs"}),  # the run manager, built on the services
     frozenset({"quickfixes", "code_actions", "commands"}),  # features that start or follow runs
     frozenset({"framing", "server", "__main__"}),  # the transport and the composition root
 ))
 MCP_SERVER = Package("mcp_server", ROOT, (
-    frozenset({INIT, "models", "roots", "deps", "worker"}),  # the tools' schemas, roots, the engine bridge
+    frozenset({INIT, "models", "roots", "deps", "worker", "http_auth"}),  # schemas, roots, the engine bridge, the token
     frozenset({"convert", "resources"}),  # engine results -> MCP results; the resources
     frozenset({"tools"}),  # the tool handlers
     frozenset({"server", "__main__"}),  # the composition root

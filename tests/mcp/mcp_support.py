@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ListRootsResult, Root
 
 from testkit.project_support import make_project
@@ -82,6 +87,66 @@ def _server_pid(tmpdir: Path) -> int:
         if f"TMPDIR={tmpdir}".encode() in environ.split(b"\0") and b"mcp_server" in cmdline:
             return int(entry.name)
     return 0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_listening(port: int, server: subprocess.Popen, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert server.poll() is None, server.stderr.read() if server.stderr else "the server exited"
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"nothing listens on 127.0.0.1:{port}")
+
+
+@dataclass
+class HttpServer:
+    """An `agentls mcp --http` process, its port, its private state dir and the token it made."""
+
+    process: subprocess.Popen
+    port: int
+    state: Path
+    token: str | None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def token_file(self) -> Path:
+        return self.state / "agentls" / f"mcp-http-{self.port}.token"
+
+    def client(self, token: str | None = "", **kwargs) -> Client:
+        """The SDK's client, sending `Authorization: Bearer <token>` (the server's own by default; None: no header)."""
+        token = self.token if token == "" else token
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+        return Client(streamable_http_client(self.url, http_client=http), read_timeout_seconds=180, **kwargs)
+
+
+@contextmanager
+def http_server(tmp_path: Path, args: list[str], env: dict[str, str]) -> Iterator[HttpServer]:
+    """Start `agentls mcp --http PORT ARGS` with a private XDG_STATE_HOME; once it listens, its token is read from its
+    token file (None with --no-auth). Stopped with SIGTERM at the end."""
+    port, state = free_port(), tmp_path / "state"
+    process = subprocess.Popen([str(AGENTLS), "mcp", "--http", str(port), *args],
+                               env={**env, "XDG_STATE_HOME": str(state)}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        wait_listening(port, process)
+        server = HttpServer(process, port, state, None)
+        if "--no-auth" not in args:
+            server.token = server.token_file().read_text().strip()
+        yield server
+    finally:
+        process.terminate()
+        process.wait(30)
 
 
 async def until(predicate: Callable[[], bool], timeout: float = 30.0) -> None:

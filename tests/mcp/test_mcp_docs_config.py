@@ -7,8 +7,10 @@ import os
 import re
 from pathlib import Path
 
+import httpx2
 from mcp import Client, StdioServerParameters
-from mcp_support import AGENTLS, CALC, REPO
+from mcp.client.streamable_http import streamable_http_client
+from mcp_support import AGENTLS, CALC, REPO, http_server
 
 from testkit.project_support import make_project
 
@@ -17,12 +19,31 @@ BLOCK = re.compile(r"<!-- tested: (\w+) -->\n```json\n(.*?)```", re.DOTALL)
 
 
 def documented() -> dict[str, dict]:
-    """{format: the agentls entry} of every tested block (mcpServers: Claude/Cursor, servers: VS Code)."""
-    return {fmt: json.loads(text)[fmt]["agentls"] for fmt, text in BLOCK.findall(DOC.read_text())}
+    """{format: the block} of every tested block (mcpServers: Claude/Cursor, servers: VS Code, http: VS Code over
+    HTTP)."""
+    return {fmt: json.loads(text) for fmt, text in BLOCK.findall(DOC.read_text())}
+
+
+async def test_the_documented_http_configuration_reaches_the_server_with_its_token(tmp_path: Path):
+    block = documented()["http"]
+    entry = block["servers"]["agentls"]
+    [prompt] = block["inputs"]
+    assert entry["type"] == "http" and prompt["password"] is True
+    header = entry["headers"]["Authorization"]
+    assert header == f"Bearer ${{input:{prompt['id']}}}"
+    project = make_project(tmp_path / "code" / "proj", CALC)
+    with http_server(tmp_path, ["--root", str(tmp_path / "code")], {**os.environ, "PYTHONPATH": str(REPO)}) as server:
+        url = entry["url"].replace("8765", str(server.port))
+        assert url == server.url
+        http = httpx2.AsyncClient(headers={"Authorization": header.replace(f"${{input:{prompt['id']}}}",
+                                                                           server.token or "")})
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            answered = await client.call_tool("verify_patch", {"project": str(project), "diff": "garbage"})
+            assert answered.is_error and "the diff cannot be read" in answered.content[0].text
 
 
 async def test_both_documented_client_configurations_start_a_server_that_answers(tmp_path: Path):
-    entries = documented()
+    entries = {fmt: block[fmt]["agentls"] for fmt, block in documented().items() if fmt != "http"}
     assert set(entries) == {"mcpServers", "servers"}
     assert entries["servers"]["type"] == "stdio"
     project = make_project(tmp_path / "code" / "proj", CALC)

@@ -17,10 +17,10 @@ def test_defaults_without_workspace():
 
 
 def test_layering_file_env_overrides(tmp_path: Path):
-    (tmp_path / "pyproject.toml").write_text('[tool.agentls]\nmodel = "from-pyproject"\nmaxIterations = 5\n')
-    (tmp_path / ".agentls.toml").write_text('max_iterations = 4\n[sandbox]\ntimeout_s = 9\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.agentls]\nmodel = "from-pyproject"\nmaxIterations = 2\n')
+    (tmp_path / ".agentls.toml").write_text('max_iterations = 1\n[sandbox]\ntimeout_s = 9\n')
     s = load_settings(tmp_path, env={"AGENTLS_MODEL": "from-env", "OPENAI_BASE_URL": "http://x/v1"})
-    assert (s.model, s.max_iterations, s.sandbox.timeout_s, s.base_url) == ("from-env", 4, 9, "http://x/v1")
+    assert (s.model, s.max_iterations, s.sandbox.timeout_s, s.base_url) == ("from-env", 1, 9, "http://x/v1")
     s = load_settings(tmp_path, overrides={"model": "flag", "maxIterations": 2}, env={"AGENTLS_BASE_URL": "http://a/v1"})
     assert (s.model, s.max_iterations, s.base_url) == ("flag", 2, "http://a/v1")
 

@@ -72,16 +72,16 @@ def test_every_setting_can_be_set_from_the_environment(key: str, tmp_path: Path)
 def test_precedence_user_file_pyproject_dotfile_env_flag(tmp_path: Path):
     user = tmp_path / "user.toml"
     user.write_text(
-        'model = "user"\ntemperature = 0.5\nsamples = 1\nmax_revisions = 4\n[sandbox]\nbackend = "process"\n'
+        'model = "user"\ntemperature = 0.5\nsamples = 5\nmax_revisions = 6\n[sandbox]\nbackend = "process"\n'
     )
     ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "pyproject.toml").write_text('[tool.agentls]\nmodel = "pyproject"\nsamples = 2\nmaxRevisions = 5\n')
-    (ws / ".agentls.toml").write_text('samples = 4\nmax-revisions = 6\n')
+    ws.mkdir()  # the project's files lower samples and max_revisions (a project file may only tighten them)
+    (ws / "pyproject.toml").write_text('[tool.agentls]\nmodel = "pyproject"\nsamples = 4\nmaxRevisions = 5\n')
+    (ws / ".agentls.toml").write_text('samples = 2\nmax-revisions = 4\n')
     env = {"AGENTLS_CONFIG": str(user), "AGENTLS_MAX_REVISIONS": "7", "AGENTLS_SANDBOX__PIDS": "64"}
     settings, layers, _ = load_settings_with_layers(ws, {"sandbox": {"backend": "bubblewrap"}}, env)
     got = {k: getattr(settings, k) for k in ("temperature", "model", "samples", "max_revisions")}
-    assert got == {"temperature": 0.5, "model": "pyproject", "samples": 4, "max_revisions": 7}
+    assert got == {"temperature": 0.5, "model": "pyproject", "samples": 2, "max_revisions": 7}
     assert (settings.sandbox.backend, settings.sandbox.pids) == ("bubblewrap", 64)
     where = {key: layer.name for key, layer in origins(layers).items()}
     assert where == {"temperature": "user file", "model": "pyproject", "samples": ".agentls.toml",

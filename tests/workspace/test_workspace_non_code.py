@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_core.models import FileChange
-from agent_core.workspace.codefiles import named_in_goal, not_code_reason
+from agent_core.workspace.codefiles import change_of, code_only_refusal, named_in_goal, not_code_reason
 from engine_support import FIX_EDIT, journal_records
 
 RIDERS = {
@@ -117,3 +117,17 @@ def test_what_counts_as_code(tmp_path: Path, path: str, kind: str, reason: str |
 def test_a_goal_names_a_file_by_path_or_name(goal: str, named: bool):
     path = ".github/workflows/ci.yml" if "ci.yml" in goal else ".envrc"
     assert named_in_goal(path, goal) is named
+
+
+def test_the_one_code_only_rule_names_every_file_not_named_by_the_user(tmp_path: Path):
+    """What the CLI's --apply, the editor's edit and MCP verify_patch all call before writing."""
+    (tmp_path / "calc.py").write_text("X = 1\n")
+    changes = [FileChange(path=p, kind="create", new="x\n") for p in
+               ("calc2.py", ".envrc", ".github/workflows/ci.yml", ".agentls.toml", ".vscode/tasks.json")]
+    refused = code_only_refusal(tmp_path, changes, {".envrc"}, "name them")
+    assert refused is not None and refused.endswith("; name them")
+    for path in (".github/workflows/ci.yml", ".agentls.toml", ".vscode/tasks.json"):
+        assert f"{path} (not a Python source file)" in refused
+    assert ".envrc" not in refused and "calc2.py" not in refused
+    assert code_only_refusal(tmp_path, changes[:2], {".envrc"}, "name them") is None
+    assert change_of(tmp_path, "calc.py").kind == "modify" and change_of(tmp_path, "new.py").kind == "create"

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from lsp_server.run_slots import RunSlots
+from agent_core.sandbox.run_slots import RunSlots
 
 
 async def _worker(slots: RunSlots, name: str, order: list[str], gate: asyncio.Event, limit: int = 2) -> None:

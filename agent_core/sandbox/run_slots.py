@@ -4,7 +4,9 @@ Hand-written rather than an `asyncio.Semaphore`: the limit is a setting the
 user can change while runs wait (it is read on every acquire), and the queue
 must say how many runs are ahead of a waiting one. A run cancelled while it
 waits leaves the queue without taking a slot; a slot a run gives back goes
-straight to the first waiter, so a newcomer cannot jump the queue.
+straight to the first waiter, so a newcomer cannot jump the queue. Each
+long-lived front end (the language server, the MCP server) keeps one and
+takes a slot on its own event loop before a run starts its sandboxes.
 """
 
 from __future__ import annotations
