@@ -58,8 +58,10 @@ async def _engine(make: Callable[[QueuedHooks], Awaitable[T]], ctx: Context | No
     forward = ForwardProgress()  # each notification's value higher than the last, as MCP requires
 
     async def progress(event: RunEvent) -> None:  # other events (messages, reports) stay in the run's journal
-        step = forward.step(event) if ctx is not None and isinstance(event, PhaseEvent) else None
-        if ctx is not None and step is not None:
+        if ctx is None or not isinstance(event, PhaseEvent):
+            return
+        step = forward.step(event)
+        if step is not None:
             await ctx.report_progress(step.value, 100, f"{event.phase}: {step.message}")
 
     try:
