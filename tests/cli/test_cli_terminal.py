@@ -145,6 +145,7 @@ def test_progress_only_goes_forward_across_the_search_to_model_hand_over(tmp_pat
                               text=True, env=env, timeout=600)
         coder_calls = len(llm.requests_for("coder"))
     assert done.returncode == 0 and coder_calls == 1, done.stderr
+    assert "unreachable" not in done.stderr and "never reached" not in done.stderr, "the probe found the model"
     steps = [(int(pct), message) for pct, message in PHASE_LINE.findall(done.stderr)]
     messages = [message for _, message in steps]
     searched = max(i for i, m in enumerate(messages) if m.startswith("trying single-edit fixes"))
