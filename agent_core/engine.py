@@ -23,6 +23,7 @@ from agent_core.gentests.deps import GenTestsDeps
 from agent_core.gentests.run import run_gen_tests
 from agent_core.journal.writer import Journal
 from agent_core.llm.base import FALLBACK_ACCOUNT, BudgetSpent, LLMError, LLMUnavailable
+from agent_core.llm.probe import EndpointWatch
 from agent_core.llm.usage import cost_usd
 from agent_core.models import ROLES, RunRequest, RunResult, RunStatus, TestReport, Usage, new_run_id
 from agent_core.sandbox.base import SandboxError
@@ -61,9 +62,10 @@ class Engine:
         hooks = _JournalledHooks(hooks, journal)
         for notice in self.settings.notices:  # project keys outside the trust boundary, misspelt variables
             hooks.emit(MessageEvent(run_id=run_id, level="warning", text=notice))
+        watch = self._watch(request, hooks, run_id)  # the model's endpoint, probed beside the baseline
         try:
             deadline = started + self.settings.time_budget_s if self.settings.time_budget_s else None
-            result = await self._dispatch(request, hooks, journal, resume, deadline)
+            result = await self._dispatch(request, hooks, journal, resume, deadline, watch)
         except asyncio.CancelledError:  # the pipeline noted its usage as it unwound (journal.note_usage)
             self.cancelled_usage, self.cancelled_usage_by_role = journal.usage, journal.usage_by_role
             journal.write("run_end", status="cancelled", iterations=0, usage=journal.usage.model_dump(),
@@ -75,12 +77,31 @@ class Engine:
             result = RunResult(run_id=run_id, kind=request.kind, status="budget_spent" if spent else "error",
                                error=_one_line(exc), usage=journal.usage, usage_by_role=journal.usage_by_role,
                                error_kind=None if spent else _error_kind(exc))
+        finally:
+            if watch is not None:
+                watch.stop()
+        if watch is not None:
+            watch.annotate(result)
         result.duration_s = round(time.monotonic() - started, 3)
         self._account(result)
         if self.settings.notices:
             result.settings_warnings = list(self.settings.notices)
         journal.finish(result)
         return result
+
+    def _watch(self, request: RunRequest, hooks: RunHooks, run_id: str) -> EndpointWatch | None:
+        """The start-of-run probe of the model's endpoint (llm/probe.py), for the runs that call a model."""
+        if request.kind not in ("fix", "task", "gen_tests"):
+            return None
+        searching = request.kind == "fix" and self.settings.search.enabled
+        going_on = "going on with the zero-token search" if searching else "going on until the first model call"
+
+        def notify(text: str) -> None:
+            hooks.emit(MessageEvent(run_id=run_id, level="warning", text=text))
+
+        watch = EndpointWatch(self.settings, notify, going_on)
+        watch.start()
+        return watch
 
     def _account(self, result: RunResult) -> None:
         """The run's cost where every model it called has a price; budget_spent for a run that did not succeed
@@ -101,12 +122,14 @@ class Engine:
         return fallback.model if fallback is not None else self.settings.model
 
     async def _dispatch(
-        self, request: RunRequest, hooks: RunHooks, journal: Journal, resume: bool, deadline: float | None = None
+        self, request: RunRequest, hooks: RunHooks, journal: Journal, resume: bool, deadline: float | None = None,
+        watch: EndpointWatch | None = None,
     ) -> RunResult:
-        """`deadline` (time.monotonic()): where settings.time_budget_s ends a fix or task run."""
+        """`deadline` (time.monotonic()): where settings.time_budget_s ends a fix or task run; `watch`: the
+        endpoint's probe (generating tests stops before its first test run when no model can be reached)."""
         if request.kind == "gen_tests":
             deps = GenTestsDeps.build(self.settings, hooks, journal, journal.run_id)
-            return await run_gen_tests(request, self.settings, hooks, deps)
+            return await run_gen_tests(request, self.settings, hooks, deps, watch)
         if request.kind == "test":
             return await self._test_only(request, hooks, journal)
         # Lazy on purpose: the graph (langgraph, the agents, the openai client) takes seconds to import,
@@ -114,7 +137,7 @@ class Engine:
         from agent_core.pipeline.run import run_pipeline
 
         return await run_pipeline(self.settings, request, hooks, journal, self.checkpointer, resume=resume,
-                                  deadline=deadline)
+                                  deadline=deadline, endpoint=watch)
 
     async def _test_only(self, request: RunRequest, hooks: RunHooks, journal: Journal) -> RunResult:
         run_id = journal.run_id

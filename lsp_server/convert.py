@@ -18,7 +18,7 @@ from lsprotocol import types as lsp
 from pygls import uris
 from pygls.workspace import PositionCodec
 
-from agent_core.events import PhaseEvent
+from agent_core.events import ProgressStep
 from agent_core.models import ChangeSet, FileChange, Position, Span, Survivor, TestFailure, TestReport
 
 SOURCE = "agentls"
@@ -318,8 +318,10 @@ def progress_begin(title: str, message: str) -> lsp.WorkDoneProgressBegin:
     return lsp.WorkDoneProgressBegin(title=title, cancellable=True, message=message, percentage=0)
 
 
-def progress_report(event: PhaseEvent) -> lsp.WorkDoneProgressReport:
-    return lsp.WorkDoneProgressReport(message=event.message, percentage=event.percentage, cancellable=True)
+def progress_report(step: ProgressStep) -> lsp.WorkDoneProgressReport:
+    """A phase's report: its message, and its percentage only when it rose (a client keeps the last one)."""
+    return lsp.WorkDoneProgressReport(message=step.message, percentage=step.percentage if step.rose else None,
+                                      cancellable=True)
 
 
 def progress_end(message: str) -> lsp.WorkDoneProgressEnd:

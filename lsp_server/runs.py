@@ -5,8 +5,8 @@ asyncio task that awaits the engine on a thread of its own (engine_thread.py),
 so no engine work ever runs on the server's loop. One run per file at a time; several files at once, at most
 `max_concurrent_runs` working (run_slots.py): the others wait in a queue, each told by its `$/progress` (or a
 message, without progress support) how many runs are ahead. Each run
-reports `$/progress` (cancellable), feeds the safety gate's question to the
-user, and ends with at most one `workspace/applyEdit`, carrying the run's
+reports `$/progress` (cancellable; its percentage only rises: events.ForwardProgress), feeds the safety
+gate's question to the user, and ends with at most one `workspace/applyEdit`, carrying the run's
 reason and previewed first (preview.py); a run that fails marks its failing
 tests and offers its best attempt (failed_runs.py). Cancelling (from the
 progress UI, `agentls.cancel`, shutdown or exit) cancels the task: the engine
@@ -26,7 +26,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from agent_core.engine import Engine
-from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
+from agent_core.events import ForwardProgress, MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
 from agent_core.llm.usage import usage_text
 from agent_core.models import RunRequest, RunResult, TestReport, new_run_id
 from agent_core.sandbox.run_slots import RunSlots
@@ -60,6 +60,7 @@ class ActiveRun:
     token: str
     task: asyncio.Task[None] | None = None
     progress: bool = False
+    forward: ForwardProgress = field(default_factory=lambda: ForwardProgress(0, "starting"))  # as begun
     background: set[asyncio.Task[None]] = field(default_factory=set)
     preview: bool = True  # settings.preview_edits, read when the run starts
     baseline: TestReport | None = None  # the first test report: the code as the run found it
@@ -297,8 +298,10 @@ class RunManager:
             self.show(f"{run.label}: {text}")
 
     def report_progress(self, run: ActiveRun, event: PhaseEvent) -> None:
-        if run.progress:
-            self.server.work_done_progress.report(run.token, convert.progress_report(event))
+        """Report a phase, never with a lower percentage than before (ForwardProgress); a repeat is dropped."""
+        step = run.forward.step(event) if run.progress else None
+        if step is not None:
+            self.server.work_done_progress.report(run.token, convert.progress_report(step))
 
     def _end_progress(self, run: ActiveRun, message: str) -> None:
         if run.progress:

@@ -101,10 +101,11 @@ def quick_fix(report: TestReport, outcome: QuickFixOutcome | None) -> CallToolRe
     return result(model, fix.title)
 
 
-def progress_text(event: PhaseEvent) -> str:
-    """A phase's progress message: "phase: what it does", the phase said once (a message that starts with it
-    stands alone: "planning", "coding step 1/2", not "planning: planning", "coding: coding step 1/2")."""
-    message = event.message.strip()
+def progress_text(event: PhaseEvent, message: str | None = None) -> str:
+    """A phase's progress message (`message`, by default the event's): "phase: what it does", the phase said once
+    (a message that starts with it stands alone: "planning", "coding step 1/2", not "planning: planning",
+    "coding: coding step 1/2")."""
+    message = (event.message if message is None else message).strip()
     first = re.split(r"[\s:]", message, maxsplit=1)[0]
     return message if first == event.phase else f"{event.phase}: {message}" if message else event.phase
 

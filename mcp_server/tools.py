@@ -29,7 +29,7 @@ from agent_core.checks import diagnose
 from agent_core.checks.verify_patch import verify_patch as verify_patch_in_shadow
 from agent_core.engine import Engine
 from agent_core.errors import BadRequest
-from agent_core.events import PhaseEvent, RunEvent
+from agent_core.events import ForwardProgress, PhaseEvent, RunEvent
 from agent_core.llm.base import LLMError
 from agent_core.models import RunRequest, RunResult
 from agent_core.sandbox.base import SandboxError
@@ -65,9 +65,14 @@ def _settings(project: Path, test_cmd: str | None) -> Settings:
 async def _engine(make: Callable[[QueuedHooks], Awaitable[T]], ctx: Context | None = None) -> T:
     """Run an engine call off the loop; its phases become progress notifications; expected errors tool errors."""
 
+    forward = ForwardProgress()  # each notification's value higher than the last, as MCP requires
+
     async def progress(event: RunEvent) -> None:  # other events (messages, reports) stay in the run's journal
-        if ctx is not None and isinstance(event, PhaseEvent):
-            await ctx.report_progress(event.percentage, 100, convert.progress_text(event))
+        if ctx is None or not isinstance(event, PhaseEvent):
+            return
+        step = forward.step(event)
+        if step is not None:
+            await ctx.report_progress(step.value, 100, convert.progress_text(event, step.message))
 
     try:
         return await run_engine_call(make, progress if ctx is not None else None)

@@ -83,3 +83,22 @@ def test_shared_memory_and_a_writable_home(tmp_path):
         handle.write("x")
     assert (tmp_path / "..").exists() and locale.getpreferredencoding() == "UTF-8"
 '''
+
+
+# A bug no single edit fixes (the greeting's words are wrong, not an operator or a name): the mutant search
+# tries its candidates and finds nothing, then the model is called, and these answers fix it.
+GREET = {
+    "greet.py": 'def greet(name):\n    return "Hi " + name\n',
+    "test_greet.py": 'from greet import greet\n\n\ndef test_greet():\n    assert greet("Bo") == "Hello, Bo!"\n',
+}
+GREET_PLAN = {"approach": "Fix greet.", "subtasks": [{"id": "t1", "description": "greet says Hello, NAME!",
+                                                      "files": ["greet.py"]}]}
+GREET_FIX = {"edits": [{"path": "greet.py", "search": '    return "Hi " + name',
+                        "replace": '    return f"Hello, {name}!"'}], "explanation": "greet must say Hello"}
+
+
+def script_greet(llm) -> None:
+    """The model's answers that fix GREET after the search found nothing."""
+    llm.default("planner", GREET_PLAN)
+    llm.default("coder", GREET_FIX)
+    llm.default("explainer", "greet said Hi. It says Hello now, so test_greet passes.")

@@ -68,6 +68,7 @@ def _status_data() -> dict:
         "server": None if state is None else {"base_url": state.base_url, "pid": state.state.pid,
                                                "model": state.state.model_path},
         "server_program": srv.server_python(),
+        "runtime_missing": srv.missing_runtime(),  # why llama-cpp-python's server cannot run here, or null
     }
 
 
@@ -83,6 +84,8 @@ def _status(args: argparse.Namespace) -> int:
         print(f"  {name}: {'fetched' if info['fetched'] else 'not fetched'} - {info['description']}")
     server = data["server"]
     print(f"server: {server['base_url']} (pid {server['pid']})" if server else "server: not running")
+    missing = data["runtime_missing"]
+    print(f"runtime: missing: {missing}" if missing else f"runtime: found ({data['server_program']})")
     return EXIT_OK
 
 

@@ -6,7 +6,9 @@ On a terminal (and not with --json) the bar shows the phase's message at the
 terminal's width, the percentage and the time elapsed, which keeps counting
 while a long step (the mutant search, a model call) works; messages print
 above it, coloured by level (cli/style.py). Elsewhere each phase is one line
-`[ 42%] message`, uncoloured unless FORCE_COLOR asks.
+`[ 42%] message`, uncoloured unless FORCE_COLOR asks. Either way the phases
+pass through `ForwardProgress` (events.py): the percentage never goes down
+and a repeated line is not printed again.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TaskProgre
 from rich.text import Text
 
 from agent_core.cli.style import LEVEL_STYLES, console_for, is_terminal, wants_color, write_line
-from agent_core.events import MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
+from agent_core.events import ForwardProgress, MessageEvent, PhaseEvent, RunEvent, SafetyViolation, TestReportEvent
 
 _LEVELS = {"error": "error", "warning": "warning"}
 
@@ -36,6 +38,7 @@ class TerminalHooks:
         self.color = wants_color(self.stream, plain)
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._forward = ForwardProgress()
 
     def emit(self, event: RunEvent) -> None:
         if isinstance(event, PhaseEvent):
@@ -65,8 +68,11 @@ class TerminalHooks:
             self._progress = None
 
     def _phase(self, event: PhaseEvent) -> None:
+        step = self._forward.step(event)
+        if step is None:
+            return
         if not self.tty:
-            self._line(f"[{event.percentage:3d}%] {event.message}")
+            self._line(f"[{step.percentage:3d}%] {step.message}")
             return
         if self._progress is None:
             self._progress = Progress(
@@ -75,9 +81,9 @@ class TerminalHooks:
                 transient=True, refresh_per_second=4,
             )
             self._progress.start()
-            self._task = self._progress.add_task(event.message, total=100)
+            self._task = self._progress.add_task(step.message, total=100)
         assert self._task is not None
-        self._progress.update(self._task, description=event.message, completed=event.percentage)
+        self._progress.update(self._task, description=step.message, completed=step.percentage)
 
     def _line(self, text: str, level: str = "") -> None:
         if self._progress is not None:  # above the live bar, which stays at the bottom

@@ -26,6 +26,7 @@ from agent_core.gentests.report import bug_report, summary_text
 from agent_core.gentests.targets import Target, TargetError, select_targets
 from agent_core.gentests.testfile import compose, destination
 from agent_core.llm.base import StructuredOutputError
+from agent_core.llm.probe import EndpointWatch
 from agent_core.models import (
     ChangeSet,
     Coverage,
@@ -107,15 +108,18 @@ async def _generate(deps: GenTestsDeps, template: str, targets: list[Target], fo
     return cands
 
 
-async def run_gen_tests(request: RunRequest, settings: Settings, hooks: RunHooks, deps: Any = None) -> RunResult:
-    """Generate tests for the request's targets; never raises for bad input (status 'error')."""
+async def run_gen_tests(request: RunRequest, settings: Settings, hooks: RunHooks, deps: Any = None,
+                        endpoint: EndpointWatch | None = None) -> RunResult:
+    """Generate tests for the request's targets; never raises for bad input (status 'error'). With `endpoint`
+    (the start-of-run probe, llm/probe.py), a model that surely cannot be reached ends the run once the targets
+    are found, before any test run (LLMUnavailable)."""
     run_id = request.run_id or getattr(deps, "run_id", None) or "gen-tests"
     started = time.monotonic()
     deps = resolve_deps(deps, settings, hooks, run_id)
     try:
         with deps.shadow_factory(Path(request.workspace), request.overlays) as shadow:
             try:
-                result = await _run(request, settings, hooks, deps, shadow.root, run_id)
+                result = await _run(request, settings, hooks, deps, shadow.root, run_id, endpoint)
             except TargetError as exc:
                 result = RunResult(run_id=run_id, kind="gen_tests", status="error", error=str(exc),
                                    error_kind="bad_input")
@@ -129,9 +133,11 @@ async def run_gen_tests(request: RunRequest, settings: Settings, hooks: RunHooks
 
 
 async def _run(request: RunRequest, settings: Settings, hooks: RunHooks, deps: GenTestsDeps, root: Path,
-               run_id: str) -> RunResult:
+               run_id: str, endpoint: EndpointWatch | None = None) -> RunResult:
     _emit(hooks, run_id, "planning", "analysing the targets", 5)
     targets, _, module = select_targets(request, root)
+    if endpoint is not None:  # no model, no tests: said now, not after the coverage run
+        await endpoint.refuse_unreachable()
     target_file = request.target_file or ""
     dest = destination(root, target_file, module)
     existing_path = root / dest

@@ -10,7 +10,10 @@ with no `base_url`. It returns the base URL of a running local server:
 
 It does not download the model silently: a missing model raises
 `LLMUnavailable` telling the user to run `agentls model fetch` (1.1 GB),
-unless `AGENTLS_AUTO_FETCH=1` is set, which fetches first.
+unless `AGENTLS_AUTO_FETCH=1` is set, which fetches first. A missing runtime
+(llama-cpp-python's server) is said first, and nothing is fetched then: the
+model could not run anyway (`not_servable`, which the start-of-run probe,
+llm/probe.py, asks too).
 """
 
 from __future__ import annotations
@@ -26,7 +29,14 @@ from agent_core.llm.base import LLMUnavailable
 from agent_core.local_model.fetch import FetchError, ModelMissing, fetch_model, installed_model
 from agent_core.local_model.locks import LockBusy, exclusive, lock_timeout
 from agent_core.local_model.registry import UnknownModel, get_spec, model_dir
-from agent_core.local_model.serve import RunningServer, ServerConfig, ServerError, find_running, start_server
+from agent_core.local_model.serve import (
+    RunningServer,
+    ServerConfig,
+    ServerError,
+    find_running,
+    missing_runtime,
+    start_server,
+)
 from agent_core.settings import Settings
 
 ENV_AUTO_FETCH = "AGENTLS_AUTO_FETCH"
@@ -44,6 +54,23 @@ def _auto_fetch() -> bool:
     return os.environ.get(ENV_AUTO_FETCH, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def runtime_missing_sentence(runtime: str) -> str:
+    return (f"the bundled local model cannot run here: {runtime}, then `agentls model fetch`; or set "
+            "AGENTLS_BASE_URL to an OpenAI-compatible endpoint")
+
+
+def not_servable(name: str) -> str | None:
+    """Why the bundled model `name` cannot be served here (no runtime, not fetched), or None when it can."""
+    runtime = missing_runtime()
+    if runtime is not None:
+        return runtime_missing_sentence(runtime)
+    try:
+        installed_model(name)
+    except (ModelMissing, UnknownModel) as exc:
+        return str(exc)
+    return None
+
+
 def resolve_model(name: str, notify: Callable[[str], None] = _stderr) -> Path:
     """The model file to serve, fetching it first only when auto-fetch is on."""
     try:
@@ -51,6 +78,9 @@ def resolve_model(name: str, notify: Callable[[str], None] = _stderr) -> Path:
     except UnknownModel as exc:
         raise LLMUnavailable(str(exc)) from None
     except ModelMissing as exc:
+        runtime = missing_runtime()
+        if runtime is not None:  # said before "not downloaded", and nothing fetched: it could not run either
+            raise LLMUnavailable(runtime_missing_sentence(runtime)) from None
         if not _auto_fetch() or os.environ.get("AGENTLS_LOCAL_MODEL"):
             raise LLMUnavailable(f"{exc} (or set {ENV_AUTO_FETCH}=1 to fetch it on first use)") from None
     notify(f"agentls: {ENV_AUTO_FETCH} is set; fetching the local model {name} first")

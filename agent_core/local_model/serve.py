@@ -228,9 +228,25 @@ def check_command(argv: list[str]) -> None:
         return
     missing = _missing_modules(exe)
     if missing:
-        raise ServerError(
-            f"llama-cpp-python's server is not installed in {exe} (missing: {', '.join(missing)}): {install_hint(exe)}"
-        )
+        raise ServerError(_not_installed(exe, missing))
+
+
+def _not_installed(python: str, missing: list[str]) -> str:
+    names = ", ".join(missing)
+    return f"llama-cpp-python's server is not installed in {python} (missing: {names}): {install_hint(python)}"
+
+
+def missing_runtime() -> str | None:
+    """Why the default server command cannot run here (its interpreter lacks llama-cpp-python's server), or None
+    (also when AGENTLS_MODEL_SERVER_CMD replaces the command: it is the user's to check)."""
+    if os.environ.get(ENV_SERVER_CMD):
+        return None
+    python = server_python()
+    try:
+        missing = _missing_modules(python)
+    except (ServerError, OSError) as exc:
+        return str(exc)
+    return _not_installed(python, missing) if missing else None
 
 
 def log_tail(path: Path, lines: int = 15) -> str:

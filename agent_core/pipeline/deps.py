@@ -12,6 +12,7 @@ from typing import Any
 from agent_core.events import MessageEvent, Phase, PhaseEvent, RunHooks
 from agent_core.journal.writer import Journal
 from agent_core.llm.base import LLMClient
+from agent_core.llm.probe import EndpointWatch
 from agent_core.memory.base import MemoryStore
 from agent_core.models import RunRequest
 from agent_core.sandbox.base import Sandbox
@@ -57,6 +58,7 @@ class RunDeps:
     goal_tests: dict[str, str] = field(default_factory=dict)  # path -> text of the goal's tests (nodes/specify.py)
     toolcheck: ToolMemo = field(default_factory=ToolMemo)  # what re-checking a tool remembers (toolcheck.py)
     deadline: float | None = None  # time.monotonic() at which time_budget_s ends (pipeline/timebudget.py)
+    endpoint: EndpointWatch | None = None  # the model endpoint's start-of-run probe (llm/probe.py)
 
     @property
     def run_id(self) -> str:

@@ -9,6 +9,7 @@ from agent_core.agents.prompts import run_prompts
 from agent_core.events import MessageEvent, RunHooks
 from agent_core.journal.writer import Journal
 from agent_core.llm.factory import make_llm_client
+from agent_core.llm.probe import EndpointWatch
 from agent_core.memory.base import MemoryStore, NullMemory
 from agent_core.models import (
     ChangeSet,
@@ -55,13 +56,14 @@ def open_run_memory(settings: Settings, notice: Any, workspace: Path | None = No
 
 async def run_pipeline(
     settings: Settings, request: RunRequest, hooks: RunHooks, journal: Journal, checkpointer: Any = None,
-    resume: bool = False, deadline: float | None = None,
+    resume: bool = False, deadline: float | None = None, endpoint: EndpointWatch | None = None,
 ) -> RunResult:
     """Run the graph on a shadow copy of the workspace; never touches the workspace itself.
 
     Checkpointed in the workspace's SQLite checkpointer (or `checkpointer`) after every node; with
     `resume` the run continues from its last checkpoint (pipeline/checkpoint.py). `deadline` (time.monotonic()):
-    where settings.time_budget_s ends the run with its best attempt (pipeline/timebudget.py).
+    where settings.time_budget_s ends the run with its best attempt (pipeline/timebudget.py). `endpoint`: the
+    model endpoint's probe, which the search waits for (llm/probe.py).
     """
     run_id = journal.run_id
 
@@ -82,7 +84,7 @@ async def run_pipeline(
 
                 deps = RunDeps(settings=settings, request=request, llm=llm, sandbox=sandbox, memory=memory,
                                hooks=hooks, journal=journal, shadow=shadow, tools=FileTools(shadow, on_tool),
-                               prompts=prompts, run_tests=run_tests, deadline=deadline)
+                               prompts=prompts, run_tests=run_tests, deadline=deadline, endpoint=endpoint)
                 graph = build_graph(deps, checkpoint.saver)
                 config = {"configurable": {"thread_id": run_id}, "recursion_limit": RECURSION_LIMIT}
                 explicit = bool((request.goal or "").strip() or request.diagnostics)

@@ -54,16 +54,24 @@ def _beside_python(workspace: Path, rel: PurePosixPath) -> bool:
         return False
 
 
-def not_code_reason(workspace: Path, change: FileChange) -> str | None:
-    """Why `change` is not a change to the source tree's Python code, or None when it is."""
-    rel = PurePosixPath(change.path)
+def name_not_code_reason(path: str) -> str | None:
+    """Why a file is, by its workspace-relative path alone, never part of a fix unasked; None when it may be."""
+    rel = PurePosixPath(path)
     if rel.suffix not in CODE_SUFFIXES:
         return "not a Python source file"
     if any(part.startswith(".") for part in rel.parts):
         return "a hidden file or folder"
     if rel.name in STARTUP_HOOKS:
         return "an interpreter start-up hook"
-    if change.kind == "create" and not _beside_python(Path(workspace), rel):
+    return None
+
+
+def not_code_reason(workspace: Path, change: FileChange) -> str | None:
+    """Why `change` is not a change to the source tree's Python code, or None when it is."""
+    named = name_not_code_reason(change.path)
+    if named is not None:
+        return named
+    if change.kind == "create" and not _beside_python(Path(workspace), PurePosixPath(change.path)):
         return "a new file outside the source tree"
     return None
 

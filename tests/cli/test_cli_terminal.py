@@ -1,6 +1,7 @@
 """The CLI on a real terminal (a pty): colour, the coloured diff, a live bar with elapsed time and the search's
 ticks; none of it under NO_COLOR (no colour) or into a pipe (no escape code at all); FORCE_COLOR colours a pipe,
---json never. The fixes are the mutant search's (no model call), in the real sandbox."""
+--json never. The fixes are the mutant search's (no model call), in the real sandbox; across the search's hand-over
+to the scripted model the progress only goes forward."""
 
 from __future__ import annotations
 
@@ -16,11 +17,15 @@ import subprocess
 import sys
 import termios
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from agent_core.cli import main
+from agent_core.events import ForwardProgress, PhaseEvent
+from testkit.project_support import GREET, make_project, script_greet
+from testkit.scripted_llm import ScriptedLLM
 
 PROJECT = {
     "calc.py": "def add(a, b):\n    return a - b\n",
@@ -28,6 +33,7 @@ PROJECT = {
 }
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # a colour or text-style escape
 ELAPSED = re.compile(r"0:00:\d\d")  # the bar's elapsed-time column
+PHASE_LINE = re.compile(r"^\[ *(\d+)%\] (.*)$", re.M)  # a phase's line in a pipe
 
 
 @pytest.fixture
@@ -128,3 +134,38 @@ def test_test_on_a_terminal_shows_a_bar_then_the_coloured_report(project: Path, 
     assert code == 1, text
     assert "running the tests in the sandbox" in text and ELAPSED.search(text)
     assert "\x1b[1;31mFAILED test_calc.py::test_add" in text
+
+
+def test_progress_only_goes_forward_across_the_search_to_model_hand_over(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "greet", GREET)
+    with ScriptedLLM() as llm:
+        script_greet(llm)
+        env = _env(tmp_path, AGENTLS_MEMORY__ENABLED="false", XDG_CACHE_HOME=str(tmp_path / "cache"))
+        done = subprocess.run(_agentls("fix", str(project), "--base-url", llm.base_url), capture_output=True,
+                              text=True, env=env, timeout=600)
+        coder_calls = len(llm.requests_for("coder"))
+    assert done.returncode == 0 and coder_calls == 1, done.stderr
+    assert "unreachable" not in done.stderr and "never reached" not in done.stderr, "the probe found the model"
+    steps = [(int(pct), message) for pct, message in PHASE_LINE.findall(done.stderr)]
+    messages = [message for _, message in steps]
+    searched = max(i for i, m in enumerate(messages) if m.startswith("trying single-edit fixes"))
+    assert "planning" in messages[searched:], "the model's phases come after the search's"
+    percentages = [pct for pct, _ in steps]
+    assert percentages == sorted(percentages), f"progress went backwards: {steps}"
+    assert all(a != b for a, b in pairwise(steps)), f"a line repeated: {steps}"
+
+
+@pytest.mark.parametrize("events, shown", [
+    # (percentage, message) in, (percentage, message, rose, value) out; None: not shown
+    ([(3, "a"), (5, "b"), (5, "b"), (14, "c"), (8, "d"), (8, "d"), (9, "e"), (15, "f")],
+     [(3, "a", True, 3.0), (5, "b", True, 5.0), None, (14, "c", True, 14.0), (14, "d", False, 14.5), None,
+      (14, "e", False, 14 + 2 / 3), (15, "f", True, 15.0)]),
+    ([(0, "starting"), (0, "queued"), (0, "starting")],
+     [(0, "starting", True, 0.0), (0, "queued", False, 0.5), (0, "starting", False, 0 + 2 / 3)]),
+])
+def test_forward_progress_holds_the_percentage_and_drops_repeats(events, shown) -> None:
+    forward = ForwardProgress()
+    steps = [forward.step(PhaseEvent(run_id="r", phase="testing", message=m, percentage=p)) for p, m in events]
+    assert [s and (s.percentage, s.message, s.rose, s.value) for s in steps] == shown
+    values = [s.value for s in steps if s is not None]
+    assert values == sorted(set(values)), "every value shown is higher than the one before"

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from gentests_support import PLANTED_LINE
 
+from testkit.project_support import journal_records
 from testkit.scripted_llm import Fault
 
 
@@ -17,6 +20,12 @@ def _agentls(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTLS_", "OPENAI_"))}
     return subprocess.run([sys.executable, "-m", "agent_core", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _answer(name: str, body: str) -> dict:
@@ -88,3 +97,26 @@ def test_cli_error_from_the_endpoint_still_counts_the_calls_sent(scripted_llm, s
     assert summary["status"] == "error" and "HTTP 503" in summary["error"]
     assert len(scripted_llm.requests_for("tester")) == 2
     assert summary["usage"]["llm_calls"] == 1, "one call, sent twice, never answered"
+
+
+def test_gen_tests_without_a_model_says_so_at_once_and_names_the_missing_runtime(shop_workspace: Path,
+                                                                                  tmp_path: Path):
+    (shop_workspace / ".agentls.toml").write_text("detect_local_servers = false\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTLS_", "OPENAI_"))}
+    env.update(AGENTLS_MODEL_DIR=str(tmp_path / "models"), AGENTLS_MODEL_SERVER_PYTHON="/usr/bin/python3")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "agent_core", "gen-tests", "shop.py", "--json"], cwd=shop_workspace,
+                          env=env, capture_output=True, text=True, timeout=600)
+    elapsed = time.monotonic() - started
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert done.returncode == 2 and summary["status"] == "error", done.stderr
+    assert "llama-cpp-python's server is not installed in /usr/bin/python3" in summary["error"], summary["error"]
+    assert "not downloaded" not in summary["error"], "the runtime first: a fetched model could not run either"
+    records = journal_records(shop_workspace, summary["run_id"])
+    assert not [r for r in records if r["type"] in ("test_report", "coverage")], "refused before any test run"
+    assert elapsed < 60, elapsed  # an interpreter's start on a busy machine, not a baseline run
+    down = _agentls("gen-tests", "shop.py", "--json", "--base-url", f"http://127.0.0.1:{_closed_port()}/v1",
+                    cwd=shop_workspace)
+    error = json.loads(down.stdout.strip().splitlines()[-1])["error"]
+    assert down.returncode == 2 and error.endswith("unreachable: connection refused"), error
+

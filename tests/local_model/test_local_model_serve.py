@@ -157,8 +157,23 @@ def test_model_not_fetched_tells_the_user_what_to_run(tmp_path: Path, monkeypatc
     monkeypatch.setenv("AGENTLS_MODEL_DIR", str(tmp_path / "empty"))
     monkeypatch.delenv("AGENTLS_LOCAL_MODEL", raising=False)
     monkeypatch.delenv("AGENTLS_AUTO_FETCH", raising=False)
+    monkeypatch.setenv("AGENTLS_MODEL_SERVER_CMD", f"{{python}} {FAKE_SERVER} --port {{port}}")  # a runtime
     with pytest.raises(LLMUnavailable, match="run `agentls model fetch --model qwen2.5-coder-1.5b`"):
         endpoint.ensure_local_endpoint(Settings(), notify=lambda m: None)
+
+
+def test_a_missing_runtime_is_said_before_the_fetch_and_nothing_is_fetched(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("AGENTLS_MODEL_DIR", str(tmp_path / "empty"))
+    monkeypatch.delenv("AGENTLS_LOCAL_MODEL", raising=False)
+    monkeypatch.delenv("AGENTLS_MODEL_SERVER_CMD", raising=False)
+    monkeypatch.setenv("AGENTLS_MODEL_SERVER_PYTHON", "/usr/bin/python3")  # no llama-cpp-python there
+    monkeypatch.setenv("AGENTLS_AUTO_FETCH", "1")  # even so: a fetched model could not run
+    with pytest.raises(LLMUnavailable) as err:
+        endpoint.ensure_local_endpoint(Settings(), notify=lambda m: None)
+    assert str(err.value).startswith("the bundled local model cannot run here: llama-cpp-python's server is not "
+                                     "installed in /usr/bin/python3"), err.value
+    assert "then `agentls model fetch`" in str(err.value) and "AGENTLS_BASE_URL" in str(err.value)
+    assert not (tmp_path / "empty").exists() or not any((tmp_path / "empty").rglob("*.whl")), "nothing fetched"
 
 
 def test_cli_serve_runs_until_signalled(server_env):
@@ -198,3 +213,14 @@ def test_watchdog_without_a_command_explains_usage():
                          env=subprocess_env(), timeout=30)
     assert out.returncode == 2 and "usage" in out.stderr
     assert os.path.exists(FAKE_SERVER)
+
+
+def test_model_status_names_a_missing_runtime(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTLS_", "OPENAI_"))}
+    env.update(AGENTLS_MODEL_DIR=str(tmp_path / "models"), AGENTLS_MODEL_SERVER_PYTHON="/usr/bin/python3")
+    text = subprocess.run([sys.executable, "-m", "agent_core", "model", "status"], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert "runtime: missing: llama-cpp-python's server is not installed in /usr/bin/python3" in text.stdout
+    data = subprocess.run([sys.executable, "-m", "agent_core", "model", "status", "--json"], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "llama_cpp" in json.loads(data.stdout)["runtime_missing"]

@@ -1,5 +1,6 @@
 """`$/progress` end to end: a run waiting on a silent model says it is alive (issue 15, item 7); a run cancelled by
-the command or from the progress UI ends its progress and leaves nothing behind.
+the command or from the progress UI ends its progress and leaves nothing behind; across the search's hand-over to
+the model the percentage only rises (issue 40).
 
 The engine repeats the current phase every `WAIT_REPORT_S` (10 s) while a model call waits,
 with how long it has waited; the CLI prints it (tests/pipeline/test_pipeline_hung_endpoint.py),
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+from itertools import pairwise
 
-from lsp_support import CALC, script_fix, server_descendants
+from lsp_support import CALC, FIXED_CALC, script_fix, server_descendants
 from lsprotocol import types as lsp
 
+from testkit.project_support import GREET, script_greet
 from testkit.scripted_llm import Fault
 
 WAITING = re.compile(r"waiting \d+ s for the coder model")
@@ -75,3 +78,25 @@ async def test_cancel_from_the_progress_ui_kills_the_sandboxed_tests(lsp_session
         await s.until(lambda: _ended(s, run_id), timeout=30)
         await _no_leftovers(s)
         assert s.client.diagnostics == {}
+
+
+async def test_progress_only_rises_across_the_search_to_model_hand_over(lsp_session, scripted_llm, monkeypatch):
+    monkeypatch.setenv("AGENTLS_SEARCH", "1")  # the server inherits it: the search runs first, finds nothing
+    script_greet(scripted_llm)
+    async with lsp_session() as s:
+        (s.root / "calc.py").write_text(FIXED_CALC)  # the workspace's own bug out of the way: greet's alone
+        for rel, text in GREET.items():
+            (s.root / rel).write_text(text)
+        uri = s.open("greet.py")
+        run_id = (await s.command("agentls.planAndFix", {"uri": uri}))["runId"]
+        await s.until(lambda: _ended(s, run_id), timeout=600)
+        values = s.client.progress_reports[f"agentls/{run_id}"]
+    assert len(scripted_llm.requests_for("coder")) == 1, "the model was called after the search"
+    reports = [v for v in values if v.kind == "report"]
+    messages = [r.message for r in reports]
+    searched = max(i for i, m in enumerate(messages) if m and m.startswith("trying single-edit fixes"))
+    assert "planning" in messages[searched:], messages
+    percentages = [values[0].percentage] + [r.percentage for r in reports if r.percentage is not None]
+    assert percentages == sorted(set(percentages)), f"each percentage sent is higher than the last: {percentages}"
+    shown = [(r.message, r.percentage) for r in reports]
+    assert all(a != b for a, b in pairwise(shown)), f"a report repeated: {shown}"

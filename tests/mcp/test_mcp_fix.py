@@ -1,12 +1,15 @@
-"""`fix` and `gen_tests` over stdio: the pipeline streams progress and stops when cancelled; a diff comes back."""
+"""`fix` and `gen_tests` over stdio: the pipeline streams progress and stops when cancelled; a diff comes back; the
+progress values rise with every notification, across the search's hand-over to the model."""
 
 from __future__ import annotations
 
 from functools import partial
+from itertools import pairwise
 
 import anyio
 from mcp_support import CALC, server_descendants, until
 
+from testkit.project_support import GREET, script_greet
 from testkit.scripted_faults import Fault
 
 PLAN = {"approach": "Fix add.", "subtasks": [{"id": "t1", "description": "make add add in calc.py",
@@ -54,3 +57,17 @@ async def test_fix_streams_progress_and_stops_cleanly_when_cancelled_and_gen_tes
         assert not generated.is_error and data["status"] == "ok", generated.content
         assert "+def test_area_example():" in data["diff"] and data["llm_calls"] == 1, data
         assert "test_area_example" not in "".join(p.read_text() for p in s.project.rglob("*.py")), "never written"
+
+
+async def test_fix_progress_rises_with_every_notification_across_the_search_to_model_hand_over(mcp_session,
+                                                                                               scripted_llm):
+    script_greet(scripted_llm)
+    async with mcp_session(GREET, extra_env={"AGENTLS_SEARCH": "1"}) as s:
+        result = await s.call("fix", project=str(s.project))
+    assert not result.is_error and result.structured_content["status"] == "fixed", result.content
+    assert len(scripted_llm.requests_for("coder")) == 1, "the search found nothing; the model fixed it"
+    messages = [m or "" for _, _, m in s.progress]
+    searched = max(i for i, m in enumerate(messages) if m.startswith("testing: trying single-edit fixes"))
+    assert any(m.startswith("planning") for m in messages[searched:]), messages
+    values = [value for value, _, _ in s.progress]
+    assert all(a < b for a, b in pairwise(values)), f"MCP: each progress value higher than the last: {values}"

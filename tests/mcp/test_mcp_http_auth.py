@@ -20,7 +20,7 @@ from mcp.types import ListRootsResult, Root
 from mcp_support import CALC, REPO, http_server
 
 from mcp_server.roots import narrowed
-from project_support import make_project
+from testkit.project_support import make_project
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-06-18", "capabilities": {},

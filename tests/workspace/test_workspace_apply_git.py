@@ -1,4 +1,5 @@
-"""`--apply` in a git work tree: refused over the user's uncommitted edits, `--allow-dirty`, `--commit`.
+"""`--apply` in a git work tree: refused before the run over the user's uncommitted edits, `--allow-dirty`,
+`--commit` holding the fix alone (the user's pending edits stay theirs).
 
 A real git repository in a temp folder, the real CLI, sandbox and scripted model.
 """
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.models import FileChange
+from agent_core.workspace.gitstate import GitError, commit_fix
 from engine_support import FIX_EDIT
 
 BUGGY = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -34,15 +37,18 @@ def repo(project: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch) -> Path:
     return project
 
 
-def test_uncommitted_edits_to_a_file_the_fix_touches_refuse_the_apply(repo: Path, scripted_llm, run_fix):
+def test_uncommitted_edits_to_code_refuse_the_apply_before_the_run(repo: Path, scripted_llm, run_fix):
     edited = BUGGY + "\n\n# the user's work in progress\n"
     (repo / "calc.py").write_text(edited)
+    (repo / "test_calc.py").write_text((repo / "test_calc.py").read_text() + "\n# a test being written\n")
 
     run = run_fix(str(repo), "--base-url", scripted_llm.base_url, "--json", "--apply")
 
     assert run.code == 2, run.stderr
-    assert run.json["status"] == "fixed" and run.json["applied"] is False
-    assert "uncommitted changes to calc.py" in run.json["error"] and "--allow-dirty" in run.json["error"]
+    assert run.json["status"] == "error" and run.json["applied"] is False
+    assert "uncommitted changes to calc.py," in run.json["error"] and "--allow-dirty" in run.json["error"]
+    assert "test_calc.py" not in run.json["error"], "a fix never changes a test: an edit there is no obstacle"
+    assert scripted_llm.requests == [] and run.json["run_id"] == "", "refused before the run, not after it"
     assert (repo / "calc.py").read_text() == edited
 
     allowed = run_fix(str(repo), "--base-url", scripted_llm.base_url, "--json", "--apply", "--allow-dirty")
@@ -78,3 +84,45 @@ def test_commit_outside_a_git_work_tree_is_refused_before_the_run(project: Path,
     assert run.code == 2 and run.json["applied"] is False and run.json["status"] == "error"
     assert "--commit needs a git work tree" in run.json["error"]
     assert (project / "calc.py").read_text() == BUGGY and scripted_llm.requests == []
+
+
+def test_commit_over_a_pending_edit_in_the_fixed_file_commits_the_fix_alone(repo: Path, scripted_llm, run_fix):
+    edited = '"""A tiny calculator (a docstring the user has not committed)."""\n\n' + BUGGY
+    (repo / "calc.py").write_text(edited)
+
+    run = run_fix(str(repo), "--base-url", scripted_llm.base_url, "--json", "--apply", "--commit", "--allow-dirty")
+
+    assert run.code == 0 and run.json["applied"] is True, run.stderr
+    sha = run.json["commit"]
+    shown = _git(repo, "show", "--format=", sha)
+    assert "-    return a - b\n+    return a + b\n" in shown and "docstring" not in shown, shown
+    assert (repo / "calc.py").read_text() == edited.replace("a - b", "a + b"), "the fix and the user's edit"
+    pending = _git(repo, "diff", "HEAD")
+    changed = [line for line in pending.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == ['+"""A tiny calculator (a docstring the user has not committed)."""', "+"], pending
+    assert _git(repo, "diff", "--cached") == "", "nothing staged behind the user's back"
+    _git(repo, "commit", "-qam", "the user's own docstring")
+    _git(repo, "revert", "--no-edit", sha)
+    assert (repo / "calc.py").read_text() == edited, "git revert undoes the fix and keeps the user's edit"
+
+
+def test_a_fix_on_lines_the_user_changed_is_not_committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    for key in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{key}_NAME", "t")
+        monkeypatch.setenv(f"GIT_{key}_EMAIL", "t@t.invalid")
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "calc.py").write_text(BUGGY)
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "start")
+    started = BUGGY.replace("return a - b", "return a - b  # the user's note")  # the line the fix changes
+    fixed = started.replace("a - b", "a + b")
+    (root / "calc.py").write_text(fixed)
+    head = _git(root, "rev-parse", "HEAD")
+
+    with pytest.raises(GitError, match="changes lines of calc.py that have uncommitted changes"):
+        commit_fix(root, [FileChange(path="calc.py", kind="modify", original=started, new=fixed)], "agentls: fix")
+
+    assert _git(root, "rev-parse", "HEAD") == head and _git(root, "diff", "--cached") == ""
+    assert (root / "calc.py").read_text() == fixed

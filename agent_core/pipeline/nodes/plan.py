@@ -45,7 +45,7 @@ async def llm_plan(state: RunState, deps: RunDeps, extra: str = "") -> RunState:
 
 async def plan(state: RunState, deps: RunDeps) -> RunState:
     """A textual pre-plan for 'fix the failing tests', else the planner model."""
-    deps.phase("planning", "planning", 8)
+    deps.phase("planning", "planning", 15)
     report = state.get("baseline")
     pointer = editor_pointer(deps.request, target_text(deps.request, deps.shadow))
     quick = textual_preplan(deps.request.goal, report, pointer) if state.get("kind") == "fix" else None

@@ -50,6 +50,8 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     report = state.get("baseline")
     if state.get("kind") != "fix" or report is None or report.ok:
         return RunState()
+    if deps.endpoint is not None:  # an unreachable model is said before the search (a second at most)
+        await deps.endpoint.settled()
     deps.phase("testing", "localizing the failure", 5)
     started = time.monotonic()
     # Whatever the goal says, a fix run whose tests fail is searched; unless the goal asks to change the tests:
