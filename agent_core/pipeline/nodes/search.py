@@ -50,8 +50,10 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     report = state.get("baseline")
     if state.get("kind") != "fix" or report is None or report.ok:
         return RunState()
+    check = None
     if deps.endpoint is not None:  # an unreachable model is said before the search (a second at most)
-        await deps.endpoint.settled()
+        check = await deps.endpoint.settled()
+    unreachable = check is not None and check.problem and check.certain  # then no fill is asked of it
     deps.phase("testing", "localizing the failure", 5)
     started = time.monotonic()
     # Whatever the goal says, a fix run whose tests fail is searched; unless the goal asks to change the tests:
@@ -81,7 +83,7 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
             deps.journal.write("search", found=None, tried=0, skipped=why)
         return out  # a typed goal still reaches the model after a search that found nothing
     found = await find_fix(deps, report, where, deadline=deadline, suspects=suspects,
-                           model=deps.llm if deps.settings.search.infill else None,
+                           model=deps.llm if deps.settings.search.infill and not unreachable else None,
                            model_deadline=infill_deadline(deps, deadline))
     if found.crash:
         deps.journal.write("search", error=found.crash)

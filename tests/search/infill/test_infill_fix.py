@@ -14,6 +14,7 @@ import pytest
 
 from agent_core.search.infill import INFILL_ACCOUNT
 from engine_support import journal_records, make_project
+from testkit.scripted_faults import Fault
 
 pytestmark = pytest.mark.e2e  # a real sandbox
 
@@ -59,10 +60,23 @@ def test_a_fix_only_a_one_line_fill_of_the_model_makes(tmp_path: Path, scripted_
     assert "infill" in json.dumps(summary)
 
 
-def test_a_dead_endpoint_is_said_in_the_fills_figures_and_tries_nothing(tmp_path: Path, run_fix):
+def test_a_dead_endpoint_asks_for_no_fill_and_the_search_runs_as_without_a_model(tmp_path: Path, run_fix):
     project = make_project(tmp_path / "proj", GREETING)
 
     run = run_fix(str(project), "--base-url", "http://127.0.0.1:9/v1", "--json")
+
+    assert run.json["status"] != "fixed", run.json
+    assert "the model was never reached" in run.stderr + json.dumps(run.json)
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    assert search["found"] is None and search["tried"] > 0, "the search's own candidates were all tried"
+    assert "infill" not in search, "the probe found the endpoint dead: no fill was asked for"
+
+
+def test_a_failing_endpoint_is_said_in_the_fills_figures_and_tries_nothing(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", GREETING)
+    scripted_llm.default(INFILL_ACCOUNT, Fault.status(500, times=1000))
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--max-iterations", "1")
 
     assert run.json["status"] != "fixed", run.json
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
