@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from agent_core.checks.diffs import apply_diff, read_diff
-from agent_core.workspace.gitstate import commit_files, dirty_files
+from agent_core.models import FileChange
+from agent_core.workspace.gitstate import commit_fix, dirty_files
 
 FIX = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
 CALC = "def add(a, b):\n    return a - b\n"
@@ -71,6 +72,7 @@ def test_commit_in_the_users_repository_runs_no_hook_and_no_fsmonitor(
     _git(repo, "config", "core.fsmonitor", f"touch {marker}.fsmonitor; false")
     (repo / "calc.py").write_text(CALC.replace("a - b", "a + b"))
     assert dirty_files(repo, ["calc.py"]) == ["calc.py"]
-    commit = commit_files(repo, ["calc.py"], "fix add")
+    fixed = CALC.replace("a - b", "a + b")
+    commit = commit_fix(repo, [FileChange(path="calc.py", kind="modify", original=CALC, new=fixed)], "fix add")
     assert len(commit) == 40
     assert list(marker.parent.iterdir()) == [], "a hook or the fsmonitor of the repository ran"
