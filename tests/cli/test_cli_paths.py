@@ -25,7 +25,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("AGENTLS_MAX_ITERATIONS", raising=False)
     root = tmp_path / "proj"
     root.mkdir()
-    (root / ".agentls.toml").write_text("max_iterations = 5\n")
+    (root / ".agentls.toml").write_text("max_iterations = 2\n")  # lower than the default: a project may tighten
     return root
 
 
@@ -36,11 +36,11 @@ def _max_iterations(*args: str) -> int:
 
 
 def test_config_show_takes_path_positional_alias_or_cwd(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _max_iterations(str(project)) == 5
-    assert _max_iterations("--workspace", str(project)) == 5
+    assert _max_iterations(str(project)) == 2
+    assert _max_iterations("--workspace", str(project)) == 2
     assert _max_iterations(str(project), "--set", "max_iterations=7") == 7
     monkeypatch.chdir(project)
-    assert _max_iterations() == 5
+    assert _max_iterations() == 2
 
 
 def test_runs_and_trace_take_path(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,7 +27,7 @@ from agent_core.workspace.hostread import fresh_dir, read_planted_text
 DRIVER_DIR = ".agentls/search"
 _SCRIPT = Path(__file__).parent.parent / "inside" / "driver_script.py"
 _SIBLINGS = ("driver_localize.py", "driver_swap.py", "driver_trace.py", "driver_options.py")  # imported by the script
-SWALLOWED_COPY = "driver_swallowed.py"  # testing/swallowed.py, under the name the script imports
+SWALLOWED_COPY = "driver_swallowed.py"  # testing/swallowed.py, under the name the script loads it by
 ERROR_TAIL = 800  # characters of the driver's output kept in an error
 PROGRESS_POLL_S = 1.0  # how often the host reads the driver's count of mutants tried
 RESULT_CAP = 256 * 1024 * 1024  # the driver's result (per-test coverage of a big suite) read at most this far

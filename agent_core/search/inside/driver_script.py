@@ -30,6 +30,7 @@ CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path
 """
 
 import importlib.machinery
+import importlib.util
 import json
 import os
 import signal
@@ -44,16 +45,19 @@ try:  # copied beside this script in the sandbox (search/driver/sandboxed.py)
     import driver_swap
 except ImportError:  # imported as part of agent_core (the import-rule tests import every module)
     from . import driver_localize, driver_options, driver_swap
-try:  # agentls' testing/swallowed.py, copied beside this script (search/driver/sandboxed.py)
-    import driver_swallowed
-except ImportError:
-    driver_swallowed = None
+SWALLOWED = "driver_swallowed.py"  # agentls' testing/swallowed.py, copied beside this script (sandboxed.py)
 
 
 def _judging_plugins():
     """The plugins that judge a mutant's tests as agentls' own runs do: a test that passes although its own
-    assertion raised (the mutant swallowed it) fails."""
-    return [driver_swallowed.plugin(pytest)] if driver_swallowed is not None else []
+    assertion raised (the mutant swallowed it) fails. Loaded by path: the copy is not a module of the project."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), SWALLOWED)
+    spec = importlib.util.spec_from_file_location(SWALLOWED[:-3], path) if os.path.isfile(path) else None
+    if spec is None or spec.loader is None:
+        return []
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return [module.plugin(pytest)]
 
 
 def _serve_mutant(path, source):
