@@ -40,8 +40,8 @@ def test_cli_json_apply_and_suspected_bug(scripted_llm, shop_workspace: Path):
                     "--base-url", scripted_llm.base_url, cwd=shop_workspace)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert list(summary) == ["schema", "status", "tests_written", "tests_kept", "tests_dropped", "suspected_bugs", "coverage",
-                             "mutation", "files_changed", "usage", "duration_s", "error", "run_id", "diff",
+    assert list(summary) == ["schema", "status", "tests_written", "tests_kept", "tests_dropped", "suspected_bugs",
+                             "coverage", "mutation", "files_changed", "usage", "duration_s", "error", "run_id", "diff",
                              "settings_warnings"]
     assert summary["diff"].startswith("--- /dev/null\n+++ b/tests/test_shop.py\n") and summary["run_id"]
     assert summary["status"] == "ok" and summary["error"] is None
