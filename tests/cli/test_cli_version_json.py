@@ -33,7 +33,8 @@ def test_doctor_json_reports_each_probe(tmp_path: Path, capsys) -> None:
     assert code == 1 and report["all_hold"] is False and report["error"] is None
     assert report["backend"] == "process" and "not isolated" in report["why"]
     assert report["limits"]["memory_mb"] > 0
-    assert len(report["probes"]) == len(PROBES) + len(TRUST_PROBES) and {"limit", "held", "detail"} == set(report["probes"][0])
+    assert len(report["probes"]) == len(PROBES) + len(TRUST_PROBES)
+    assert {"limit", "held", "detail"} == set(report["probes"][0])
     by_limit = {p["limit"]: p["held"] for p in report["probes"]}
     assert by_limit["no network"] is False and by_limit["timeout kill"] is True
     assert "SOME LIMITS DO NOT HOLD" in err  # the human text went to stderr
