@@ -72,4 +72,4 @@ async def test_a_run_that_fills_its_bound_workspace_is_stopped_near_its_bound(do
 
     assert result.limit_hit == "workspace_size" and result.exit_code is None, result
     written = int(result.stdout.split()[-1]) if result.stdout.strip() else 0
-    assert written < 1024 and "more than its bound of 32 MiB: stopped" in result.stderr
+    assert written < 1024 and "more than its bound of 16 MiB: stopped" in result.stderr
