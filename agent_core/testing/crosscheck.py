@@ -18,15 +18,15 @@ from pathlib import Path
 
 from agent_core.models import TestFailure, TestReport
 from agent_core.testing.junit import parse_junit
-from agent_core.testing.results import SESSION_NODEID
+from agent_core.testing.results import ENDED, SESSION_NODEID
 
 CLEAN_EXITS = (0, 5)  # pytest: all passed; no tests collected
 
 
 def disagreement(report: TestReport, junit_xml: str, exit_code: int | None, workspace: Path) -> str | None:
     """Why the plugin's `report` of a plain pytest run disagrees with pytest's JUnit XML or exit status."""
-    if any(f.nodeid == SESSION_NODEID for f in report.failures) or exit_code is None:
-        return None  # already not a clean run (ended early, killed, timed out): said so
+    if any(f.nodeid == SESSION_NODEID or f.message in ENDED for f in report.failures) or exit_code is None:
+        return None  # already not a clean run (ended early, killed, a test's process ended, timed out): said so
     bad = report.failed + report.errors
     if bad == 0 and exit_code not in CLEAN_EXITS:
         return f"pytest exited with {exit_code} although its report has no failure: not a clean run"

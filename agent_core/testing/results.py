@@ -38,6 +38,9 @@ from agent_core.workspace.testfiles import is_protected
 
 SESSION_NODEID = "(test session)"  # the failure of a run that did not end cleanly
 _OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
+ENDED_HUNG = "Timeout: the test outlived the per-test bound, ignored the stop, and its process was ended"
+ENDED_CRASHED = "the test process ended during this test (a crash, a limit, or the run's time limit)"
+ENDED = (ENDED_HUNG, ENDED_CRASHED)  # a test during which the process was ended: pytest wrote no JUnit XML then
 HUNG_MARK = "Timeout: the test "  # the per-test bound's failure messages (pytest_plugin.Hung, an ended process)
 
 _MAX_TRACEBACK = 6000
@@ -204,7 +207,7 @@ def dump_frames(dump: str, test_path: str, workspace: Path) -> list[Frame]:
 def _unfinished(record: dict, workspace: Path, dump: str) -> TestFailure:
     frames = dump_frames(dump, record["path"], workspace) if dump.strip() else []
     if frames:
-        message = "Timeout: the test outlived the per-test bound, ignored the stop, and its process was ended"
+        message = ENDED_HUNG
     else:
-        message = "the test process ended during this test (a crash, a limit, or the run's time limit)"
+        message = ENDED_CRASHED
     return _failure({**record, "longrepr": dump}, workspace, frames, message, "error", 1)

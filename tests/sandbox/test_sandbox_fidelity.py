@@ -8,6 +8,7 @@ RAM is untouched once the run ends.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -109,7 +110,8 @@ async def test_a_run_that_fills_its_workspace_is_stopped_near_its_bound(workspac
     result = await sandbox.run([sandbox.python, "-c", FILL_WORKSPACE], workspace)
 
     assert result.limit_hit == "workspace_size" and result.exit_code is None, result
-    written = int(result.stdout.split()[-1]) if result.stdout.strip() else 0
+    counts = re.findall(r"WROTE (\d+)", result.stdout)  # the last whole line the process printed
+    written = int(counts[-1]) if counts else 0
     assert 16 <= written < 1024, f"stopped after {written} MiB with a bound of 16 MiB"
     assert "more than its bound of 16 MiB: stopped" in result.stderr
 
