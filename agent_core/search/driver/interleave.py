@@ -22,24 +22,15 @@ from typing import Any
 from agent_core.llm.base import LLMClient
 from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, holes_at, infill_holes
+from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_holes, place_holes
 
 
 def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int) -> list[Hole]:
     """The holes of the `lines` most suspicious lines of all suspects (each line's score, ties in suspect and
-    line order, as the catalogue ranks its lines), each place cut once."""
+    line order, as the catalogue ranks its lines), each place cut once (infill/holes.py `place_holes`)."""
     ranked = sorted(((score, s.file, line) for s in suspects if s.file in sources for line, score in s.searched()),
                     key=lambda entry: -entry[0])
-    places = list(dict.fromkeys((path, line) for _, path, line in ranked))[:lines]
-    out: list[Hole] = []
-    seen: set[tuple[str, int, int, int]] = set()
-    for path, line in places:
-        for hole in holes_at(path, sources[path], line):
-            key = (hole.path, hole.first, hole.last, hole.anchor)
-            if key not in seen:
-                seen.add(key)
-                out.append(hole)
-    return out
+    return place_holes(list(dict.fromkeys((path, line) for _, path, line in ranked))[:lines], sources)
 
 
 def is_infill(mutant: Mutant) -> bool:

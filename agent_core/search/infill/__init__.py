@@ -39,7 +39,7 @@ from agent_core.search.infill.generate import (
     infill_hole,
     infill_holes,
 )
-from agent_core.search.infill.holes import Hole, holes_at, suspect_holes
+from agent_core.search.infill.holes import Hole, holes_at, place_holes, suspect_holes
 from agent_core.search.infill.samples import INFILL_TIER
 
 __all__ = [
@@ -52,5 +52,6 @@ __all__ = [
     "infill_candidates",
     "infill_hole",
     "infill_holes",
+    "place_holes",
     "suspect_holes",
 ]

@@ -223,22 +223,26 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
     return out
 
 
+def place_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[Hole]:
+    """The holes of each (path, line) in `places`, in that order, each place cut once; `sources` maps a path to
+    its text (a path missing there is skipped)."""
+    out: list[Hole] = []
+    seen: set[tuple[str, int, int, int]] = set()
+    for path, line in places:
+        source = sources.get(path)
+        for hole in holes_at(path, source, line) if source is not None else []:
+            key = (hole.path, hole.first, hole.last, hole.anchor)
+            if key not in seen:
+                seen.add(key)
+                out.append(hole)
+    return out
+
+
 def suspect_holes(
     suspects: Iterable[SuspectLike], sources: Mapping[str, str], *, max_suspects: int = 3, lines_per_suspect: int = 2
 ) -> list[Hole]:
     """The holes of the best `lines_per_suspect` lines of the first `max_suspects` suspects (localize.py ranks
     them best first), in that order, each place cut once; `sources` maps a suspect's file to its text (a
     file missing there is skipped)."""
-    out: list[Hole] = []
-    seen: set[tuple[str, int, int, int]] = set()
-    for suspect in list(suspects)[:max_suspects]:
-        source = sources.get(suspect.file)
-        if source is None:
-            continue
-        for line in suspect.lines[:lines_per_suspect]:
-            for hole in holes_at(suspect.file, source, line):
-                key = (hole.path, hole.first, hole.last, hole.anchor)
-                if key not in seen:
-                    seen.add(key)
-                    out.append(hole)
-    return out
+    places = [(s.file, line) for s in list(suspects)[:max_suspects] for line in s.lines[:lines_per_suspect]]
+    return place_holes(places, sources)
