@@ -24,7 +24,7 @@ from agent_core.search.driver.describe import describe_change
 from agent_core.search.driver.interleave import is_infill
 from agent_core.search.driver.localizing import Localization, SearchDeps
 from agent_core.search.driver.sandboxed import line_recorder, run_driver
-from agent_core.search.evidence.inputs import failing_literals, literal, seen_exceptions
+from agent_core.search.evidence.inputs import failing_literals, failing_types, literal, seen_exceptions
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.front import (
     Collaborators,
@@ -50,6 +50,7 @@ __all__ = [
     "Suspect",
     "describe_change",
     "failing_literals",
+    "failing_types",
     "find_fix",
     "is_infill",
     "line_mutants",

@@ -30,7 +30,7 @@ from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.search.driver.screen import Screen
 from agent_core.search.driver.single_edit import candidates, find_single_edit
 from agent_core.search.evidence.hangs import unhung_duration
-from agent_core.search.evidence.inputs import failing_inputs, seen_exceptions
+from agent_core.search.evidence.inputs import failing_inputs, failing_types, seen_exceptions
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.infill import Hole, InfillOptions
 from agent_core.settings import Settings
@@ -141,7 +141,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     root, failing = deps.shadow.root, where.failing
     suspects = where.suspects if suspects is None else suspects
     inputs = failing_inputs(report, root)
-    screen = Screen(root, [*seen_exceptions(report), "AssertionError"])  # the tests' errors no candidate may hide
+    screen = Screen(root, failing_types(report))  # the tests' errors no candidate may hide
     try:
         mutants = screen(candidates(root, suspects, deps.settings.search.max_mutants, seen_exceptions(report),
                                     inputs))

@@ -17,15 +17,10 @@ __all__ = ["ONLY_EARLY_RETURN", "REFUSED", "early_return_note", "failing_types",
 from pathlib import PurePosixPath
 
 from agent_core.analysis.swallowing import REFUSED, early_return, swallowing_findings
-from agent_core.models import ChangeSet, TestReport
-from agent_core.search import seen_exceptions
+from agent_core.models import ChangeSet
+from agent_core.search import failing_types
 
 ONLY_EARLY_RETURN = "only an early return is green"
-
-
-def failing_types(report: TestReport | None) -> list[str]:
-    """The exception types of the failing tests: the ones they raised, and their own assertions'."""
-    return [*seen_exceptions(report), "AssertionError"]
 
 
 def _python(path: str) -> bool:

@@ -166,3 +166,9 @@ def seen_exceptions(report: TestReport | None) -> list[str]:
             if name != "AssertionError":
                 counts[name] = counts.get(name, 0) + 1
     return sorted(counts, key=lambda n: -counts[n])[:MAX_EXCEPTIONS]
+
+
+def failing_types(report: TestReport | None) -> list[str]:
+    """The exception types of the failing tests: the ones they raised, and their own assertions' (what no change
+    may swallow: search/driver/screen.py, pipeline/safety/swallows.py)."""
+    return [*seen_exceptions(report), "AssertionError"]
