@@ -39,16 +39,25 @@ class FimTokens:
     suffix: str
     middle: str
     stops: tuple[str, ...] = ()  # tokens that end a middle (the model's end-of-text and file separators)
+    repo_name: str = ""  # the tokens of the family's repository-level layout (other files before the one with
+    file_sep: str = ""  # the hole); "" when the family has none
 
-    def prompt(self, before: str, after: str) -> str:
-        """The raw completion prompt asking for the text between `before` and `after` (prefix, suffix, middle)."""
-        return f"{self.prefix}{before}{self.suffix}{after}{self.middle}"
+    def prompt(self, before: str, after: str, path: str = "", files: tuple[tuple[str, str], ...] = ()) -> str:
+        """The raw completion prompt asking for the text between `before` and `after` (prefix, suffix, middle).
+        With `files` ((path, text) of other files) and a family that has a repository-level layout, those files
+        come first, then `path`'s prefix, suffix and middle."""
+        fim = f"{self.prefix}{before}{self.suffix}{after}{self.middle}"
+        if not files or not self.file_sep:
+            return fim
+        others = "".join(f"{self.file_sep}{name}\n{text.rstrip()}\n" for name, text in files)
+        return f"{self.repo_name}project\n{others}{self.file_sep}{path}\n{fim}"
 
 
 # (words in the model's name, lowercased; the family's tokens), most specific first.
 _FAMILIES: tuple[tuple[tuple[str, ...], FimTokens], ...] = (
     (("qwen", "coder"), FimTokens("Qwen2.5-Coder", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>",
-                                  ("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|repo_name|>"))),
+                                  ("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|repo_name|>"),
+                                  "<|repo_name|>", "<|file_sep|>")),
     (("codegemma",), FimTokens("CodeGemma", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>",
                                ("<|file_separator|>",))),
     (("starcoder",), FimTokens("StarCoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>",

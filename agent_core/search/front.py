@@ -32,7 +32,7 @@ from agent_core.search.driver.single_edit import candidates, find_single_edit
 from agent_core.search.evidence.hangs import unhung_duration
 from agent_core.search.evidence.inputs import failing_inputs, failing_types, seen_exceptions
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.infill import Hole, InfillOptions
+from agent_core.search.infill import Hole, InfillOptions, failing_tests_code
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact
 
@@ -109,9 +109,10 @@ def _phase(deps: SearchDeps, count: int) -> None:
         phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{count} tried", 6)
 
 
-def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect], until: float | None,
-                   screen: Screen) -> ModelBatches | None:
-    """The model's fills of the suspects' holes, when a model is given and `search.infill` is on."""
+def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect], failing: list[str],
+                   until: float | None, screen: Screen) -> ModelBatches | None:
+    """The model's fills of the suspects' holes, when a model is given and `search.infill` is on; the prompts
+    show the `failing` tests' code."""
     s = deps.settings.search
     if model is None or not s.infill:
         return None
@@ -126,7 +127,9 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
         if phase is not None:
             phase("testing", f"asking the model to fill hole {number}/{total} ({hole.path}: {hole.label})", 14)
 
-    return ModelBatches(model, holes, sources, InfillOptions(samples=s.infill_samples, deadline=until),
+    options = InfillOptions(samples=s.infill_samples, deadline=until,
+                            tests=tuple(failing_tests_code(deps.shadow.root, failing)))
+    return ModelBatches(model, holes, sources, options,
                         on_hole=said, screen=screen) if holes else None
 
 
@@ -156,7 +159,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     until = model_deadline
     if until is None and deadline is not None:
         until = deadline + deps.settings.search.infill_budget_s
-    batches = _model_batches(deps, model, suspects, until, screen)
+    batches = _model_batches(deps, model, suspects, failing, until, screen)
     try:
         winner, passed, figures = await find_single_edit(deps, failing, mutants, where, suite_s, report, deadline,
                                                          more=batches, more_until=until)

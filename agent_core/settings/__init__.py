@@ -161,9 +161,9 @@ class SearchSettings(BaseModel):
         description="Ask the model for short fills of holes cut at the suspicious lines (many samples per hole), "
         "tried and verified like the search's own candidates, between its driver runs.",
     )
-    infill_samples: int = Field(default=12, ge=1, le=50, description="Samples the model is asked for per hole.")
+    infill_samples: int = Field(default=10, ge=1, le=50, description="Samples the model is asked for per hole.")
     infill_lines: int = Field(
-        default=4, ge=1, le=20, description="The most suspicious lines whose holes (the line, its statement, a slot "
+        default=8, ge=1, le=20, description="The most suspicious lines whose holes (the line, its statement, a slot "
         "before and after it, its block) the model fills."
     )
     infill_budget_s: float = Field(

@@ -41,6 +41,7 @@ from agent_core.search.infill.generate import (
 )
 from agent_core.search.infill.holes import Hole, holes_at, place_holes, suspect_holes
 from agent_core.search.infill.samples import INFILL_TIER
+from agent_core.search.infill.tests_code import failing_tests_code
 
 __all__ = [
     "INFILL_ACCOUNT",
@@ -49,6 +50,7 @@ __all__ = [
     "HoleReport",
     "InfillOptions",
     "holes_at",
+    "failing_tests_code",
     "infill_candidates",
     "infill_hole",
     "infill_holes",

@@ -1,9 +1,15 @@
 """Asking the model to fill holes: many short samples per hole, each a candidate of the search.
 
 `infill_hole` draws a hole's samples one after another (a local server answers
-one request at a time; a second one would interrupt the first's stream), each
-capped at `max_tokens`, with the prompt of prompt.py, and turns them into
-mutants (samples.py). `infill_holes` does that hole by hole as an async
+one request at a time; a second one would interrupt the first's stream), with
+the prompt of prompt.py, and turns them into mutants (samples.py). Each sample
+is capped at `hole_tokens`: `max_tokens` for a one-line hole, more for a hole of
+several lines, whose right answer is longer than what it replaces (a 60-token
+cap cut a five-line statement's rewrite after its third line, and only its
+first line was left to parse). A hole's sampling ends early once SATURATED
+answers in a row made no new candidate: the model keeps writing what it wrote
+(at a one-line hole, 12 samples gave 4 distinct lines), and the time is better
+spent on the next hole. `infill_holes` does that hole by hole as an async
 iterator, so a caller can verify a hole's candidates before it pays for the
 next hole's, and stop at the first that is right; a candidate an earlier hole
 of the file made is not made again. `infill_candidates` collects them all.
@@ -30,8 +36,12 @@ from agent_core.search.infill.prompt import InfillPrompt, answer_code, build_pro
 from agent_core.search.infill.samples import Sampler, sample_plan
 
 INFILL_ACCOUNT = "infill"  # the usage and journal name of the infill calls (they borrow a role's model)
-SAMPLES = 12
+SAMPLES = 10
 MAX_TOKENS = 60
+MAX_HOLE_TOKENS = 200  # the most any sample may take, however large its hole
+CHARS_PER_TOKEN = 3  # of Python source, for the cap of a hole's answer (a rough figure is enough)
+SLOT_TOKENS = 30  # an empty slot's answer: a guard and its body, beyond max_tokens
+SATURATED = 3  # answers in a row that made no new candidate: the hole's sampling ends
 CHAT_EXTRA_TOKENS = 24  # a chat answer's fence and language tag around the lines
 
 
@@ -48,6 +58,7 @@ class HoleReport:
     seconds: float = 0.0
     error: str | None = None  # why sampling ended early (the endpoint failed, the budget is spent)
     stopped: bool = False  # that error ends every later hole too
+    saturated: bool = False  # sampling ended early: SATURATED answers in a row made nothing new
 
     @property
     def kept(self) -> int:
@@ -58,7 +69,7 @@ class HoleReport:
         """The journal's and `--json`'s form (no source text beyond the hole's label)."""
         return {"path": self.hole.path, "hole": self.hole.label, "kind": self.hole.kind, "dialect": self.dialect,
                 "drawn": self.drawn, "answered": self.answered, "kept": self.kept, "tokens": self.tokens,
-                "seconds": round(self.seconds, 2), "error": self.error}
+                "seconds": round(self.seconds, 2), "saturated": self.saturated, "error": self.error}
 
 
 @dataclass(frozen=True)
@@ -70,10 +81,21 @@ class InfillOptions:
     role: Role = "coder"  # whose model (endpoint, model name) fills the holes
     account: str = INFILL_ACCOUNT
     failure: str | None = None  # a failing test's output for the prompt (prompt.py); off by default
+    tests: tuple[tuple[str, str], ...] = ()  # the failing tests' code, (path, code) per file (tests_code.py)
     low: float = 0.2  # the lowest and highest sampling temperature
     high: float = 1.0
     seed: int = 0
     deadline: float | None = None  # time.monotonic() after which no further sample is asked for
+
+
+def hole_tokens(hole: Hole, base: int = MAX_TOKENS) -> int:
+    """The cap of one sample of `hole`: `base` for one line, plus SLOT_TOKENS for a slot's guard, and for a
+    replaced hole of several lines three times its own length (a rewrite may add a guard or a loop), at most
+    MAX_HOLE_TOKENS."""
+    if hole.is_slot:
+        return min(MAX_HOLE_TOKENS, base + SLOT_TOKENS)
+    own = len(" ".join(hole.original.split())) // CHARS_PER_TOKEN
+    return base if hole.size == 1 else min(MAX_HOLE_TOKENS, max(base, 3 * own + base // 2))
 
 
 def _tokens(llm: LLMClient, account: str) -> int:
@@ -81,11 +103,12 @@ def _tokens(llm: LLMClient, account: str) -> int:
     return usage.tokens if usage is not None else 0
 
 
-async def _ask(llm: LLMClient, prompt: InfillPrompt, options: InfillOptions, temperature: float, seed: int) -> str:
+async def _ask(llm: LLMClient, prompt: InfillPrompt, options: InfillOptions, cap: int, temperature: float,
+               seed: int) -> str:
     if prompt.dialect == "chat":
         return await llm.text(options.role, prompt.messages, temperature=temperature,
-                              max_tokens=options.max_tokens + CHAT_EXTRA_TOKENS, account=options.account)
-    return await llm.complete(options.role, prompt.prompt, max_tokens=options.max_tokens, temperature=temperature,
+                              max_tokens=cap + CHAT_EXTRA_TOKENS, account=options.account)
+    return await llm.complete(options.role, prompt.prompt, max_tokens=cap, temperature=temperature,
                               seed=seed, stop=list(prompt.stop), suffix=prompt.suffix, account=options.account)
 
 
@@ -95,15 +118,19 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
     (likeliest) first, and what they cost. `seen`: the candidates (syntax trees) other holes of the file
     made, not made again (samples.Sampler)."""
     report = HoleReport(hole, spec.dialect)
-    prompt = build_prompt(hole, spec, options.failure)
+    prompt = build_prompt(hole, spec, options.failure, options.tests)
     sampler = Sampler(hole, source, seen if seen is not None else set())
     began, spent = time.monotonic(), _tokens(llm, options.account)
+    cap, idle = hole_tokens(hole, options.max_tokens), 0
     for temperature, seed in sample_plan(options.samples, options.low, options.high, options.seed):
         if options.deadline is not None and time.monotonic() >= options.deadline:
             break
+        if idle >= SATURATED:
+            report.saturated = True
+            break
         report.drawn += 1
         try:
-            answer = await _ask(llm, prompt, options, temperature, seed)
+            answer = await _ask(llm, prompt, options, cap, temperature, seed)
         except (LLMUnavailable, BudgetSpent) as exc:
             report.error, report.stopped = str(exc), True
             break
@@ -111,7 +138,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
             report.error = str(exc)
             break
         report.answered += 1
-        sampler.add(answer_code(prompt, answer))
+        idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent
     report.seconds = time.monotonic() - began

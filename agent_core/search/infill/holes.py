@@ -11,7 +11,12 @@ For a suspicious line of a Python file, `holes_at` cuts, in this order:
   `return`, a default assigned. No `after` slot follows a statement that leaves the block
   (`return`, `raise`, `continue`, `break`, `pass`), no `before` slot precedes a `def`;
 - `block`: the innermost `if`/`for`/`while`/`with`/`try` around the statement (or the
-  statement itself when it is one), when it spans at most MAX_BLOCK_LINES lines.
+  statement itself when it is one), when it spans at most MAX_BLOCK_LINES lines;
+- `end`: with a `block`, an empty slot just after it, at its indentation: what runs
+  once the loop or branch is done (a guard after a `while`, a last step after a `for`).
+
+Two slots at one place (the slot before a statement and the slot after the block
+just above it) are one hole: the first cut.
 
 A `Hole` carries the code before and after it, bounded: the enclosing function (its
 class's header for a method) and the module's imports, cut to BEFORE_CHARS and
@@ -28,7 +33,7 @@ from typing import Literal, Protocol
 
 from agent_core.analysis import pysyntax
 
-HoleKind = Literal["line", "statement", "after", "before", "block"]
+HoleKind = Literal["line", "statement", "after", "before", "block", "end"]
 MAX_BLOCK_LINES = 8
 BEFORE_CHARS = 3000
 AFTER_CHARS = 1200
@@ -70,7 +75,9 @@ class Hole:
 
     @property
     def label(self) -> str:
-        """e.g. `line 12 (statement)`, `slot after line 12`."""
+        """e.g. `line 12 (statement)`, `slot after line 12`, `slot after the block ending line 14`."""
+        if self.kind == "end":
+            return f"slot after the block ending line {self.anchor}"
         if self.is_slot:
             return f"slot {self.kind} line {self.anchor}"
         span = f"line {self.first}" if self.size == 1 else f"lines {self.first}-{self.last}"
@@ -218,20 +225,28 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
     block = _block(chain, statement)
     if block is not None:
         end = block.end_lineno or block.lineno
+        block_indent = _indent(lines[block.lineno - 1])
         if (block.lineno, end) not in {(h.first, h.last) for h in out}:
-            out.append(_hole(path, ctx, block.lineno, end, "block", _indent(lines[block.lineno - 1])))
+            out.append(_hole(path, ctx, block.lineno, end, "block", block_indent))
+        out.append(_hole(path, ctx, end + 1, end, "end", block_indent, anchor=end))
     return out
+
+
+def _place(hole: Hole) -> tuple[str, int, int, int | str]:
+    """Where a hole is: a slot by its line and indentation (the slot after one statement is the slot before
+    the next), a replaced hole by its lines."""
+    return (hole.path, hole.first, hole.last, hole.indent if hole.is_slot else hole.anchor)
 
 
 def place_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[Hole]:
     """The holes of each (path, line) in `places`, in that order, each place cut once; `sources` maps a path to
     its text (a path missing there is skipped)."""
     out: list[Hole] = []
-    seen: set[tuple[str, int, int, int]] = set()
+    seen: set[tuple[str, int, int, int | str]] = set()
     for path, line in places:
         source = sources.get(path)
         for hole in holes_at(path, source, line) if source is not None else []:
-            key = (hole.path, hole.first, hole.last, hole.anchor)
+            key = _place(hole)
             if key not in seen:
                 seen.add(key)
                 out.append(hole)

@@ -3,8 +3,9 @@
 A model's middle often runs past the hole: it goes on with the code after it, or
 leaves the block. `fit` keeps the lines up to where the indentation drops below
 the sample's first line, where the sample starts repeating the code after the
-hole, or the hole's size (plus EXTRA_LINES unless it is a compound statement's
-header; a slot takes up to SLOT_LINES), and
+hole, or the hole's size (plus EXTRA_LINES and as many again as the hole has
+lines, as a rewrite may add a guard or a loop around them, unless it is a
+compound statement's header; a slot takes up to SLOT_LINES), and
 re-indents them to the hole's indentation (the sample's own indentation kept
 relative to its first line). `candidate` splices the lines into the file and
 keeps the longest leading part that still parses, as a `Mutant`. A `Sampler`
@@ -27,7 +28,7 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.infill.holes import Hole
 
 INFILL_TIER = 30  # after every single-edit tier of mutants.py (0-12) and the templates' (20)
-EXTRA_LINES = 1  # a replaced hole may come back one line longer
+EXTRA_LINES = 1  # a replaced line may come back one line longer (a hole of n lines: up to 2n)
 SLOT_LINES = 3  # an empty slot takes a guard and its body
 MIN_TEMPERATURE, MAX_TEMPERATURE = 0.2, 1.0
 DESCRIPTION_CHARS = 80
@@ -57,7 +58,7 @@ def fit(hole: Hole, middle: str) -> list[str]:
     base = _indent(lines[0])
     following = next((line.strip() for line in hole.after.split("\n") if line.strip()), "")
     header = hole.original.rstrip().endswith(":")  # its body follows in `after`: the hole takes no more lines
-    limit = SLOT_LINES if hole.is_slot else hole.size + (0 if header else EXTRA_LINES)
+    limit = SLOT_LINES if hole.is_slot else hole.size + (0 if header else EXTRA_LINES + hole.size - 1)
     kept: list[str] = []
     for index, line in enumerate(lines):
         if not line.strip():

@@ -48,7 +48,10 @@ def test_a_fix_only_a_one_line_fill_of_the_model_makes(tmp_path: Path, scripted_
     roles = {r["role"] for r in scripted_llm.requests}
     assert roles == {INFILL_ACCOUNT}, "no planner or coder call: the fill fixed it"
     first = scripted_llm.requests_for(INFILL_ACCOUNT)[0]["prompt"]
-    assert first.startswith("<|fim_prefix|>") and "<|fim_suffix|>" in first and first.endswith("<|fim_middle|>")
+    assert first.startswith("<|repo_name|>project\n<|file_sep|>test_hello.py\ndef test_greet():\n"), \
+        "the failing test's code first, as another file of the repository"
+    assert "<|file_sep|>hello.py\n<|fim_prefix|>" in first and "<|fim_suffix|>" in first
+    assert first.endswith("<|fim_middle|>")
     assert "def greet(name):" in first and 'return "Hello " + name' not in first, "the hole is cut out"
     assert out["usage"]["llm_calls"] == len(scripted_llm.requests) >= 2
     search = next(r for r in journal_records(project, out["run_id"]) if r["type"] == "search")

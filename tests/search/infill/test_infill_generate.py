@@ -15,6 +15,7 @@ from agent_core.journal.writer import Journal
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.llm.retrying import RetryPolicy
 from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_candidates, infill_holes
+from agent_core.search.infill.generate import MAX_HOLE_TOKENS, SATURATED, SLOT_TOKENS, hole_tokens
 from agent_core.settings import Settings
 from testkit.scripted_llm import Fault
 
@@ -43,7 +44,7 @@ def _line_hole():
 
 
 async def test_fim_tokens_in_a_raw_prompt_give_deduplicated_candidates(scripted_llm, make_client):
-    answers = ["    total = a + b\n", "total = a+b", "    total = a - b\n", "    total = (a +", "    total = b + a\n"]
+    answers = ["    total = a + b\n", "total = a+b", "    total = b + a\n", "    total = a - b\n", "    total = (a +"]
     for answer in answers:
         scripted_llm.add(INFILL_ACCOUNT, answer)
     client = make_client()
@@ -55,7 +56,9 @@ async def test_fim_tokens_in_a_raw_prompt_give_deduplicated_candidates(scripted_
     assert {r["prompt"] for r in requests} == {expected}, "one prompt, the same for every sample (prompt cache)"
     assert [r["seed"] for r in requests] == [11, 12, 13, 14, 15]
     assert requests[0]["temperature"] == 0.2 and requests[-1]["temperature"] == 1.0
-    assert all(r["max_tokens"] == 60 and "<|endoftext|>" in r["stop"] and "suffix" not in r for r in requests)
+    assert all(r["max_tokens"] == 60 and "suffix" not in r for r in requests)
+    assert requests[0]["stop"] == ["<|endoftext|>", "<|fim_pad|>", "\n\n\n", "\n    return total"], \
+        "the model's end tokens, a blank gap, and the line after the hole (its code, written again)"
     assert [m.text for m in report.mutants] == ["    total = a + b", "    total = b + a"]
     assert (report.dialect, report.drawn, report.answered, report.kept, report.error) == ("tokens", 5, 5, 2, None)
     usage = client.usage_by_role()[INFILL_ACCOUNT]
@@ -146,3 +149,50 @@ async def test_infill_calls_are_journalled_and_shown_in_the_trace(scripted_llm, 
     assert [(c["role"], c["mode"]) for c in calls] == [(INFILL_ACCOUNT, "completion")] * 2
     trace = render_text(tmp_path, "20261202-000000-infl")
     assert "LLM infill -> text (completion)" in trace and "<|fim_prefix|>import math" in trace
+
+
+async def test_a_hole_whose_answers_only_repeat_is_left_after_a_few(scripted_llm, make_client):
+    scripted_llm.default(INFILL_ACCOUNT, "    total = a + b\n")
+    client = make_client()
+
+    (report,) = await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=10))
+
+    assert report.kept == 1 and report.saturated
+    assert report.drawn == 1 + SATURATED == client.usage_by_role()[INFILL_ACCOUNT].llm_calls, \
+        "three answers in a row that made nothing new end the hole's sampling"
+    assert report.as_dict()["saturated"] is True
+
+
+async def test_a_larger_hole_gets_room_for_a_longer_answer(scripted_llm, make_client):
+    source = ("def pick(items, key):\n    out = [\n        item\n        for item in items\n"
+              "        if item.get(key) is not None\n    ]\n    return out\n")
+    statement = next(h for h in holes_at("pick.py", source, 2) if h.kind == "statement")
+    slot = next(h for h in holes_at("pick.py", source, 2) if h.kind == "before")
+    scripted_llm.default(INFILL_ACCOUNT, "    out = []\n")
+    client = make_client()
+
+    await infill_candidates(client, [_line_hole(), statement, slot], {**SOURCES, "pick.py": source},
+                            InfillOptions(samples=1))
+
+    caps = [r["max_tokens"] for r in scripted_llm.requests_for(INFILL_ACCOUNT)]
+    assert caps == [60, hole_tokens(statement), 60 + SLOT_TOKENS]
+    assert 60 < hole_tokens(statement) <= MAX_HOLE_TOKENS, "a five-line rewrite is longer than one line's 60 tokens"
+
+
+async def test_the_failing_tests_code_comes_first_as_another_file(scripted_llm, make_client):
+    scripted_llm.default(INFILL_ACCOUNT, "    total = a + b\n")
+    client = make_client()
+    test = ("tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n")
+
+    await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=1, tests=(test,)))
+    await infill_candidates(client, [_line_hole()], SOURCES, InfillOptions(samples=1, tests=(test,)))
+    chat = make_client(model="gpt-4o-mini")
+    await infill_candidates(chat, [_line_hole()], SOURCES, InfillOptions(samples=1, tests=(test,)))
+
+    raw, again, asked = scripted_llm.requests_for(INFILL_ACCOUNT)
+    assert raw["prompt"] == ("<|repo_name|>project\n<|file_sep|>tests/test_calc.py\ndef test_add():\n"
+                             "    assert add(1, 2) == 3\n<|file_sep|>calc.py\n<|fim_prefix|>import math\n\n\n"
+                             "def add(a, b):\n<|fim_suffix|>    return total\n<|fim_middle|>")
+    assert again["prompt"] == raw["prompt"]
+    assert "A failing test, in tests/test_calc.py:\n```python\ndef test_add():\n    assert add(1, 2) == 3\n```" \
+        in asked["messages"][1]["content"]

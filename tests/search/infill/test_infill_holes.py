@@ -34,8 +34,8 @@ def _kinds(line: int) -> dict[str, tuple[int, int, int, str]]:
 
 def test_a_simple_statement_gets_its_line_slots_and_block():
     holes = holes_at("box.py", SOURCE, 12)
-    assert [h.kind for h in holes] == ["line", "after", "before", "block"]
-    line, after, before, block = holes
+    assert [h.kind for h in holes] == ["line", "after", "before", "block", "end"]
+    line, after, before, block, _ = holes
     assert line.original == "            out += item * scale" and line.indent == " " * 12
     assert line.before.endswith("                continue\n") and line.after == "        return out\n"
     assert line.before.startswith("import re\nfrom os import path\n\n\nclass Box:\n    def total("), \
@@ -104,7 +104,19 @@ def test_suspect_holes_go_best_suspect_first_each_place_once():
     suspects = [_Suspect("box.py", [12, 12, 9]), _Suspect("gone.py", [1]), _Suspect("box.py", [10])]
     holes = suspect_holes(suspects, {"box.py": SOURCE}, lines_per_suspect=2)
     assert [(h.first, h.kind) for h in holes[:4]] == [(12, "line"), (13, "after"), (12, "before"), (9, "block")]
-    places = [(h.first, h.last, h.anchor) for h in holes]
+    places = [(h.first, h.last, h.indent if h.is_slot else h.anchor) for h in holes]
     assert len(places) == len(set(places))
-    assert holes[-1].first in (10, 11) and all(h.path == "box.py" for h in holes)
-    assert suspect_holes(suspects, {"box.py": SOURCE}, max_suspects=1) == holes[:4]
+    assert holes[-1].first in (10, 11, 12) and all(h.path == "box.py" for h in holes)
+    assert suspect_holes(suspects, {"box.py": SOURCE}, max_suspects=1) == holes[:5]
+
+
+def test_a_slot_after_a_block_and_the_slot_before_the_next_statement_are_one_hole():
+    kinds = _kinds(12)
+    assert kinds["end"] == (13, 12, 12, " " * 8), "after the for loop, at its indentation"
+    end = next(h for h in holes_at("box.py", SOURCE, 12) if h.kind == "end")
+    assert end.label == "slot after the block ending line 12" and end.after == "        return out\n"
+    ahead = next(h for h in holes_at("box.py", SOURCE, 13) if h.kind == "before")
+    assert (ahead.first, ahead.last, ahead.indent) == (end.first, end.last, end.indent)
+    holes = suspect_holes([_Suspect("box.py", [12, 13])], {"box.py": SOURCE})
+    assert [h.kind for h in holes if (h.first, h.last, h.indent) == (13, 12, " " * 8)] == ["end"], \
+        "cut once, where it was first cut"

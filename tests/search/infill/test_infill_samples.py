@@ -76,3 +76,14 @@ def test_the_sample_plan_spreads_temperatures_and_seeds(samples):
     assert len({seed for _, seed in plan}) == samples
     if samples > 1:
         assert plan[-1][0] == 1.0 and [t for t, _ in plan] == sorted(t for t, _ in plan)
+
+
+def test_a_hole_of_several_lines_may_come_back_up_to_twice_as_long():
+    source = "def first(items, key):\n    for item in items:\n        if item == key:\n            return item\n" \
+             "    return None\n"
+    block = next(h for h in holes_at("find.py", source, 2) if h.kind == "block")
+    assert block.size == 3
+    middle = ("    for item in items:\n        if item is None:\n            continue\n        if item == key:\n"
+              "            return item\n        seen = item\n        more = 2\n")
+    assert fit(block, middle) == [line for line in middle.split("\n") if line][:6], \
+        "a rewrite may add a guard around the lines it replaces: up to 2n lines for a hole of n"
