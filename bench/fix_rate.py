@@ -49,7 +49,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "bench" / "corpus"
 SLOW_S = 180.0  # the issue's target: no task slower than 3 minutes
-OUTCOMES = ("search", "first round", "later round", "not fixed")
+OUTCOMES = ("search", "infill", "first round", "later round", "not fixed")
 
 
 def _env() -> dict[str, str]:
@@ -145,6 +145,36 @@ def run_agentls(workspace: Path, args: argparse.Namespace, env: dict[str, str]) 
     return summary, time.monotonic() - started
 
 
+def _journal(workspace: Path, run_id: str = "") -> list[dict]:
+    """The records of the run's journal (the newest run's when `run_id` is not known: a run cut at the timeout)."""
+    if run_id:
+        journal = workspace / ".agentls" / "runs" / run_id / "journal.jsonl"
+    else:
+        found = sorted((workspace / ".agentls" / "runs").glob("*/journal.jsonl"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            return []
+        journal = found[-1]
+    try:
+        return [json.loads(line) for line in journal.read_text(encoding="utf-8").splitlines()]
+    except (OSError, json.JSONDecodeError):
+        return []
+
+
+def time_split(workspace: Path, run_id: str = "") -> dict:
+    """Where a run's time went, from its journal: seconds per pipeline node (summed over its visits), the
+    model's fills (`infill`: holes, samples, kept, tried, tokens, seconds, the winning hole; its `per_hole`
+    left out) and the search's own figures (mutants made and tried)."""
+    records = _journal(workspace, run_id)
+    nodes: dict[str, float] = {}
+    for record in records:
+        if record.get("type") == "node_exit":
+            name = str(record.get("node"))
+            nodes[name] = round(nodes.get(name, 0.0) + float(record.get("duration_s") or 0.0), 1)
+    search = next((r for r in reversed(records) if r.get("type") == "search"), {})
+    infill = {k: v for k, v in (search.get("infill") or {}).items() if k != "per_hole"}
+    return {"nodes": nodes, "infill": infill, "mutants": search.get("mutants"), "mutants_tried": search.get("tried")}
+
+
 def search_edit(workspace: Path, run_id: str) -> str:
     """"file:line: before -> after" when the run's journal says the mutant search found the fix, else ""."""
     journal = workspace / ".agentls" / "runs" / run_id / "journal.jsonl"
@@ -169,8 +199,8 @@ def outcome(row: dict) -> str:
     """One of OUTCOMES for a row: only a fix re-checked here counts."""
     if not row["verified"]:
         return "not fixed"
-    if row["found_by"] == "search":
-        return "search"
+    if row["found_by"] in ("search", "infill"):
+        return str(row["found_by"])
     return "first round" if row["iterations"] <= 1 else "later round"
 
 
@@ -217,6 +247,7 @@ def run_one(task: Task, args: argparse.Namespace, memory: Memory) -> dict:
     fixed = summary.get("status") == "fixed"
     edit = search_edit(workspace, str(summary.get("run_id") or "")) if fixed else ""
     row = make_row(task, summary, wall, fixed and task.check(workspace), memory.mode, edit)
+    row["split"] = time_split(workspace, str(summary.get("run_id") or ""))
     if not args.keep:
         shutil.rmtree(workspace, ignore_errors=True)
     return row
@@ -241,6 +272,7 @@ def report(results: list[dict]) -> str:
         f"fixed after iteration 1:    {first}/{total}",
         f"fixed after last iteration: {last}/{total} (re-checked by pytest here: {verified}/{total})",
         f"fixed by search alone:      {by['search']}/{total} (0 tokens)",
+        f"fixed by the model's fills: {by['infill']}/{total} (its candidates, verified by the search's driver)",
         f"fixed by first model round: {by['first round']}/{total}",
         f"fixed by later rounds:      {by['later round']}/{total}",
     ]

@@ -171,13 +171,35 @@ def _share(rows: list[dict], pred) -> str:
     return f"{sum(1 for r in rows if pred(r))}/{len(rows)}"
 
 
+def fills(rows: list[dict]) -> list[str]:
+    """What the model's fills did over the rows (their journals' `infill` figures): holes, samples, candidates
+    and candidates per minute of the fills' own time, and the median split of a task's time."""
+    figures = [r["split"]["infill"] for r in rows if r.get("split", {}).get("infill")]
+    if not figures:
+        return []
+    seconds = sum(float(f.get("seconds") or 0) for f in figures)
+    kept = sum(int(f.get("kept") or 0) for f in figures)
+    lines = [f"model fills: {len(figures)} tasks asked, {sum(int(f.get('holes') or 0) for f in figures)} holes, "
+             f"{sum(int(f.get('samples') or 0) for f in figures)} samples, {kept} candidates, "
+             f"{sum(int(f.get('tried') or 0) for f in figures)} tried, "
+             f"{kept / (seconds / 60) if seconds else 0:.1f} candidates per minute of sampling ({seconds:.0f} s)"]
+    nodes = [r["split"]["nodes"] for r in rows if r.get("split", {}).get("nodes")]
+    if nodes:
+        names = sorted({name for n in nodes for name in n})
+        lines.append("time per task, median s: " + ", ".join(
+            f"{name} {statistics.median(n.get(name, 0.0) for n in nodes):.1f}" for name in names)
+            + f"; of the search, sampling {statistics.median(float(f.get('seconds') or 0) for f in figures):.1f}")
+    return lines
+
+
 def report(rows: list[dict]) -> str:
     multi = [r for r in rows if r["kind"] != "one-line"]
     lines = [
         f"green (fixed, suite re-checked here): {_share(rows, lambda r: r['verified'])}",
         f"the author's way:                     {_share(rows, is_author_way)}",
         f"by the search:                        {_share(rows, lambda r: r['outcome'] == 'search')}",
-        f"by the model:                         "
+        f"by the model's fills (infill):        {_share(rows, lambda r: r['outcome'] == 'infill')}",
+        f"by the planner and coder:             "
         f"{_share(rows, lambda r: r['outcome'] in ('first round', 'later round'))}",
         f"more than one line (not one-line):    green {_share(multi, lambda r: r['verified'])}, "
         f"the author's way {_share(multi, is_author_way)}",
@@ -187,7 +209,9 @@ def report(rows: list[dict]) -> str:
         loads = [r["load_start"] for r in rows] + [r["load_end"] for r in rows]
         lines += [f"wall time: median {statistics.median(walls):.1f} s, total {sum(walls):.0f} s, "
                   f"max {max(walls):.1f} s, over 300 s: {sum(1 for w in walls if w > 300)}",
-                  f"tokens: total {sum(r['tokens'] for r in rows):,}",
+                  f"tokens: median {statistics.median(r['tokens'] for r in rows):,.0f}, "
+                  f"total {sum(r['tokens'] for r in rows):,}",
+                  *fills(rows),
                   f"load average (1 min) at task starts/ends: min {min(loads):.1f}, "
                   f"median {statistics.median(loads):.1f}, max {max(loads):.1f}"]
     wrong = [r for r in rows if r["verified"] and not is_author_way(r)]

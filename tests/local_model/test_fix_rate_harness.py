@@ -127,6 +127,8 @@ def test_outcome_counts_only_verified_fixes():
     assert fix_rate.outcome(row | {"verified": True}) == "search"
     assert fix_rate.outcome(row | {"verified": True, "found_by": "model", "iterations": 1}) == "first round"
     assert fix_rate.outcome(row | {"verified": True, "found_by": "model", "iterations": 3}) == "later round"
+    assert fix_rate.outcome(row | {"verified": True, "found_by": "infill"}) == "infill"
+    assert fix_rate.outcome(row | {"verified": False, "found_by": "infill"}) == "not fixed"
     assert fix_rate.found_by({"status": "fixed"}) == "model"
     assert fix_rate.found_by({"status": "fixed", "found_by": "search"}) == "search"
 
@@ -167,3 +169,25 @@ def test_a_search_fix_is_read_from_the_journal_when_the_json_lacks_it(tmp_path: 
     row = fix_rate.make_row(task, {"status": "fixed", "iterations": 0}, 2.0, True, "fresh", edit)
     assert row["outcome"] == "search" and row["search_edit"] == edit
     assert "calc                             calc.py:4: return a - b -> return a + b" in fix_rate.report([row])
+
+
+def test_the_time_split_and_the_fills_are_read_from_the_journal(tmp_path: Path):
+    runs = tmp_path / ".agentls" / "runs" / "r1"
+    runs.mkdir(parents=True)
+    infill = {"holes": 3, "samples": 14, "kept": 9, "tried": 9, "tokens": 4200, "seconds": 42.0, "won": "line 5 (line)",
+              "per_hole": [{"hole": "line 5 (line)"}]}
+    records = [{"type": "node_exit", "node": "baseline", "duration_s": 2.04},
+               {"type": "node_exit", "node": "search", "duration_s": 100.0},
+               {"type": "search", "found": None, "mutants": 300, "tried": 120, "infill": infill},
+               {"type": "node_exit", "node": "test", "duration_s": 1.0},
+               {"type": "node_exit", "node": "test", "duration_s": 2.5}]
+    runs.joinpath("journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    split = fix_rate.time_split(tmp_path, "r1")
+
+    assert split["nodes"] == {"baseline": 2.0, "search": 100.0, "test": 3.5}
+    assert split["infill"] == {k: v for k, v in infill.items() if k != "per_hole"}
+    assert (split["mutants"], split["mutants_tried"]) == (300, 120)
+    assert fix_rate.time_split(tmp_path) == split, "a run cut at the timeout: the newest journal"
+    assert fix_rate.time_split(tmp_path, "missing") == {"nodes": {}, "infill": {}, "mutants": None,
+                                                        "mutants_tried": None}

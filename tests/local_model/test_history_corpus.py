@@ -117,3 +117,24 @@ def test_each_task_runs_within_a_time_budget_inside_the_timeout(tmp_path: Path, 
     settings = load_settings(workspace, env={})
     assert settings.time_budget_s == budget and settings.notices == []
     assert settings.test_command.startswith("pytest")
+
+
+def test_the_report_counts_the_fills_and_says_where_the_time_went():
+    def row(task: str, outcome: str, tokens: int, split: dict) -> dict:
+        return {"task": task, "kind": "multi-line", "python": "3.8", "outcome": outcome,
+                "verified": outcome != "not fixed",
+                "author_way": "same" if outcome != "not fixed" else "", "tokens": tokens, "wall_s": 100.0,
+                "load_start": 1.0, "load_end": 1.0, "search_edit": "", "split": split}
+
+    fills = {"holes": 4, "samples": 20, "kept": 12, "tried": 12, "tokens": 3000, "seconds": 60.0}
+    rows = [row("a/one", "infill", 3000, {"nodes": {"search": 90.0, "baseline": 2.0}, "infill": fills}),
+            row("b/two", "search", 0, {"nodes": {"search": 30.0, "baseline": 4.0}, "infill": {}}),
+            row("c/three", "not fixed", 9000, {"nodes": {"search": 200.0, "baseline": 2.0, "code": 50.0},
+                                                "infill": fills | {"kept": 6}})]
+
+    text = hfr.report(rows)
+
+    assert "by the model's fills (infill):        1/3" in text and "by the search:                        1/3" in text
+    assert "tokens: median 3,000, total 12,000" in text
+    assert "model fills: 2 tasks asked, 8 holes, 40 samples, 18 candidates, 24 tried, 9.0 candidates per minute" in text
+    assert "time per task, median s: baseline 2.0, code 0.0, search 90.0; of the search, sampling 60.0" in text
