@@ -8,11 +8,13 @@ parses and changes something into a `Mutant`, verified by the search's driver
 like any other candidate.
 
 - holes.py: `holes_at(path, source, line) -> list[Hole]` (the line, its statement, empty
-  slots after and before it, its enclosing block of up to 8 lines) and
+  slots after and before it, its enclosing block of up to 8 lines, a slot after that block) and
   `suspect_holes(suspects, sources, *, max_suspects=3, lines_per_suspect=2) -> list[Hole]`
   (the suspects' best lines, best first, each place once);
-- prompt.py: `build_prompt(hole, spec, failure=None) -> InfillPrompt` for the endpoint's
-  dialect (llm/fim.py's `FimSpec`, from `LLMClient.fim_spec(role)`);
+- tests_code.py: `failing_tests_code(root, failing)`: the failing tests' own code, shown
+  to the model beside the hole;
+- prompt.py: `build_prompt(hole, spec, failure=None, tests=()) -> InfillPrompt` for the
+  endpoint's dialect (llm/fim.py's `FimSpec`, from `LLMClient.fim_spec(role)`);
 - samples.py: `sample_plan`, `fit` (a sample cut to the hole and re-indented) and `Sampler`
   (spliced, parsed, deduplicated: `Mutant`s with tier `INFILL_TIER`);
 - generate.py: the entry points.
@@ -20,7 +22,7 @@ like any other candidate.
 The seam for the search driver::
 
     holes = suspect_holes(suspects, sources)            # localize.rank's Suspects, {rel path: text}
-    async for report in infill_holes(llm, holes, sources, InfillOptions(samples=12)):
+    async for report in infill_holes(llm, holes, sources, InfillOptions(samples=10)):
         verify(report.mutants)                          # like the catalogue's mutants; stop at the first right one
         journal(report.as_dict())                       # hole, drawn, answered, kept, tokens, seconds, error
 
