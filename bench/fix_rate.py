@@ -163,7 +163,8 @@ def _journal(workspace: Path, run_id: str = "") -> list[dict]:
 def time_split(workspace: Path, run_id: str = "") -> dict:
     """Where a run's time went, from its journal: seconds per pipeline node (summed over its visits), the
     model's fills (`infill`: holes, samples, kept, tried, tokens, seconds, the winning hole; its `per_hole`
-    left out) and the search's own figures (mutants made and tried)."""
+    left out but for each hole's path and label, `holes`) and the search's own figures (mutants made and
+    tried)."""
     records = _journal(workspace, run_id)
     nodes: dict[str, float] = {}
     for record in records:
@@ -172,7 +173,9 @@ def time_split(workspace: Path, run_id: str = "") -> dict:
             nodes[name] = round(nodes.get(name, 0.0) + float(record.get("duration_s") or 0.0), 1)
     search = next((r for r in reversed(records) if r.get("type") == "search"), {})
     infill = {k: v for k, v in (search.get("infill") or {}).items() if k != "per_hole"}
-    return {"nodes": nodes, "infill": infill, "mutants": search.get("mutants"), "mutants_tried": search.get("tried")}
+    holes = [[h.get("path"), h.get("hole")] for h in (search.get("infill") or {}).get("per_hole", [])]
+    return {"nodes": nodes, "infill": infill, "holes": holes, "mutants": search.get("mutants"),
+            "mutants_tried": search.get("tried")}
 
 
 def search_edit(workspace: Path, run_id: str) -> str:

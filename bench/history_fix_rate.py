@@ -34,6 +34,7 @@ import contextlib
 import datetime
 import json
 import os
+import re
 import shlex
 import signal
 import statistics
@@ -42,6 +43,8 @@ import sys
 import tempfile
 from functools import partial
 from pathlib import Path
+
+from unidiff import PatchSet
 
 from bench import fix_rate
 from bench import history_corpus as hc
@@ -140,6 +143,7 @@ def run_tasks(bugs: list[hc.HistoryBug], args: argparse.Namespace, meta: dict) -
         for n, (bug, task) in enumerate(zip(bugs, tasks, strict=True), start=1):
             load_start = _load()
             row = fix_rate.run_one(task, args, memory)
+            row["fills_at_author"] = holes_at_author(row["split"]["holes"], author_lines(bug))
             removed, added = bug.changed_lines
             row |= {"python": bug.python, "version": f"{bug.previous}->{bug.version}", "fix_lines": [removed, added],
                     "author_way": verdicts.get(bug.task, "") if row["verified"] else "",
@@ -171,6 +175,36 @@ def _share(rows: list[dict], pred) -> str:
     return f"{sum(1 for r in rows if pred(r))}/{len(rows)}"
 
 
+def author_lines(bug: hc.HistoryBug) -> dict[str, set[int]]:
+    """Per file, the lines of the buggy tree the author's fix touches: each line it removes, and for lines it
+    adds, the line they go before."""
+    places: dict[str, set[int]] = {}
+    for patched in PatchSet(bug.fix.strip("\n") + "\n"):
+        lines = places.setdefault(patched.path, set())
+        for hunk in patched:
+            at = hunk.source_start
+            for line in hunk:
+                if line.is_added:
+                    lines.add(at)
+                elif line.source_line_no is not None:
+                    at = line.source_line_no + 1
+                    if line.is_removed:
+                        lines.add(line.source_line_no)
+    return places
+
+
+def holes_at_author(holes: list[list[str]], places: dict[str, set[int]]) -> int:
+    """How many of the fills' holes ([path, label] as the journal names them: `line 12 (line)`, `lines 3-7
+    (block)`, `slot after line 12`) cover or touch a line the author's fix changes (a slot touches the lines
+    on either side of it)."""
+    count = 0
+    for path, label in holes:
+        numbers = [int(n) for n in re.findall(r"\d+", label or "")]
+        if numbers and any(min(numbers) - 1 <= n <= max(numbers) + 1 for n in places.get(path, ())):
+            count += 1
+    return count
+
+
 def fills(rows: list[dict]) -> list[str]:
     """What the model's fills did over the rows (their journals' `infill` figures): holes, samples, candidates
     and candidates per minute of the fills' own time, and the median split of a task's time."""
@@ -179,10 +213,13 @@ def fills(rows: list[dict]) -> list[str]:
         return []
     seconds = sum(float(f.get("seconds") or 0) for f in figures)
     kept = sum(int(f.get("kept") or 0) for f in figures)
+    asked = [r for r in rows if r.get("split", {}).get("infill")]
+    reached = sum(1 for r in asked if r.get("fills_at_author"))
     lines = [f"model fills: {len(figures)} tasks asked, {sum(int(f.get('holes') or 0) for f in figures)} holes, "
              f"{sum(int(f.get('samples') or 0) for f in figures)} samples, {kept} candidates, "
              f"{sum(int(f.get('tried') or 0) for f in figures)} tried, "
-             f"{kept / (seconds / 60) if seconds else 0:.1f} candidates per minute of sampling ({seconds:.0f} s)"]
+             f"{kept / (seconds / 60) if seconds else 0:.1f} candidates per minute of sampling ({seconds:.0f} s)",
+             f"tasks whose fills reached a line of the author's fix: {reached}/{len(asked)}"]
     nodes = [r["split"]["nodes"] for r in rows if r.get("split", {}).get("nodes")]
     if nodes:
         names = sorted({name for n in nodes for name in n})

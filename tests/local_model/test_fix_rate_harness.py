@@ -189,5 +189,6 @@ def test_the_time_split_and_the_fills_are_read_from_the_journal(tmp_path: Path):
     assert split["infill"] == {k: v for k, v in infill.items() if k != "per_hole"}
     assert (split["mutants"], split["mutants_tried"]) == (300, 120)
     assert fix_rate.time_split(tmp_path) == split, "a run cut at the timeout: the newest journal"
-    assert fix_rate.time_split(tmp_path, "missing") == {"nodes": {}, "infill": {}, "mutants": None,
+    assert split["holes"] == [[None, "line 5 (line)"]], "each hole's path and label"
+    assert fix_rate.time_split(tmp_path, "missing") == {"nodes": {}, "infill": {}, "holes": [], "mutants": None,
                                                         "mutants_tried": None}

@@ -138,3 +138,17 @@ def test_the_report_counts_the_fills_and_says_where_the_time_went():
     assert "tokens: median 3,000, total 12,000" in text
     assert "model fills: 2 tasks asked, 8 holes, 40 samples, 18 candidates, 24 tried, 9.0 candidates per minute" in text
     assert "time per task, median s: baseline 2.0, code 0.0, search 90.0; of the search, sampling 60.0" in text
+
+
+def test_the_authors_lines_are_read_from_the_diff_and_holes_touching_them_are_counted():
+    bug = next(b for b in hc.load_bugs() if b.task == "sqlparse/ctas_function_alias")
+    places = hfr.author_lines(bug)
+    assert places == {"sqlparse/engine/grouping.py": {344, 349, 350}}, \
+        "an added line counts as the line it goes before; a removed line as itself"
+    holes = [["sqlparse/engine/grouping.py", "line 349 (line)"],
+             ["sqlparse/engine/grouping.py", "slot after line 343"],
+             ["sqlparse/engine/grouping.py", "lines 300-340 (block)"],
+             ["sqlparse/sql.py", "line 349 (line)"],
+             ["sqlparse/engine/grouping.py", "slot after the block ending line 348"]]
+    assert hfr.holes_at_author(holes, places) == 3
+    assert hfr.holes_at_author([], places) == 0
