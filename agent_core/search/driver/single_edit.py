@@ -220,31 +220,38 @@ async def find_single_edit(
     `search.budget_s` from now; the caller's, when localizing already spent part of it). With `rivals`, a second
     green candidate of the winner's function is looked for, and an input the two differ on (driver/distinguish.py).
     `more`: the model's candidates, one hole's after each driver run of `mutants` that found nothing, and on
-    their own once `mutants` are done, until `more_until` (driver/interleave.py)."""
+    their own once `mutants` are done, until `more_until` (driver/interleave.py). The model's turns do not
+    spend the search's own time: its deadline moves by the seconds they took (never past `more_until`); with
+    the model's turns taken out of it, a fix the search finds alone in a chunk past its first was cut off by
+    them (a real-history bug the search fixes in 56 s went unfixed at 280 s)."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
     until = max(deadline, more_until or deadline)
+    lent = 0.0  # seconds the model's turns took: the search's own candidates get them back
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
     trial = _Trial(deps, failing, baseline, covering, timeout_s, stats)
     index, own = 0, True
     while True:
-        if own and index < len(mutants) and time.monotonic() < deadline:
+        own_until = min(deadline + lent, until)
+        if own and index < len(mutants) and time.monotonic() < own_until:
             def live(done: int, base: int = index) -> None:  # the driver's count while it runs (sandboxed.py)
                 _tick(deps, base + done, len(mutants))
 
             chunk = mutants[index : index + _chunk_size(mutants, index)]
-            results, stopped = await trial.run(chunk, deadline, live)
+            results, stopped = await trial.run(chunk, own_until, live)
             if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
                 # after it were not tried)
                 index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
             _tick(deps, stats["tried"], len(mutants))
-            if found := await trial.verified(results, mutants[index:], deadline, rivals):
+            if found := await trial.verified(results, mutants[index:], own_until, rivals):
                 return found[0], found[1], stats
             own = stopped != "budget" and bool(results)
         elif more is None or time.monotonic() >= until:
             break
         if more is not None and time.monotonic() < until:
+            began = time.monotonic()
             turn = await _model_turn(trial, more, until, mutants[index:], rivals)
+            lent += time.monotonic() - began
             if turn is False:
                 more = None
             elif turn:

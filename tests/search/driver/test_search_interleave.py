@@ -1,0 +1,77 @@
+"""The model's turns between the search's own driver runs do not spend the search's own time.
+
+Real bubblewrap sandbox: each of the search's candidates is a driver run of its own (HOT_CHUNK 1), the right
+one second; between them the model's turn takes longer than the search's whole deadline. The right candidate
+is still tried, and wins, because the search's deadline moves by the seconds the model's turn took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from agent_core.sandbox.factory import make_sandbox
+from agent_core.search.candidate import Mutant
+from agent_core.search.driver import single_edit
+from agent_core.search.driver.interleave import ModelBatches
+from agent_core.search.driver.localizing import SearchDeps
+from agent_core.search.driver.single_edit import find_single_edit
+from agent_core.settings import Settings
+from agent_core.testing.runner import run_tests
+from agent_core.workspace.shadow import ShadowWorkspace
+
+SOURCES = {
+    "square.py": "def square(x):\n    return x * 2\n",
+    "test_square.py": "from square import square\n\n\ndef test_five():\n"
+                      "    assert square(2) == 4 and square(5) == 25\n",
+}
+MODEL_TURN_S = 12.0
+OWN_BUDGET_S = 10.0
+
+
+class SlowModel:
+    """A model whose one turn takes MODEL_TURN_S and brings no candidate; then it has no more holes."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    async def __call__(self) -> list[Mutant] | None:
+        self.calls.append(time.monotonic())
+        if len(self.calls) > 1:
+            return None
+        await asyncio.sleep(MODEL_TURN_S)
+        return []
+
+    def count_tried(self, mutants: Any) -> None:
+        pass
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_the_model_s_turn_does_not_take_the_search_s_own_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    for rel, text in SOURCES.items():
+        (tmp_path / rel).write_text(text)
+    monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
+    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"}})
+    mutants = [Mutant("square.py", 2, "    return x * 3", "2 -> 3"),
+               Mutant("square.py", 2, "    return x ** 2", "* -> **")]
+    model = SlowModel()
+
+    async def go() -> tuple[Mutant | None, Any, dict]:
+        with ShadowWorkspace(tmp_path) as shadow:
+            deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
+                                                    shadow=shadow, run_tests=run_tests))
+            began = time.monotonic()
+            return await find_single_edit(deps, ["test_square.py::test_five"], mutants,
+                                          deadline=began + OWN_BUDGET_S, more=cast(ModelBatches, model),
+                                          more_until=began + 120.0)
+
+    winner, report, stats = asyncio.run(go())
+
+    assert len(model.calls) == 1, ("one model turn, between the two driver runs", stats)
+    assert winner is not None and winner.text == "    return x ** 2", stats
+    assert report is not None and report.ok and stats["tried"] == 2
