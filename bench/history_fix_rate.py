@@ -206,14 +206,15 @@ def holes_at_author(holes: list[list[str]], places: dict[str, set[int]]) -> int:
 
 
 def fills(rows: list[dict]) -> list[str]:
-    """What the model's fills did over the rows (their journals' `infill` figures): holes, samples, candidates
-    and candidates per minute of the fills' own time, and the median split of a task's time."""
-    figures = [r["split"]["infill"] for r in rows if r.get("split", {}).get("infill")]
+    """What the model's fills did over the rows whose fills sampled a hole (their journals' `infill` figures):
+    holes, samples, candidates and candidates per minute of the fills' own time, whether they reached the
+    author's lines, and the median split of a task's time."""
+    asked = [r for r in rows if (r.get("split", {}).get("infill") or {}).get("holes")]
+    figures = [r["split"]["infill"] for r in asked]
     if not figures:
         return []
     seconds = sum(float(f.get("seconds") or 0) for f in figures)
     kept = sum(int(f.get("kept") or 0) for f in figures)
-    asked = [r for r in rows if r.get("split", {}).get("infill")]
     reached = sum(1 for r in asked if r.get("fills_at_author"))
     lines = [f"model fills: {len(figures)} tasks asked, {sum(int(f.get('holes') or 0) for f in figures)} holes, "
              f"{sum(int(f.get('samples') or 0) for f in figures)} samples, {kept} candidates, "

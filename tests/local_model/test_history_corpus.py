@@ -129,15 +129,16 @@ def test_the_report_counts_the_fills_and_says_where_the_time_went():
     fills = {"holes": 4, "samples": 20, "kept": 12, "tried": 12, "tokens": 3000, "seconds": 60.0}
     rows = [row("a/one", "infill", 3000, {"nodes": {"search": 90.0, "baseline": 2.0}, "infill": fills}),
             row("b/two", "search", 0, {"nodes": {"search": 30.0, "baseline": 4.0}, "infill": {}}),
+            row("b/four", "search", 0, {"nodes": {"search": 20.0, "baseline": 4.0}, "infill": fills | {"holes": 0}}),
             row("c/three", "not fixed", 9000, {"nodes": {"search": 200.0, "baseline": 2.0, "code": 50.0},
                                                 "infill": fills | {"kept": 6}})]
 
     text = hfr.report(rows)
 
-    assert "by the model's fills (infill):        1/3" in text and "by the search:                        1/3" in text
-    assert "tokens: median 3,000, total 12,000" in text
+    assert "by the model's fills (infill):        1/4" in text and "by the search:                        2/4" in text
+    assert "tokens: median 1,500, total 12,000" in text
     assert "model fills: 2 tasks asked, 8 holes, 40 samples, 18 candidates, 24 tried, 9.0 candidates per minute" in text
-    assert "time per task, median s: baseline 2.0, code 0.0, search 90.0; of the search, sampling 60.0" in text
+    assert "time per task, median s: baseline 3.0, code 0.0, search 60.0; of the search, sampling 60.0" in text
 
 
 def test_the_authors_lines_are_read_from_the_diff_and_holes_touching_them_are_counted():
