@@ -215,12 +215,14 @@ def fills(rows: list[dict]) -> list[str]:
         return []
     seconds = sum(float(f.get("seconds") or 0) for f in figures)
     kept = sum(int(f.get("kept") or 0) for f in figures)
-    reached = sum(1 for r in asked if r.get("fills_at_author"))
+    measured = [r for r in asked if "fills_at_author" in r]  # rows of runs before that figure was kept lack it
+    reached = sum(1 for r in measured if r["fills_at_author"])
     lines = [f"model fills: {len(figures)} tasks asked, {sum(int(f.get('holes') or 0) for f in figures)} holes, "
              f"{sum(int(f.get('samples') or 0) for f in figures)} samples, {kept} candidates, "
              f"{sum(int(f.get('tried') or 0) for f in figures)} tried, "
              f"{kept / (seconds / 60) if seconds else 0:.1f} candidates per minute of sampling ({seconds:.0f} s)",
-             f"tasks whose fills reached a line of the author's fix: {reached}/{len(asked)}"]
+             *([f"tasks whose fills reached a line of the author's fix: {reached}/{len(measured)}"]
+               if measured else [])]
     nodes = [r["split"]["nodes"] for r in rows if r.get("split", {}).get("nodes")]
     if nodes:
         names = sorted({name for n in nodes for name in n})

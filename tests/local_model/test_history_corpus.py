@@ -133,11 +133,13 @@ def test_the_report_counts_the_fills_and_says_where_the_time_went():
             row("c/three", "not fixed", 9000, {"nodes": {"search": 200.0, "baseline": 2.0, "code": 50.0},
                                                 "infill": fills | {"kept": 6}})]
 
+    rows[0]["fills_at_author"] = 2  # c/three's run predates the figure: not counted either way
     text = hfr.report(rows)
 
     assert "by the model's fills (infill):        1/4" in text and "by the search:                        2/4" in text
     assert "tokens: median 1,500, total 12,000" in text
     assert "model fills: 2 tasks asked, 8 holes, 40 samples, 18 candidates, 24 tried, 9.0 candidates per minute" in text
+    assert "tasks whose fills reached a line of the author's fix: 1/1" in text
     assert "time per task, median s: baseline 3.0, code 0.0, search 60.0; of the search, sampling 60.0" in text
 
 
