@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import httpx
@@ -156,3 +157,24 @@ def test_a_stream_without_usage_when_the_server_sends_none(scripted_llm):
     chunks = list(stream)
     assert all(c.usage is None for c in chunks)
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "hello"
+
+
+def test_stop_ends_in_bounded_time_when_the_serving_loop_is_stuck(monkeypatch):
+    import testkit.scripted_llm as scripted
+
+    monkeypatch.setattr(scripted, "STOP_S", 0.5)
+    stuck, release = threading.Event(), threading.Event()
+    llm = ScriptedLLM().start()
+    httpd = llm._httpd
+
+    def hold() -> None:  # the serving loop blocks in its own thread, as it once did on CI
+        stuck.set()
+        release.wait(30)
+
+    httpd.service_actions = hold
+    assert stuck.wait(5)
+    began = time.monotonic()
+    with pytest.warns(RuntimeWarning, match=r"did not stop within 0.5 s; it was at:[\s\S]*in hold"):
+        llm.stop()
+    assert time.monotonic() - began < 3, "stop() returned in bounded time"
+    release.set()
