@@ -160,19 +160,26 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     if until is None and deadline is not None:
         until = deadline + deps.settings.search.infill_budget_s
     batches = _model_batches(deps, model, suspects, failing, until, screen)
+    paired: dict[str, Any] = {}
+
+    async def two_edits(own_until: float) -> tuple[Mutant, TestReport] | None:
+        """Two edits, from a partial fix (driver/pairs.py), within the search's own time."""
+        first, report_of, more = await from_partial_fix(
+            deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, own_until,
+            lambda: screen.kept(candidates(root, suspects, SECOND_EDITS, seen_exceptions(report), inputs)),
+            lambda more: find_single_edit(deps, failing, more, where, suite_s, report, own_until, rivals=False))
+        paired.update(more)
+        return (first, report_of) if first is not None and report_of is not None else None
+
     try:
-        winner, passed, figures = await find_single_edit(deps, failing, mutants, where, suite_s, report, deadline,
-                                                         more=batches, more_until=until)
+        winner, passed, figures = await find_single_edit(
+            deps, failing, mutants, where, suite_s, report, deadline, more=batches, more_until=until,
+            then=two_edits if pairs and deadline is not None else None)
     except Exception as exc:
         if not contain:
             raise
         winner, passed, figures, outcome.crash = None, None, {}, f"{type(exc).__name__}: {exc}"
-    if (winner is None or passed is None) and pairs and deadline is not None and not figures.get("error"):
-        winner, passed, more = await from_partial_fix(  # two edits, from a partial fix (driver/pairs.py)
-            deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, deadline,
-            lambda: screen.kept(candidates(root, suspects, SECOND_EDITS, seen_exceptions(report), inputs)),
-            lambda more: find_single_edit(deps, failing, more, where, suite_s, report, deadline, rivals=False))
-        figures.update(more)
+    figures.update(paired)
     if batches is not None:
         figures["infill"] = batches.figures(winner)
     outcome.stats, outcome.refused = SearchStats.of(figures), screen.refused

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -212,6 +212,7 @@ async def find_single_edit(
     deps: SearchDeps, failing: list[str], mutants: list[Mutant], where: Localization | None = None,
     suite_s: float = 0.0, baseline: TestReport | None = None, deadline: float | None = None, rivals: bool = True,
     more: ModelBatches | None = None, more_until: float | None = None,
+    then: Callable[[float], Awaitable[tuple[Mutant, TestReport] | None]] | None = None,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
     """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
     seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
@@ -223,7 +224,9 @@ async def find_single_edit(
     their own once `mutants` are done, until `more_until` (driver/interleave.py). The model's turns do not
     spend the search's own time: its deadline moves by the seconds they took (never past `more_until`); with
     the model's turns taken out of it, a fix the search finds alone in a chunk past its first was cut off by
-    them (a real-history bug the search fixes in 56 s went unfixed at 280 s)."""
+    them (a real-history bug the search fixes in 56 s went unfixed at 280 s). `then`: the search's next step
+    once its own candidates are done (two edits, driver/pairs.py), given the search's own deadline so moved,
+    before the model's turns go on alone: what the search alone finds, it still finds with the model on."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
     until = max(deadline, more_until or deadline)
     lent = 0.0  # seconds the model's turns took: the search's own candidates get them back
@@ -246,8 +249,13 @@ async def find_single_edit(
             if found := await trial.verified(results, mutants[index:], own_until, rivals):
                 return found[0], found[1], stats
             own = stopped != "budget" and bool(results)
-        elif more is None or time.monotonic() >= until:
-            break
+        else:
+            if then is not None:
+                step, then = then, None
+                if not stats.get("error") and (found_then := await step(own_until)):
+                    return found_then[0], found_then[1], stats
+            if more is None or time.monotonic() >= until:
+                break
         if more is not None and time.monotonic() < until:
             began = time.monotonic()
             turn = await _model_turn(trial, more, until, mutants[index:], rivals)

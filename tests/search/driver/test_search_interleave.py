@@ -75,3 +75,54 @@ def test_the_model_s_turn_does_not_take_the_search_s_own_time(tmp_path: Path, mo
     assert len(model.calls) == 1, ("one model turn, between the two driver runs", stats)
     assert winner is not None and winner.text == "    return x ** 2", stats
     assert report is not None and report.ok and stats["tried"] == 2
+
+
+class EndlessModel:
+    """A model whose turns take a second each and bring no candidate, and which never runs out of holes."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    async def __call__(self) -> list[Mutant] | None:
+        self.calls.append(time.monotonic())
+        await asyncio.sleep(1.0)
+        return []
+
+    def count_tried(self, mutants: Any) -> None:
+        pass
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_the_search_s_next_step_comes_before_the_model_goes_on_alone(tmp_path: Path):
+    """Two edits (driver/pairs.py, `then`) get the search's own time once its candidates are done; the model's
+    turns, which could go on until `more_until`, wait (with the model on, two real-history bugs the search fixed
+    in two edits went unfixed: the model's turns had taken the search's own time)."""
+    for rel, text in SOURCES.items():
+        (tmp_path / rel).write_text(text)
+    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"}})
+    mutants = [Mutant("square.py", 2, "    return x * 3", "2 -> 3")]
+    paired = Mutant("square.py", 2, "    return x ** 2", "two edits")
+    model = EndlessModel()
+    steps: list[tuple[float, float, int]] = []
+
+    async def then(own_until: float) -> tuple[Mutant, Any]:
+        steps.append((time.monotonic(), own_until, len(model.calls)))
+        return paired, "the pair's report"
+
+    async def go() -> tuple[float, tuple[Mutant | None, Any, dict]]:
+        with ShadowWorkspace(tmp_path) as shadow:
+            deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
+                                                    shadow=shadow, run_tests=run_tests))
+            began = time.monotonic()
+            return began, await find_single_edit(deps, ["test_square.py::test_five"], mutants,
+                                                 deadline=began + OWN_BUDGET_S, more=cast(ModelBatches, model),
+                                                 more_until=began + 120.0, then=then)
+
+    began, (winner, report, stats) = asyncio.run(go())
+
+    assert winner is paired and report == "the pair's report", stats
+    assert len(steps) == 1, steps
+    at, own_until, turns = steps[0]
+    assert turns <= 1 and at - began < OWN_BUDGET_S + 5, ("before the model's turns went on alone", steps)
+    assert began + OWN_BUDGET_S <= own_until <= began + OWN_BUDGET_S + 2 * turns + 1, "the own deadline, moved"
+    assert len(model.calls) == turns, "the search's next step won: no model turn after it"
