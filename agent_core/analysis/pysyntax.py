@@ -18,6 +18,7 @@ an interpreter bug, written by hand.
 from __future__ import annotations
 
 import ast
+import functools
 import threading
 from typing import Any
 
@@ -55,3 +56,17 @@ def parse_expression(source: str) -> ast.Expression:
 def literal_eval(source: str) -> Any:
     """`ast.literal_eval` of a text, parsed here."""
     return ast.literal_eval(parse_expression(source.lstrip(" \t")))
+
+
+@functools.lru_cache(maxsize=8)
+def parse_shared(source: str) -> ast.Module:
+    """`parse(source)`, the same tree for the same text while it is among the last few parsed: the search's
+    catalogue reads one module's tree once per suspicious line. The tree is shared: read it, never change it."""
+    return parse(source)
+
+
+@functools.lru_cache(maxsize=8)
+def walked(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """Every node of `tree` in `ast.walk`'s order, kept for the last few trees (a shared tree is walked once
+    per suspicious line)."""
+    return tuple(ast.walk(tree))

@@ -40,6 +40,7 @@ mutant's `text` may hold several lines (an inserted base case).
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import itertools
 import tokenize
@@ -76,11 +77,21 @@ MAX_SWAPPED_ARGS = 5  # calls with more arguments only swap neighbours
 
 
 def _tokens(source: str, line: int) -> list[tokenize.TokenInfo]:
+    """The tokens that start and end on `line`."""
+    return list(_tokens_by_line(source).get(line, ()))
+
+
+@functools.lru_cache(maxsize=4)  # the module is tokenized once, not once per suspicious line
+def _tokens_by_line(source: str) -> dict[int, tuple[tokenize.TokenInfo, ...]]:
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError):
-        return []
-    return [t for t in tokens if t.start[0] == line and t.end[0] == line]
+        return {}
+    out: dict[int, list[tokenize.TokenInfo]] = {}
+    for token in tokens:
+        if token.start[0] == token.end[0]:
+            out.setdefault(token.start[0], []).append(token)
+    return {line: tuple(found) for line, found in out.items()}
 
 
 def _token_edits(text: str, tokens: list[tokenize.TokenInfo], line: int) -> list[list[Edit]]:
@@ -254,7 +265,7 @@ def _swappable(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
 def scope_names(tree: ast.Module, line: int) -> list[str]:
     """Parameters and assigned names of the innermost function containing `line`, in order of appearance."""
     best: ast.AST | None = None
-    for node in ast.walk(tree):
+    for node in pysyntax.walked(tree):
         inside = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (
             node.end_lineno or 0
         )
@@ -273,7 +284,7 @@ def _nearest_first(tree: ast.Module, line: int, names: list[str]) -> list[str]:
     """`names` ordered by how close to `line` each is used (a wrong variable is most often one used on the
     neighbouring lines: `hi = x` right under `if hi < y`), then by order of appearance."""
     distance = {name: float("inf") for name in names}
-    for node in ast.walk(tree):
+    for node in pysyntax.walked(tree):
         if isinstance(node, ast.Name) and node.id in distance:
             distance[node.id] = min(distance[node.id], abs(node.lineno - line))
     return sorted(names, key=lambda name: distance[name])  # stable: appearance order among equals
@@ -298,14 +309,14 @@ BASE_CASE_CONSTANTS = 6  # integer constants of the module tried in an inserted 
 
 def _recursive_function(tree: ast.Module, line: int) -> ast.FunctionDef | None:
     """The function whose first statement (after a docstring) is `line`, when it calls itself."""
-    for node in ast.walk(tree):
+    for node in pysyntax.walked(tree):
         if not isinstance(node, ast.FunctionDef) or not node.args.args:
             continue
         body = node.body[1:] if ast.get_docstring(node) is not None and len(node.body) > 1 else node.body
-        calls_itself = any(
-            isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == node.name for c in ast.walk(node)
-        )
-        if body and body[0].lineno == line and calls_itself:
+        if not body or body[0].lineno != line:
+            continue
+        if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == node.name
+               for c in ast.walk(node)):
             return node
     return None
 
@@ -318,7 +329,7 @@ def _base_cases(tree: ast.Module, text: str, line: int) -> list[Edit]:
     if function is None:
         return []
     param = function.args.args[0].arg
-    used = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and type(n.value) is int]
+    used = [n.value for n in pysyntax.walked(tree) if isinstance(n, ast.Constant) and type(n.value) is int]
     constants = list(dict.fromkeys([0, 1, 2, *sorted(set(used), key=used.index)]))[:BASE_CASE_CONSTANTS]
     indent = text[: len(text) - len(text.lstrip())]
     out: list[Edit] = []
@@ -343,12 +354,12 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return []
     try:
-        tree = pysyntax.parse(source)
+        tree = pysyntax.parse_shared(source)
     except (SyntaxError, ValueError):
         return []
     text = lines[line - 1]
     tokens = _tokens(source, line)
-    nodes = [n for n in ast.walk(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
+    nodes = [n for n in pysyntax.walked(tree) if getattr(n, "lineno", None) == line or isinstance(n, ast.Slice)]
     tiers = _token_edits(text, tokens, line)
     for tier, edits in enumerate(field_edits(text, tokens, line, _token_edits)):
         tiers[tier] += edits
@@ -361,10 +372,30 @@ def line_mutants(path: str, source: str, line: int) -> list[Mutant]:
               _base_cases(tree, text, line)]
     out: list[Mutant] = []
     seen = {text}
+    first, last = _unit(tree, line, len(lines))
+    lead = "if 1:\n" if lines[first - 1][:1] in (" ", "\t") else ""  # an indented unit parses as a block's body
     for tier, edit in [(tier, edit) for tier, group in enumerate(groups) for edit in group]:
         if edit.text in seen:
             continue
         seen.add(edit.text)
-        if _parses("\n".join([*lines[: line - 1], edit.text, *lines[line:]])):
+        if _parses(lead + "\n".join([*lines[first - 1 : line - 1], edit.text, *lines[line:last]])):
             out.append(Mutant(path, line, edit.text, edit.description, tier))
     return out
+
+
+def _unit(tree: ast.Module, line: int, count: int) -> tuple[int, int]:
+    """The lines (first, last; 1-based) of the smallest unit holding `line` whose parse stands for the module's:
+    the outermost statement around it that is not a class (a method, a function, a module-level statement),
+    decorators included; the whole module when no statement holds it. A one-line edit that breaks the syntax
+    breaks its unit's (the whole file was parsed once per edit: most of a large module's catalogue time)."""
+    body: list[ast.stmt] = tree.body
+    while True:
+        for node in body:
+            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            if start <= line <= (node.end_lineno or node.lineno):
+                break
+        else:
+            return 1, count
+        if not isinstance(node, ast.ClassDef) or not node.body or line < node.body[0].lineno:
+            return start, node.end_lineno or node.lineno
+        body = node.body

@@ -31,6 +31,7 @@ import ast
 import itertools
 import re
 
+from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import on_line as _on_line
 from agent_core.search.linetext import replace as _replace
@@ -112,7 +113,7 @@ def _precision(text: str, node: ast.AST, line: int) -> list[Edit]:
 
 def _key_literals(tree: ast.Module) -> list[str]:
     """String literals of the module that look like keys (identifiers), in order of appearance."""
-    found = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    found = [n.value for n in pysyntax.walked(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
              and n.value.isidentifier()]
     return list(dict.fromkeys(found))
 

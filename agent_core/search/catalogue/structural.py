@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import difflib
 
+from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import on_line, replace, span
 
@@ -37,7 +38,7 @@ _AUGMENTED = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*="}
 
 
 def _attributes(tree: ast.Module) -> list[str]:
-    return list(dict.fromkeys(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)))
+    return list(dict.fromkeys(n.attr for n in pysyntax.walked(tree) if isinstance(n, ast.Attribute)))
 
 
 def _wrong_attribute(text: str, node: ast.AST, line: int, names: list[str]) -> list[Edit]:

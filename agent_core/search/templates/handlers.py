@@ -16,9 +16,11 @@ Three kinds of fix that no one-token edit reaches:
 from __future__ import annotations
 
 import ast
+import functools
 from collections import Counter
 from collections.abc import Iterable
 
+from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import span
 from agent_core.search.templates.guards import _can_raise
@@ -39,26 +41,34 @@ def _handled_names(handler: ast.ExceptHandler) -> list[str]:
     return [n for n in names if n and n not in _BROAD]
 
 
-def _calls(body: list[ast.stmt], name: str) -> bool:
+def _called(body: list[ast.stmt]) -> frozenset[str]:
+    """The names (or attributes) the statements of `body` call."""
+    out = set()
     for node in (n for stmt in body for n in ast.walk(stmt)):
         if isinstance(node, ast.Call):
             func = node.func
-            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if called == name:
-                return True
-    return False
+            out.add(func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "")
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _tries(tree: ast.Module) -> tuple[tuple[frozenset[str], tuple[ast.ExceptHandler, ...]], ...]:
+    """Each `try` of `tree`: what its body calls and its handlers (read once per tree, not once per line)."""
+    return tuple((_called(node.body), tuple(node.handlers)) for node in pysyntax.walked(tree)
+                 if isinstance(node, ast.Try))
 
 
 def handled_by_callers(trees: Iterable[ast.Module], name: str) -> list[str]:
     """The exception names that `try` blocks calling `name` (by name or attribute) catch, most frequent first."""
     counts: dict[str, int] = {}
     for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Try) and _calls(node.body, name):
-                for handler in node.handlers:
-                    if handler.type is not None:
-                        for caught in dict.fromkeys(_handled_names(handler)):
-                            counts[caught] = counts.get(caught, 0) + 1
+        for called, handlers in _tries(tree):
+            if name not in called:
+                continue
+            for handler in handlers:
+                if handler.type is not None:
+                    for caught in dict.fromkeys(_handled_names(handler)):
+                        counts[caught] = counts.get(caught, 0) + 1
     return sorted(counts, key=lambda n: -counts[n])
 
 

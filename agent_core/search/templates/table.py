@@ -205,7 +205,7 @@ def _site(path: str, source: str, line: int, exceptions: list[str], root: Path |
     if not 1 <= line <= len(lines) or not lines[line - 1].strip():
         return None
     try:
-        tree = pysyntax.parse(source)
+        tree = pysyntax.parse_shared(source)
     except (SyntaxError, ValueError):
         return None
     place = Place(tree, lines, line, inputs.none_attributes)
