@@ -3,11 +3,11 @@
 The search tries its own candidates (the catalogue and the templates, ranked) in driver runs of a
 chunk each. A `ModelBatches` gives the driver one more batch after each of those runs that found no
 fix, and goes on giving them once the search's own candidates run out: the samples of the next hole,
-the holes cut at the most suspicious lines first (the same ranking as the catalogue's), each line's
-holes in the order infill/holes.py cuts them (the line, the statement, a slot after and before it,
-the enclosing block). A hole whose samples all repeat earlier candidates yields nothing and the next
-one is asked at once. The batches end when the holes do, when the endpoint fails (said once in the
-figures), or at the deadline given.
+the holes cut at the most suspicious lines first (the same ranking as the catalogue's), spread: a
+line's own hole comes before the slots beside the lines ranked above it and those before their
+statements and blocks (infill/holes.py `spread_holes`, KIND_COST). A hole whose samples all
+repeat earlier candidates yields nothing and the next one is asked at once. The batches end when
+the holes do, when the endpoint fails (said once in the figures), or at the deadline given.
 
 Each batch's candidates are tried and verified by the same driver as the search's own; the figures
 (`figures()`) say per hole how many samples were drawn, kept and tried, the tokens and seconds, and
@@ -22,15 +22,16 @@ from typing import Any
 from agent_core.llm.base import LLMClient
 from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_holes, place_holes
+from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_holes, spread_holes
 
 
 def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int) -> list[Hole]:
     """The holes of the `lines` most suspicious lines of all suspects (each line's score, ties in suspect and
-    line order, as the catalogue ranks its lines), each place cut once (infill/holes.py `place_holes`)."""
+    line order, as the catalogue ranks its lines), each place cut once, a line's own hole before the slots and
+    blocks of the lines above it (infill/holes.py `spread_holes`)."""
     ranked = sorted(((score, s.file, line) for s in suspects if s.file in sources for line, score in s.searched()),
                     key=lambda entry: -entry[0])
-    return place_holes(list(dict.fromkeys((path, line) for _, path, line in ranked))[:lines], sources)
+    return spread_holes(list(dict.fromkeys((path, line) for _, path, line in ranked))[:lines], sources)
 
 
 def is_infill(mutant: Mutant) -> bool:

@@ -41,7 +41,7 @@ from agent_core.search.infill.generate import (
     infill_hole,
     infill_holes,
 )
-from agent_core.search.infill.holes import Hole, holes_at, place_holes, suspect_holes
+from agent_core.search.infill.holes import Hole, holes_at, place_holes, spread_holes, suspect_holes
 from agent_core.search.infill.samples import INFILL_TIER
 from agent_core.search.infill.tests_code import failing_tests_code
 
@@ -57,5 +57,6 @@ __all__ = [
     "infill_hole",
     "infill_holes",
     "place_holes",
+    "spread_holes",
     "suspect_holes",
 ]

@@ -253,6 +253,29 @@ def place_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -
     return out
 
 
+# How far down the line ranking a hole of each kind is asked, in lines: a line's own text first, the slots beside
+# it as if it were one or two lines less suspicious, its statement and block later. With about five holes filled
+# in a task's time, cutting every hole of the first line before the second line's was asked left the lines
+# ranked 2-5 (where localization put the author's fix in three real-history bugs) without a fill.
+KIND_COST: dict[HoleKind, float] = {"line": 0.0, "after": 1.5, "before": 1.5, "statement": 2.0, "block": 3.0,
+                                    "end": 3.0}
+
+
+def spread_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[Hole]:
+    """The holes of `place_holes(places, sources)`, ordered by the place's rank (its index in `places`) plus
+    KIND_COST of the hole's kind; among equals, the better place first, then `holes_at`'s order."""
+    keyed: list[tuple[float, int, int, Hole]] = []
+    seen: set[tuple[str, int, int, int | str]] = set()
+    for rank, (path, line) in enumerate(places):
+        source = sources.get(path)
+        for order, hole in enumerate(holes_at(path, source, line) if source is not None else []):
+            key = _place(hole)
+            if key not in seen:
+                seen.add(key)
+                keyed.append((rank + KIND_COST[hole.kind], rank, order, hole))
+    return [hole for *_, hole in sorted(keyed, key=lambda entry: entry[:3])]
+
+
 def suspect_holes(
     suspects: Iterable[SuspectLike], sources: Mapping[str, str], *, max_suspects: int = 3, lines_per_suspect: int = 2
 ) -> list[Hole]:

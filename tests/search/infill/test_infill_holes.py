@@ -120,3 +120,16 @@ def test_a_slot_after_a_block_and_the_slot_before_the_next_statement_are_one_hol
     holes = suspect_holes([_Suspect("box.py", [12, 13])], {"box.py": SOURCE})
     assert [h.kind for h in holes if (h.first, h.last, h.indent) == (13, 12, " " * 8)] == ["end"], \
         "cut once, where it was first cut"
+
+
+def test_spread_holes_ask_the_next_lines_own_hole_before_the_first_line_s_slots_and_block():
+    from agent_core.search.infill.holes import spread_holes
+
+    holes = spread_holes([("box.py", 12), ("box.py", 8), ("box.py", 13)], {"box.py": SOURCE})
+    labels = [(h.first, h.kind) for h in holes]
+
+    assert labels[:2] == [(12, "line"), (8, "line")], "each line's own hole first, by rank"
+    assert labels[2:4] == [(13, "after"), (12, "before")], "then the first line's slots"
+    assert labels.index((13, "line")) > labels.index((12, "before")), "the third line after the first's slots"
+    assert len(holes) == len({(h.first, h.last, h.indent if h.is_slot else h.anchor) for h in holes}), "once each"
+    assert {h.kind for h in holes} >= {"line", "after", "before", "block"}
