@@ -35,7 +35,8 @@ LOOP = {"edits": [{"path": "calc.py", "search": "def mul(a, b):\n    return a + 
                    "replace": "def mul(a, b):\n    while True:\n        pass"}],
         "explanation": "a mul that never returns: its test run is still going at the deadline"}
 REFLECTION = {"hypothesis": "mul adds", "confidence": 0.5}
-BUDGET_S = 7.0  # the baseline and a round take ~2.5 s here (room for a loaded machine); the second round outlasts it
+BUDGET_S = 12.0  # the baseline and a round take ~2.5 s each on an idle machine; with 7 s, a load average of 4 (a
+# benchmark beside the suite) made them outlast it, and the second round never started; the second round outlasts it
 MARGIN_S = 3.0  # what ending cleanly may take past the deadline: cancelling, the journal, removing the copy
 
 
