@@ -238,19 +238,25 @@ def _place(hole: Hole) -> tuple[str, int, int, int | str]:
     return (hole.path, hole.first, hole.last, hole.indent if hole.is_slot else hole.anchor)
 
 
-def place_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[Hole]:
-    """The holes of each (path, line) in `places`, in that order, each place cut once; `sources` maps a path to
-    its text (a path missing there is skipped)."""
-    out: list[Hole] = []
+def _cut(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[tuple[int, int, Hole]]:
+    """(place's rank, order among its holes, hole) of each (path, line) in `places`, each place cut once (the
+    first cut); a path missing from `sources` is skipped."""
+    out: list[tuple[int, int, Hole]] = []
     seen: set[tuple[str, int, int, int | str]] = set()
-    for path, line in places:
+    for rank, (path, line) in enumerate(places):
         source = sources.get(path)
-        for hole in holes_at(path, source, line) if source is not None else []:
+        for order, hole in enumerate(holes_at(path, source, line) if source is not None else []):
             key = _place(hole)
             if key not in seen:
                 seen.add(key)
-                out.append(hole)
+                out.append((rank, order, hole))
     return out
+
+
+def place_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[Hole]:
+    """The holes of each (path, line) in `places`, in that order, each place cut once; `sources` maps a path to
+    its text (a path missing there is skipped)."""
+    return [hole for *_, hole in _cut(places, sources)]
 
 
 # How far down the line ranking a hole of each kind is asked, in lines: a line's own text first, the slots beside
@@ -264,15 +270,7 @@ KIND_COST: dict[HoleKind, float] = {"line": 0.0, "after": 1.5, "before": 1.5, "s
 def spread_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[Hole]:
     """The holes of `place_holes(places, sources)`, ordered by the place's rank (its index in `places`) plus
     KIND_COST of the hole's kind; among equals, the better place first, then `holes_at`'s order."""
-    keyed: list[tuple[float, int, int, Hole]] = []
-    seen: set[tuple[str, int, int, int | str]] = set()
-    for rank, (path, line) in enumerate(places):
-        source = sources.get(path)
-        for order, hole in enumerate(holes_at(path, source, line) if source is not None else []):
-            key = _place(hole)
-            if key not in seen:
-                seen.add(key)
-                keyed.append((rank + KIND_COST[hole.kind], rank, order, hole))
+    keyed = [(rank + KIND_COST[hole.kind], rank, order, hole) for rank, order, hole in _cut(places, sources)]
     return [hole for *_, hole in sorted(keyed, key=lambda entry: entry[:3])]
 
 
