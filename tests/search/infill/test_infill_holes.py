@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent_core.search.infill.holes import AFTER_CHARS, BEFORE_CHARS, MAX_BLOCK_LINES, holes_at, suspect_holes
+from agent_core.search.infill.holes import (
+    AFTER_CHARS,
+    BEFORE_CHARS,
+    MAX_BLOCK_LINES,
+    SNAP_LINES,
+    holes_at,
+    suspect_holes,
+)
 
 SOURCE = '''import re
 from os import path
@@ -87,6 +94,18 @@ def test_the_context_is_bounded_and_nearest_lines_are_kept():
     assert line.after == "", "the context stops at the function's end"
     (inner, *_) = holes_at("f.py", source, 2)
     assert inner.before == "def f():\n" and len(inner.after) <= AFTER_CHARS and inner.after.startswith("    v1 = 1\n")
+
+
+def test_nearby_holes_of_a_long_function_share_the_start_of_their_prompt():
+    imports = "import os\nfrom typing import Any\n\n\n"
+    source = imports + "def f():\n" + "".join(f"    v{i} = {i}\n" for i in range(600)) + "    return v1\n"
+    starts = set()
+    for line in range(400, 400 + SNAP_LINES):
+        (hole, *_) = holes_at("f.py", source, line)
+        assert hole.before.startswith("import os\nfrom typing import Any\n"), "the imports stay in a long function"
+        assert len(hole.before) <= BEFORE_CHARS and hole.before.endswith(f"    v{line - 7} = {line - 7}\n")
+        starts.add(hole.before.split("\n")[4])
+    assert len(starts) <= 2, f"the shown part starts on a multiple of SNAP_LINES, not a new line per hole: {starts}"
 
 
 def test_no_hole_where_there_is_no_statement_or_the_file_does_not_parse():
