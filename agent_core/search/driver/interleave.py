@@ -24,13 +24,16 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_holes, spread_holes
 
+CALLED_BONUS = 0.5  # added to the lines of a suspect the failing tests call by name, for the model's holes
+
 
 def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int) -> list[Hole]:
-    """The holes of the `lines` most suspicious lines of all suspects (each line's score, ties in suspect and
-    line order, as the catalogue ranks its lines), each place cut once, a line's own hole before the slots and
-    blocks of the lines above it (infill/holes.py `spread_holes`)."""
-    ranked = sorted(((score, s.file, line) for s in suspects if s.file in sources for line, score in s.searched()),
-                    key=lambda entry: -entry[0])
+    """The holes of the `lines` most suspicious lines of all suspects (each line's score, plus CALLED_BONUS in a
+    function the failing tests call by name; ties in suspect and line order, as the catalogue ranks its lines),
+    each place cut once, a line's own hole before the slots and blocks of the lines above it (infill/holes.py
+    `spread_holes`)."""
+    ranked = sorted(((score + (CALLED_BONUS if s.called else 0.0), s.file, line) for s in suspects
+                     if s.file in sources for line, score in s.searched()), key=lambda entry: -entry[0])
     return spread_holes(list(dict.fromkeys((path, line) for _, path, line in ranked))[:lines], sources)
 
 

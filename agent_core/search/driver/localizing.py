@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from agent_core.models import TestReport
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.driver.sandboxed import collect_coverage
+from agent_core.search.evidence.called import called_names
 from agent_core.search.evidence.hangs import hang_scores, localizing_bound, unhung_duration
 from agent_core.search.evidence.spectrum import Suspect, combine, coverage_scores, rank, traceback_scores
 from agent_core.settings import Settings
@@ -133,11 +134,12 @@ async def localize_failure(deps: SearchDeps, report: TestReport, deadline: float
             wider_data = await collect_coverage(deps.sandbox, root, argv[3:], within, per_test, wider)
             data = data if wider_data.get("error") else wider_data
     boosts = combine(traceback_scores(report, root), hang_scores(report, root))
+    called = called_names(root, failing)
     outcomes = (data or {}).get("outcomes") or {}
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
     if data and data.get("files") and failed_ids:
-        suspects = rank(combine(coverage_scores(data["files"], outcomes), boosts), root)
+        suspects = rank(combine(coverage_scores(data["files"], outcomes), boosts), root, called=called)
         return Localization(suspects, "coverage", failed_ids, data["files"], outcomes, data.get("durations") or {},
                             per_test, recorder=data.get("recorder") or "")
-    return Localization(rank(boosts, root), "traceback", failing, error=(data or {}).get("error") or "",
+    return Localization(rank(boosts, root, called=called), "traceback", failing, error=(data or {}).get("error") or "",
                         recorder=(data or {}).get("recorder") or "")

@@ -10,7 +10,11 @@ than where it is: a bad value made upstream). Lines in the failing tests' traceb
 boosted (the innermost workspace frame most), and are the only evidence when
 coverage could not be collected (not pytest, no coverage.py, a crash). Lines
 are grouped into their enclosing function (tree-sitter, agent_core.analysis);
-a function scores as its best line.
+a function scores as its best line. A function the failing tests call by name
+(evidence/called.py) that ranked below the first MAX_SUSPECTS comes in after
+them (at most CALLED_EXTRA of them), and every called suspect is marked
+`called`: the model's holes go there first (driver/interleave.py), the
+search's own candidates keep the spectrum's order.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ CONSTANT_SHARE = 0.5  # a module-level constant read by a suspicious line: below
 CONSTANT_LINES = 10  # the lines of one constant's definition that may be suspects
 FRAME_BOOST = 0.25  # any other workspace frame of a failing test
 MAX_SUSPECTS = 10
+CALLED_EXTRA = 2  # suspects the failing tests call by name, let in after the first MAX_SUSPECTS
+_CONSTRUCTORS = ("__init__", "__new__", "__post_init__")  # what calling a class by its name runs
 LINES_KEPT = 10  # lines shown per suspect (the coder's marks, the journal, the trace)
 LINES_SEARCHED = 40  # lines per suspect whose mutants the search may try (ties make the first ten arbitrary)
 
@@ -55,10 +61,13 @@ class Suspect:
     score: float
     line_scores: list[float] = field(default_factory=list, repr=False)  # of `lines`, in order
     more_lines: list[tuple[int, float]] = field(default_factory=list, repr=False)  # the next ones, with scores
+    called: bool = False  # a failing test calls this function by name (evidence/called.py)
 
     def as_dict(self) -> dict:
-        """The state's and journal's form: file, function, start_line, end_line, lines, score."""
-        return {k: v for k, v in asdict(self).items() if k not in ("line_scores", "more_lines")}
+        """The state's and journal's form: file, function, start_line, end_line, lines, score (and `called`
+        when a failing test calls it)."""
+        return {k: v for k, v in asdict(self).items() if k not in ("line_scores", "more_lines")
+                and (k != "called" or v)}
 
     def searched(self) -> list[tuple[int, float]]:
         """(line, score) of every line the search may mutate, best first."""
@@ -208,10 +217,19 @@ def with_constants(scores: dict[LineKey, float], workspace: Path) -> dict[LineKe
     return out
 
 
-def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECTS) -> list[Suspect]:
+def is_called(function: str, called: set[str] | frozenset[str]) -> bool:
+    """Whether the function of qualified name `function` runs by a call of one of the names in `called`: its
+    own name, or its class's for a constructor."""
+    parts = function.split(".")
+    return parts[-1] in called or len(parts) > 1 and parts[-1] in _CONSTRUCTORS and parts[-2] in called
+
+
+def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECTS,
+         called: set[str] | frozenset[str] = frozenset()) -> list[Suspect]:
     """Lines grouped by enclosing function, best function first; lines best first (ties: file order).
     Conditions are lifted toward the lines they govern first (with_conditions), then the constants the
-    suspicious lines read are added (with_constants)."""
+    suspicious lines read are added (with_constants). `called`: the names the failing tests call; the
+    suspects they name are marked, and up to CALLED_EXTRA of them below the first `limit` come after those."""
     scores = with_constants(with_conditions(scores, workspace), workspace)
     by_file: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for (rel, line), score in scores.items():
@@ -240,4 +258,6 @@ def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECT
                                     [round(v, 4) for _, v in kept],
                                     [(n, round(v, 4)) for n, v in ordered[LINES_KEPT:LINES_SEARCHED]]))
     suspects.sort(key=lambda s: (-s.score, s.file, s.start_line))
-    return suspects[:limit]
+    for suspect in suspects:
+        suspect.called = bool(suspect.function) and is_called(suspect.function, called)
+    return suspects[:limit] + [s for s in suspects[limit:] if s.called][:CALLED_EXTRA]

@@ -21,27 +21,10 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from agent_core.analysis import pysyntax
+from agent_core.search.evidence.called import find_test
 
 TESTS = 2  # failing tests shown
 TEST_CHARS = 1200  # of each test's source
-
-
-def _find(tree: ast.Module, names: list[str]) -> tuple[ast.ClassDef | None, ast.AST | None]:
-    """The class (for a method) and the function node named by `names` (["Class", "test"] or ["test"])."""
-    body: list[ast.stmt] = tree.body
-    owner: ast.ClassDef | None = None
-    for index, name in enumerate(names):
-        node = next((n for n in body if isinstance(n, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-                     and n.name == name), None)
-        if node is None:
-            return None, None
-        if index == len(names) - 1:
-            return (owner, node) if not isinstance(node, ast.ClassDef) else (None, None)
-        if not isinstance(node, ast.ClassDef):
-            return None, None
-        owner, body = node, node.body
-    return None, None
 
 
 def _source(lines: list[str], node: ast.AST) -> str:
@@ -51,19 +34,10 @@ def _source(lines: list[str], node: ast.AST) -> str:
 
 def _test_code(root: Path, nodeid: str) -> tuple[str, str] | None:
     """(the test file's path, the test's source under its class header) of `nodeid`; None when it is not found."""
-    path, _, rest = nodeid.partition("::")
-    names = [name.split("[", 1)[0] for name in rest.split("::") if name]
-    if not path.endswith(".py") or not names:
+    found = find_test(root, nodeid)
+    if found is None:
         return None
-    try:
-        text = (root / path).read_text(encoding="utf-8")
-        tree = pysyntax.parse(text)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return None
-    lines = text.split("\n")
-    owner, node = _find(tree, names)
-    if node is None:
-        return None
+    path, lines, owner, node = found
     code = _source(lines, node)
     if owner is not None:
         header = lines[owner.lineno - 1]
@@ -85,3 +59,4 @@ def failing_tests_code(root: Path, failing: Iterable[str]) -> list[tuple[str, st
         found.setdefault(entry[0], []).append(entry[1])
         shown += 1
     return [(path, "\n".join(codes)) for path, codes in found.items()]
+
