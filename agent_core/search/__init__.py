@@ -33,11 +33,12 @@ from agent_core.search.front import (
     find_fix,
     localize,
 )
-from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_hole
+from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, failing_tests_code, holes_at, infill_hole
 
 __all__ = [
     "INFILL_ACCOUNT",
     "InfillOptions",
+    "failing_tests_code",
     "holes_at",
     "infill_hole",
     "Collaborators",
