@@ -39,6 +39,7 @@ HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (
 # likeliest of them to whatever budget the 999 others left
 PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
 # that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
+MODEL_SHARE = 1 / 3  # while the search's own candidates last, the model's turns take at most this share of the time
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
@@ -195,6 +196,15 @@ class _Trial:
         return None
 
 
+def model_may_go(lent: float, own_spent: float, own_left: bool) -> bool:
+    """Whether the model may take a turn now: always once the search's own candidates are done; before that,
+    while the seconds its turns took (`lent`) stay within MODEL_SHARE of all the search's time (`own_spent` is
+    the search's own). Under a run's time budget the search's own deadline cannot move past the budget's end:
+    with a turn after every driver run, fills taking 160 s of a 280 s task left two real-history bugs the search
+    fixes alone (in 100 s of its own time) unfixed."""
+    return not own_left or lent <= own_spent * MODEL_SHARE / (1 - MODEL_SHARE)
+
+
 async def _model_turn(trial: _Trial, more: ModelBatches, until: float, rest: list[Mutant],
                       rivals: bool) -> tuple[Mutant, TestReport] | Literal[False] | None:
     """One hole's candidates from the model, tried and verified: the fix, None, or False when no hole is left."""
@@ -230,6 +240,7 @@ async def find_single_edit(
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
     until = max(deadline, more_until or deadline)
     lent = 0.0  # seconds the model's turns took: the search's own candidates get them back
+    own_spent = 0.0  # seconds the search's own driver runs and verifications took
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
     trial = _Trial(deps, failing, baseline, covering, timeout_s, stats)
@@ -241,12 +252,15 @@ async def find_single_edit(
                 _tick(deps, base + done, len(mutants))
 
             chunk = mutants[index : index + _chunk_size(mutants, index)]
+            began_own = time.monotonic()
             results, stopped = await trial.run(chunk, own_until, live)
             if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
                 # after it were not tried)
                 index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
             _tick(deps, stats["tried"], len(mutants))
-            if found := await trial.verified(results, mutants[index:], own_until, rivals):
+            found = await trial.verified(results, mutants[index:], own_until, rivals)
+            own_spent += time.monotonic() - began_own
+            if found:
                 return found[0], found[1], stats
             own = stopped != "budget" and bool(results)
         else:
@@ -256,7 +270,8 @@ async def find_single_edit(
                     return found_then[0], found_then[1], stats
             if more is None or time.monotonic() >= until:
                 break
-        if more is not None and time.monotonic() < until:
+        own_left = own and index < len(mutants) and time.monotonic() < min(deadline + lent, until)
+        if more is not None and time.monotonic() < until and model_may_go(lent, own_spent, own_left):
             began = time.monotonic()
             turn = await _model_turn(trial, more, until, mutants[index:], rivals)
             lent += time.monotonic() - began

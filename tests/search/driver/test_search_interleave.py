@@ -126,3 +126,11 @@ def test_the_search_s_next_step_comes_before_the_model_goes_on_alone(tmp_path: P
     assert turns <= 1 and at - began < OWN_BUDGET_S + 5, ("before the model's turns went on alone", steps)
     assert began + OWN_BUDGET_S <= own_until <= began + OWN_BUDGET_S + 2 * turns + 1, "the own deadline, moved"
     assert len(model.calls) == turns, "the search's next step won: no model turn after it"
+
+
+def test_the_model_takes_at_most_its_share_while_the_search_s_own_candidates_last():
+    ratio = single_edit.MODEL_SHARE / (1 - single_edit.MODEL_SHARE)
+    assert single_edit.model_may_go(0.0, 3.0, own_left=True), "the first turn comes after the first driver run"
+    assert not single_edit.model_may_go(40.0, 30.0, own_left=True), "40 s of turns against 30 s of the search's"
+    assert single_edit.model_may_go(40.0, 40.0 / ratio, own_left=True)
+    assert single_edit.model_may_go(400.0, 1.0, own_left=False), "alone once the search's candidates are done"
