@@ -8,6 +8,7 @@ with the same shape can stand in. Failures of the endpoint are exceptions
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
@@ -130,13 +131,15 @@ class LLMClient(Protocol):
     async def complete(
         self, role: Role, prompt: str, *, max_tokens: int, temperature: float | None = None, seed: int | None = None,
         stop: list[str] | None = None, suffix: str | None = None, account: str | None = None,
+        until: Callable[[str], bool] | None = None,
     ) -> str:
         """The model's continuation of the raw `prompt` (the legacy completions endpoint, no chat template: a
         fill-in-the-middle prompt written with the model's FIM tokens, llm/fim.py), at most `max_tokens` (always
         capped), ending before any of `stop` (at most four). `suffix` is sent as the endpoint's `suffix`
         parameter (an endpoint that builds the FIM prompt itself: Ollama). `seed` asks for a reproducible
-        sample. Accounted, journalled and budgeted like a chat call (under `account`, default the role);
-        LLMError subclasses on failure."""
+        sample. `until`: called with the text so far of a streamed answer, True ends it there (the caller
+        has all it can use; the endpoint stops writing when the stream is closed). Accounted, journalled and
+        budgeted like a chat call (under `account`, default the role); LLMError subclasses on failure."""
         ...
 
     async def fim_spec(self, role: Role) -> FimSpec:

@@ -67,6 +67,7 @@ NO_KEY = "sk-no-key-configured"  # local servers ignore the key; the openai clie
 STRUCTURED_MAX_TOKENS = 4096
 COMPLETION_MAX_TOKENS = 512  # a raw completion fills a hole: a few lines at most
 MAX_STOPS = 4  # OpenAI's completions endpoint takes at most four stop sequences
+PROMPT_COUNTS = 64  # raw prompts whose token count is remembered (a hole's samples share one prompt)
 
 
 class _FormatIgnored(LLMError):
@@ -107,6 +108,7 @@ class OpenAIChatClient:
             max_retries=settings.max_retries, base_s=settings.retry_backoff_s, deadline_s=settings.llm_deadline_s
         )
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
+        self._prompt_tokens: dict[str, int] = {}  # sha256 of a raw prompt -> the endpoint's count of its tokens
         self._ledger = UsageLedger()
         self._local_url: str | None = None
         self._detected: DetectedServer | None = None  # a user's own local server, used in place of the bundled one
@@ -189,6 +191,7 @@ class OpenAIChatClient:
     async def complete(
         self, role: Role, prompt: str, *, max_tokens: int, temperature: float | None = None, seed: int | None = None,
         stop: list[str] | None = None, suffix: str | None = None, account: str | None = None,
+        until: Callable[[str], bool] | None = None,
     ) -> str:
         """The model's continuation of a raw `prompt` (see LLMClient.complete): one request to the legacy
         completions endpoint, streamed where the endpoint allows, retried, accounted and journalled like a chat
@@ -211,7 +214,7 @@ class OpenAIChatClient:
         if stop:
             request["stop"] = stop[:MAX_STOPS]
         done = await self._accounted(client, base_url, profile.role, request, account or profile.role, None,
-                                     "completion", shown)
+                                     "completion", shown, until)
         return done.text
 
     async def fim_spec(self, role: Role) -> FimSpec:
@@ -288,6 +291,7 @@ class OpenAIChatClient:
     async def _accounted(
         self, client: openai.AsyncOpenAI, base_url: str, role: str, request: dict[str, Any], account: str,
         schema: type[BaseModel] | None, mode: str, messages: list[dict[str, Any]],
+        until: Callable[[str], bool] | None = None,
     ) -> Completion:
         """Send `request` for `role` within the run's token and time budgets, record its usage under `account`
         (a call that got no answer counts as a call without tokens) and tell the observer (`messages`: the
@@ -296,7 +300,7 @@ class OpenAIChatClient:
         time_left(self._deadline, self._settings.time_budget_s)  # the run's time budget: spent, no call starts
         began = time.monotonic()
         try:
-            done = await self._complete(client, base_url, role, request)
+            done = await self._complete(client, base_url, role, request, until)
         except LLMUnavailable:
             self._ledger.record(account, Usage(llm_calls=1))  # sent, never answered: a call without tokens
             raise
@@ -308,13 +312,30 @@ class OpenAIChatClient:
                 record = self._call_record(account, schema, mode, messages, cut)
                 self._observer.on_llm_call(record.model_copy(update={"cut": True}))
             raise
+        done.usage = self._counted(request, done)
         self._ledger.record(account, done.usage)
         if self._observer is not None:
             self._observer.on_llm_call(self._call_record(account, schema, mode, messages, done))
         return done
 
+    def _counted(self, request: dict[str, Any], done: Completion) -> Usage:
+        """`done`'s usage, its prompt tokens the endpoint's own count of the same raw prompt where an earlier
+        answer gave one and this one's are an estimate (a stream the caller ended early brings no usage)."""
+        prompt = request.get("prompt")
+        if not isinstance(prompt, str):
+            return done.usage
+        key = hashlib.sha256((prompt + "\0" + str(request.get("suffix") or "")).encode()).hexdigest()
+        if not done.estimated:
+            self._prompt_tokens[key] = done.usage.prompt_tokens
+            while len(self._prompt_tokens) > PROMPT_COUNTS:
+                self._prompt_tokens.pop(next(iter(self._prompt_tokens)))
+            return done.usage
+        known = self._prompt_tokens.get(key)
+        return done.usage if known is None else done.usage.model_copy(update={"prompt_tokens": known})
+
     async def _complete(
-        self, client: openai.AsyncOpenAI, base_url: str, role: str, request: dict[str, Any]
+        self, client: openai.AsyncOpenAI, base_url: str, role: str, request: dict[str, Any],
+        until: Callable[[str], bool] | None = None,
     ) -> Completion:
         """`request` sent streamed where `base_url` allows; a refusal of stream or stream_options is remembered
         and the request sent again without it."""
@@ -338,6 +359,7 @@ class OpenAIChatClient:
                         on_wait=(lambda elapsed, tokens: waiting(role, elapsed, tokens)) if waiting else None,
                         stall_s=min(self._settings.llm_stall_s, left or math.inf),
                         cap_s=self._settings.llm_answer_cap_s,
+                        enough=until,
                     )
             except TimeoutError:
                 if not timer.expired():

@@ -235,17 +235,19 @@ async def complete(
     on_wait: Callable[[float, int], None] | None = None,
     stall_s: float | None = None,
     cap_s: float | None = None,
+    enough: Callable[[str], bool] | None = None,
 ) -> Completion:
     """Send `request` (chat.completions.create kwargs, or completions.create kwargs when it carries a
     `prompt`), retrying transient failures until the deadline.
 
     `timeout` bounds one non-streamed request, or the start of a streamed one; `stall_s` (default
     `timeout`) the silence within a streamed answer, `cap_s` (default none) its whole duration.
+    `enough`: a streamed answer ends (finish_reason "stop") as soon as it returns True for the text so far.
     """
     started = time.monotonic()
     cap = cap_s if cap_s is not None else math.inf
     limits = _Limits(timeout, stall_s if stall_s is not None else timeout, cap, started + cap)
-    progress = StreamProgress()
+    progress = StreamProgress(enough=enough)
     if on_wait is None:
         return await _complete(client, request, endpoint, limits, policy, started, progress)
     reporter = asyncio.create_task(_report_waiting(on_wait, started, progress))

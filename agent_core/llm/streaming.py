@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,7 @@ class StreamProgress:
     """What the streams of one call have brought so far (read by the waiting reporter)."""
 
     tokens: int = 0
+    enough: Callable[[str], bool] | None = None  # the caller's test of the first choice's text so far: True ends it
 
 
 @dataclass
@@ -101,6 +103,10 @@ class _Choices:
                 self.finish[choice.index] = choice.finish_reason
         self.chunks += pieces
         return pieces
+
+    def first(self) -> str:
+        """The first choice's text so far."""
+        return "".join(self.parts[min(self.parts)]) if self.parts else ""
 
     def assemble(self, messages: list[dict[str, Any]], unfinished: str | None = None) -> Assembled:
         """The answer so far; `unfinished` stands for the finish_reason of a choice that has none yet."""
@@ -170,7 +176,12 @@ async def send_streamed(
             scope.reschedule(loop.time() + max(0.0, cap_at - time.monotonic()))
             async with stream:
                 async for chunk in stream:
-                    progress.tokens += choices.add(chunk)
+                    pieces = choices.add(chunk)
+                    progress.tokens += pieces
+                    if pieces and progress.enough is not None and progress.enough(choices.first()):
+                        # closing the stream is how the caller stops the generation (llama-cpp-python's
+                        # server checks for a gone client before each token it sends)
+                        return choices.assemble(prompt_messages(request), unfinished="stop")
     except TimeoutError:
         if not started:
             raise

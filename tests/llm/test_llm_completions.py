@@ -31,6 +31,23 @@ async def test_a_raw_completion_is_streamed_accounted_and_journalled(scripted_ll
     assert not call.prompt_tokens_estimated, "the stream's usage chunk counted the prompt"
 
 
+async def test_a_streamed_completion_ends_where_the_caller_has_enough(scripted_llm, make_client, recorder):
+    lines = "".join(f"    x{i} = {i}\n" for i in range(40))
+    scripted_llm.add("coder", lines)  # counted whole: the endpoint's own count of the prompt
+    scripted_llm.add("coder", Fault.slow(0.02, lines))
+    client = make_client()
+    await client.complete("coder", FIM, max_tokens=400)
+    whole = client.usage_by_role()["coder"].prompt_tokens
+
+    answer = await client.complete("coder", FIM, max_tokens=400, until=lambda text: text.count("\n") >= 2)
+
+    assert answer.startswith("    x0 = 0\n    x1 = 1\n") and len(answer) < len(lines) // 4, answer
+    last = recorder.calls[-1]
+    assert last.answer == answer and 0 < last.usage.completion_tokens < 40
+    assert last.usage.prompt_tokens == whole, "the same prompt's earlier count, not an estimate"
+    assert client.usage_by_role()["coder"].llm_calls == 2
+
+
 async def test_an_unstreamed_completion_with_suffix_and_account(scripted_llm, make_client, recorder):
     scripted_llm.reject_stream = True
     scripted_llm.add("infill", "return a + b<|endoftext|>ignored")

@@ -9,7 +9,11 @@ cap cut a five-line statement's rewrite after its third line, and only its
 first line was left to parse). A hole's sampling ends early once SATURATED
 answers in a row made no new candidate: the model keeps writing what it wrote
 (at a one-line hole, 12 samples gave 4 distinct lines), and the time is better
-spent on the next hole. `infill_holes` does that hole by hole as an async
+spent on the next hole. A sample's stream ends as soon as its lines hold all the
+hole can keep of it (samples.py `fit_done`): the model would otherwise go on
+writing the code after the hole up to its cap (a five-line statement's samples ran
+to their 186-token cap, 15 s each), and the tokens past the hole are thrown away.
+`infill_holes` does that hole by hole as an async
 iterator, so a caller can verify a hole's candidates before it pays for the
 next hole's, and stop at the first that is right; a candidate an earlier hole
 of the file made is not made again. `infill_candidates` collects them all.
@@ -33,7 +37,7 @@ from agent_core.models import Role
 from agent_core.search.candidate import Mutant
 from agent_core.search.infill.holes import Hole
 from agent_core.search.infill.prompt import InfillPrompt, answer_code, build_prompt
-from agent_core.search.infill.samples import Sampler, sample_plan
+from agent_core.search.infill.samples import Sampler, fit_done, sample_plan
 
 INFILL_ACCOUNT = "infill"  # the usage and journal name of the infill calls (they borrow a role's model)
 SAMPLES = 10
@@ -103,13 +107,14 @@ def _tokens(llm: LLMClient, account: str) -> int:
     return usage.tokens if usage is not None else 0
 
 
-async def _ask(llm: LLMClient, prompt: InfillPrompt, options: InfillOptions, cap: int, temperature: float,
-               seed: int) -> str:
+async def _ask(llm: LLMClient, hole: Hole, prompt: InfillPrompt, options: InfillOptions, cap: int,
+               temperature: float, seed: int) -> str:
     if prompt.dialect == "chat":
         return await llm.text(options.role, prompt.messages, temperature=temperature,
                               max_tokens=cap + CHAT_EXTRA_TOKENS, account=options.account)
     return await llm.complete(options.role, prompt.prompt, max_tokens=cap, temperature=temperature,
-                              seed=seed, stop=list(prompt.stop), suffix=prompt.suffix, account=options.account)
+                              seed=seed, stop=list(prompt.stop), suffix=prompt.suffix, account=options.account,
+                              until=lambda text: fit_done(hole, text))
 
 
 async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
@@ -130,7 +135,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
             break
         report.drawn += 1
         try:
-            answer = await _ask(llm, prompt, options, cap, temperature, seed)
+            answer = await _ask(llm, hole, prompt, options, cap, temperature, seed)
         except (LLMUnavailable, BudgetSpent) as exc:
             report.error, report.stopped = str(exc), True
             break

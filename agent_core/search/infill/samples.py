@@ -48,13 +48,13 @@ def _indent(text: str) -> str:
     return text[: len(text) - len(text.lstrip(" \t"))]
 
 
-def fit(hole: Hole, middle: str) -> list[str]:
-    """The lines of a sample's `middle` that fill `hole`, re-indented to it ([] when nothing is left)."""
-    lines = [line.rstrip() for line in middle.replace("\r\n", "\n").split("\n")]
+def _fitted(hole: Hole, lines: list[str]) -> tuple[list[str], bool]:
+    """The lines of `lines` that fill `hole`, re-indented to it, and whether the lines after them can no longer
+    change that (a line left the block or repeats the code after the hole, or the hole's limit is reached)."""
     while lines and not lines[0].strip():
-        lines.pop(0)
+        lines = lines[1:]
     if not lines:
-        return []
+        return [], False
     base = _indent(lines[0])
     following = next((line.strip() for line in hole.after.split("\n") if line.strip()), "")
     header = hole.original.rstrip().endswith(":")  # its body follows in `after`: the hole takes no more lines
@@ -65,11 +65,27 @@ def fit(hole: Hole, middle: str) -> list[str]:
             kept.append("")
             continue
         if index and (len(_indent(line)) < len(base) or line.strip() == following):
-            break  # left the block, or writes the code that follows the hole
+            return [line for line in kept if line][:limit], True  # left the block, or writes what follows the hole
         kept.append(hole.indent + line[len(base) :] if line.startswith(base) else hole.indent + line.lstrip())
-    while kept and not kept[-1]:
-        kept.pop()
-    return [line for line in kept if line][:limit]
+    filled = [line for line in kept if line]
+    return filled[:limit], len(filled) >= limit
+
+
+def fit(hole: Hole, middle: str) -> list[str]:
+    """The lines of a sample's `middle` that fill `hole`, re-indented to it ([] when nothing is left)."""
+    return _fitted(hole, [line.rstrip() for line in middle.replace("\r\n", "\n").split("\n")])[0]
+
+
+def fit_done(hole: Hole, middle: str) -> bool:
+    """Whether the answer `middle` so far already holds all `fit` will keep of it, whatever comes after: its
+    complete lines (not the last one, which may still grow) leave the block, repeat the line after the hole
+    or reach the hole's limit, or its started last line is already shallower than the first. A sample's
+    stream can end there (the tokens after it would be thrown away)."""
+    *complete, last = [line.rstrip() for line in middle.replace("\r\n", "\n").split("\n")]
+    if _fitted(hole, complete)[1]:
+        return True
+    started = [line for line in complete if line.strip()]  # a started last line's indentation is settled
+    return bool(started and last.strip()) and len(_indent(last)) < len(_indent(started[0]))
 
 
 def _splice(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant:

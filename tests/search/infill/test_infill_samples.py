@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_core.search.infill.holes import holes_at
-from agent_core.search.infill.samples import INFILL_TIER, Sampler, fit, sample_plan
+from agent_core.search.infill.samples import INFILL_TIER, Sampler, fit, fit_done, sample_plan
 
 SOURCE = """def total(items, scale):
     out = 0
@@ -27,6 +27,21 @@ def test_a_middle_is_reindented_to_the_hole_and_cut_where_it_leaves_the_block():
     assert fit(hole, "\n\n        if item:\n            out += item\n        x = 1\n") == [
         "        if item:", "            out += item"], "blank lines dropped; at most one line more than the hole"
     assert fit(hole, "   \n") == []
+
+
+def test_a_sample_is_done_once_its_complete_lines_hold_all_that_fit_keeps():
+    hole = _hole(4, "line")  # a one-line hole takes at most two lines
+    assert not fit_done(hole, "        out += item"), "the first line may still grow"
+    assert not fit_done(hole, "        out += item\n"), "a second line may still come"
+    assert not fit_done(hole, "        out += item\n        if"), "the second line is not complete yet"
+    assert fit_done(hole, "        out += item\n        out -= 1\n"), "the hole's limit is reached"
+    assert fit_done(hole, "        out += item\n    return out\n"), "it left the for loop"
+    assert fit_done(hole, "        out += item\n    return"), "a shallower line is not in the hole however it ends"
+    slot = _hole(4, "before")
+    assert not fit_done(slot, "if item is None:\n    continue\n"), "a slot takes a third line"
+    for text in ("        out += item\n        out -= 1\n        more\n", "        out += item\n    return out\n  x"):
+        done = next(i for i in range(len(text) + 1) if fit_done(hole, text[:i]))
+        assert fit(hole, text[:done]) == fit(hole, text), "cut where done, the sample makes the same lines"
 
 
 def test_a_slot_takes_a_guard_and_a_header_hole_no_body():
