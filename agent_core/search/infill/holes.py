@@ -26,7 +26,7 @@ for BEFORE_CHARS the imports stay and the function's lines shown start at a mult
 SNAP_LINES from its first line: the holes of nearby lines then share the start of
 their prompt, and a server that caches the previous prompt reads only where they part.
 
-Every hole's prompt is read by the model before its first sample (about 80 tokens a
+Every hole's prompt is read by the model before its first sample (25-80 tokens a
 second for the bundled model on two cores): with 3,000 characters before and 1,200
 after, a new hole cost 10-25 s of a task's time before it wrote anything, and its
 prompt was most of the tokens each sample was billed.
