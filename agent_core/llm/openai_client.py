@@ -108,7 +108,7 @@ class OpenAIChatClient:
             max_retries=settings.max_retries, base_s=settings.retry_backoff_s, deadline_s=settings.llm_deadline_s
         )
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
-        self._prompt_tokens: dict[str, int] = {}  # sha256 of a raw prompt -> the endpoint's count of its tokens
+        self._prompt_tokens: dict[str, int] = {}  # sha256 of (model, raw prompt, suffix) -> the endpoint's token count
         self._ledger = UsageLedger()
         self._local_url: str | None = None
         self._detected: DetectedServer | None = None  # a user's own local server, used in place of the bundled one
@@ -324,7 +324,9 @@ class OpenAIChatClient:
         prompt = request.get("prompt")
         if not isinstance(prompt, str):
             return done.usage
-        key = hashlib.sha256((prompt + "\0" + str(request.get("suffix") or "")).encode()).hexdigest()
+        # the model too: another model's tokenizer counts the same text differently
+        key = hashlib.sha256("\0".join([str(request.get("model")), prompt, str(request.get("suffix") or "")])
+                             .encode()).hexdigest()
         if not done.estimated:
             self._prompt_tokens[key] = done.usage.prompt_tokens
             while len(self._prompt_tokens) > PROMPT_COUNTS:
