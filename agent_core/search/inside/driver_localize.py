@@ -3,6 +3,13 @@
 Stdlib + pytest (+ coverage) only, and Python 3.7 syntax: the project's own interpreter runs it. The suite
 runs once under coverage.py (or, where coverage.py does not run, the line tracer of driver_trace.py), each
 test's call bounded by a SIGALRM, and `localize` returns the per-test lines, outcomes and durations.
+
+Lines run only to describe a failure are not evidence of it, and are not recorded: pytest's explanation of a
+failed `assert` (the `repr` of each value in it), unittest's message of a failed `assertEqual` or `assertIn`,
+and the report pytest writes of a failed test (`str` of the exception) run the workspace's `__repr__` and
+`__str__` in the failing tests alone, so they ranked first (the `__repr__` of a parser's tokens were the top
+three suspects of two real sqlparse bugs). Those calls run with no context (`QUIET`), like the code between
+tests.
 """
 
 import os
@@ -16,6 +23,14 @@ try:  # copied beside driver_script.py in the sandbox (search/driver/sandboxed.p
     import driver_trace
 except ImportError:  # imported as part of agent_core (the import-rule tests import every module)
     from . import driver_options, driver_trace
+
+
+# The functions that describe a failure, by module: what they run is not recorded. Those a version lacks are
+# skipped (pytest 3.10 to 8, Python 3.6 on).
+QUIET = (
+    ("_pytest.assertion.rewrite", ("_saferepr", "_format_assertmsg", "_call_reprcompare")),
+    ("unittest.case", ("safe_repr", "_common_shorten_repr")),
+)
 
 
 class TestTimeout(Exception):
@@ -35,6 +50,7 @@ class _Contexts:
 
     def __init__(self, cov, test_timeout_s, select=()):
         self.cov = cov
+        self.context = ""
         self.test_timeout_s = test_timeout_s
         self.select = tuple(select)
         self.outcomes = {}
@@ -50,13 +66,57 @@ class _Contexts:
             config.hook.pytest_deselected(items=[item for item in items if not chosen(item.nodeid)])
             items[:] = kept
 
+    def switch(self, context):
+        self.context = context
+        if self.cov is not None:
+            self.cov.switch_context(context)
+
+    def quietly(self, function):
+        """`function` run with no context (see the module's docstring), the context before it restored."""
+        def quiet(*args, **kwargs):
+            context = self.context
+            self.switch("")
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.switch(context)
+        quiet.__wrapped__ = function
+        return quiet
+
+    def quiet_reports(self):
+        """Wrap the QUIET functions; returns what to call to unwrap them."""
+        undo = []
+        for module_name, names in QUIET:
+            module = sys.modules.get(module_name)
+            if module is None:
+                try:
+                    module = __import__(module_name, fromlist=["_"])
+                except Exception:  # noqa: BLE001 - a pytest or Python without it: nothing to wrap
+                    continue
+            for name in names:
+                function = getattr(module, name, None)
+                if callable(function):
+                    setattr(module, name, self.quietly(function))
+                    undo.append((module, name, function))
+        def restore():
+            for module, name, function in undo:
+                setattr(module, name, function)
+        return restore
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        if self.cov is not None:
-            self.cov.switch_context(item.nodeid)
+        self.switch(item.nodeid)
         yield
-        if self.cov is not None:
-            self.cov.switch_context("")
+        self.switch("")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        context = self.context
+        self.switch("")
+        try:
+            yield
+        finally:
+            self.switch(context)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
@@ -125,10 +185,12 @@ def localize(config):
     root = os.getcwd()
     cov, recorder = line_recorder(root)
     plugin = _Contexts(cov, config.get("test_timeout_s"), config.get("select") or ())
+    restore = plugin.quiet_reports()
     try:
         args = [*config["args"], *driver_options.neutral_args(), "-q", "--continue-on-collection-errors"]
         code = pytest.main(args, plugins=[plugin, driver_options.OneProcess(False)])
     finally:
+        restore()
         if cov is not None:
             cov.stop()
     if cov is None:
