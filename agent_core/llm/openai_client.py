@@ -333,7 +333,10 @@ class OpenAIChatClient:
                 self._prompt_tokens.pop(next(iter(self._prompt_tokens)))
             return done.usage
         known = self._prompt_tokens.get(key)
-        return done.usage if known is None else done.usage.model_copy(update={"prompt_tokens": known})
+        if known is None:
+            return done.usage
+        done.estimated = False  # the endpoint's own count, not the estimate (the journal's prompt_tokens_estimated)
+        return done.usage.model_copy(update={"prompt_tokens": known})
 
     async def _complete(
         self, client: openai.AsyncOpenAI, base_url: str, role: str, request: dict[str, Any],

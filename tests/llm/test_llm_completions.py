@@ -44,8 +44,25 @@ async def test_a_streamed_completion_ends_where_the_caller_has_enough(scripted_l
     assert answer.startswith("    x0 = 0\n    x1 = 1\n") and len(answer) < len(lines) // 4, answer
     last = recorder.calls[-1]
     assert last.answer == answer and 0 < last.usage.completion_tokens < 40
-    assert last.usage.prompt_tokens == whole, "the same prompt's earlier count, not an estimate"
+    assert last.usage.prompt_tokens == whole and not last.prompt_tokens_estimated, "the earlier count, no estimate"
     assert client.usage_by_role()["coder"].llm_calls == 2
+
+
+async def test_another_models_cut_stream_of_the_same_prompt_is_estimated(scripted_llm, make_client, recorder):
+    """The remembered count is one model's: another tokenizer counts the same text differently."""
+    lines = "".join(f"    x{i} = {i}\n" for i in range(40))
+    scripted_llm.add("coder", lines)
+    scripted_llm.add("planner", Fault.slow(0.02, lines))
+    client = make_client(model="small", roles={"planner": {"model": "other"}})
+    await client.complete("coder", FIM, max_tokens=400)
+    whole = client.usage_by_role()["coder"].prompt_tokens
+
+    await client.complete("planner", FIM, max_tokens=400, until=lambda text: text.count("\n") >= 2)
+
+    last = recorder.calls[-1]
+    assert [r["model"] for r in scripted_llm.requests] == ["small", "other"]
+    assert last.prompt_tokens_estimated and last.usage.prompt_tokens > 0
+    assert last.usage.prompt_tokens != whole, "not the other model's count of the prompt"
 
 
 async def test_an_unstreamed_completion_with_suffix_and_account(scripted_llm, make_client, recorder):

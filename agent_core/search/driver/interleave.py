@@ -17,6 +17,7 @@ which hole's candidate won.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from itertools import zip_longest
 from typing import Any
 
 from agent_core.llm.base import LLMClient
@@ -24,17 +25,28 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_holes, spread_holes
 
-CALLED_BONUS = 0.5  # added to the lines of a suspect the failing tests call by name, for the model's holes
-
 
 def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int) -> list[Hole]:
-    """The holes of the `lines` most suspicious lines of all suspects (each line's score, plus CALLED_BONUS in a
-    function the failing tests call by name; ties in suspect and line order, as the catalogue ranks its lines),
-    each place cut once, a line's own hole before the slots and blocks of the lines above it (infill/holes.py
-    `spread_holes`)."""
-    ranked = sorted(((score + (CALLED_BONUS if s.called else 0.0), s.file, line) for s in suspects
-                     if s.file in sources for line, score in s.searched()), key=lambda entry: -entry[0])
-    return spread_holes(list(dict.fromkeys((path, line) for _, path, line in ranked))[:lines], sources)
+    """The holes of `lines` lines of the suspects, taken in turn from two rankings: the spectrum's (each line's
+    score, ties in suspect and line order, as the catalogue ranks its lines) and the lines of the functions the
+    failing tests call by name (evidence/called.py, by the same scores); each place cut once, a line's own hole
+    before the slots and blocks of the lines above it (infill/holes.py `spread_holes`).
+
+    Neither ranking is trusted alone. Put first (a bonus on their scores), the called functions took every hole
+    of three real sqlparse bugs in a public entry point (`parse`, `format`, `get_alias`) that only hands the
+    work on, the author's function the spectrum's first; in attrs' bug the author's function is the one the
+    tests call, below the class machinery every failing test runs. In turn, each gets the holes it ranks first.
+    """
+    def ordered(chosen: Sequence[Suspect]) -> list[tuple[str, int]]:
+        ranked = sorted(((score, s.file, line) for s in chosen if s.file in sources for line, score in s.searched()),
+                        key=lambda entry: -entry[0])
+        return [(path, line) for _, path, line in ranked]
+
+    turns = [ordered(suspects), ordered([s for s in suspects if s.called])]
+    places: dict[tuple[str, int], None] = {}
+    for pair in zip_longest(*turns):
+        places.update((place, None) for place in pair if place is not None)
+    return spread_holes(list(places)[:lines], sources)
 
 
 def is_infill(mutant: Mutant) -> bool:

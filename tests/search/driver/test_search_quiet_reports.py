@@ -4,7 +4,8 @@ A failed `assert tok.kind == "name"` makes pytest write the `repr` of `tok`; a f
 write it; pytest's report of a failed test takes `str` of its exception. Those run the workspace's `__repr__` and
 `__str__` in the failing tests alone, and Ochiai ranked them first (the top three suspects of two real sqlparse
 bugs). Recorded per test in the real bubblewrap sandbox, by coverage.py (agentls' own Python) and by the line
-tracer (a project's Python 3.8 venv without coverage.py): a test's own call of `repr` still counts.
+tracer (a project's Python 3.8 venv with pytest 8.3.5, and 3.6 with pytest 3.10.1, neither with coverage.py): a
+test's own call of `repr` still counts.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ TESTS = (
 REPR, STR = [7], [15]
 
 
-@pytest.fixture(params=[None, "py3.8.18-pytest8.3.5"], ids=["coverage.py", "line-tracer-3.8"])
+@pytest.fixture(params=[None, "py3.8.18-pytest8.3.5", "py3.6.15-pytest3.10.1"],
+                ids=["coverage.py", "line-tracer-3.8", "line-tracer-3.6-pytest3.10"])
 def coverage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict]:
     (tmp_path / "tok.py").write_text(CODE)
     (tmp_path / "test_tok.py").write_text(TESTS)
@@ -64,7 +66,10 @@ def coverage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict]:
         copy_venv_into(tmp_path, request.param)
     with ShadowWorkspace(tmp_path) as shadow:
         sandbox = make_sandbox(SandboxSettings(backend="bubblewrap", timeout_s=120))
-        yield asyncio.run(collect_coverage(sandbox, shadow.root, [], timeout_s=90, test_timeout_s=10))
+        data = asyncio.run(collect_coverage(sandbox, shadow.root, [], timeout_s=90, test_timeout_s=10))
+        recorder = "agentls' line tracer" if request.param else "coverage.py "
+        assert data.get("recorder", "").startswith(recorder), data.get("recorder") or data.get("error")
+        yield data
 
 
 @pytest.mark.e2e

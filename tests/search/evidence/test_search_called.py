@@ -65,13 +65,21 @@ def test_a_called_function_below_the_first_suspects_comes_in_after_them_marked(t
     assert [s.function for s in many[10:]] == ["busy10", "busy11"][:CALLED_EXTRA], "at most CALLED_EXTRA let in"
 
 
-def test_the_model_s_holes_go_first_to_a_function_the_failing_tests_call():
-    source = "def deep(x):\n    y = x * 2\n    return y\n\n\ndef api(x):\n    z = deep(x)\n    return z\n"
-    deep = Suspect("m.py", "deep", 1, 3, [2], 1.2, [1.2])
-    api = Suspect("m.py", "api", 6, 8, [7], 1.0, [1.0])
-    assert [h.first for h in ranked_holes([deep, api], {"m.py": source}, 2)][:2] == [2, 7]
+def test_the_model_s_holes_take_turns_between_the_spectrum_and_the_functions_the_tests_call():
+    source = ("def deep(x):\n    y = x * 2\n    w = y + 1\n    return w\n\n\n"
+              "def api(x):\n    z = deep(x)\n    return z\n")
+    deep = Suspect("m.py", "deep", 1, 4, [2, 3, 4], 1.2, [1.2, 1.1, 1.0])
+    api = Suspect("m.py", "api", 7, 9, [8, 9], 0.4, [0.4, 0.3])
+
+    def lines(count: int) -> list[int]:
+        return [h.first for h in ranked_holes([deep, api], {"m.py": source}, count) if h.kind == "line"]
+
+    assert lines(3) == [2, 3, 4], "the spectrum's order alone"
     api.called = True
-    assert [h.first for h in ranked_holes([deep, api], {"m.py": source}, 2)][:2] == [7, 2]
+    assert lines(4) == [2, 8, 3, 9], "in turn: the spectrum's best line, the called function's best, ..."
+    assert lines(5) == [2, 8, 3, 9, 4], "the called function's lines spent, the spectrum's go on"
+    deep.called = True
+    assert lines(3) == [2, 3, 4], "a line both rankings put first is cut once"
 
 
 def test_operators_and_builtins_in_a_test_call_their_special_methods(tmp_path: Path):
