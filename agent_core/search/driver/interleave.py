@@ -32,10 +32,11 @@ def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines:
     failing tests call by name (evidence/called.py, by the same scores); each place cut once, a line's own hole
     before the slots and blocks of the lines above it (infill/holes.py `spread_holes`).
 
-    Neither ranking is trusted alone. Put first (a bonus on their scores), the called functions took every hole
-    of three real sqlparse bugs in a public entry point (`parse`, `format`, `get_alias`) that only hands the
-    work on, the author's function the spectrum's first; in attrs' bug the author's function is the one the
-    tests call, below the class machinery every failing test runs. In turn, each gets the holes it ranks first.
+    Neither ranking is trusted alone. Put first (a bonus on their scores), the called functions took the first
+    holes (every hole in two) of three real sqlparse bugs into a public entry point (`format`, `get_alias`,
+    `parse`) that only hands the work on, where in one the spectrum's first function was the author's; in
+    attrs' bug the author's function is the one the tests call, below the class machinery every failing test
+    runs. In turn, each gets the holes it ranks first.
     """
     def ordered(chosen: Sequence[Suspect]) -> list[tuple[str, int]]:
         ranked = sorted(((score, s.file, line) for s in chosen if s.file in sources for line, score in s.searched()),
