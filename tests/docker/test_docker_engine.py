@@ -27,7 +27,7 @@ def labelled_containers(owner: int | str | None = None) -> list[str]:
     labels = ["agentls.run=1", f"agentls.owner_pid={owner}"]
     client = engine.connect()
     try:
-        return [c.name for c in client.containers.list(all=True, filters={"label": labels})]
+        return [c.name for c in client.containers.list(all=True, filters={"label": labels}, ignore_removed=True)]
     finally:
         client.close()
 

@@ -23,7 +23,8 @@ def remove_leftover_containers(all_owners: bool = False) -> list[str]:
     """Remove agentls-labelled containers whose owning process is gone (or all of them); returns their names."""
     try:
         client = connect()
-        containers = client.containers.list(all=True, filters={"label": f"{LABEL_RUN}=1"})
+        # a container removed between the listing and its inspection (a run ending now) is not an error
+        containers = client.containers.list(all=True, filters={"label": f"{LABEL_RUN}=1"}, ignore_removed=True)
     except (DockerException, requests.RequestException, SandboxError):
         return []
     removed = []
