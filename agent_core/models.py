@@ -142,6 +142,11 @@ class TestReport(BaseModel):
         "only). Left out of dumps (journals, graph state): a big suite's list is long; the MCP front end reports "
         "it, and testing/verdict.py reads it before the report is dumped.",
     )
+    xfailed_on_assertion: list[str] = Field(
+        default_factory=list, exclude=True,
+        description="Node ids of the xfailed tests that failed on their own assertion (an AssertionError, "
+        "pytest.fail, a pytest.raises that saw nothing raised), not on a crash of the code (our pytest plugin only).",
+    )
     test_files: list[str] = Field(
         default_factory=list, exclude=True,
         description="Workspace-relative files the run's pytest collected tests from (our pytest plugin only): "

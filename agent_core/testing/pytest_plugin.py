@@ -45,7 +45,9 @@ path: `_swallowed_plugin`).
 
 Records, one JSON object per line: `start`, `collect_error`, `begin` (before
 a test runs: a `begin` without a `result` is a test that killed the process),
-`result` (outcome passed, failed, error, skipped, xfailed or xpassed) and
+`result` (outcome passed, failed, error, skipped, xfailed or xpassed; a test
+that called `pytest.xfail()` is skipped, only its mark's expected failure is
+xfailed) and
 `finish` with the session's counts: a run without its `finish` ended before
 pytest did (`os._exit`, a crash) and is not a clean run. Paths are absolute.
 """
@@ -75,6 +77,8 @@ SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
 PACE_VAR = "PYTEST_AGENTLS_PACE"
 HANG_SUFFIX = ".hang"
+XFAIL_CALLED = "agentls_xfail_called"  # XfailCalls' tags on a report
+XFAIL_ASSERTED = "agentls_xfail_asserted"
 SWALLOWED_SUFFIX = "_swallowed.py"  # swallowed.py, copied beside this module under its name + this suffix
 PACE_FACTOR = 10.0  # Pace: a test may take this many times the slowest passing test phase so far ...
 PACE_FLOOR_S = 10.0  # ... and at least this long, until a test hangs ...
@@ -165,7 +169,7 @@ class Reporter:
         reports = self.reports.pop(nodeid, [])
         bad = next((r for r in reports if r.failed), None)
         shown = bad or next((r for r in reports if r.skipped), None)
-        xfail = any(hasattr(r, "wasxfail") for r in reports)
+        xfail = any(hasattr(r, "wasxfail") and not getattr(r, XFAIL_CALLED, False) for r in reports)
         if bad is not None:
             outcome = "failed" if bad.when == "call" else "error"
         elif shown is not None:
@@ -177,6 +181,8 @@ class Reporter:
                   "line": (location[1] + 1) if location[1] is not None else None, "outcome": outcome,
                   "when": shown.when if shown is not None else "call",
                   "duration": round(sum(r.duration for r in reports), 6)}
+        if outcome == "xfailed":
+            record["on_assertion"] = any(getattr(r, XFAIL_ASSERTED, False) for r in reports)
         if bad is not None:
             record.update(crash=_crash(bad.longrepr), entries=_entries(bad.longrepr),
                           longrepr=bad.longreprtext[-_LONGREPR_CAP:])
@@ -424,6 +430,28 @@ def _swallowed_plugin() -> Any:
     return None
 
 
+class XfailCalls:
+    """Tags how a test phase that pytest calls an expected failure (`wasxfail`) ended.
+
+    A `pytest.xfail()` call (the test's own or the code under test's) gets `wasxfail` as a test failing as
+    its xfail mark expects does (pytest 9 no longer prefixes the called one's reason), but a call is a skip
+    the code chose, not the failure the test's authors declared: the result says `skipped`. A test that failed
+    on its own assertion (an `AssertionError`, `pytest.fail`, a `pytest.raises` that saw nothing raised) is
+    told from one the code under test crashed (the verdict takes only the first as a strict xpass fixed).
+    The tags are attributes of the report, which pytest-xdist carries from a worker to the controller."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Generator[None, Any, None]:
+        outcome = yield
+        excinfo = call.excinfo
+        if excinfo is None:
+            return
+        if isinstance(excinfo.value, pytest.xfail.Exception):
+            setattr(outcome.get_result(), XFAIL_CALLED, True)
+        elif isinstance(excinfo.value, (AssertionError, pytest.fail.Exception)):
+            setattr(outcome.get_result(), XFAIL_ASSERTED, True)
+
+
 # Options a project's addopts may carry that would run part of the suite: the cache's selections (last failed
 # first or only, new first) and stepwise's stop at the first failure. A run agentls judges is the whole suite.
 WHOLE_RUN = (("lf", False), ("failedfirst", False), ("newfirst", False), ("stepwise", False),
@@ -447,6 +475,7 @@ def pytest_configure(config: pytest.Config) -> None:
         paced = os.environ.get(PACE_VAR) == "1"
         root = str(getattr(config, "rootpath", None) or config.rootdir)  # type: ignore[attr-defined]  # older pytest
         config.pluginmanager.register(Controls(bound, select, hang_path, hang_fd, paced, root), "agentls-controls")
+    config.pluginmanager.register(XfailCalls(), "agentls-xfail-calls")
     swallowed = _swallowed_plugin()
     if swallowed is not None:
         config.pluginmanager.register(swallowed, "agentls-swallowed")

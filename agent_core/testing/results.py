@@ -112,6 +112,8 @@ def parse_results(text: str, workspace: Path, hang_dump: str = "", token: str | 
                 slowest = max(slowest or 0.0, float(record.get("duration") or 0.0))
             elif outcome in ("skipped", "xfailed"):
                 report.skipped += 1
+                if outcome == "xfailed" and record.get("on_assertion"):
+                    report.xfailed_on_assertion.append(nodeid)
             else:
                 report.failed += outcome == "failed"
                 report.errors += outcome != "failed"

@@ -6,7 +6,13 @@ change):
 - every test that failed at the baseline is collected again and *passes*: a
   skip, an xfail, an xpass, an error, or a test that is no longer collected
   is not a pass (a module that failed to collect at the baseline must
-  collect and have a passing test);
+  collect and have a passing test). One exception: a test that failed at
+  the baseline as the unexpected pass of its own strict xfail mark
+  (`[XPASS(strict)]`: the code does what its authors wrote down it does not
+  do yet) is fixed when it fails as that mark expects, on its own assertion
+  (`xfailed` with an `AssertionError`, `pytest.fail` or a `pytest.raises`
+  that saw nothing raised; a crash of the code under test is not that, nor
+  is a `pytest.xfail()` call, which the test plugin reports as skipped);
 - no test that passed now fails (any failure keeps the report from `ok`);
 - the number of passing tests is not lower than the baseline's.
 
@@ -54,8 +60,12 @@ def baseline_failing(baseline: TestReport) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _shortfall(nodeid: str, report: TestReport, failing_now: set[str]) -> str | None:
-    """Why the baseline's failing `nodeid` does not count as passing in `report`, or None."""
+XPASS_STRICT = "[XPASS(strict)]"  # pytest's failure of a test its strict xfail mark expected to fail
+
+
+def _shortfall(nodeid: str, report: TestReport, failing_now: set[str], xpassed: bool = False) -> str | None:
+    """Why the baseline's failing `nodeid` (`xpassed`: as the unexpected pass of its strict xfail mark) does
+    not count as passing in `report`, or None."""
     if nodeid in failing_now:
         return None  # reported as failing already
     if "::" not in nodeid:  # a module that failed to collect: it must collect, with a passing test
@@ -65,6 +75,11 @@ def _shortfall(nodeid: str, report: TestReport, failing_now: set[str]) -> str | 
     outcome = report.outcomes.get(nodeid)
     if outcome == "passed" or outcome in ("failed", "error"):
         return None
+    if xpassed and outcome == "xfailed":
+        if nodeid in report.xfailed_on_assertion:
+            return None
+        return ("failing as its strict xfail mark expects, but on a crash of the code under test, not on the "
+                "test's own assertion: not a fix")
     return _WHY.get(outcome, f"ended as {outcome!r}: not a pass")
 
 
@@ -86,8 +101,9 @@ def judge(report: TestReport, baseline: TestReport | None, selected: Sequence[st
         return report
     failing_now = {f.nodeid for f in report.failures}
     lines = {f.nodeid: f.line for f in baseline.failures}
+    xpassed = {f.nodeid for f in baseline.failures if f.message.startswith(XPASS_STRICT)}
     for nodeid in failing:
-        why = _shortfall(nodeid, report, failing_now)
+        why = _shortfall(nodeid, report, failing_now, nodeid in xpassed)
         if why:
             _fail(report, nodeid, f"failed at the baseline and is {why}" if "::" in nodeid else why,
                   lines.get(nodeid, 1))
