@@ -85,3 +85,25 @@ def test_a_swallowed_assertion_fails_the_test(report: Report) -> None:
 def test_an_expected_or_caught_assertion_still_passes(report: Report) -> None:
     assert report.passed == len(PASSING) and report.errors == 0, report.output
     assert {n.split("::", 1)[1] for n, o in report.outcomes.items() if o == "passed"} == set(PASSING)
+
+
+def test_only_a_test_with_a_with_or_a_wrapper_is_watched(tmp_path) -> None:
+    """The watch's tracer slows every call of a watched test before 3.12: a test whose assertion nothing but
+    pytest stands behind (no `with` but one expecting an exception, no wrapper) is not watched."""
+    from types import SimpleNamespace
+
+    from agent_core.testing.swallowed import needs_watch, test_code
+
+    source = (
+        "import pytest\n\n\ndef lenient(test):\n    def run():\n        test()\n    run.__wrapped__ = test\n"
+        "    return run\n\n\ndef test_plain():\n    assert 1\n\n\ndef test_expects():\n"
+        "    with pytest.raises(ValueError):\n        int('x')\n\n\ndef test_with():\n"
+        "    with open(__file__):\n        assert 1\n\n\n@lenient\ndef test_wrapped():\n    assert 1\n"
+    )
+    path = tmp_path / "test_watch.py"
+    path.write_text(source)
+    space: dict = {"__file__": str(path)}
+    exec(compile(source, str(path), "exec"), space)  # the test module's own functions, as pytest has them
+    watched = {name for name in ("test_plain", "test_expects", "test_with", "test_wrapped")
+               if needs_watch(item := SimpleNamespace(obj=space[name]), test_code(item))}
+    assert watched == {"test_with", "test_wrapped"}
