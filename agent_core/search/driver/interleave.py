@@ -12,11 +12,17 @@ the holes do, when the endpoint fails (said once in the figures), or at the dead
 Each batch's candidates are tried and verified by the same driver as the search's own; the figures
 (`figures()`) say per hole how many samples were drawn, kept and tried, the tokens and seconds, and
 which hole's candidate won.
+
+The search's own runs also say where the fault is: a candidate that made the failing tests pass but
+broke others (the whole suite refused it) changed the failing tests' outcome from its line, the
+evidence mutation-based fault localization ranks lines by (Metallaxis: Papadakis and Le Traon, "Metallaxis-FL",
+STVR 2015). The line's own hole and its statement's (`PROMOTED`) are asked next (`HoleQueue.prefer`),
+cut there when the spectrum's ranking had not reached the line.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from itertools import zip_longest
 from typing import Any
 
@@ -24,6 +30,8 @@ from agent_core.llm.base import LLMClient
 from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_holes, spread_holes
+
+PROMOTED = ("line", "statement")  # the holes of a line a refused candidate passed the failing tests from
 
 
 def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int) -> list[Hole]:
@@ -55,14 +63,46 @@ def is_infill(mutant: Mutant) -> bool:
     return mutant.tier == INFILL_TIER
 
 
+class HoleQueue:
+    """The holes still to be filled, in order, handed out one at a time (infill_holes iterates it lazily);
+    `prefer` moves the holes of lines the search's own runs pointed at to the front."""
+
+    def __init__(self, holes: Sequence[Hole], sources: Mapping[str, str]) -> None:
+        self.pending = list(holes)
+        self.given: list[Hole] = []
+        self.promoted: list[Hole] = []
+        self._sources = sources
+
+    def __iter__(self) -> Iterator[Hole]:
+        while self.pending:
+            hole = self.pending.pop(0)
+            self.given.append(hole)
+            yield hole
+
+    def __len__(self) -> int:
+        return len(self.given) + len(self.pending)
+
+    def prefer(self, places: Sequence[tuple[str, int]]) -> None:
+        """The PROMOTED holes of each (path, line) of `places` next, in that order: moved up when already cut,
+        cut when not (a line the spectrum ranked below the holes asked); a hole already asked is not again."""
+        front: list[Hole] = []
+        for place in dict.fromkeys(places):
+            for hole in spread_holes([place], self._sources):
+                if hole.kind in PROMOTED and hole not in self.given and hole not in front:
+                    front.append(hole)
+        if front:
+            self.promoted += [hole for hole in front if hole not in self.promoted]
+            self.pending = front + [hole for hole in self.pending if hole not in front]
+
+
 class ModelBatches:
     """The next hole's candidates, each time it is awaited; None once there are no more (see the module)."""
 
     def __init__(self, llm: LLMClient, holes: list[Hole], sources: Mapping[str, str], options: InfillOptions,
                  on_hole: Callable[[int, int, Hole], None] | None = None,
                  screen: Callable[[list[Mutant]], list[Mutant]] | None = None) -> None:
-        self._holes = holes
-        self._reports: AsyncIterator[HoleReport] = infill_holes(llm, holes, sources, options)
+        self._holes = HoleQueue(holes, sources)
+        self._reports: AsyncIterator[HoleReport] = infill_holes(llm, self._holes, sources, options)
         self._on_hole, self._screen = on_hole, screen
         self.reports: list[HoleReport] = []
         self.tried: dict[int, int] = {}  # hole index -> its candidates tried
@@ -74,9 +114,8 @@ class ModelBatches:
         hole made none); None: no more holes."""
         if self.done:
             return None
-        if self._on_hole is not None:
-            self._on_hole(len(self.reports) + 1, len(self._holes), self._holes[min(len(self.reports),
-                                                                                 len(self._holes) - 1)])
+        if self._on_hole is not None and self._holes.pending:
+            self._on_hole(len(self.reports) + 1, len(self._holes), self._holes.pending[0])
         try:
             report = await anext(self._reports)
         except StopAsyncIteration:
@@ -89,6 +128,11 @@ class ModelBatches:
         for mutant in batch:
             self._of[id(mutant)] = len(self.reports) - 1
         return batch
+
+    def prefer(self, refused: Sequence[tuple[Mutant, str]]) -> None:
+        """Note a driver run's results whose passing candidates the whole suite refused: their lines' holes go
+        next (HoleQueue.prefer; the model's own candidates are not evidence of the spectrum's kind)."""
+        self._holes.prefer([(m.path, m.line) for m, outcome in refused if outcome == "passed" and not is_infill(m)])
 
     def count_tried(self, mutants: Sequence[Mutant]) -> None:
         """Note the candidates of a driver run that were tried."""
@@ -110,6 +154,7 @@ class ModelBatches:
             "tokens": sum(r.tokens for r in self.reports),
             "seconds": round(sum(r.seconds for r in self.reports), 2),
             "won": self.reports[won].hole.label if won is not None else None,
+            "promoted": len(self._holes.promoted),
             "error": errors[-1] if errors else None,
             "per_hole": holes,
         }

@@ -262,6 +262,8 @@ async def find_single_edit(
             own_spent += time.monotonic() - began_own
             if found:
                 return found[0], found[1], stats
+            if more is not None:  # a candidate that passed the failing tests and was refused by the whole suite:
+                more.prefer(results)  # the model's next holes go to its line (driver/interleave.py)
             own = stopped != "budget" and bool(results)
         else:
             if then is not None:

@@ -1,4 +1,5 @@
-"""The model's turns between the search's own driver runs do not spend the search's own time.
+"""The model's turns between the search's own driver runs do not spend the search's own time, and go next to
+the line where one of the search's candidates passed the failing tests but the whole suite refused it.
 
 Real bubblewrap sandbox: each of the search's candidates is a driver run of its own (HOT_CHUNK 1), the right
 one second; between them the model's turn takes longer than the search's whole deadline. The right candidate
@@ -15,12 +16,14 @@ from typing import Any, cast
 
 import pytest
 
+from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver import single_edit
-from agent_core.search.driver.interleave import ModelBatches
+from agent_core.search.driver.interleave import HoleQueue, ModelBatches
 from agent_core.search.driver.localizing import SearchDeps
 from agent_core.search.driver.single_edit import find_single_edit
+from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, spread_holes
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
@@ -48,6 +51,9 @@ class SlowModel:
         return []
 
     def count_tried(self, mutants: Any) -> None:
+        pass
+
+    def prefer(self, results: Any) -> None:
         pass
 
 
@@ -89,6 +95,9 @@ class EndlessModel:
         return []
 
     def count_tried(self, mutants: Any) -> None:
+        pass
+
+    def prefer(self, results: Any) -> None:
         pass
 
 
@@ -134,3 +143,71 @@ def test_the_model_takes_at_most_its_share_while_the_search_s_own_candidates_las
     assert not single_edit.model_may_go(40.0, 30.0, own_left=True), "40 s of turns against 30 s of the search's"
     assert single_edit.model_may_go(40.0, 40.0 / ratio, own_left=True)
     assert single_edit.model_may_go(400.0, 1.0, own_left=False), "alone once the search's candidates are done"
+
+
+LABELS = {
+    "label.py": 'def label(name, formal):\n    if formal:\n        name = "Dr. " + name\n'
+                '    return "Hello " + name\n',
+    "test_label.py": "from label import label\n\n\n"
+                     'def test_formal():\n    assert label("Ann", True) == "Hello, Dr. Ann!"\n\n\n'
+                     'def test_informal():\n    text = label("Bo", False)\n'
+                     '    assert text.startswith("Hello") and "Bo" in text\n',
+}
+RIGHT = '    return "Hello, " + name + "!"'
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_a_line_whose_candidate_passed_the_failing_test_but_was_refused_gets_the_next_hole(
+        tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch):
+    """The spectrum ranks line 3 first (only the failing test runs it) and the holes asked start there; the
+    search's candidate at line 4 passes the failing test and breaks the other one. The model's next hole is line
+    4's own, cut although the ranking had not reached it, and its fill wins."""
+    for rel, text in LABELS.items():
+        (tmp_path / rel).write_text(text)
+    monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
+    monkeypatch.setenv("AGENTLS_FIM", "tokens")
+    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"},
+                                        "base_url": scripted_llm.base_url, "max_retries": 0})
+    refused = Mutant("label.py", 4, '    return "Hello, Dr. Ann!"', "a constant", tier=0)
+    sources = {"label.py": LABELS["label.py"]}
+    holes = [h for h in spread_holes([("label.py", 3)], sources) if h.kind == "line"]
+    scripted_llm.default(INFILL_ACCOUNT, RIGHT + "\n")
+
+    async def go() -> tuple[Mutant | None, Any, dict, dict]:
+        client = OpenAIChatClient(settings)
+        try:
+            model = ModelBatches(client, holes, sources, InfillOptions(samples=2))
+            with ShadowWorkspace(tmp_path) as shadow:
+                deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
+                                                        shadow=shadow, run_tests=run_tests))
+                began = time.monotonic()
+                winner, report, stats = await find_single_edit(
+                    deps, ["test_label.py::test_formal"], [refused], deadline=began + 60.0, more=model,
+                    more_until=began + 120.0, rivals=False)
+                return winner, report, stats, model.figures(winner)
+        finally:
+            await client.aclose()
+
+    winner, report, stats, figures = asyncio.run(go())
+
+    assert stats["passed_failing"] == 2, "the search's candidate passed the failing test (refused), then the fill"
+    assert winner is not None and winner.line == 4 and winner.text == RIGHT, (stats, figures)
+    assert report is not None and report.ok
+    first = scripted_llm.requests_for(INFILL_ACCOUNT)[0]["prompt"]
+    assert 'name = "Dr. " + name' in first and 'return "Hello " + name' not in first, "line 4's hole first"
+    assert figures["promoted"] == 1 and figures["per_hole"][0]["won"], figures
+
+
+def test_the_preferred_line_s_own_and_statement_holes_go_next_and_no_hole_is_asked_twice():
+    sources = {"label.py": LABELS["label.py"]}
+    queue = HoleQueue(spread_holes([("label.py", 3), ("label.py", 4)], sources), sources)
+    order = iter(queue)
+    first = next(order)
+    assert (first.first, first.kind) == (3, "line")
+    queue.prefer([("label.py", 3), ("label.py", 2)])  # line 3's own hole was asked already
+    asked = next(order)
+    assert (asked.first, asked.last, asked.kind) == (2, 2, "line"), "the `if` line 2's own hole, cut now"
+    queue.prefer([("label.py", 4)])
+    assert (queue.pending[0].first, queue.pending[0].kind) == (4, "line"), "moved up from further down"
+    assert len({(h.first, h.last, h.kind) for h in queue.pending}) == len(queue.pending), "each hole once"
+    assert [h.first for h in queue.promoted] == [2, 4]
