@@ -251,8 +251,8 @@ def needs_watch(item: Any, code: Any) -> bool:
     """Whether the code under test could swallow this test's own assertion: only a `with` in the test function
     (other than one expecting an exception: `pytest.raises`, `assertRaises`, `suppress`) or a wrapper around
     the function (a decorator that keeps `__wrapped__`) stands between its assertion and pytest. A test with
-    neither is not watched: before 3.12 the watch keeps a global tracer on while the test runs, which took
-    more-itertools' suite from 38 s to 67 s."""
+    neither is not watched: before 3.12 the watch keeps a global tracer on while the test runs (more-itertools'
+    suite on 3.11: 35 s unwatched, 71 s with every test watched, 58 s with these only)."""
     if code in _NEEDED:
         return bool(_NEEDED[code])
     func = getattr(item, "obj", None)
