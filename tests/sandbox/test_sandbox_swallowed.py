@@ -89,21 +89,41 @@ def test_an_expected_or_caught_assertion_still_passes(report: Report) -> None:
 
 def test_only_a_test_with_a_with_or_a_wrapper_is_watched(tmp_path) -> None:
     """The watch's tracer slows every call of a watched test before 3.12: a test whose assertion nothing but
-    pytest stands behind (no `with` but one expecting an exception, no wrapper) is not watched."""
-    from types import SimpleNamespace
-
+    pytest stands behind (no `with` but one expecting an exception or one of the test framework's or the
+    standard library's own managers, no wrapper) is not watched. Decided on pytest's own items, as they run."""
     from agent_core.testing.swallowed import needs_watch, test_code
 
-    source = (
-        "import pytest\n\n\ndef lenient(test):\n    def run():\n        test()\n    run.__wrapped__ = test\n"
-        "    return run\n\n\ndef test_plain():\n    assert 1\n\n\ndef test_expects():\n"
-        "    with pytest.raises(ValueError):\n        int('x')\n\n\ndef test_with():\n"
-        "    with open(__file__):\n        assert 1\n\n\n@lenient\ndef test_wrapped():\n    assert 1\n"
+    (tmp_path / "test_watch.py").write_text(
+        "import unittest\nfrom contextlib import contextmanager\nfrom unittest import mock\n\nimport pytest\n\n\n"
+        "def lenient(test):\n    def run():\n        test()\n    run.__wrapped__ = test\n    return run\n\n\n"
+        "@contextmanager\ndef session():\n    yield\n\n\n"
+        "class Patch:\n    def context(self):\n        return session()\n\n\n"
+        "@pytest.fixture\ndef own():\n    return Patch()\n\n\n"
+        "def test_plain():\n    assert 1\n\n\n"
+        "def test_expects():\n    with pytest.raises(ValueError):\n        int('x')\n\n\n"
+        "def test_open():\n    with open(__file__), pytest.warns(UserWarning):\n"
+        "        __import__('warnings').warn('w')\n\n\n"
+        "def test_patched(monkeypatch):\n    with mock.patch.object(Patch, 'context'), monkeypatch.context():\n"
+        "        assert 1\n\n\n"
+        "def test_session():\n    with session():\n        assert 1\n\n\n"
+        "def test_fixture(own):\n    with own.context():\n        assert 1\n\n\n"
+        "def test_mixed():\n    with open(__file__), session():\n        assert 1\n\n\n"
+        "@lenient\ndef test_wrapped():\n    assert 1\n\n\n"
+        "class Cases(unittest.TestCase):\n    def test_subtests(self):\n        for i in range(2):\n"
+        "            with self.subTest(i=i):\n                self.assertTrue(i + 1)\n\n\n"
+        "class Own(unittest.TestCase):\n    @contextmanager\n    def subTest(self, **params):\n        yield\n\n"
+        "    def test_own_subtests(self):\n        with self.subTest(i=1):\n            self.assertTrue(1)\n"
     )
-    path = tmp_path / "test_watch.py"
-    path.write_text(source)
-    space: dict = {"__file__": str(path)}
-    exec(compile(source, str(path), "exec"), space)  # the test module's own functions, as pytest has them
-    watched = {name for name in ("test_plain", "test_expects", "test_with", "test_wrapped")
-               if needs_watch(item := SimpleNamespace(obj=space[name]), test_code(item))}
-    assert watched == {"test_with", "test_wrapped"}
+    watched: dict[str, bool] = {}
+
+    class Record:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtest_call(self, item: pytest.Item) -> None:
+            watched[item.name] = needs_watch(item, test_code(item))
+
+    code = pytest.main([str(tmp_path), "-q", "-p", "no:cacheprovider"], plugins=[Record()])
+    assert code == pytest.ExitCode.OK
+    assert {name for name, on in watched.items() if on} == {
+        "test_session", "test_fixture", "test_mixed", "test_wrapped", "test_own_subtests"}
+    assert {name for name, on in watched.items() if not on} == {
+        "test_plain", "test_expects", "test_open", "test_patched", "test_subtests"}
