@@ -124,7 +124,7 @@ async def _search(
     sandbox = make_sandbox(settings, notice)
     with ShadowWorkspace(Path(workspace), overlays) as shadow:
         deps = search.Collaborators(settings, sandbox, shadow, run_tests)
-        deadline = started + settings.search.budget_s  # localizing counts against the search's budget
+        deadline = started + search.search_budget_s(settings, report)  # localizing counts against it
         where = await search.localize(deps, report, deadline)
         suspects, failing = where.suspects, where.failing
         stats: dict[str, Any] = {

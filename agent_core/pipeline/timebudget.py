@@ -20,9 +20,11 @@ import time
 from collections.abc import Awaitable, Callable
 
 from agent_core.llm.base import TimeBudgetSpent, time_left
+from agent_core.models import TestReport
 from agent_core.pipeline.checkpoint import rewind_shadow
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
+from agent_core.search import search_budget_s
 
 # The search runs first, before any model call, and is given at most this share of the time left when it
 # starts: half, because the search finds its fixes early or not at all (8-78 s per fix on the classic
@@ -40,12 +42,13 @@ SELF_BOUNDED = frozenset({"finalize", "verify"})
 Node = Callable[[RunState, RunDeps], Awaitable[RunState]]
 
 
-def search_budget(deps: RunDeps) -> float:
-    """Seconds the search may spend, localizing included: search.budget_s, within SEARCH_SHARE of the time left.
+def search_budget(deps: RunDeps, baseline: TestReport) -> float:
+    """Seconds the search may spend, localizing included: search.budget_s and twice the baseline's time
+    (`search_budget_s`), within SEARCH_SHARE of the time left.
 
     TimeBudgetSpent when no time is left."""
     left = time_left(deps.deadline, deps.settings.time_budget_s)
-    budget = deps.settings.search.budget_s
+    budget = search_budget_s(deps.settings, baseline)
     return budget if left is None else min(budget, SEARCH_SHARE * left)
 
 

@@ -1,7 +1,7 @@
 """The zero-token search for a fix: localize a failing test run's fault, then try candidate edits in the sandbox.
 
-The front door is `localize` and `find_fix` (front.py). Inside, by layer (bottom to top; each imports only
-from lower ones, tests/architecture checks it):
+The front door is `localize` and `find_fix` (front.py), and the search's time, `search_budget_s`. Inside, by
+layer (bottom to top; each imports only from lower ones, tests/architecture checks it):
 
 - candidate.py, linetext.py: the candidate shape (`Edit`, `Mutant`) and where an ast node sits in a line;
 - evidence/: what a failing run says (the coverage spectrum, hung tests, the failing tests' inputs);
@@ -32,6 +32,7 @@ from agent_core.search.front import (
     SearchStats,
     find_fix,
     localize,
+    search_budget_s,
 )
 from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, failing_tests_code, holes_at, infill_hole
 
@@ -59,5 +60,6 @@ __all__ = [
     "literal",
     "localize",
     "run_driver",
+    "search_budget_s",
     "seen_exceptions",
 ]

@@ -97,6 +97,19 @@ class SearchOutcome:
     refused: list[str] = field(default_factory=list)  # candidates refused for swallowing the tests' errors
 
 
+# The search's budget counts its localizing run, a run of the whole suite under a line recorder, and each
+# candidate that passes the failing tests costs a whole-suite verification: a slow suite gets this many times
+# its baseline's time on top of search.budget_s, so that its candidates get about the time a fast suite's do
+# (more-itertools' suite, 55-85 s in the sandbox, left 0 of 1,000 candidates tried within 120 s).
+SUITE_RUNS = 2
+
+
+def search_budget_s(settings: Settings, baseline: TestReport) -> float:
+    """Seconds the search may spend, localizing included: search.budget_s and SUITE_RUNS times the baseline's
+    time without its hung tests (a caller under a time budget caps it)."""
+    return settings.search.budget_s + SUITE_RUNS * unhung_duration(baseline)
+
+
 async def localize(deps: SearchDeps, report: TestReport, deadline: float | None = None) -> Localization:
     """Rank the suspicious functions and lines of the failure in `report` (localizing counts against the
     search's budget when it ends at `deadline`)."""

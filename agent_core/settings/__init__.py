@@ -145,8 +145,8 @@ class SearchSettings(BaseModel):
         default=1000, ge=1, le=5000, description="Most mutants tried per run (the time budget usually ends it first)."
     )
     budget_s: float = Field(
-        default=120.0, gt=0, description="Seconds the search may spend in all, localizing included (a localizing "
-        "run takes at most half of what is left)."
+        default=120.0, gt=0, description="Seconds the search may spend in all, localizing included, plus twice "
+        "the time the tests took before any change (a localizing run takes at most half of what is left)."
     )
     mutant_timeout_s: float = Field(
         default=5.0, gt=0, description="Seconds one mutant may run the failing tests before it is stopped."

@@ -135,3 +135,20 @@ def test_the_search_gets_a_share_of_the_time_left(base: Path) -> None:
     assert len(localized) == 1
     # At most half of what was left when the search started (less than 60 s), not search.budget_s (120 s).
     assert 20 < localized[0]["budget_s"] <= 30, localized[0]
+
+
+def test_a_slow_suite_gives_the_search_more_time(base: Path) -> None:
+    """Without a time budget the search gets search.budget_s plus twice the baseline's time: localizing and a
+    candidate's verification are each a run of the whole suite, which a slow suite makes long."""
+    project = _project(base / "proj")
+    (project / "calc.py").write_text(PROJECT["calc.py"].replace("return a + b", "return a * b"))  # add's bug only
+    (project / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(3)\n")
+    with ScriptedLLM() as llm:
+        llm.default("*", Fault.status(500))  # the search alone must fix it: no model answers
+        code, summary, err = _fix(base, project, llm, "search.enabled=true", "search.budget_s=20")
+    assert (code, summary["status"]) == (0, "fixed"), err
+    records = _journal(project, summary["run_id"])
+    baseline = next(r["report"] for r in records if r["type"] == "test_report")
+    localized = [r for r in records if r["type"] == "localize"]
+    assert baseline["duration_s"] >= 3 and len(localized) == 1
+    assert localized[0]["budget_s"] == pytest.approx(20 + 2 * baseline["duration_s"], abs=0.01), localized[0]

@@ -59,7 +59,7 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     # Whatever the goal says, a fix run whose tests fail is searched; unless the goal asks to change the tests:
     # then they are not the specification, and making them pass by changing the code answers another question.
     searching = deps.settings.search.enabled and tests_protected(deps.request)
-    budget = search_budget(deps)  # search.budget_s, or less under the run's time budget (timebudget.py)
+    budget = search_budget(deps, report)  # search.budget_s + 2 x the suite's time, less under a time budget
     # localizing counts against it; under a time budget a localization that will not search is bounded too
     deadline = started + budget if searching or deps.deadline is not None else None
     try:
