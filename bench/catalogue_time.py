@@ -1,6 +1,6 @@
 """How long the search takes to make its own candidates on large real modules (not a test; prints figures).
 
-    .venv/bin/python -m bench.catalogue_time [--baseline CHECKOUT] [--runs 3] [--lines 40]
+    .venv/bin/python -m bench.catalogue_time [--baseline CHECKOUT] [--runs 3] [--lines 40] [--modules PATH ...]
 
 For the largest module of each project of the real-history corpus (the trees
 `python -m bench.history_corpus fetch` caches), the catalogue's mutants
@@ -9,7 +9,12 @@ lines of its functions' bodies spread evenly over the module, made in a fresh pr
 the median seconds. With --baseline, the same with another checkout's
 `agent_core` first on PYTHONPATH (a git worktree of an earlier commit), side
 by side with the ratio, and whether both made the same candidates (a digest
-of every candidate's path, lines, text, description and tier).
+of every candidate's path, lines, text, description and tier). Then the
+screen every candidate passes before it is tried (search/driver/screen.py:
+refused if it would swallow the tests' errors, early returns last): its
+median seconds, and how many candidates it kept. --modules measures the
+given modules instead (e.g. more-itertools' `more.py` of the real-project
+corpus's cache).
 
 Run it on an idle machine: it measures CPU time spent in one process.
 """
@@ -42,10 +47,18 @@ for line in lines:
     made += line_mutants("m.py", source, line)
     made += template_mutants("m.py", source, line, ["ValueError"])
 seconds = time.perf_counter() - began
-digest = hashlib.sha256(json.dumps([(m.path, m.line, m.last, m.text, m.description, m.tier) for m in made])
-                        .encode()).hexdigest()[:12]
+from pathlib import Path
+from agent_core.search.driver.screen import Screen
+screen = Screen(Path(path).parent, ["ValueError"])
+screen.sources["m.py"] = source
+began = time.perf_counter()
+kept = screen(made)
+screened = time.perf_counter() - began
+digest = hashlib.sha256(json.dumps([(m.path, m.line, m.last, m.text, m.description, m.tier) for m in made]
+                                   + [len(kept)]).encode()).hexdigest()[:12]
 import agent_core
-print(json.dumps({"seconds": seconds, "candidates": len(made), "digest": digest, "from": agent_core.__file__}))
+print(json.dumps({"seconds": seconds, "screen_seconds": screened, "candidates": len(made), "kept": len(kept),
+                  "digest": digest, "from": agent_core.__file__}))
 """
 
 
@@ -84,6 +97,7 @@ def measure(checkout: Path, path: Path, lines: list[int], runs: int) -> dict:
     if not results[0]["from"].startswith(str(checkout)):
         raise SystemExit(f"measured {results[0]['from']}, not {checkout}'s agent_core")
     return {"seconds": statistics.median(r["seconds"] for r in results), "candidates": results[0]["candidates"],
+            "screen": statistics.median(r["screen_seconds"] for r in results), "kept": results[0]["kept"],
             "digest": results[0]["digest"]}
 
 
@@ -92,27 +106,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout (its agent_core) measured side by side")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--lines", type=int, default=40)
+    parser.add_argument("--modules", type=Path, nargs="+", help="these modules instead of the history corpus's")
     args = parser.parse_args(argv)
     here = Path(__file__).resolve().parents[1]
-    modules = largest_modules()
+    modules = [m.resolve() for m in args.modules] if args.modules else largest_modules()
     if not modules:
         print("no cached trees: run `python -m bench.history_corpus fetch` first", file=sys.stderr)
         return 2
-    print(f"{'module':55s} {'lines':>5s} {'cands':>6s} {'this s':>8s}" + (
-        f" {'base s':>8s} {'ratio':>6s} same" if args.baseline else ""))
+    print(f"{'module':55s} {'lines':>5s} {'cands':>6s} {'kept':>5s} {'this s':>8s} {'screen':>7s}" + (
+        f" {'base s':>8s} {'screen':>7s} {'ratio':>6s} same" if args.baseline else ""))
     ratios = []
     for path in modules:
         lines = statement_lines(path, args.lines)
         now = measure(here, path, lines, args.runs)
-        row = f"{str(path.relative_to(hc.cache() / 'trees')):55s} {len(lines):5d} {now['candidates']:6d} " \
-              f"{now['seconds']:8.2f}"
+        name = str(path.relative_to(hc.cache() / "trees")) if path.is_relative_to(hc.cache() / "trees") else str(path)
+        row = f"{name[-55:]:55s} {len(lines):5d} {now['candidates']:6d} {now['kept']:5d} {now['seconds']:8.2f} " \
+              f"{now['screen']:7.2f}"
         if args.baseline:
             base = measure(args.baseline.resolve(), path, lines, args.runs)
-            ratios.append(base["seconds"] / now["seconds"])
-            row += f" {base['seconds']:8.2f} {ratios[-1]:5.1f}x {'yes' if base['digest'] == now['digest'] else 'NO'}"
+            ratios.append((base["seconds"] + base["screen"]) / (now["seconds"] + now["screen"]))
+            row += f" {base['seconds']:8.2f} {base['screen']:7.2f} {ratios[-1]:5.1f}x " \
+                   f"{'yes' if base['digest'] == now['digest'] else 'NO'}"
         print(row, flush=True)
     if ratios:
-        print(f"median speed-up over the baseline: {statistics.median(ratios):.1f}x "
+        print(f"median speed-up over the baseline (candidates and screen): {statistics.median(ratios):.1f}x "
               f"(load average at the end: {os.getloadavg()[0]:.2f})")
     return 0
 

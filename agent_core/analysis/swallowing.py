@@ -53,20 +53,15 @@ def _parse(text: str) -> ast.Module | None:
 
 
 def _scoped(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
-    """(qualified name, node) of every function and class, the module as ""."""
+    """(qualified name, node) of every function and class, the module as "" (one walk: a function nested in a
+    statement of its scope, an `if` or a `try`, is named after the scope)."""
     stack: list[tuple[str, ast.AST]] = [("", tree)]
     while stack:
         name, node = stack.pop()
         yield name, node
-        for child in ast.walk(node):
-            if child is not node and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if _owner(node, child):
-                    stack.append((f"{name}.{child.name}".lstrip("."), child))
-
-
-def _owner(scope: ast.AST, node: ast.AST) -> bool:
-    """Whether `node` sits directly in `scope` (no function or class between them)."""
-    return any(child is node for child in _own_nodes(scope))
+        for child in _own_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.append((f"{name}.{child.name}".lstrip("."), child))
 
 
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
