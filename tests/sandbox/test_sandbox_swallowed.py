@@ -127,3 +127,28 @@ def test_only_a_test_with_a_with_or_a_wrapper_is_watched(tmp_path) -> None:
         "test_session", "test_fixture", "test_mixed", "test_wrapped", "test_own_subtests"}
     assert {name for name, on in watched.items() if not on} == {
         "test_plain", "test_expects", "test_open", "test_patched", "test_subtests"}
+
+
+@pytest.mark.parametrize("by", ["items", "paths"])
+def test_the_watch_reads_a_test_file_once_when_warmed(tmp_path, by: str) -> None:
+    """The search's driver warms the watch before it forks a child per candidate (`warm`): the children use the
+    parsed test file instead of parsing it again. Shown by removing the file after the warming: a test with
+    nothing between its assertion and pytest is still known unwatched (an unread source would be watched)."""
+    from agent_core.testing import swallowed
+
+    path = tmp_path / f"test_warmed_{by}.py"  # a module name of its own: both runs are in this process
+    path.write_text("def test_plain():\n    assert 1\n")
+    watched: dict[str, bool] = {}
+
+    class Warm:
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_finish(self, session: pytest.Session) -> None:
+            swallowed.warm(session.items if by == "items" else (), [str(path)] if by == "paths" else ())
+            path.unlink()
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtest_call(self, item: pytest.Item) -> None:
+            watched[item.name] = swallowed.needs_watch(item, swallowed.test_code(item))
+
+    pytest.main([str(path), "-q", "-p", "no:cacheprovider"], plugins=[Warm()])
+    assert watched == {"test_plain": False}

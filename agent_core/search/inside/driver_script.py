@@ -144,6 +144,7 @@ class _MutantChildren:
         self.result = {"results": [], "stopped": None}
         self.statuses = []  # each child's exit status: all of them a usage or internal error is the driver's failure
         self.in_child = False
+        self.judges = _judging_plugins()  # registered with pytest beside this plugin (`mutants`)
 
     def _source(self, path):
         if path not in self.sources:
@@ -154,8 +155,14 @@ class _MutantChildren:
     def _outcome_extra(self, mutant):
         return {}
 
-    def _each_mutant(self, fork):
-        """Fork each mutant's child with `fork(mutant)` (0 in the child), wait and record; True in a child."""
+    def _each_mutant(self, fork, items=()):
+        """Fork each mutant's child with `fork(mutant)` (0 in the child), wait and record; True in a child.
+        `items`: the collected tests (the hot driver's), whose files the judges read once here, not per child."""
+        names = {n.split("::", 1)[0] for n in self.config.get("failing") or ()}
+        names.update(n.split("::", 1)[0] for m in self.config["mutants"] for n in m.get("tests") or ())
+        for judge in self.judges:
+            if hasattr(judge, "warm"):
+                judge.warm(items, sorted(os.path.abspath(name) for name in names))
         started = time.monotonic()
         passing = 0
         for mutant in self.config["mutants"]:
@@ -166,6 +173,7 @@ class _MutantChildren:
             sys.stderr.flush()
             pid = fork(mutant)
             if pid == 0:
+                self._quiet()
                 return True
             began = time.monotonic()
             outcome = _wait(pid, self.config["timeout_s"], unswappable=self.hot, statuses=self.statuses)
@@ -178,6 +186,17 @@ class _MutantChildren:
                 self.result["stopped"] = "enough"
                 break
         return False
+
+    def pytest_configure(self, config):
+        self.pytest_config = config
+
+    def _quiet(self):
+        """In a child: its failures' tracebacks as Python prints them (`--tb=native`). Only the exit status is
+        read; pytest's own style parses each traceback entry's whole file to show its statement (more-itertools'
+        test module and its 5,600-line module, for every failing test of every candidate)."""
+        config = getattr(self, "pytest_config", None)
+        if config is not None and hasattr(config.option, "tbstyle"):
+            config.option.tbstyle = "native"
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
@@ -323,7 +342,7 @@ class _HotForker(_MutantChildren):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
-        if self._each_mutant(lambda mutant: self._fork(session, mutant)):
+        if self._each_mutant(lambda mutant: self._fork(session, mutant), session.items):
             return None  # the child runs its tests with pytest's own loop
         return True
 
@@ -331,14 +350,14 @@ def mutants(config):
     if config.get("hot"):
         forker = _HotForker(config)
         args = list(config["nodeids"]) + [*driver_options.neutral_args(), "-x"]
-        code = pytest.main(args, plugins=[forker, driver_options.OneProcess(True), *_judging_plugins()])
+        code = pytest.main(args, plugins=[forker, driver_options.OneProcess(True), *forker.judges])
         if forker.in_child:
             os._exit(int(code) or 4)
         return _with_status(forker, config, code)
     forker = _Forker(config)
     stop_first = [] if config.get("per_test") else ["-x"]
     code = pytest.main(list(config["nodeids"]) + [*driver_options.neutral_args(), *stop_first],
-                       plugins=[forker, driver_options.OneProcess(not config.get("per_test")), *_judging_plugins()])
+                       plugins=[forker, driver_options.OneProcess(not config.get("per_test")), *forker.judges])
     if forker.in_child:  # pytest ended before its session finished (a usage error)
         os._exit(int(code) or 4)
     return _with_status(forker, config, code)
