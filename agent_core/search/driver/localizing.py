@@ -112,6 +112,25 @@ def _share(timeout: float, deadline: float | None) -> float:
     return min(timeout, LOCALIZE_SHARE * left) if left >= MIN_LOCALIZE_S else 0.0
 
 
+UNSURE = "unsure"  # a localizing outcome that says nothing: a test that passed before any change failed there
+
+
+def _unsure_failures(outcomes: dict[str, str], report: TestReport) -> dict[str, str]:
+    """`outcomes` of the localizing run, with the tests that passed before any change but failed under the line
+    recorder marked UNSURE: cut by the per-test bound under coverage's slowdown, or a thread's timing upset by
+    the tracer (more-itertools' concurrency tests). They are not failing tests: their lines are no evidence,
+    and the search would ask every candidate to make them pass (a correct candidate then ran 15 s of them and
+    was cut by its 10 s bound). Kept as they were when the baseline's failures are not all listed, or when no
+    failing test of the baseline failed here too (the two runs name the tests differently)."""
+    if len(report.failures) < report.failed + report.errors:
+        return outcomes
+    before = {f.nodeid for f in report.failures}
+    failed = {n for n, o in outcomes.items() if o in ("failed", "error")}
+    if not failed & before:
+        return outcomes
+    return {n: UNSURE if n in failed - before else o for n, o in outcomes.items()}
+
+
 async def localize_failure(deps: SearchDeps, report: TestReport, deadline: float | None = None) -> Localization:
     """Rank the suspicious functions and lines of the failure in `report` (within the search's budget, when it
     ends at `deadline`: localizing counts against it)."""
@@ -135,7 +154,7 @@ async def localize_failure(deps: SearchDeps, report: TestReport, deadline: float
             data = data if wider_data.get("error") else wider_data
     boosts = combine(traceback_scores(report, root), hang_scores(report, root))
     called = called_names(root, failing)
-    outcomes = (data or {}).get("outcomes") or {}
+    outcomes = _unsure_failures(dict((data or {}).get("outcomes") or {}), report)
     failed_ids = [n for n, o in outcomes.items() if o in ("failed", "error")]
     if data and data.get("files") and failed_ids:
         suspects = rank(combine(coverage_scores(data["files"], outcomes), boosts), root, called=called)

@@ -95,3 +95,24 @@ def test_a_fast_suite_goes_straight_to_the_whole_suite(deps: Deps):
     assert "with_covering" not in stats and stats["passed_failing"] == 2
     assert deps.suite_runs == 3, "the baseline, the wrong mutant's suite run and the right one's"
     assert (deps.shadow.root / "square.py").read_text().count("x ** 2") == 1
+
+
+@pytest.mark.e2e  # a real sandbox, real per-test coverage
+def test_a_test_that_fails_only_under_the_line_recorder_is_not_a_failing_test(deps: Deps):
+    """A test that passed before any change but fails while localizing (here: it checks that no tracer is set,
+    as a timing-sensitive test can fail under coverage's slowdown) says nothing: its outcome is `unsure`, not
+    one of the failing tests every candidate must then pass (a correct candidate of more-itertools ran 15 s of
+    such tests and was cut by its 10 s bound)."""
+    (deps.shadow.root / "test_untraced.py").write_text(
+        "import sys\n\n\ndef test_untraced():\n    assert sys.gettrace() is None\n")
+
+    async def go():
+        baseline = await deps.run_tests(deps.sandbox, deps.shadow.root, deps.settings.test_command, 60)
+        return baseline, await localize_failure(deps, baseline)
+
+    baseline, where = asyncio.run(go())
+    assert [f.nodeid for f in baseline.failures] == ["test_square.py::test_three"]
+    assert where.evidence == "coverage"
+    assert where.failing == ["test_square.py::test_three"]
+    assert where.outcomes["test_untraced.py::test_untraced"] == "unsure"
+    assert where.suspects[0].file == "square.py"
