@@ -54,7 +54,7 @@ class Screen:
             try:
                 tree: ast.Module = pysyntax.parse(source)
             except (SyntaxError, ValueError):
-                tree, exposed = ast.Module(body=[], type_ignores=[]), [(1, len(source))]  # exposed throughout
+                tree, exposed = ast.Module(body=[], type_ignores=[]), [(1, source.count("\n") + 1)]  # all exposed
             for node in ast.walk(tree):
                 body = getattr(node, "finalbody", None)
                 if body:
