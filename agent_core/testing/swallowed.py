@@ -209,7 +209,11 @@ _TREES: dict = {}  # file name -> its syntax tree (None: unreadable), parsed onc
 
 
 def _source(code: Any) -> ast.AST | None:
-    name = code.co_filename
+    return _tree(code.co_filename)
+
+
+def _tree(name: str) -> ast.AST | None:
+    """The syntax tree of the file `name` (None: unreadable), parsed once."""
     if name not in _TREES:
         try:
             with open(name, encoding="utf-8") as handle:
@@ -326,7 +330,7 @@ def warm(items: Any = (), paths: Any = ()) -> None:
         if code is not None:
             _withs(code)
     for path in paths:
-        _source(type("Code", (), {"co_filename": path})())
+        _tree(path)
 
 
 def needs_watch(item: Any, code: Any) -> bool:
