@@ -7,10 +7,17 @@ hole, or the hole's size (plus EXTRA_LINES and as many again as the hole has
 lines, as a rewrite may add a guard or a loop around them, unless it is a
 compound statement's header; a slot takes up to SLOT_LINES), and
 re-indents them to the hole's indentation (the sample's own indentation kept
-relative to its first line). `candidate` splices the lines into the file and
-keeps the longest leading part that still parses, as a `Mutant`. A `Sampler`
-drops the samples that change nothing or that another sample (of this hole, or
-of another hole of the file sharing its `seen`) already wrote: the same syntax
+relative to its first line). Where the hole's text is whole statements, those
+sizes count statements, not lines: a model that wraps a call over several lines
+(`lines.append(` / `    fmt(a, b)` / `)`) writes one statement, and counting
+its lines cut it after the first two, where it does not parse (in the attrs
+bug's run at 9c192da, the model's wrapped answers at a one-line hole were all
+lost that way). A hole that is part of a statement (a line that opens a bracket
+closed further down) keeps counting lines: its answer must fit the code around it.
+`candidate` splices the lines into the file and keeps the longest leading part
+that still parses, as a `Mutant`. A `Sampler` drops the samples that change
+nothing or that another sample (of this hole, or of another hole of the file
+sharing its `seen`) already wrote: the same syntax
 tree, so `a+b` and `a + b` are one candidate.
 
 `sample_plan` spreads a hole's samples over temperatures and seeds, so the
@@ -21,6 +28,8 @@ varied guesses.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from dataclasses import dataclass, field
 
 from agent_core.analysis import pysyntax
@@ -48,9 +57,51 @@ def _indent(text: str) -> str:
     return text[: len(text) - len(text.lstrip(" \t"))]
 
 
+def _statements(lines: list[str]) -> tuple[list[bool], bool]:
+    """For each of `lines`, whether it begins a statement (False: it goes on with one begun above it, inside
+    brackets, a triple-quoted string or after a backslash); and whether the last statement is left open.
+
+    Python's own tokenizer decides (a statement ends at its NEWLINE token). Text it cannot read on (an
+    indentation it cannot follow, a bracket closed that was never opened) ends the reading there: the lines
+    after it count as statements of their own, as if counted by lines."""
+    starts = [not line.strip() for line in lines]
+    first, reached = True, 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("".join(line + "\n" for line in lines)).readline):
+            reached = max(reached, token.end[0])
+            if token.type == tokenize.NEWLINE:
+                first = True
+            elif token.type not in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT,
+                                    tokenize.ENDMARKER) and first:
+                first, starts[token.start[0] - 1] = False, True
+    except tokenize.TokenError:  # the text ends inside a statement: the lines read so far are as marked
+        return starts, True
+    except (SyntaxError, ValueError):
+        for index in range(reached, len(lines)):
+            starts[index] = True
+        return starts, False
+    return starts, not first
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    """`lines` less the first one's indentation (a line indented less loses all of its own)."""
+    base = _indent(lines[0]) if lines else ""
+    return [line[len(base):] if line.startswith(base) else line.lstrip() for line in lines]
+
+
+def _whole(text: str) -> tuple[bool, int]:
+    """Whether `text` (a hole's original lines) is whole statements (not the part of one a line can be), and how
+    many statements begin in it."""
+    lines = _dedented(text.split("\n"))
+    starts, open_end = _statements(lines)
+    begun = sum(1 for start, line in zip(starts, lines, strict=True) if start and line.strip())
+    return starts[0] and not open_end, begun
+
+
 def _fitted(hole: Hole, lines: list[str]) -> tuple[list[str], bool]:
     """The lines of `lines` that fill `hole`, re-indented to it, and whether the lines after them can no longer
-    change that (a line left the block or repeats the code after the hole, or the hole's limit is reached)."""
+    change that (a statement left the block or repeats the code after the hole, or the hole's limit is reached
+    with its last statement complete)."""
     while lines and not lines[0].strip():
         lines = lines[1:]
     if not lines:
@@ -58,17 +109,26 @@ def _fitted(hole: Hole, lines: list[str]) -> tuple[list[str], bool]:
     base = _indent(lines[0])
     following = next((line.strip() for line in hole.after.split("\n") if line.strip()), "")
     header = hole.original.rstrip().endswith(":")  # its body follows in `after`: the hole takes no more lines
-    limit = SLOT_LINES if hole.is_slot else hole.size + (0 if header else EXTRA_LINES + hole.size - 1)
+    whole, size = (True, 0) if hole.is_slot else _whole(hole.original)
+    if whole:  # count statements (see the module docstring)
+        starts, open_end = _statements(_dedented(lines))
+    else:  # part of a statement: count lines
+        size, starts, open_end = hole.size, [True] * len(lines), False
+    limit = SLOT_LINES if hole.is_slot else size + (0 if header else EXTRA_LINES + size - 1)
     kept: list[str] = []
+    count = 0
     for index, line in enumerate(lines):
         if not line.strip():
             kept.append("")
             continue
-        if index and (len(_indent(line)) < len(base) or line.strip() == following):
-            return [line for line in kept if line][:limit], True  # left the block, or writes what follows the hole
+        if starts[index]:
+            if index and (len(_indent(line)) < len(base) or line.strip() == following):
+                return [line for line in kept if line], True  # left the block, or writes what follows the hole
+            if count == limit:
+                return [line for line in kept if line], True
+            count += 1
         kept.append(hole.indent + line[len(base) :] if line.startswith(base) else hole.indent + line.lstrip())
-    filled = [line for line in kept if line]
-    return filled[:limit], len(filled) >= limit
+    return [line for line in kept if line], count >= limit and not open_end
 
 
 def fit(hole: Hole, middle: str) -> list[str]:
@@ -85,7 +145,9 @@ def fit_done(hole: Hole, middle: str) -> bool:
     if _fitted(hole, complete)[1]:
         return True
     started = [line for line in complete if line.strip()]  # a started last line's indentation is settled
-    return bool(started and last.strip()) and len(_indent(last)) < len(_indent(started[0]))
+    if not (started and last.strip()) or _statements(started)[1]:
+        return False  # nothing started yet, or the last line goes on with an open statement
+    return len(_indent(last)) < len(_indent(started[0]))
 
 
 def _splice(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant:

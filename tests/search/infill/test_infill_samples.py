@@ -102,3 +102,34 @@ def test_a_hole_of_several_lines_may_come_back_up_to_twice_as_long():
               "            return item\n        seen = item\n        more = 2\n")
     assert fit(block, middle) == [line for line in middle.split("\n") if line][:6], \
         "a rewrite may add a guard around the lines it replaces: up to 2n lines for a hole of n"
+
+
+WRAPPED = """def setters(a, lines, name):
+    if a.init:
+        lines.append(fmt_setter(name))
+    rv = cf(
+        [x for x in a]
+    )
+    return lines
+"""
+
+
+def test_a_one_line_hole_takes_a_statement_the_model_wraps_over_several_lines():
+    hole = next(h for h in holes_at("setters.py", WRAPPED, 3) if h.kind == "line")
+    answer = ("        lines.append(\n            fmt_setter_with_type(\n                name, a.type\n"
+              "            )\n        )\n        lines.append(name)\n        more(name)\n    return lines\n")
+    assert fit(hole, answer) == answer.split("\n")[:6], "one statement of five lines, one more: the hole's limit"
+    mutant = Sampler(hole, WRAPPED).add(answer)
+    assert mutant is not None and "fmt_setter_with_type(\n                name, a.type" in mutant.applied(WRAPPED)
+    wrapped = answer[: answer.index("        lines.append(name)")]
+    assert not any(fit_done(hole, wrapped[:i]) for i in range(len(wrapped) - 1)), \
+        "the stream goes on while the statement's brackets are open"
+    assert fit_done(hole, answer[: answer.index("        more")] + "        m"), "two statements: the limit"
+    assert fit_done(hole, "        lines.append(\n            name)\n    r"), "a shallower statement left the block"
+
+
+def test_a_line_that_is_part_of_a_statement_still_takes_lines():
+    hole = next(h for h in holes_at("setters.py", WRAPPED, 4) if h.kind == "line")
+    assert hole.original == "    rv = cf("
+    assert fit(hole, "    rv = cf(*\n        [y for y in a]\n    )\n") == ["    rv = cf(*", "        [y for y in a]"], \
+        "the code after the hole closes the bracket: a line and one more, not the statement"
