@@ -8,7 +8,7 @@ lines, as a rewrite may add a guard or a loop around them, unless it is a
 compound statement's header; a slot takes up to SLOT_LINES), and
 re-indents them to the hole's indentation (the sample's own indentation kept
 relative to its first line). Where the hole's text is whole statements, those
-sizes count statements, not lines: a model that wraps a call over several lines
+sizes are counted in statements, not lines: a model that wraps a call over several lines
 (`lines.append(` / `    fmt(a, b)` / `)`) writes one statement, and counting
 its lines cut it after the first two, where it does not parse (in the attrs
 bug's run at 9c192da, the model's wrapped answers at a one-line hole were all
@@ -89,13 +89,10 @@ def _dedented(lines: list[str]) -> list[str]:
     return [line[len(base):] if line.startswith(base) else line.lstrip() for line in lines]
 
 
-def _whole(text: str) -> tuple[bool, int]:
-    """Whether `text` (a hole's original lines) is whole statements (not the part of one a line can be), and how
-    many statements begin in it."""
-    lines = _dedented(text.split("\n"))
-    starts, open_end = _statements(lines)
-    begun = sum(1 for start, line in zip(starts, lines, strict=True) if start and line.strip())
-    return starts[0] and not open_end, begun
+def _whole(text: str) -> bool:
+    """Whether `text` (a hole's original lines) is whole statements (not the part of one a line can be)."""
+    starts, open_end = _statements(_dedented(text.split("\n")))
+    return starts[0] and not open_end
 
 
 def _fitted(hole: Hole, lines: list[str]) -> tuple[list[str], bool]:
@@ -108,13 +105,18 @@ def _fitted(hole: Hole, lines: list[str]) -> tuple[list[str], bool]:
         return [], False
     base = _indent(lines[0])
     following = next((line.strip() for line in hole.after.split("\n") if line.strip()), "")
-    header = hole.original.rstrip().endswith(":")  # its body follows in `after`: the hole takes no more lines
-    whole, size = (True, 0) if hole.is_slot else _whole(hole.original)
-    if whole:  # count statements (see the module docstring)
+    header = hole.original.rstrip().endswith(":")
+    whole = hole.is_slot or _whole(hole.original)
+    if whole:  # count statements (see the module docstring), as many as the hole's size allows lines
         starts, open_end = _statements(_dedented(lines))
     else:  # part of a statement: count lines
-        size, starts, open_end = hole.size, [True] * len(lines), False
-    limit = SLOT_LINES if hole.is_slot else size + (0 if header else EXTRA_LINES + size - 1)
+        starts, open_end = [True] * len(lines), False
+    if hole.is_slot:
+        limit = SLOT_LINES
+    elif header:  # its body follows in `after`: the hole takes the header, one statement however many lines
+        limit = 1 if whole else hole.size
+    else:
+        limit = hole.size + EXTRA_LINES + hole.size - 1
     kept: list[str] = []
     count = 0
     for index, line in enumerate(lines):

@@ -133,3 +133,11 @@ def test_a_line_that_is_part_of_a_statement_still_takes_lines():
     assert hole.original == "    rv = cf("
     assert fit(hole, "    rv = cf(*\n        [y for y in a]\n    )\n") == ["    rv = cf(*", "        [y for y in a]"], \
         "the code after the hole closes the bracket: a line and one more, not the statement"
+
+
+def test_a_statement_hole_of_several_lines_takes_as_many_statements_as_it_had_lines():
+    hole = next(h for h in holes_at("setters.py", WRAPPED, 4) if h.kind == "statement")
+    assert (hole.first, hole.last) == (4, 6)
+    rewrite = ("    items = [x for x in a]\n    try:\n        rv = cf(items)\n    except TypeError:\n"
+               "        rv = cf(*items)\n    return lines\n")
+    assert fit(hole, rewrite) == rewrite.split("\n")[:5], "five statements for a hole of three lines (up to six)"
