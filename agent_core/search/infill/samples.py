@@ -8,8 +8,8 @@ lines, as a rewrite may add a guard or a loop around them, unless it is a
 compound statement's header; a slot takes up to SLOT_LINES), and
 re-indents them to the hole's indentation (the sample's own indentation kept
 relative to its first line). Where the hole's text is whole statements, those
-sizes are counted in statements, not lines: a model that wraps a call over several lines
-(`lines.append(` / `    fmt(a, b)` / `)`) writes one statement, and counting
+sizes are counted in statements, not lines: a model that wraps a call over
+several lines (`lines.append(` / `    fmt(a, b)` / `)`) writes one statement, and counting
 its lines cut it after the first two, where it does not parse (in the attrs
 bug's run at 9c192da, the model's wrapped answers at a one-line hole were all
 lost that way). A hole that is part of a statement (a line that opens a bracket
@@ -62,8 +62,8 @@ def _statements(lines: list[str]) -> tuple[list[bool], bool]:
     brackets, a triple-quoted string or after a backslash); and whether the last statement is left open.
 
     Python's own tokenizer decides (a statement ends at its NEWLINE token). Text it cannot read on (an
-    indentation it cannot follow, a bracket closed that was never opened) ends the reading there: the lines
-    after it count as statements of their own, as if counted by lines."""
+    indentation it cannot follow) ends the reading there: the lines after it count as statements of their
+    own, as if counted by lines."""
     starts = [not line.strip() for line in lines]
     first, reached = True, 0
     try:
