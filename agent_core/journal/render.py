@@ -258,10 +258,12 @@ def _localize(r: dict[str, Any], fmt: Format, depth: int) -> None:
     suspects = r.get("suspects") or []
     fmt.line(f"localized from {r.get('evidence', '?')}: {len(suspects)} suspect(s)"
              + (f" (failed: {r['error']})" if r.get("error") else ""), depth)
+    called = set(r.get("called") or [])
     for s in suspects[:5]:
         where = f"{s.get('function') or '<module>'} ({s.get('file')}:{s.get('start_line')}-{s.get('end_line')})"
         lines = ", ".join(str(n) for n in (s.get("lines") or [])[:5])
-        fmt.line(f"{float(s.get('score') or 0):.3f} {where}, lines {lines}", depth + 1)
+        mark = ", called by a failing test" if f"{s.get('file')}:{s.get('function')}" in called else ""
+        fmt.line(f"{float(s.get('score') or 0):.3f} {where}, lines {lines}{mark}", depth + 1)
 
 
 def _search(r: dict[str, Any], fmt: Format, depth: int) -> None:

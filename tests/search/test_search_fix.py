@@ -123,8 +123,12 @@ def test_a_one_token_bug_is_fixed_by_the_search_with_no_model_call(
     assert (found["file"], found["before"], found["after"]) == (path, before, after)
     localize = next(r for r in journal_records(project, out["run_id"]) if r["type"] == "localize")
     assert localize["evidence"] == "coverage" and localize["suspects"][0]["file"] == path
+    function = localize["suspects"][0]["function"]
+    assert function in ("passed", "triangle") and localize["called"] == [f"{path}:{function}"], \
+        "the failing tests call the function by name"
     trace = _trace(project)
     assert "localized from coverage" in trace and "candidate for review" in trace and after.strip() in trace
+    assert f"{function} ({path}:1-" in trace and "called by a failing test" in trace
 
 
 def test_the_applied_search_fix_reaches_the_project(tmp_path: Path, scripted_llm, run_fix):

@@ -70,7 +70,9 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
     suspects, failing = where.suspects, where.failing
     suspects = [s for s in suspects if s.file not in deps.shadow.verification]  # a test pytest collects by config
     listed = [_note(s) for s in suspects]
+    called = [f"{s.file}:{s.function}" for s in suspects if s.called]  # the model's holes go there early
     deps.journal.write("localize", suspects=listed, evidence=where.evidence, tests_covered=len(where.outcomes),
+                       called=called,
                        recorder=where.recorder, localize_s=round(time.monotonic() - started, 3),
                        budget_s=round(budget, 3),
                        **({"error": where.error} if where.error else {}))
