@@ -208,7 +208,7 @@ def holes_at_author(holes: list[list[str]], places: dict[str, set[int]]) -> int:
 def fills(rows: list[dict]) -> list[str]:
     """What the model's fills did over the rows whose fills sampled a hole (their journals' `infill` figures):
     holes, samples, candidates and candidates per minute of the fills' own time, whether they reached the
-    author's lines, and the median split of a task's time."""
+    author's lines, the answers that changed nothing, and the median split of a task's time."""
     asked = [r for r in rows if (r.get("split", {}).get("infill") or {}).get("holes")]
     figures = [r["split"]["infill"] for r in asked]
     if not figures:
@@ -223,6 +223,10 @@ def fills(rows: list[dict]) -> list[str]:
              f"{kept / (seconds / 60) if seconds else 0:.1f} candidates per minute of sampling ({seconds:.0f} s)",
              *([f"tasks whose fills reached a line of the author's fix: {reached}/{len(measured)}"]
                if measured else [])]
+    counted = [f for f in figures if "unchanged" in f]  # runs since 2026-12-04
+    if counted:
+        lines.append(f"answers that wrote their hole back as it was: {sum(int(f['unchanged']) for f in counted)} "
+                     f"of {sum(int(f.get('answered') or 0) for f in counted)}")
     nodes = [r["split"]["nodes"] for r in rows if r.get("split", {}).get("nodes")]
     if nodes:
         names = sorted({name for n in nodes for name in n})

@@ -8,11 +8,12 @@ bundled model's server (`agentls model serve`; its address is read from the
 server's record) or `--base-url`, the failing tests' code in the prompt as the
 search gives it. Nothing of the projects runs: a sample is not tested, only
 compared with the author's added lines. Prints per hole the samples answered,
-the candidates kept, how many wrote one of the author's added lines, the tokens
-and seconds, then the totals.
+the candidates kept, the samples that wrote the hole back as it was, how many
+wrote one of the author's added lines, the tokens and seconds, then the totals.
 
-Compare two versions of the hole cutting by running it with PYTHONPATH set to a
-git worktree of the other version (the first line printed says which code ran):
+Compare two versions of the hole cutting by running it from a git worktree of
+the other version (`python -m` puts the current directory first on the path;
+the first line printed says which code ran):
 
     python -m bench.infill_at_author --tasks jinja2/required_block_check,click/group_command_class_without_parens
 
@@ -70,7 +71,8 @@ async def probe(client: OpenAIChatClient, bug: hc.HistoryBug, samples: int) -> l
         report = await infill_hole(client, hole, source, spec, options)
         hits = sum(any(line.strip() in added for line in m.text.split("\n")) for m in report.mutants)
         rows.append({"task": bug.task, "hole": hole.label, "answered": report.answered, "kept": report.kept,
-                     "hits": hits, "tokens": report.tokens, "seconds": round(time.monotonic() - began, 1)})
+                     "unchanged": report.unchanged, "hits": hits, "tokens": report.tokens,
+                     "seconds": round(time.monotonic() - began, 1)})
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -96,7 +98,8 @@ async def main_async(args: argparse.Namespace) -> int:
     tokens = sum(r["tokens"] for r in rows)
     print(f"total: {len(rows)} holes, {answered} samples, {tokens} tokens ({tokens / max(answered, 1):.0f} a sample), "
           f"{sum(r['seconds'] for r in rows):.0f} s, {sum(r['kept'] for r in rows)} kept, "
-          f"{sum(r['hits'] for r in rows)} writing an author's line ({sum(r['hits'] > 0 for r in rows)} holes)")
+          f"{sum(r['hits'] for r in rows)} writing an author's line ({sum(r['hits'] > 0 for r in rows)} holes), "
+          f"{sum(r['unchanged'] for r in rows)} writing their hole back as it was")
     return 0
 
 

@@ -192,3 +192,9 @@ def test_the_time_split_and_the_fills_are_read_from_the_journal(tmp_path: Path):
     assert split["holes"] == [[None, "line 5 (line)"]], "each hole's path and label"
     assert fix_rate.time_split(tmp_path, "missing") == {"nodes": {}, "infill": {}, "holes": [], "mutants": None,
                                                         "mutants_tried": None}
+    per_hole = [{"hole": "line 5 (line)", "answered": 5, "unchanged": 2}, {"hole": "line 6 (line)", "answered": 3,
+                                                                          "unchanged": 0}]
+    records[2]["infill"] = infill | {"per_hole": per_hole}
+    runs.joinpath("journal.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert fix_rate.time_split(tmp_path, "r1")["infill"] == split["infill"] | {"answered": 8, "unchanged": 2}, \
+        "the answers that wrote their hole back, summed over the holes"

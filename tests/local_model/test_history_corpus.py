@@ -131,7 +131,7 @@ def test_the_report_counts_the_fills_and_says_where_the_time_went():
             row("b/two", "search", 0, {"nodes": {"search": 30.0, "baseline": 4.0}, "infill": {}}),
             row("b/four", "search", 0, {"nodes": {"search": 20.0, "baseline": 4.0}, "infill": fills | {"holes": 0}}),
             row("c/three", "not fixed", 9000, {"nodes": {"search": 200.0, "baseline": 2.0, "code": 50.0},
-                                                "infill": fills | {"kept": 6}})]
+                                                "infill": fills | {"kept": 6, "answered": 9, "unchanged": 3}})]
 
     rows[0]["fills_at_author"] = 2  # c/three's run predates the figure: not counted either way
     text = hfr.report(rows)
@@ -140,6 +140,7 @@ def test_the_report_counts_the_fills_and_says_where_the_time_went():
     assert "tokens: median 1,500, total 12,000" in text
     assert "model fills: 2 tasks asked, 8 holes, 40 samples, 18 candidates, 24 tried, 9.0 candidates per minute" in text
     assert "tasks whose fills reached a line of the author's fix: 1/1" in text
+    assert "answers that wrote their hole back as it was: 3 of 9" in text
     assert "time per task, median s: baseline 3.0, code 0.0, search 60.0; of the search, sampling 60.0" in text
 
 

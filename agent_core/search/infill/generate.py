@@ -63,6 +63,7 @@ class HoleReport:
     error: str | None = None  # why sampling ended early (the endpoint failed, the budget is spent)
     stopped: bool = False  # that error ends every later hole too
     saturated: bool = False  # sampling ended early: SATURATED answers in a row made nothing new
+    unchanged: int = 0  # answers that wrote the hole's code back as it was
 
     @property
     def kept(self) -> int:
@@ -73,7 +74,8 @@ class HoleReport:
         """The journal's and `--json`'s form (no source text beyond the hole's label)."""
         return {"path": self.hole.path, "hole": self.hole.label, "kind": self.hole.kind, "dialect": self.dialect,
                 "drawn": self.drawn, "answered": self.answered, "kept": self.kept, "tokens": self.tokens,
-                "seconds": round(self.seconds, 2), "saturated": self.saturated, "error": self.error}
+                "seconds": round(self.seconds, 2), "saturated": self.saturated, "unchanged": self.unchanged,
+                "error": self.error}
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
             break
         report.answered += 1
         idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
+    report.unchanged = sampler.unchanged
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent
     report.seconds = time.monotonic() - began

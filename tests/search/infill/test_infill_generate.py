@@ -61,6 +61,8 @@ async def test_fim_tokens_in_a_raw_prompt_give_deduplicated_candidates(scripted_
         "the model's end tokens, a blank gap, and the line after the hole (its code, written again)"
     assert [m.text for m in report.mutants] == ["    total = a + b", "    total = b + a"]
     assert (report.dialect, report.drawn, report.answered, report.kept, report.error) == ("tokens", 5, 5, 2, None)
+    assert report.unchanged == report.as_dict()["unchanged"] == 1, \
+        "the answer that wrote the line back is counted, the repeated candidate is not"
     usage = client.usage_by_role()[INFILL_ACCOUNT]
     assert usage.llm_calls == 5 and report.tokens == usage.tokens > 0
     assert report.mutants[0].applied(SOURCE).splitlines()[4] == "    total = a + b"
