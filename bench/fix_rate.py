@@ -162,10 +162,9 @@ def _journal(workspace: Path, run_id: str = "") -> list[dict]:
 
 def time_split(workspace: Path, run_id: str = "") -> dict:
     """Where a run's time went, from its journal: seconds per pipeline node (summed over its visits), the
-    model's fills (`infill`: holes, samples, kept, tried, tokens, seconds, the winning hole, and the answers
-    and those that wrote their hole back unchanged; its `per_hole` left out but for each hole's path and
-    label, `holes`) and the search's own figures (mutants made and
-    tried)."""
+    model's fills (`infill`: holes, samples, kept, tried, tokens, seconds, the winning hole, the answers and
+    those that wrote their hole back unchanged; its `per_hole` left out but for each hole's path and label,
+    `holes`) and the search's own figures (mutants made and tried)."""
     records = _journal(workspace, run_id)
     nodes: dict[str, float] = {}
     for record in records:
@@ -173,8 +172,9 @@ def time_split(workspace: Path, run_id: str = "") -> dict:
             name = str(record.get("node"))
             nodes[name] = round(nodes.get(name, 0.0) + float(record.get("duration_s") or 0.0), 1)
     search = next((r for r in reversed(records) if r.get("type") == "search"), {})
-    infill = {k: v for k, v in (search.get("infill") or {}).items() if k != "per_hole"}
-    per_hole = (search.get("infill") or {}).get("per_hole", [])
+    figures = search.get("infill") or {}
+    infill = {k: v for k, v in figures.items() if k != "per_hole"}
+    per_hole = figures.get("per_hole", [])
     holes = [[h.get("path"), h.get("hole")] for h in per_hole]
     if per_hole and all("unchanged" in h for h in per_hole):  # journals since 2026-12-04
         infill["answered"] = sum(int(h.get("answered") or 0) for h in per_hole)
