@@ -22,14 +22,17 @@ cut there when the spectrum's ranking had not reached the line.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from itertools import zip_longest
 from typing import Any
 
-from agent_core.llm.base import LLMClient
+from agent_core.llm.base import LLMClient, LLMError
+from agent_core.llm.fim import FimSpec
 from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_holes, spread_holes
+from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_hole, spread_holes
 
 PROMOTED = ("line", "statement")  # the holes of a line a refused candidate passed the failing tests from
 
@@ -64,7 +67,7 @@ def is_infill(mutant: Mutant) -> bool:
 
 
 class HoleQueue:
-    """The holes still to be filled, in order, handed out one at a time (infill_holes iterates it lazily);
+    """The holes still to be filled, in order, handed out one at a time (ModelBatches takes them lazily);
     `prefer` moves the holes of lines the search's own runs pointed at to the front."""
 
     def __init__(self, holes: Sequence[Hole], sources: Mapping[str, str]) -> None:
@@ -101,33 +104,83 @@ class ModelBatches:
     def __init__(self, llm: LLMClient, holes: list[Hole], sources: Mapping[str, str], options: InfillOptions,
                  on_hole: Callable[[int, int, Hole], None] | None = None,
                  screen: Callable[[list[Mutant]], list[Mutant]] | None = None) -> None:
+        self._llm, self._sources, self._options = llm, sources, options
         self._holes = HoleQueue(holes, sources)
-        self._reports: AsyncIterator[HoleReport] = infill_holes(llm, self._holes, sources, options)
+        self._next: Iterator[Hole] = iter(self._holes)
+        self._spec: FimSpec | None = None
+        self._seen: dict[str, set[str]] = {}  # per file: the candidates made so far, made once
+        self._resume: tuple[int, int, int] | None = None  # a hole cut by its turn: report index, next sample, idle
         self._on_hole, self._screen = on_hole, screen
         self.reports: list[HoleReport] = []
         self.tried: dict[int, int] = {}  # hole index -> its candidates tried
         self._of: dict[int, int] = {}  # id of a candidate -> its hole's index
         self.done = False
 
-    async def __call__(self) -> list[Mutant] | None:
+    async def __call__(self, until: float | None = None) -> list[Mutant] | None:
         """The next hole's candidates that are new and pass the screen (driver/screen.py; an empty list: that
-        hole made none); None: no more holes."""
+        hole made none); None: no more holes. `until`: this turn's sampling ends then, after one sample at least;
+        a hole it cuts goes on at the next turn from its next sample, before any other hole."""
+        deadline = self._options.deadline
+        if deadline is not None and time.monotonic() >= deadline:
+            self.done = True
         if self.done:
             return None
-        if self._on_hole is not None and self._holes.pending:
-            self._on_hole(len(self.reports) + 1, len(self._holes), self._holes.pending[0])
-        try:
-            report = await anext(self._reports)
-        except StopAsyncIteration:
-            self.done = True
-            return None
-        self.reports.append(report)
+        if self._spec is None:
+            try:
+                self._spec = await self._llm.fim_spec(self._options.role)
+            except LLMError as exc:  # the endpoint cannot even be found: one report says why, no candidates
+                self.done = True
+                first = next(self._next, None)
+                if first is not None:
+                    self.reports.append(HoleReport(first, "", error=str(exc), stopped=True))
+                return None
+        index, start, idle = self._resume if self._resume is not None else (len(self.reports), 0, 0)
+        self._resume = None
+        if index == len(self.reports):
+            hole = next((h for h in self._next if h.path in self._sources), None)
+            if hole is None:
+                self.done = True
+                return None
+            if self._on_hole is not None:
+                self._on_hole(index + 1, len(self._holes), hole)
+        else:
+            hole = self.reports[index].hole
+        options = self._options
+        if until is not None and (options.deadline is None or until < options.deadline):
+            options = replace(options, deadline=until)
+        part = await infill_hole(self._llm, hole, self._sources[hole.path], self._spec, options,
+                                 self._seen.setdefault(hole.path, set()), start=start, idle=idle, at_least=1)
+        report = self._joined(index, part)
         if report.stopped:
             self.done = True
-        batch = self._screen(list(report.mutants)) if self._screen is not None else list(report.mutants)
+        elif self._cut(start + part.drawn, part, until):
+            self._resume = (index, start + part.drawn, part.idle)
+        batch = self._screen(list(part.mutants)) if self._screen is not None else list(part.mutants)
         for mutant in batch:
-            self._of[id(mutant)] = len(self.reports) - 1
+            self._of[id(mutant)] = index
         return batch
+
+    def _joined(self, index: int, part: HoleReport) -> HoleReport:
+        """`part` as hole `index`'s report, or added to it when the hole was begun at an earlier turn."""
+        if index == len(self.reports):
+            self.reports.append(part)
+            return part
+        whole = self.reports[index]
+        whole.mutants += part.mutants
+        whole.drawn += part.drawn
+        whole.answered += part.answered
+        whole.tokens += part.tokens
+        whole.seconds += part.seconds
+        whole.unchanged += part.unchanged
+        whole.error, whole.stopped, whole.saturated, whole.idle = part.error, part.stopped, part.saturated, part.idle
+        return whole
+
+    def _cut(self, reached: int, part: HoleReport, until: float | None) -> bool:
+        """Whether the turn's end (`until`), not the hole's own, stopped its sampling at sample `reached`."""
+        deadline = self._options.deadline
+        now = time.monotonic()
+        return (until is not None and now >= until and reached < self._options.samples and not part.saturated
+                and part.error is None and (deadline is None or now < deadline))
 
     def prefer(self, refused: Sequence[tuple[Mutant, str]]) -> None:
         """Note a driver run's results whose passing candidates the whole suite refused: their lines' holes go

@@ -64,6 +64,7 @@ class HoleReport:
     stopped: bool = False  # that error ends every later hole too
     saturated: bool = False  # sampling ended early: SATURATED answers in a row made nothing new
     unchanged: int = 0  # answers that wrote the hole's code back as it was
+    idle: int = 0  # the last answers in a row that made nothing new (a hole sampled on later goes on from it)
 
     @property
     def kept(self) -> int:
@@ -120,17 +121,20 @@ async def _ask(llm: LLMClient, hole: Hole, prompt: InfillPrompt, options: Infill
 
 
 async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
-                      options: InfillOptions = InfillOptions(), seen: set[str] | None = None) -> HoleReport:
+                      options: InfillOptions = InfillOptions(), seen: set[str] | None = None, *, start: int = 0,
+                      idle: int = 0, at_least: int = 0) -> HoleReport:
     """Fill `hole` of `source` (the text of hole.path) with `options.samples` samples; its candidates, best
     (likeliest) first, and what they cost. `seen`: the candidates (syntax trees) other holes of the file
-    made, not made again (samples.Sampler)."""
+    made, not made again (samples.Sampler). A hole's sampling can go on later where it stopped: `start` is
+    its next sample in the plan, `idle` the answers in a row that made nothing new so far (its report's
+    `idle`). `at_least` samples are drawn even past `options.deadline`."""
     report = HoleReport(hole, spec.dialect)
     prompt = build_prompt(hole, spec, options.failure, options.tests)
     sampler = Sampler(hole, source, seen if seen is not None else set())
     began, spent = time.monotonic(), _tokens(llm, options.account)
-    cap, idle = hole_tokens(hole, options.max_tokens), 0
-    for temperature, seed in sample_plan(options.samples, options.low, options.high, options.seed):
-        if options.deadline is not None and time.monotonic() >= options.deadline:
+    cap = hole_tokens(hole, options.max_tokens)
+    for temperature, seed in sample_plan(options.samples, options.low, options.high, options.seed)[start:]:
+        if options.deadline is not None and time.monotonic() >= options.deadline and report.drawn >= at_least:
             break
         if idle >= SATURATED:
             report.saturated = True
@@ -146,7 +150,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
             break
         report.answered += 1
         idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
-    report.unchanged = sampler.unchanged
+    report.unchanged, report.idle = sampler.unchanged, idle
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent
     report.seconds = time.monotonic() - began

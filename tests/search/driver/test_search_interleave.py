@@ -42,9 +42,11 @@ class SlowModel:
 
     def __init__(self) -> None:
         self.calls: list[float] = []
+        self.untils: list[float | None] = []
 
-    async def __call__(self) -> list[Mutant] | None:
+    async def __call__(self, until: float | None = None) -> list[Mutant] | None:
         self.calls.append(time.monotonic())
+        self.untils.append(until)
         if len(self.calls) > 1:
             return None
         await asyncio.sleep(MODEL_TURN_S)
@@ -79,6 +81,9 @@ def test_the_model_s_turn_does_not_take_the_search_s_own_time(tmp_path: Path, mo
     winner, report, stats = asyncio.run(go())
 
     assert len(model.calls) == 1, ("one model turn, between the two driver runs", stats)
+    (until,) = model.untils
+    assert until is not None and until <= model.calls[0] + OWN_BUDGET_S, \
+        "while the search's own candidates last, a turn's sampling ends at the model's share of the time"
     assert winner is not None and winner.text == "    return x ** 2", stats
     assert report is not None and report.ok and stats["tried"] == 2
 
@@ -89,7 +94,7 @@ class EndlessModel:
     def __init__(self) -> None:
         self.calls: list[float] = []
 
-    async def __call__(self) -> list[Mutant] | None:
+    async def __call__(self, until: float | None = None) -> list[Mutant] | None:
         self.calls.append(time.monotonic())
         await asyncio.sleep(1.0)
         return []
@@ -143,6 +148,45 @@ def test_the_model_takes_at_most_its_share_while_the_search_s_own_candidates_las
     assert not single_edit.model_may_go(40.0, 30.0, own_left=True), "40 s of turns against 30 s of the search's"
     assert single_edit.model_may_go(40.0, 40.0 / ratio, own_left=True)
     assert single_edit.model_may_go(400.0, 1.0, own_left=False), "alone once the search's candidates are done"
+
+
+def test_a_turn_ends_at_the_model_s_share_of_the_search_s_own_time():
+    ratio = single_edit.MODEL_SHARE / (1 - single_edit.MODEL_SHARE)
+    now = time.monotonic()
+    end = single_edit.turn_end(5.0, 30.0, own_left=True)
+    assert end is not None and now + 30.0 * ratio - 5.0 <= end <= time.monotonic() + 30.0 * ratio - 5.0
+    spent = single_edit.turn_end(40.0, 30.0, own_left=True)
+    assert spent is not None and spent <= time.monotonic(), "the share is spent: one sample, then the turn ends"
+    assert single_edit.turn_end(40.0, 30.0, own_left=False) is None, "alone: the hole's own end"
+
+
+async def test_a_hole_cut_by_its_turn_goes_on_at_the_next_turn(scripted_llm):
+    """A turn that ends at once still draws one sample; the next turn goes on with the same hole from its next
+    sample (the next temperature and seed), and the figures count it as one hole."""
+    source = "def add(a, b):\n    total = a - b\n    return total\n"
+    sources = {"calc.py": source}
+    holes = [h for h in spread_holes([("calc.py", 2)], sources) if h.kind in ("line", "after")]
+    for answer in ("    total = a + b\n", "    total = b + a\n", "    total = a * b\n", "    total = a\n"):
+        scripted_llm.add(INFILL_ACCOUNT, answer)
+    scripted_llm.default(INFILL_ACCOUNT, "    total = 0\n")
+    settings = Settings(base_url=scripted_llm.base_url, model="qwen2.5-coder-1.5b", max_retries=0)
+    client = OpenAIChatClient(settings)
+    try:
+        model = ModelBatches(client, holes, sources, InfillOptions(samples=4, seed=7))
+        first = await model(time.monotonic())
+        rest = await model()
+        after = await model()
+    finally:
+        await client.aclose()
+
+    assert first is not None and [m.text for m in first] == ["    total = a + b"], "one sample, though the turn ended"
+    assert rest is not None and [m.text for m in rest] == ["    total = b + a", "    total = a * b", "    total = a"]
+    seeds = [r["seed"] for r in scripted_llm.requests_for(INFILL_ACCOUNT)]
+    assert seeds[:4] == [7, 8, 9, 10], "the cut hole went on from its next sample"
+    figures = model.figures(None)
+    assert figures["per_hole"][0]["hole"] == "line 2 (line)" and figures["per_hole"][0]["drawn"] == 4
+    assert figures["per_hole"][0]["kept"] == 4 and after is not None and figures["holes"] == 2, \
+        "the next hole came after the cut one was done"
 
 
 LABELS = {
