@@ -6,8 +6,10 @@ fix, and goes on giving them once the search's own candidates run out: the sampl
 the holes cut at the most suspicious lines first (the same ranking as the catalogue's), spread: a
 line's own hole comes before the slots beside the lines ranked above it and those before their
 statements and blocks (infill/holes.py `spread_holes`, KIND_COST). A hole whose samples all
-repeat earlier candidates yields nothing and the next one is asked at once. The batches end when
-the holes do, when the endpoint fails (said once in the figures), or at the deadline given.
+repeat earlier candidates yields nothing and the next one is asked at once. A turn may end before
+its hole's samples do (the driver gives it an end: the model's share of the search's own time); the
+hole goes on at the next turn from its next sample. The batches end when the holes do, when the
+endpoint fails (said once in the figures), or at the deadline given.
 
 Each batch's candidates are tried and verified by the same driver as the search's own; the figures
 (`figures()`) say per hole how many samples were drawn, kept and tried, the tokens and seconds, and
