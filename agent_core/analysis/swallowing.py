@@ -20,6 +20,14 @@ verified for another agent):
 
 Counted per function (its qualified name): a change that moves code keeps its
 count, one that adds such a construct to a function raises it.
+
+- `assertion_helpers`: the functions of a module whose own body fails a test when
+  a check does not hold (a unittest `self.assert*`/`self.fail` call, `pytest.fail`,
+  `raise AssertionError`): the checks a project ships for its tests
+  (`pyparsing.testing`'s `assertParseAndCheckList`, a `numpy.testing`-style
+  `assert_*`). A change inside one weakens the tests' check: green with it says
+  nothing about the code (the search made a real pyparsing bug's test pass by
+  putting an `assertEqual` of such a helper under an `if`).
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ EXIT_TRUE = ("`{name}` returns True: every exception raised in the `with` block 
              "assertions among them")
 BROAD = ("a broad `{handler}` that does not raise again swallows {types}: the failing test passes because its "
          "error is hidden, not fixed")
+WEAKENS_CHECK = ("changes `{name}`, which the tests check with (it calls `{how}`): a change there weakens their "
+                 "check, it does not fix the code")
 EARLY_RETURN = ("only adds an early `return` to `{function}`: the function does nothing on that path, which "
                 "passes a test that only checks that nothing raises")
 _BROAD_NAMES = frozenset({"Exception", "BaseException"})
@@ -150,6 +160,54 @@ def swallowing_findings(original: str, changed: str, types: Iterable[str] = ()) 
     for key, lines in after.items():
         extra = len(lines) - len(before.get(key, []))
         out += [(line, key[1]) for line in lines[len(lines) - extra:]] if extra > 0 else []
+    return sorted(out)
+
+
+def _fails_a_test(node: ast.AST) -> str | None:
+    """What in `node` fails a test when a check does not hold: `self.assertEqual`, `self.fail`, `pytest.fail`,
+    `raise AssertionError`; None for anything else."""
+    if isinstance(node, ast.Raise) and node.exc is not None:
+        raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        if isinstance(raised, ast.Name) and raised.id == "AssertionError":
+            return "raise AssertionError"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        owner, attr = node.func.value.id, node.func.attr
+        if owner in ("self", "cls") and (attr.startswith("assert") or attr.startswith("fail")):
+            return f"{owner}.{attr}"
+        if owner == "pytest" and attr == "fail":
+            return "pytest.fail"
+    return None
+
+
+def assertion_helpers(tree: ast.AST) -> list[tuple[int, int, str, str]]:
+    """(first line, last line, qualified name, the call that fails a test) of each function in `tree` whose own
+    body (not a nested function's) fails a test when a check does not hold (module docstring)."""
+    found = []
+    for name, scope in _scoped(tree):
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            hows = sorted((node.lineno, node.col_offset, why) for node in _own_nodes(scope)  # type: ignore[attr-defined]
+                          if (why := _fails_a_test(node)))
+            if hows:  # named by the first in the source
+                found.append((scope.lineno, scope.end_lineno or scope.lineno, name, hows[0][2]))
+    return sorted(found)
+
+
+def weakened_checks(original: str, changed: str) -> list[tuple[int, str]]:
+    """(line in `changed`, why) for each assertion helper of `original` (`assertion_helpers`) that `changed`
+    alters or removes (compared as syntax trees, by qualified name)."""
+    before, after = _parse(original), _parse(changed)
+    if before is None:
+        return []
+    helpers = assertion_helpers(before)
+    if not helpers:
+        return []
+    now = {name: node for name, node in _scoped(after)} if after is not None else {}
+    was = {name: node for name, node in _scoped(before)}
+    out = []
+    for _, _, name, how in helpers:
+        new = now.get(name)
+        if new is None or ast.dump(new) != ast.dump(was[name]):
+            out.append((getattr(new, "lineno", 1), WEAKENS_CHECK.format(name=name, how=how)))
     return sorted(out)
 
 

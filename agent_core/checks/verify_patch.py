@@ -31,7 +31,7 @@ from pathlib import Path
 from agent_core.checks.diffs import Diff, DiffError, apply_diff, check_diff, read_diff
 from agent_core.errors import BadRequest
 from agent_core.models import ChangeSet, TestReport
-from agent_core.pipeline.safety.swallows import REFUSED, failing_types, swallowing
+from agent_core.pipeline.safety.swallows import failing_types, swallowing
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.settings import Settings
 from agent_core.testing.bounds import verify_bounds
@@ -152,7 +152,7 @@ async def _judge(settings: Settings, shadow: ShadowWorkspace, diff: Diff) -> Pat
         raise BadRequest(str(exc)) from exc
     change_set = compute_change_set(shadow)
     if found := swallowing(change_set, failing_types(baseline)):
-        return PatchVerdict(False, refused=f"the patch is {REFUSED}: {found[0]}", paths=list(diff.paths),
+        return PatchVerdict(False, refused=f"the patch is {found[0]}", paths=list(diff.paths),
                             baseline=baseline, change_set=change_set)
     run_timeout, bound = verify_bounds(settings, baseline)
     run = await judged_run(SuiteRun(sandbox, root, command, run_timeout, bound), baseline,  # testing/judged.py

@@ -133,7 +133,7 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
     for suspect in suspects:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             sources.setdefault(suspect.file, read_exact(deps.shadow.root / suspect.file))
-    holes = ranked_holes(suspects, sources, s.infill_lines)
+    holes = ranked_holes(suspects, sources, s.infill_lines, lambda path, line: screen.checks_at(path, line, line))
 
     def said(number: int, total: int, hole: Hole) -> None:
         phase = getattr(deps, "phase", None)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_core.analysis.swallowing import early_return, swallowing_findings
+from agent_core.analysis import pysyntax
+from agent_core.analysis.swallowing import assertion_helpers, early_return, swallowing_findings, weakened_checks
 
 SESSION = ("from contextlib import contextmanager\n\n\n@contextmanager\ndef opened(path, log=None):\n"
            "    handle = open(path)\n    try:\n        yield handle\n    finally:\n        handle.close()\n"
@@ -61,3 +62,32 @@ def test_an_early_return_only_is_recognised(changed: str, found: int | None) -> 
     assert (result[0] if result else None) == found, result
     if result:
         assert "only adds an early `return` to `clean`" in result[1]
+
+
+CHECKS = (
+    "class Asserts:\n    def assertRows(self, rows, expected):\n        self.assertEqual(len(rows), len(expected))\n"
+    "        for row in rows:\n            self.assertIn(row, expected)\n\n"
+    "    def helper(self):\n        def inner():\n            self.fail('nested: not the helper itself')\n"
+    "        return inner\n\n\n"
+    "def assert_close(a, b):\n    if abs(a - b) > 1e-9:\n        raise AssertionError(a, b)\n\n\n"
+    "def must(flag):\n    if not flag:\n        pytest.fail('flag unset')\n\n\n"
+    "def parse(text):\n    assert text, 'an invariant, not a test check'\n    if not text.strip():\n"
+    "        raise ValueError(text)\n    return text.split()\n"
+)
+
+
+def test_the_functions_that_fail_a_test_when_a_check_does_not_hold() -> None:
+    found = {name: how for _, _, name, how in assertion_helpers(pysyntax.parse(CHECKS))}
+    assert found == {"Asserts.assertRows": "self.assertEqual", "Asserts.helper.inner": "self.fail",
+                     "assert_close": "raise AssertionError", "must": "pytest.fail"}
+
+
+def test_a_change_to_an_assertion_helper_is_found_a_change_beside_it_is_not() -> None:
+    loosened = CHECKS.replace("> 1e-9", "> 1e-3")
+    removed = CHECKS.replace("            self.assertIn(row, expected)\n", "            pass\n")
+    beside = CHECKS.replace("raise ValueError(text)", "raise TypeError(text)")
+    assert weakened_checks(CHECKS, loosened) == [(13, "changes `assert_close`, which the tests check with (it calls "
+                                                      "`raise AssertionError`): a change there weakens their check, "
+                                                      "it does not fix the code")]
+    assert [why.split(",")[0] for _, why in weakened_checks(CHECKS, removed)] == ["changes `Asserts.assertRows`"]
+    assert weakened_checks(CHECKS, beside) == [] and weakened_checks(CHECKS, CHECKS) == []

@@ -87,3 +87,39 @@ def test_a_patch_that_swallows_the_tests_errors_is_refused_by_verify_patch(tmp_p
         "the patch is refused: it makes the tests pass by swallowing their errors: logfile.py:12: `return` in a "
         "`finally:`"), verdict.refused
     assert snapshot(project) == before
+
+
+CHECKED = {  # a package that ships the check its tests use (as pyparsing.testing and numpy.testing do)
+    "calc.py": "def mean(values):\n    return sum(values) / (len(values) + 1)\n",
+    "checks.py": "def assert_close(a, b, tol=1e-9):\n    if abs(a - b) > tol:\n"
+                 "        raise AssertionError(f'{a} != {b}')\n",
+    "test_calc.py": "from calc import mean\nfrom checks import assert_close\n\n\n"
+                    "def test_mean():\n    assert_close(mean([1, 2, 3]), 2.0)\n",
+}
+
+
+def test_a_patch_that_loosens_the_tests_own_check_is_refused_by_verify_patch(tmp_path: Path):
+    """A patch that makes the failing test pass by loosening the assertion helper it calls is refused before its
+    run, with the reason; the patch that fixes the code is verified."""
+    import asyncio
+
+    from agent_core.checks.verify_patch import verify_patch
+    from agent_core.settings import Settings
+
+    project = make_project(tmp_path / "proj", CHECKED)
+    before = snapshot(project)
+    loosened = ("--- a/checks.py\n+++ b/checks.py\n@@ -1,3 +1,3 @@\n def assert_close(a, b, tol=1e-9):\n"
+                "-    if abs(a - b) > tol:\n+    if abs(a - b) > tol + 1:\n"
+                "         raise AssertionError(f'{a} != {b}')\n")
+    fixed = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def mean(values):\n"
+             "-    return sum(values) / (len(values) + 1)\n+    return sum(values) / len(values)\n")
+
+    refused = asyncio.run(verify_patch(Settings(), project, loosened, apply=True))
+    right = asyncio.run(verify_patch(Settings(), project, fixed))
+
+    assert not refused.verified and not refused.applied and refused.report is None, "refused before its run"
+    assert refused.refused == ("the patch is refused: checks.py:1: changes `assert_close`, which the tests check "
+                               "with (it calls `raise AssertionError`): a change there weakens their check, it "
+                               "does not fix the code"), refused.refused
+    assert snapshot(project) == before
+    assert right.verified and right.refused is None, right

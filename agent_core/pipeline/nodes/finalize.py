@@ -19,7 +19,7 @@ from agent_core.models import TestReport
 from agent_core.pipeline.checkpoint import restore_shadow, rewind_shadow, shadow_files
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.recall import remember_outcome
-from agent_core.pipeline.safety.swallows import REFUSED, early_return_note, failing_types, swallowing
+from agent_core.pipeline.safety.swallows import early_return_note, failing_types, swallowing
 from agent_core.pipeline.state import RunState
 from agent_core.testing.linters import is_tool_nodeid
 from agent_core.testing.runner import per_test_bound
@@ -64,7 +64,7 @@ async def _confirmed(state: RunState, deps: RunDeps, status: str) -> tuple[str, 
     if not changes.changes:
         why, record = NO_CHANGE, "no_change"
     elif found := swallowing(changes, failing_types(state.get("baseline"))):
-        why, record = f"the change is {REFUSED}: {found[0]}", "refused"
+        why, record = f"the change is {found[0]}", "refused"
         out["refused"] = [*(state.get("refused") or []), why]
     elif not await _reproduces(state.get("baseline"), deps):
         why, record = NOT_REPRODUCED, "not_reproduced"

@@ -36,7 +36,7 @@ import re
 from pathlib import PurePosixPath
 
 from agent_core.analysis import pysyntax
-from agent_core.analysis.swallowing import swallowing_findings
+from agent_core.analysis.swallowing import swallowing_findings, weakened_checks
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected, write_shadow_file
 from agent_core.pipeline.safety.names import IMPORT_FUNCTIONS, Names
@@ -307,6 +307,7 @@ def refuse_rigging(state: RunState, deps: RunDeps) -> RunState:
                                              *hard_coded_findings(change.new, literals)] if why not in old]
         new += [(line, f"{REFUSED}: {why}") for line, why in swallowing_findings(change.original or "", change.new,
                                                                                 types)]
+        new += [(line, f"refused: {why}") for line, why in weakened_checks(change.original or "", change.new)]
         if not new:
             continue
         write_shadow_file(deps, change.path, change.original)

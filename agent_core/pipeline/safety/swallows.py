@@ -2,7 +2,8 @@
 
 Applies `analysis/swallowing.py` (a `return`/`break`/`continue` in a
 `finally:`, an `__exit__` returning True, an added broad `except` that would
-catch the failing tests' exceptions) to each changed Python file, and names a
+catch the failing tests' exceptions; a change to an assertion helper the project
+ships, the tests' own check) to each changed Python file, and names a
 change whose only effect is an early `return` (`early_return`). Every door
 that can report a change fixed asks this module: the search's candidates
 (refused before they are tried), the coder's change (the gate undoes it and
@@ -16,7 +17,7 @@ __all__ = ["ONLY_EARLY_RETURN", "REFUSED", "early_return_note", "failing_types",
 
 from pathlib import PurePosixPath
 
-from agent_core.analysis.swallowing import REFUSED, early_return, swallowing_findings
+from agent_core.analysis.swallowing import REFUSED, early_return, swallowing_findings, weakened_checks
 from agent_core.models import ChangeSet
 from agent_core.search import failing_types
 
@@ -28,10 +29,17 @@ def _python(path: str) -> bool:
 
 
 def swallowing(change_set: ChangeSet, types: list[str]) -> list[str]:
-    """`path:line: why` for each construct the change adds that swallows exceptions; [] for none."""
-    return [f"{change.path}:{line}: {why}" for change in change_set.changes
-            if change.new is not None and _python(change.path)
-            for line, why in swallowing_findings(change.original or "", change.new, types)]
+    """`REFUSED: path:line: why` for each construct the change adds that swallows exceptions, and `refused:
+    path:line: why` for each assertion helper it changes (the tests' own checks, `weakened_checks`); [] for
+    none."""
+    out = []
+    for change in change_set.changes:
+        if change.new is not None and _python(change.path):
+            out += [f"{REFUSED}: {change.path}:{line}: {why}"
+                    for line, why in swallowing_findings(change.original or "", change.new, types)]
+            out += [f"refused: {change.path}:{line}: {why}"
+                    for line, why in weakened_checks(change.original or "", change.new)]
+    return out
 
 
 def early_return_note(change_set: ChangeSet) -> str | None:

@@ -39,7 +39,8 @@ from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOption
 PROMOTED = ("line", "statement")  # the holes of a line a refused candidate passed the failing tests from
 
 
-def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int) -> list[Hole]:
+def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int,
+                 skip: Callable[[str, int], object] | None = None) -> list[Hole]:
     """The holes of `lines` lines of the suspects, taken in turn from two rankings: the spectrum's (each line's
     score, ties in suspect and line order, as the catalogue ranks its lines) and the lines of the functions the
     failing tests call by name (evidence/called.py, by the same scores); each place cut once, a line's own hole
@@ -49,7 +50,8 @@ def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines:
     holes (every hole in two) of three real sqlparse bugs into a public entry point (`format`, `get_alias`,
     `parse`) that only hands the work on, where in one the spectrum's first function was the author's; in
     attrs' bug the author's function is the one the tests call, below the class machinery every failing test
-    runs. In turn, each gets the holes it ranks first.
+    runs. In turn, each gets the holes it ranks first. A (path, line) for which `skip` is true is not cut (the
+    tests' own checks, driver/screen.py `checks_at`).
     """
     def ordered(chosen: Sequence[Suspect]) -> list[tuple[str, int]]:
         ranked = sorted(((score, s.file, line) for s in chosen if s.file in sources for line, score in s.searched()),
@@ -59,7 +61,7 @@ def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines:
     turns = [ordered(suspects), ordered([s for s in suspects if s.called])]
     places: dict[tuple[str, int], None] = {}
     for pair in zip_longest(*turns):
-        places.update((place, None) for place in pair if place is not None)
+        places.update((place, None) for place in pair if place is not None and not (skip and skip(*place)))
     return spread_holes(list(places)[:lines], sources)
 
 

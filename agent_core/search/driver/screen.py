@@ -2,8 +2,10 @@
 
 A candidate that adds a `return`/`break`/`continue` in a `finally:`, makes an `__exit__` return True or adds
 a broad `except` that would catch the failing tests' exceptions makes those tests pass by hiding their
-errors (analysis/swallowing.py): it is refused before it costs a driver run, and the refusal is kept for the
-journal and the result. A candidate whose only change is an early `return` guard makes the function do
+errors (analysis/swallowing.py); one that changes a function the tests check with (an assertion helper the
+project ships, `assertion_helpers`) makes them pass by weakening the check. Either is refused before it
+costs a driver run, and the refusal is kept for the journal and the result (`checks_at` also keeps the
+model's holes out of those functions). A candidate whose only change is an early `return` guard makes the function do
 nothing on that path: it is tried after the others of its batch, so that one that keeps the function
 working wins when both are green. The search's own candidates, its second edits and each batch of the
 model's fills pass through the same screen.
@@ -12,11 +14,12 @@ model's fills pass through the same screen.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 from pathlib import Path
 
 from agent_core.analysis import pysyntax
-from agent_core.analysis.swallowing import REFUSED, early_return, swallowing_findings
+from agent_core.analysis.swallowing import REFUSED, WEAKENS_CHECK, assertion_helpers, early_return, swallowing_findings
 from agent_core.search.candidate import Mutant
 from agent_core.workspace.shadow import read_exact
 
@@ -25,6 +28,8 @@ _EXITS = re.compile(r"\b(return|break|continue|True)\b")  # what a swallowing co
 # a narrower type, as the search's `try` templates write, is not broad: analysis/swallowing.py)
 _MAKERS = re.compile(r"\b(finally|__exit__|__aexit__)\b|\bexcept\s*:|\bexcept\b[^\n]*\b(Exception|BaseException)\b")
 _BARE_RETURN = re.compile(r"^\s*return(\s+None)?\s*$", re.M)
+_CHECKS = re.compile(r"\b(?:self|cls)\.(?:assert|fail)|\bpytest\.fail\b|\bAssertionError\b")  # a file that may
+# hold an assertion helper (the rest are not parsed for them)
 
 
 class Screen:
@@ -34,6 +39,7 @@ class Screen:
         self.root, self.types = root, types
         self.sources: dict[str, str | None] = {}
         self.parsed: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
+        self.helpers: dict[str, list[tuple[int, int, str, str]]] = {}
         self.refused: list[str] = []
 
     def _source(self, path: str) -> str | None:
@@ -68,6 +74,23 @@ class Screen:
             self.parsed[path] = (exposed, units)
         return self.parsed[path]
 
+    def checks_at(self, path: str, first: int, last: int) -> str | None:
+        """Why lines `first`..`last` of `path` are the tests' own check (in an assertion helper the project
+        ships: analysis/swallowing.py `assertion_helpers`, each file parsed once); None when they are not.
+        Most files have no such helper and are not parsed: their text calls no `assert*`/`fail` method,
+        `pytest.fail` or `AssertionError`."""
+        if path not in self.helpers:
+            source = self._source(path)
+            found: list[tuple[int, int, str, str]] = []
+            if source is not None and _CHECKS.search(source):
+                with contextlib.suppress(SyntaxError, ValueError):
+                    found = assertion_helpers(pysyntax.parse(source))
+            self.helpers[path] = found
+        for start, end, name, how in self.helpers[path]:
+            if start <= last and first <= end:
+                return WEAKENS_CHECK.format(name=name, how=how)
+        return None
+
     def _unit(self, mutant: Mutant, source: str) -> tuple[str, str]:
         """(before, after) of the top-level statement the candidate changes (the whole file when it changes
         module-level lines or several statements): what it adds or removes is counted per function, so the
@@ -91,13 +114,16 @@ class Screen:
         return found[0][1] if found else None
 
     def kept(self, mutants: list[Mutant]) -> list[Mutant]:
-        """`mutants` without those that swallow the tests' errors (each noted in `refused`)."""
+        """`mutants` without those that swallow the tests' errors or change their checks (each noted in
+        `refused`)."""
         out = []
         for mutant in mutants:
             source = self._source(mutant.path)
             why = self._swallows(mutant, source) if source is not None else None
-            if why:
-                self.refused.append(f"{mutant.path}:{mutant.line} ({mutant.description}) {REFUSED}: {why}")
+            check = None if why else self.checks_at(mutant.path, mutant.line, mutant.last)
+            if why or check:
+                reason = f"{REFUSED}: {why}" if why else f"refused: {check}"
+                self.refused.append(f"{mutant.path}:{mutant.line} ({mutant.description}) {reason}")
             else:
                 out.append(mutant)
         return out

@@ -69,3 +69,49 @@ def test_each_candidate_is_judged_in_its_top_level_statement_as_in_the_whole_fil
         whole = SERVICE, mutant.applied(SERVICE)
         assert bool(swallowing_findings(*whole, ["ValueError"])) == (mutant not in kept), mutant.description
         assert bool(early_return(*whole)) == (mutant is guard), mutant.description
+
+
+HELPERS = (  # a package shipping checks for its tests (as pyparsing.testing does), beside its own code
+    "import unittest\n\n\nclass ResultsAsserts:\n"
+    "    def assertParsed(self, result, expected_list=None, expected_dict=None):\n"
+    "        if expected_list is not None:\n            self.assertEqual(expected_list, result.as_list())\n"
+    "        if expected_dict is not None:\n            self.assertEqual(expected_dict, result.as_dict())\n\n\n"
+    "def assert_close(a, b, tol=1e-9):\n    if abs(a - b) > tol:\n        raise AssertionError(f'{a} != {b}')\n\n\n"
+    "def parse_int(text):\n    if not text.strip():\n        raise ValueError('empty')\n    return int(text)\n"
+)
+
+
+def test_a_candidate_that_changes_the_tests_own_check_is_refused(tmp_path: Path):
+    """The search made a real pyparsing bug's test pass by putting an `assertEqual` of the package's test helper
+    under an `if`: a candidate inside a function that fails a test when a check does not hold (`self.assert*`,
+    `raise AssertionError`) is refused with the reason; the package's own code beside it is not."""
+    project = make_project(tmp_path / "proj", {"testing.py": HELPERS})
+    weakened = Mutant("testing.py", 7, "            if expected_dict is not None:\n"
+                      "                self.assertEqual(expected_list, result.as_list())", "put under an if")
+    looser = Mutant("testing.py", 13, "    if abs(a - b) > tol * 1000:", "a looser bound")
+    fixed = Mutant("testing.py", 18, "    if not text or not text.strip():", "a guard widened")
+    screen = Screen(project, ["AssertionError"])
+
+    kept = screen([weakened, looser, fixed])
+
+    assert kept == [fixed]
+    assert [r.split(" (")[0] for r in screen.refused] == ["testing.py:7", "testing.py:13"]
+    assert "changes `ResultsAsserts.assertParsed`, which the tests check with (it calls `self.assertEqual`)" \
+        in screen.refused[0]
+    assert "`raise AssertionError`" in screen.refused[1]
+    assert screen.checks_at("testing.py", 17, 19) is None
+
+
+def test_the_model_s_holes_are_not_cut_in_the_tests_own_checks(tmp_path: Path):
+    from agent_core.search.driver.interleave import ranked_holes
+    from agent_core.search.evidence.spectrum import Suspect
+
+    project = make_project(tmp_path / "proj", {"testing.py": HELPERS})
+    screen = Screen(project, [])
+    suspect = Suspect("testing.py", "ResultsAsserts.assertParsed", 5, 19, [7, 18], 2.0, [2.0, 1.0])
+
+    every = ranked_holes([suspect], {"testing.py": HELPERS}, 2)
+    kept = ranked_holes([suspect], {"testing.py": HELPERS}, 2, lambda path, line: screen.checks_at(path, line, line))
+
+    assert {h.first for h in every if h.kind == "line"} == {7, 18}
+    assert {h.first for h in kept if h.kind == "line"} == {18}
