@@ -22,8 +22,8 @@ Counted per function (its qualified name): a change that moves code keeps its
 count, one that adds such a construct to a function raises it.
 
 - `assertion_helpers`: the functions of a module whose own body fails a test when
-  a check does not hold (a unittest `self.assert*`/`self.fail` call, `pytest.fail`,
-  `raise AssertionError`): the checks a project ships for its tests
+  a check does not hold (a unittest `self.assertEqual`-style call, `pytest.fail`,
+  `raise AssertionError` in a function named `assert...`): the checks a project ships for its tests
   (`pyparsing.testing`'s `assertParseAndCheckList`, a `numpy.testing`-style
   `assert_*`). A change inside one weakens the tests' check: green with it says
   nothing about the code (the search made a real pyparsing bug's test pass by
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Iterable, Iterator
 
 from agent_core.analysis import pysyntax
@@ -53,6 +54,7 @@ _BROAD_NAMES = frozenset({"Exception", "BaseException"})
 _NOT_EXCEPTIONS = frozenset({"Failed", "Skipped", "Exit", "OutcomeException", "XFailed"})  # pytest's BaseExceptions
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_UNITTEST_ASSERT = re.compile(r"assert[A-Z]")  # assertEqual, assertRaises: unittest's TestCase API
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -163,16 +165,19 @@ def swallowing_findings(original: str, changed: str, types: Iterable[str] = ()) 
     return sorted(out)
 
 
-def _fails_a_test(node: ast.AST) -> str | None:
-    """What in `node` fails a test when a check does not hold: `self.assertEqual`, `self.fail`, `pytest.fail`,
-    `raise AssertionError`; None for anything else."""
-    if isinstance(node, ast.Raise) and node.exc is not None:
+def _fails_a_test(node: ast.AST, function: str) -> str | None:
+    """What in `node` (of the function named `function`) fails a test when a check does not hold: a unittest
+    assertion method called on `self` (`self.assertEqual`: `assert` and a capital), `pytest.fail`, or, in a
+    function named `assert...`, `raise AssertionError`; None for anything else. A library's own `self.fail`
+    (jinja2's parser, click's types) raises its own error, and a bare `raise AssertionError` is often an
+    internal invariant (jinja2's `subparse`): neither makes a function a check."""
+    if isinstance(node, ast.Raise) and node.exc is not None and function.lower().startswith("assert"):
         raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
         if isinstance(raised, ast.Name) and raised.id == "AssertionError":
             return "raise AssertionError"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
         owner, attr = node.func.value.id, node.func.attr
-        if owner in ("self", "cls") and (attr.startswith("assert") or attr.startswith("fail")):
+        if owner in ("self", "cls") and _UNITTEST_ASSERT.match(attr):
             return f"{owner}.{attr}"
         if owner == "pytest" and attr == "fail":
             return "pytest.fail"
@@ -186,7 +191,7 @@ def assertion_helpers(tree: ast.AST) -> list[tuple[int, int, str, str]]:
     for name, scope in _scoped(tree):
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             hows = sorted((node.lineno, node.col_offset, why) for node in _own_nodes(scope)  # type: ignore[attr-defined]
-                          if (why := _fails_a_test(node)))
+                          if (why := _fails_a_test(node, scope.name)))
             if hows:  # named by the first in the source
                 found.append((scope.lineno, scope.end_lineno or scope.lineno, name, hows[0][2]))
     return sorted(found)

@@ -67,19 +67,23 @@ def test_an_early_return_only_is_recognised(changed: str, found: int | None) -> 
 CHECKS = (
     "class Asserts:\n    def assertRows(self, rows, expected):\n        self.assertEqual(len(rows), len(expected))\n"
     "        for row in rows:\n            self.assertIn(row, expected)\n\n"
-    "    def helper(self):\n        def inner():\n            self.fail('nested: not the helper itself')\n"
+    "    def helper(self):\n        def inner():\n            self.assertTrue(self.rows)\n"
     "        return inner\n\n\n"
     "def assert_close(a, b):\n    if abs(a - b) > 1e-9:\n        raise AssertionError(a, b)\n\n\n"
     "def must(flag):\n    if not flag:\n        pytest.fail('flag unset')\n\n\n"
     "def parse(text):\n    assert text, 'an invariant, not a test check'\n    if not text.strip():\n"
-    "        raise ValueError(text)\n    return text.split()\n"
+    "        raise ValueError(text)\n    return text.split()\n\n\n"
+    "class Parser:\n    def expect(self, token):\n        if token != 'end':\n            self.fail('unexpected')\n"
+    "        if not self.stack:\n            raise AssertionError('internal parsing error')\n"
+    "        self.assert_open()\n"
 )
 
 
 def test_the_functions_that_fail_a_test_when_a_check_does_not_hold() -> None:
     found = {name: how for _, _, name, how in assertion_helpers(pysyntax.parse(CHECKS))}
-    assert found == {"Asserts.assertRows": "self.assertEqual", "Asserts.helper.inner": "self.fail",
-                     "assert_close": "raise AssertionError", "must": "pytest.fail"}
+    assert found == {"Asserts.assertRows": "self.assertEqual", "Asserts.helper.inner": "self.assertTrue",
+                     "assert_close": "raise AssertionError", "must": "pytest.fail"}, \
+        "a library's own `self.fail`, an internal `raise AssertionError`, `self.assert_open()` are not checks"
 
 
 def test_a_change_to_an_assertion_helper_is_found_a_change_beside_it_is_not() -> None:

@@ -28,7 +28,7 @@ _EXITS = re.compile(r"\b(return|break|continue|True)\b")  # what a swallowing co
 # a narrower type, as the search's `try` templates write, is not broad: analysis/swallowing.py)
 _MAKERS = re.compile(r"\b(finally|__exit__|__aexit__)\b|\bexcept\s*:|\bexcept\b[^\n]*\b(Exception|BaseException)\b")
 _BARE_RETURN = re.compile(r"^\s*return(\s+None)?\s*$", re.M)
-_CHECKS = re.compile(r"\b(?:self|cls)\.(?:assert|fail)|\bpytest\.fail\b|\bAssertionError\b")  # a file that may
+_CHECKS = re.compile(r"\b(?:self|cls)\.assert|\bpytest\.fail\b|\bAssertionError\b")  # a file that may
 # hold an assertion helper (the rest are not parsed for them)
 
 
@@ -77,7 +77,7 @@ class Screen:
     def checks_at(self, path: str, first: int, last: int) -> str | None:
         """Why lines `first`..`last` of `path` are the tests' own check (in an assertion helper the project
         ships: analysis/swallowing.py `assertion_helpers`, each file parsed once); None when they are not.
-        Most files have no such helper and are not parsed: their text calls no `assert*`/`fail` method,
+        Most files have no such helper and are not parsed: their text calls no `self.assert*` method,
         `pytest.fail` or `AssertionError`."""
         if path not in self.helpers:
             source = self._source(path)
