@@ -23,11 +23,12 @@ count, one that adds such a construct to a function raises it.
 
 - `assertion_helpers`: the functions of a module whose own body fails a test when
   a check does not hold (a unittest `self.assertEqual`-style call, `pytest.fail`,
-  `raise AssertionError` in a function named `assert...`): the checks a project ships for its tests
-  (`pyparsing.testing`'s `assertParseAndCheckList`, a `numpy.testing`-style
-  `assert_*`). A change inside one weakens the tests' check: green with it says
-  nothing about the code (the search made a real pyparsing bug's test pass by
-  putting an `assertEqual` of such a helper under an `if`).
+  `raise AssertionError` in a function named `assert...`): the checks a project
+  ships for its tests (`pyparsing.testing`'s `assertParseAndCheckList`, a
+  `numpy.testing`-style `assert_*`). A change inside one weakens the tests'
+  check: green with it says nothing about the code (the search made a real
+  pyparsing bug's test pass by putting an `assertEqual` of such a helper under
+  an `if`); `weakened_checks` finds such changes.
 """
 
 from __future__ import annotations

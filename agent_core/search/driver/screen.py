@@ -5,9 +5,9 @@ a broad `except` that would catch the failing tests' exceptions makes those test
 errors (analysis/swallowing.py); one that changes a function the tests check with (an assertion helper the
 project ships, `assertion_helpers`) makes them pass by weakening the check. Either is refused before it
 costs a driver run, and the refusal is kept for the journal and the result (`checks_at` also keeps the
-model's holes out of those functions). A candidate whose only change is an early `return` guard makes the function do
-nothing on that path: it is tried after the others of its batch, so that one that keeps the function
-working wins when both are green. The search's own candidates, its second edits and each batch of the
+model's holes out of those functions). A candidate whose only change is an early `return` guard makes the
+function do nothing on that path: it is tried after the others of its batch, so that one that keeps the
+function working wins when both are green. The search's own candidates, its second edits and each batch of the
 model's fills pass through the same screen.
 """
 
