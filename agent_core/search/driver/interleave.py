@@ -31,10 +31,9 @@ from itertools import zip_longest
 from typing import Any
 
 from agent_core.llm.base import LLMClient, LLMError
-from agent_core.llm.fim import FimSpec
 from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.infill import INFILL_TIER, Hole, HoleReport, InfillOptions, infill_hole, spread_holes
+from agent_core.search.infill import INFILL_TIER, Hole, HoleFiller, HoleReport, InfillOptions, spread_holes
 
 PROMOTED = ("line", "statement")  # the holes of a line a refused candidate passed the failing tests from
 
@@ -108,11 +107,9 @@ class ModelBatches:
     def __init__(self, llm: LLMClient, holes: list[Hole], sources: Mapping[str, str], options: InfillOptions,
                  on_hole: Callable[[int, int, Hole], None] | None = None,
                  screen: Callable[[list[Mutant]], list[Mutant]] | None = None) -> None:
-        self._llm, self._sources, self._options = llm, sources, options
+        self._filler, self._sources, self._options = HoleFiller(llm, sources, options), sources, options
         self._holes = HoleQueue(holes, sources)
         self._next: Iterator[Hole] = iter(self._holes)
-        self._spec: FimSpec | None = None
-        self._seen: dict[str, set[str]] = {}  # per file: the candidates made so far, made once
         self._resume: tuple[int, int, int] | None = None  # a hole cut by its turn: report index, next sample, idle
         self._on_hole, self._screen = on_hole, screen
         self.reports: list[HoleReport] = []
@@ -129,15 +126,13 @@ class ModelBatches:
             self.done = True
         if self.done:
             return None
-        if self._spec is None:
-            try:
-                self._spec = await self._llm.fim_spec(self._options.role)
-            except LLMError as exc:  # the endpoint cannot even be found: one report says why, no candidates
-                self.done = True
-                first = next(self._next, None)
-                if first is not None:
-                    self.reports.append(HoleReport(first, "", error=str(exc), stopped=True))
-                return None
+        try:
+            await self._filler.spec()
+        except LLMError as exc:  # the endpoint cannot even be found: one report says why, no candidates
+            self.done = True
+            if (failed := self._filler.failed(self._next, exc)) is not None:
+                self.reports.append(failed)
+            return None
         index, start, idle = self._resume if self._resume is not None else (len(self.reports), 0, 0)
         self._resume = None
         if index == len(self.reports):
@@ -152,8 +147,7 @@ class ModelBatches:
         options = self._options
         if until is not None and (options.deadline is None or until < options.deadline):
             options = replace(options, deadline=until)
-        part = await infill_hole(self._llm, hole, self._sources[hole.path], self._spec, options,
-                                 self._seen.setdefault(hole.path, set()), start=start, idle=idle, at_least=1)
+        part = await self._filler.fill(hole, options, start=start, idle=idle, at_least=1)
         report = self._joined(index, part)
         if report.stopped:
             self.done = True

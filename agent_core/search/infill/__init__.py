@@ -35,6 +35,7 @@ report (`error`, `stopped`), never an exception. The calls are accounted under
 
 from agent_core.search.infill.generate import (
     INFILL_ACCOUNT,
+    HoleFiller,
     HoleReport,
     InfillOptions,
     infill_candidates,
@@ -49,6 +50,7 @@ __all__ = [
     "INFILL_ACCOUNT",
     "INFILL_TIER",
     "Hole",
+    "HoleFiller",
     "HoleReport",
     "InfillOptions",
     "holes_at",

@@ -28,7 +28,7 @@ next hole is tried.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from agent_core.llm.base import BudgetSpent, LLMClient, LLMError, LLMUnavailable
@@ -157,26 +157,54 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
     return report
 
 
+class HoleFiller:
+    """Fills holes of `sources` one call at a time with `options`: the endpoint's dialect asked once, and per file
+    the candidates made so far shared (a candidate another hole of the file made is not made again). Both
+    `infill_holes` and the search's interleaving (driver/interleave.py, which may stop a hole and go on with it
+    later) fill through one."""
+
+    def __init__(self, llm: LLMClient, sources: Mapping[str, str], options: InfillOptions) -> None:
+        self.llm, self.sources, self.options = llm, sources, options
+        self._spec: FimSpec | None = None
+        self._seen: dict[str, set[str]] = {}
+
+    async def spec(self) -> FimSpec:
+        """The endpoint's dialect (LLMError when the endpoint cannot even be found)."""
+        if self._spec is None:
+            self._spec = await self.llm.fim_spec(self.options.role)
+        return self._spec
+
+    async def fill(self, hole: Hole, options: InfillOptions | None = None, *, start: int = 0, idle: int = 0,
+                   at_least: int = 0) -> HoleReport:
+        """`infill_hole` of `hole` (its file must be in `sources`), with `options` in place of the filler's."""
+        return await infill_hole(self.llm, hole, self.sources[hole.path], await self.spec(), options or self.options,
+                                 self._seen.setdefault(hole.path, set()), start=start, idle=idle, at_least=at_least)
+
+    def failed(self, holes: Iterator[Hole], exc: LLMError) -> HoleReport | None:
+        """The one report of an endpoint that cannot even be found: on the next of `holes`, no candidates."""
+        first = next(holes, None)
+        return HoleReport(first, "", error=str(exc), stopped=True) if first is not None else None
+
+
 async def infill_holes(llm: LLMClient, holes: Iterable[Hole], sources: Mapping[str, str],
                        options: InfillOptions = InfillOptions()) -> AsyncIterator[HoleReport]:
     """Fill `holes` in order (holes.suspect_holes ranks them), one report per hole as soon as it is filled;
     ends after a report whose error stops everything, or at `options.deadline`. `sources` maps each hole's
     path to its text (a hole whose file is missing there is skipped)."""
+    filler = HoleFiller(llm, sources, options)
+    pending = iter(holes)
     try:
-        spec = await llm.fim_spec(options.role)
-    except LLMError as exc:  # the endpoint cannot even be found: one report says why, no candidates
-        first = next(iter(holes), None)
-        if first is not None:
-            yield HoleReport(first, "", error=str(exc), stopped=True)
+        await filler.spec()
+    except LLMError as exc:
+        if (report := filler.failed(pending, exc)) is not None:
+            yield report
         return
-    seen: dict[str, set[str]] = {}  # per file: the candidates made so far, made once
-    for hole in holes:
+    for hole in pending:
         if options.deadline is not None and time.monotonic() >= options.deadline:
             return
-        source = sources.get(hole.path)
-        if source is None:
+        if hole.path not in sources:
             continue
-        report = await infill_hole(llm, hole, source, spec, options, seen.setdefault(hole.path, set()))
+        report = await filler.fill(hole)
         yield report
         if report.stopped:
             return
