@@ -35,7 +35,8 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.infill import INFILL_TIER, Hole, HoleFiller, HoleReport, InfillOptions, spread_holes
 
-PROMOTED = ("line", "statement")  # the holes of a line a refused candidate passed the failing tests from
+PROMOTED = ("line", "and", "statement")  # the holes of a line a refused candidate passed the failing tests from (a
+# condition there that made them pass and broke others may want a clause more)
 
 
 def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int,

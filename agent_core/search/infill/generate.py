@@ -45,6 +45,7 @@ MAX_TOKENS = 60
 MAX_HOLE_TOKENS = 200  # the most any sample may take, however large its hole
 CHARS_PER_TOKEN = 3  # of Python source, for the cap of a hole's answer (a rough figure is enough)
 SLOT_TOKENS = 30  # an empty slot's answer: a guard and its body, beyond max_tokens
+INLINE_TOKENS = 32  # a clause added to a condition (`not any(t.value == 'AS' for t in tlist.tokens)` is 17)
 SATURATED = 3  # answers in a row that made no new candidate: the hole's sampling ends
 CHAT_EXTRA_TOKENS = 24  # a chat answer's fence and language tag around the lines
 
@@ -98,7 +99,9 @@ class InfillOptions:
 def hole_tokens(hole: Hole, base: int = MAX_TOKENS) -> int:
     """The cap of one sample of `hole`: `base` for one line, plus SLOT_TOKENS for a slot's guard, and for a
     replaced hole of several lines three times its own length (a rewrite may add a guard or a loop), at most
-    MAX_HOLE_TOKENS."""
+    MAX_HOLE_TOKENS; a hole inside a line at most INLINE_TOKENS."""
+    if hole.inline:
+        return min(base, INLINE_TOKENS)
     if hole.is_slot:
         return min(MAX_HOLE_TOKENS, base + SLOT_TOKENS)
     own = len(" ".join(hole.original.split())) // CHARS_PER_TOKEN

@@ -13,7 +13,16 @@ For a suspicious line of a Python file, `holes_at` cuts, in this order:
 - `block`: the innermost `if`/`for`/`while`/`with`/`try` around the statement (or the
   statement itself when it is one), when it spans at most MAX_BLOCK_LINES lines;
 - `end`: with a `block`, an empty slot just after it, at its indentation: what runs
-  once the loop or branch is done (a guard after a `while`, a last step after a `for`).
+  once the loop or branch is done (a guard after a `while`, a last step after a `for`);
+- `and`, `or`: on a one-line `if`/`elif`/`while` header, a place inside the line just after
+  its condition, behind ` and ` (` or `): the model writes only the condition added to it,
+  the rest of the line kept (`if max == 0 and <hole>:`). A condition missing a clause is
+  among the commonest fixes (Pan, Kim and Whitehead, "Toward an understanding of bug fix
+  patterns", EMSE 2009: the if-condition changes lead their catalogue), and the one the
+  line's own hole does worst: asked for the whole line, the bundled model wrote it back or
+  wrote another statement; asked for the clause, it wrote the author's
+  `self.minLen == 1` in 3 of 6 samples on a real pyparsing bug (an infill of AlphaRepair's
+  kind, which keeps part of the buggy line and masks the rest: Xia and Zhang, ESEC/FSE 2022).
 
 Two slots at one place (the slot before a statement and the slot after the block
 just above it) are one hole: the first cut.
@@ -40,8 +49,9 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from agent_core.analysis import pysyntax
+from agent_core.search.linetext import span
 
-HoleKind = Literal["line", "statement", "after", "before", "block", "end"]
+HoleKind = Literal["line", "statement", "after", "before", "block", "end", "and", "or"]
 MAX_BLOCK_LINES = 8
 BEFORE_CHARS = 1600
 AFTER_CHARS = 600
@@ -50,6 +60,8 @@ SNAP_LINES = 8
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break, ast.Pass)
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_JOINS: dict[HoleKind, str] = {"and": " and ", "or": " or "}
+_LOOSE = (ast.IfExp, ast.Lambda, ast.NamedExpr)  # a condition put in brackets before any clause is added to it
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,10 @@ class Hole:
     at, `before` and `after` the bounded code on either side (`before` ends with a newline, `after`
     starts at the line after the hole). `anchor` is the line a slot's text joins into a candidate
     (the statement's first line for `before`, its last for `after`).
+
+    A hole inside line `first` (`and`, `or`) has the line's kept text on either side of it: `head`
+    (its text up to the hole, which `before` ends with) and `tail` (the rest, which `after` starts
+    with); the model's answer goes between them, on that line. `original` is then "".
     """
 
     path: str
@@ -72,10 +88,17 @@ class Hole:
     after: str
     kind: HoleKind
     anchor: int = 0
+    head: str = ""
+    tail: str = ""
 
     @property
     def is_slot(self) -> bool:
         return self.last < self.first
+
+    @property
+    def inline(self) -> bool:
+        """Whether the hole is inside a line (its answer goes between `head` and `tail`)."""
+        return bool(self.head)
 
     @property
     def size(self) -> int:
@@ -87,6 +110,8 @@ class Hole:
         """e.g. `line 12 (statement)`, `slot after line 12`, `slot after the block ending line 14`."""
         if self.kind == "end":
             return f"slot after the block ending line {self.anchor}"
+        if self.inline:
+            return f"line {self.first} (condition {self.kind} ...)"
         if self.is_slot:
             return f"slot {self.kind} line {self.anchor}"
         span = f"line {self.first}" if self.size == 1 else f"lines {self.first}-{self.last}"
@@ -192,6 +217,28 @@ def _hole(path: str, ctx: _Context, first: int, last: int, kind: HoleKind, inden
     return Hole(path, first, last, original, indent, ctx.before(first), ctx.after(last), kind, anchor)
 
 
+def _clauses(path: str, ctx: _Context, statement: ast.stmt, line: int) -> list[Hole]:
+    """The `and` and `or` holes of `statement` when it is an `if`/`elif`/`while` whose header is line `line` alone
+    (a condition over several lines is left to the statement's hole); [] otherwise."""
+    if not isinstance(statement, ast.If | ast.While) or not statement.lineno == _header_end(statement) == line:
+        return []
+    test = statement.test
+    if test.lineno != line or test.end_lineno != line:
+        return []
+    text = ctx.lines[line - 1]
+    start, end = span(text, test)
+    out = []
+    for kind, join in _JOINS.items():
+        condition = text[start:end]
+        loose = isinstance(test, _LOOSE) or kind == "and" and isinstance(test, ast.BoolOp) and \
+            isinstance(test.op, ast.Or)
+        head = text[:start] + (f"({condition})" if loose else condition) + join
+        tail = text[end:]
+        out.append(Hole(path, line, line, "", _indent(text), ctx.before(line) + head, tail + "\n" + ctx.after(line),
+                        kind, head=head, tail=tail))
+    return out
+
+
 def _block(chain: list[ast.stmt], statement: ast.stmt) -> ast.stmt | None:
     """The innermost compound statement (not a def or class) holding `statement`, or `statement` itself when it
     is one, within MAX_BLOCK_LINES lines."""
@@ -221,7 +268,7 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
     first = statement.lineno
     last = _header_end(statement) if compound else statement.end_lineno or first
     indent = _indent(lines[first - 1])
-    out = [_hole(path, ctx, line, line, "line", _indent(lines[line - 1]))]
+    out = [_hole(path, ctx, line, line, "line", _indent(lines[line - 1])), *_clauses(path, ctx, statement, line)]
     if (first, last) != (line, line) and first <= line <= last:
         out.append(_hole(path, ctx, first, last, "statement", indent))
     if compound and not isinstance(statement, ast.ClassDef) and line <= last:
@@ -246,8 +293,9 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
 
 def _place(hole: Hole) -> tuple[str, int, int, int | str]:
     """Where a hole is: a slot by its line and indentation (the slot after one statement is the slot before
-    the next), a replaced hole by its lines."""
-    return (hole.path, hole.first, hole.last, hole.indent if hole.is_slot else hole.anchor)
+    the next), a replaced hole by its lines, a hole inside a line by its line and kind."""
+    where = hole.indent if hole.is_slot else hole.kind if hole.inline else hole.anchor
+    return (hole.path, hole.first, hole.last, where)
 
 
 def _cut(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[tuple[int, int, Hole]]:
@@ -274,9 +322,11 @@ def place_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -
 # How far down the line ranking a hole of each kind is asked, in lines: a line's own text first, the slots beside
 # it as if it were one or two lines less suspicious, its statement and block later. With about five holes filled
 # in a task's time, cutting every hole of the first line before the second line's was asked left the lines
-# ranked 2-5 (where localization put the author's fix in three real-history bugs) without a fill.
-KIND_COST: dict[HoleKind, float] = {"line": 0.0, "after": 1.5, "before": 1.5, "statement": 2.0, "block": 3.0,
-                                    "end": 3.0}
+# ranked 2-5 (where localization put the author's fix in three real-history bugs) without a fill. A condition's
+# added clause comes just after the line's own hole (the probe in the module docstring); an `or` clause later (in
+# the same probe its six answers were none of them a fix).
+KIND_COST: dict[HoleKind, float] = {"line": 0.0, "and": 0.5, "after": 1.5, "before": 1.5, "statement": 2.0,
+                                    "or": 2.5, "block": 3.0, "end": 3.0}
 
 
 def spread_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[Hole]:

@@ -64,7 +64,12 @@ def _failure_comment(failure: str) -> str:
 
 def _chat(hole: Hole, failure: str | None, tests: tuple[tuple[str, str], ...] = ()) -> list[dict[str, Any]]:
     code = f"{hole.before}{hole.indent}{HOLE_MARKER}\n{hole.after}"
-    if hole.is_slot:
+    if hole.inline:  # the marker inside the line, its kept parts around it
+        code = f"{hole.before}{HOLE_MARKER}{hole.after}"
+    if hole.inline:
+        ask = (f"The condition on the line with {HOLE_MARKER} misses a clause. Write only the expression that goes at "
+               f"{HOLE_MARKER}, on one line (not the rest of the line).")
+    elif hole.is_slot:
         ask = (f"A line or two may be missing at {HOLE_MARKER} (a guard, a `continue`, a `return`, an "
                "assignment). Write the missing lines.")
     else:
@@ -85,6 +90,12 @@ def _following(hole: Hole) -> tuple[str, ...]:
     return ("\n" + line,) if len(line.strip()) >= MIN_STOP_CHARS else ()
 
 
+def _stops(hole: Hole) -> tuple[str, ...]:
+    """The stops beside the family's end tokens: a blank gap and the line after the hole; for a hole inside a
+    line, the line's end (its answer is one line)."""
+    return ("\n",) if hole.inline else (*EXTRA_STOPS, *_following(hole))
+
+
 def build_prompt(hole: Hole, spec: FimSpec, failure: str | None = None,
                  tests: tuple[tuple[str, str], ...] = ()) -> InfillPrompt:
     """The prompt of every sample of `hole` for an endpoint speaking `spec`; `tests`: the failing tests' code,
@@ -93,12 +104,12 @@ def build_prompt(hole: Hole, spec: FimSpec, failure: str | None = None,
         return InfillPrompt("chat", messages=_chat(hole, failure, tests))
     before = (_failure_comment(failure) if failure else "") + hole.before
     if spec.dialect == "suffix":
-        return InfillPrompt("suffix", prompt=before, suffix=hole.after, stop=(*EXTRA_STOPS, *_following(hole)))
+        return InfillPrompt("suffix", prompt=before, suffix=hole.after, stop=_stops(hole))
     tokens = spec.tokens
     if tokens is None:
         raise ValueError("the tokens dialect needs the model family's FIM tokens")
     return InfillPrompt("tokens", prompt=tokens.prompt(before, hole.after, hole.path, tests),
-                        stop=(*tokens.stops[:2], *EXTRA_STOPS, *_following(hole)))
+                        stop=(*tokens.stops[:2], *_stops(hole)))
 
 
 def answer_code(prompt: InfillPrompt, answer: str) -> str:

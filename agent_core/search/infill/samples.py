@@ -14,6 +14,10 @@ its lines cut it after the first two, where it does not parse (in the attrs
 bug's run at 9c192da, the model's wrapped answers at a one-line hole were all
 lost that way). A hole that is part of a statement (a line that opens a bracket
 closed further down) keeps counting lines: its answer must fit the code around it.
+A hole inside a line (a condition's added clause) takes the answer's first line,
+less a copy of the line's kept rest at its end (the model often closes the
+header itself: `self.minLen == 1:` before the kept `:`), put between the line's
+kept parts.
 `candidate` splices the lines into the file and keeps the longest leading part
 that still parses, as a `Mutant`. A `Sampler` drops the samples that change
 nothing or that another sample (of this hole, or of another hole of the file
@@ -137,8 +141,22 @@ def _fitted(hole: Hole, lines: list[str]) -> tuple[list[str], bool]:
     return [line for line in kept if line], count >= limit and not open_end
 
 
+def _inline(hole: Hole, middle: str) -> list[str]:
+    """The line a sample's `middle` makes of a hole inside a line: its first line between the line's kept parts
+    (less a copy of the kept rest it ends with), or [] when it wrote nothing."""
+    answer = middle.replace("\r\n", "\n").split("\n")[0].strip()
+    if answer.startswith(hole.head.strip()):  # a chat answer that wrote the whole line
+        answer = answer[len(hole.head.strip()) :]
+    rest = hole.tail.split("#")[0].strip()  # the kept rest's code (a header's `:`), not its comment
+    if rest and answer.endswith(rest):
+        answer = answer[: -len(rest)].rstrip()
+    return [hole.head + answer.strip() + hole.tail] if answer.strip() else []
+
+
 def fit(hole: Hole, middle: str) -> list[str]:
     """The lines of a sample's `middle` that fill `hole`, re-indented to it ([] when nothing is left)."""
+    if hole.inline:
+        return _inline(hole, middle)
     return _fitted(hole, [line.rstrip() for line in middle.replace("\r\n", "\n").split("\n")])[0]
 
 
@@ -146,7 +164,10 @@ def fit_done(hole: Hole, middle: str) -> bool:
     """Whether the answer `middle` so far already holds all `fit` will keep of it, whatever comes after: its
     complete lines (not the last one, which may still grow) leave the block, repeat the line after the hole
     or reach the hole's limit, or its started last line is already shallower than the first. A sample's
-    stream can end there (the tokens after it would be thrown away)."""
+    stream can end there (the tokens after it would be thrown away). A hole inside a line: once a line is
+    complete."""
+    if hole.inline:
+        return "\n" in middle
     *complete, last = [line.rstrip() for line in middle.replace("\r\n", "\n").split("\n")]
     if _fitted(hole, complete)[1]:
         return True
@@ -165,6 +186,10 @@ def _splice(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant:
         joined = f"{text}\n{anchor}" if hole.kind == "before" else f"{anchor}\n{text}"
         return Mutant(hole.path, hole.anchor, joined, f"model infill {hole.kind} line {hole.anchor}: {head}",
                       INFILL_TIER, hole.anchor)
+    if hole.inline:  # what was added: the line's text between its kept parts
+        added = text[len(hole.head) : len(text) - len(hole.tail)].strip()
+        return Mutant(hole.path, hole.first, text, f"model infill at line {hole.first}: {hole.kind} {added}"[:120],
+                      INFILL_TIER, hole.last)
     where = f"line {hole.first}" if hole.size == 1 else f"lines {hole.first}-{hole.last}"
     return Mutant(hole.path, hole.first, text, f"model infill at {where} ({hole.kind}): {head}", INFILL_TIER,
                   hole.last)

@@ -254,4 +254,5 @@ def test_the_preferred_line_s_own_and_statement_holes_go_next_and_no_hole_is_ask
     queue.prefer([("label.py", 4)])
     assert (queue.pending[0].first, queue.pending[0].kind) == (4, "line"), "moved up from further down"
     assert len({(h.first, h.last, h.kind) for h in queue.pending}) == len(queue.pending), "each hole once"
-    assert [h.first for h in queue.promoted] == [2, 4]
+    assert [(h.first, h.kind) for h in queue.promoted] == [(2, "line"), (2, "and"), (4, "line")], \
+        "a condition's `and` clause is promoted with its line"

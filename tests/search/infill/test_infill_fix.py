@@ -86,3 +86,32 @@ def test_a_failing_endpoint_is_said_in_the_fills_figures_and_tries_nothing(tmp_p
     assert search["found"] is None and search["tried"] > 0, "the search's own candidates were all tried"
     fills = search["infill"]
     assert fills["error"] and fills["tried"] == 0 and fills["kept"] == 0, fills
+
+
+PLURAL = {
+    "words.py": 'def ending(count, plural):\n    """A noun\'s ending: "s" unless one, if it has a plural."""\n'
+                '    if count != 1:\n        return "s"\n    return ""\n',
+    "test_words.py": 'from words import ending\n\n\ndef test_a_noun_without_a_plural_ends_the_same():\n'
+                     '    assert ending(3, False) == ""\n\n\ndef test_plurals():\n'
+                     '    assert ending(3, True) == "s" and ending(1, True) == ""\n',
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 400\n",
+}
+
+
+def _clause_only(request: dict) -> str:
+    """The clause at the condition's `and` hole; anything else a line that does not fix it."""
+    prefix = request.get("prompt", "").split("<|fim_suffix|>")[0]
+    return "plural:\n" if prefix.endswith("if count != 1 and ") else "    if count > 1:\n"
+
+
+def test_a_fix_only_a_clause_the_model_adds_to_a_condition_makes(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", PLURAL)
+    scripted_llm.default(INFILL_ACCOUNT, _clause_only)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.json["status"] == "fixed", run.json
+    assert (project / "words.py").read_text().splitlines()[2] == "    if count != 1 and plural:"
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    assert search["infill"]["won"] == "line 3 (condition and ...)", search["infill"]
+    assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}

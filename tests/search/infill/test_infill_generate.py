@@ -198,3 +198,25 @@ async def test_the_failing_tests_code_comes_first_as_another_file(scripted_llm, 
     assert again["prompt"] == raw["prompt"]
     assert "A failing test, in tests/test_calc.py:\n```python\ndef test_add():\n    assert add(1, 2) == 3\n```" \
         in asked["messages"][1]["content"]
+
+
+GUARD = "def bound(most, least):\n    if most == 0:\n        return None\n    return most - least\n"
+
+
+async def test_a_clause_hole_asks_for_one_line_inside_the_header_in_both_dialects(scripted_llm, make_client):
+    clause = next(h for h in holes_at("bound.py", GUARD, 2) if h.kind == "and")
+    scripted_llm.add(INFILL_ACCOUNT, "least == 1:\n        return None\n")
+    scripted_llm.add(INFILL_ACCOUNT, "Sure:\n```python\nleast == 1\n```\n")
+    fim, chat = make_client(), make_client(model="gpt-4o-mini")
+
+    (raw,) = await infill_candidates(fim, [clause], {"bound.py": GUARD}, InfillOptions(samples=1))
+    (asked,) = await infill_candidates(chat, [clause], {"bound.py": GUARD}, InfillOptions(samples=1))
+
+    first, second = scripted_llm.requests_for(INFILL_ACCOUNT)
+    assert first["prompt"] == ("<|fim_prefix|>def bound(most, least):\n    if most == 0 and <|fim_suffix|>:\n"
+                               "        return None\n    return most - least\n<|fim_middle|>")
+    assert first["stop"] == ["<|endoftext|>", "<|fim_pad|>", "\n"] and first["max_tokens"] == 32, \
+        "one short line: the stream ends at its end"
+    assert "    if most == 0 and <HOLE>:\n        return None" in second["messages"][1]["content"]
+    assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == ["    if most == 0 and least == 1:"]
+    assert raw.as_dict()["hole"] == "line 2 (condition and ...)" and raw.as_dict()["kind"] == "and"

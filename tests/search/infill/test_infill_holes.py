@@ -123,7 +123,7 @@ def test_suspect_holes_go_best_suspect_first_each_place_once():
     suspects = [_Suspect("box.py", [12, 12, 9]), _Suspect("gone.py", [1]), _Suspect("box.py", [10])]
     holes = suspect_holes(suspects, {"box.py": SOURCE}, lines_per_suspect=2)
     assert [(h.first, h.kind) for h in holes[:4]] == [(12, "line"), (13, "after"), (12, "before"), (9, "block")]
-    places = [(h.first, h.last, h.indent if h.is_slot else h.anchor) for h in holes]
+    places = [(h.first, h.last, h.indent if h.is_slot else h.kind if h.inline else h.anchor) for h in holes]
     assert len(places) == len(set(places))
     assert holes[-1].first in (10, 11, 12) and all(h.path == "box.py" for h in holes)
     assert suspect_holes(suspects, {"box.py": SOURCE}, max_suspects=1) == holes[:5]
@@ -150,5 +150,49 @@ def test_spread_holes_ask_the_next_lines_own_hole_before_the_first_line_s_slots_
     assert labels[:2] == [(12, "line"), (8, "line")], "each line's own hole first, by rank"
     assert labels[2:4] == [(13, "after"), (12, "before")], "then the first line's slots"
     assert labels.index((13, "line")) > labels.index((12, "before")), "the third line after the first's slots"
-    assert len(holes) == len({(h.first, h.last, h.indent if h.is_slot else h.anchor) for h in holes}), "once each"
+    assert len(holes) == len({(h.first, h.last, h.indent if h.is_slot else h.kind if h.inline else h.anchor)
+                              for h in holes}), "once each"
     assert {h.kind for h in holes} >= {"line", "after", "before", "block"}
+
+
+CONDITIONS = '''def pick(a, b, flag):
+    if a > b:  # the larger
+        return a
+    elif flag or b < 0:
+        return -b
+    while (n := a) > 0:
+        a -= 1
+    if (a and
+            b):
+        return 0
+    return b
+'''
+
+
+def test_a_one_line_condition_gets_a_clause_added_behind_and_and_behind_or():
+    holes = {h.kind: h for h in holes_at("pick.py", CONDITIONS, 2)}
+    both = holes["and"], holes["or"]
+    assert [(h.first, h.last, h.inline, h.is_slot, h.original) for h in both] == [(2, 2, True, False, "")] * 2
+    assert holes["and"].head == "    if a > b and " and holes["and"].tail == ":  # the larger"
+    assert holes["or"].head == "    if a > b or "
+    assert holes["and"].before.endswith("def pick(a, b, flag):\n    if a > b and "), "the function, then the head"
+    assert holes["and"].after.startswith(":  # the larger\n        return a\n"), "the tail, then the next lines"
+    assert holes["and"].label == "line 2 (condition and ...)"
+
+
+def test_a_clause_binds_to_the_whole_condition_and_only_one_line_headers_get_one():
+    elif_ = {h.kind: h for h in holes_at("pick.py", CONDITIONS, 4) if h.inline}
+    assert elif_["and"].head == "    elif (flag or b < 0) and ", "`and` would bind tighter than the `or`"
+    assert elif_["or"].head == "    elif flag or b < 0 or "
+    loop = {h.kind: h for h in holes_at("pick.py", CONDITIONS, 6) if h.inline}
+    assert loop["and"].head == "    while (n := a) > 0 and " and loop["and"].tail == ":"
+    assert not [h for line in (3, 8, 9, 11) for h in holes_at("pick.py", CONDITIONS, line) if h.inline], \
+        "not a body line, not a condition over two lines, not a return"
+
+
+def test_a_line_s_and_clause_comes_just_after_its_own_hole_and_its_or_clause_after_its_slots():
+    from agent_core.search.infill.holes import spread_holes
+
+    labels = [(h.first, h.kind) for h in spread_holes([("pick.py", 4), ("pick.py", 2)], {"pick.py": CONDITIONS})]
+    assert labels[:6] == [(4, "line"), (4, "and"), (2, "line"), (5, "after"), (4, "before"), (2, "and")]
+    assert labels.index((4, "or")) > labels.index((4, "before")), "an `or` clause after the slots"

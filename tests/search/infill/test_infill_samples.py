@@ -141,3 +141,33 @@ def test_a_statement_hole_of_several_lines_takes_as_many_statements_as_it_had_li
     rewrite = ("    items = [x for x in a]\n    try:\n        rv = cf(items)\n    except TypeError:\n"
                "        rv = cf(*items)\n    return lines\n")
     assert fit(hole, rewrite) == rewrite.split("\n")[:5], "five statements for a hole of three lines (up to six)"
+
+
+GUARDED = """def width(word, least, most):
+    if most == 0:  # no upper bound
+        return "+"
+    return str(most)
+"""
+
+
+def test_a_clause_is_put_between_the_kept_parts_of_its_line_less_the_header_s_colon_it_wrote_again():
+    hole = next(h for h in holes_at("word.py", GUARDED, 2) if h.kind == "and")
+    assert fit(hole, "least == 1:\n        return") == ["    if most == 0 and least == 1:  # no upper bound"], \
+        "the model closed the header itself: its `:` is not written twice, and the body after it is not kept"
+    assert fit(hole, "  least == 1") == ["    if most == 0 and least == 1:  # no upper bound"]
+    assert fit(hole, "if most == 0 and least == 1:") == ["    if most == 0 and least == 1:  # no upper bound"], \
+        "a chat answer with the whole line"
+    assert fit(hole, "\n") == [] and fit(hole, ":") == []
+    assert not fit_done(hole, "least == ") and fit_done(hole, "least == 1:\n"), "one line: done at its end"
+
+
+def test_a_clause_s_samples_become_one_line_mutants_and_a_broken_clause_none():
+    hole = next(h for h in holes_at("word.py", GUARDED, 2) if h.kind == "and")
+    sampler = Sampler(hole, GUARDED)
+    mutant = sampler.add("least == 1:")
+    assert mutant is not None and (mutant.line, mutant.last, mutant.tier) == (2, 2, INFILL_TIER)
+    assert mutant.applied(GUARDED).split("\n")[1] == "    if most == 0 and least == 1:  # no upper bound"
+    assert mutant.description == "model infill at line 2: and least == 1"
+    assert sampler.add("least==1") is None, "the same tree"
+    assert sampler.add("least == (1:") is None, "does not parse"
+    assert sampler.add("least > 1") is not None and len(sampler.mutants) == 2
