@@ -18,8 +18,8 @@ which hole's candidate won.
 The search's own runs also say where the fault is: a candidate that made the failing tests pass but
 broke others (the whole suite refused it) changed the failing tests' outcome from its line, the
 evidence mutation-based fault localization ranks lines by (Metallaxis: Papadakis and Le Traon, "Metallaxis-FL",
-STVR 2015). The line's own hole and its statement's (`PROMOTED`) are asked next (`HoleQueue.prefer`),
-cut there when the spectrum's ranking had not reached the line.
+STVR 2015). The line's own hole, its condition's `and` clause and its statement's (`PROMOTED`) are asked
+next (`HoleQueue.prefer`), cut there when the spectrum's ranking had not reached the line.
 """
 
 from __future__ import annotations
@@ -95,7 +95,9 @@ class HoleQueue:
         front: list[Hole] = []
         for place in dict.fromkeys(places):
             for hole in spread_holes([place], self._sources):
-                if hole.kind in PROMOTED and hole not in self.given and hole not in front:
+                own = not hole.inline or hole.first == place[1]  # a clause of the line's own condition, not of
+                # the one it runs under
+                if hole.kind in PROMOTED and own and hole not in self.given and hole not in front:
                     front.append(hole)
         if front:
             self.promoted += [hole for hole in front if hole not in self.promoted]

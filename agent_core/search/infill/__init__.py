@@ -7,8 +7,9 @@ where the endpoint takes it, a chat prompt otherwise) and turns each sample that
 parses and changes something into a `Mutant`, verified by the search's driver
 like any other candidate.
 
-- holes.py: `holes_at(path, source, line) -> list[Hole]` (the line, its statement, empty
-  slots after and before it, its enclosing block of up to 8 lines, a slot after that block) and
+- holes.py: `holes_at(path, source, line) -> list[Hole]` (the line, a clause added to its
+  condition, its statement, empty slots after and before it, its enclosing block of up to 8
+  lines, a slot after that block) and
   `suspect_holes(suspects, sources, *, max_suspects=3, lines_per_suspect=2) -> list[Hole]`
   (the suspects' best lines, best first, each place once);
 - tests_code.py: `failing_tests_code(root, failing)`: the failing tests' own code, shown

@@ -16,7 +16,11 @@ For a suspicious line of a Python file, `holes_at` cuts, in this order:
   once the loop or branch is done (a guard after a `while`, a last step after a `for`);
 - `and`, `or`: on a one-line `if`/`elif`/`while` header, a place inside the line just after
   its condition, behind ` and ` (` or `): the model writes only the condition added to it,
-  the rest of the line kept (`if max == 0 and <hole>:`). A condition missing a clause is
+  the rest of the line kept (`if max == 0 and <hole>:`). A line of the header's body (not
+  its `else`) gets its header's clauses too: a branch taken when it should not be makes its
+  body's lines run only in the failing tests, so the spectrum ranks them above the
+  condition itself, which every test runs (in a real sqlparse bug the `return` under
+  `if has_create and has_table:` was ranked and the `if` line was not). A condition missing a clause is
   among the commonest fixes (Pan, Kim and Whitehead, "Toward an understanding of bug fix
   patterns", EMSE 2009: the if-condition changes lead their catalogue), and the one the
   line's own hole does worst: asked for the whole line, the bundled model wrote it back or
@@ -227,13 +231,12 @@ def _clauses(path: str, ctx: _Context, statement: ast.stmt, line: int) -> list[H
         return []
     text = ctx.lines[line - 1]
     start, end = span(text, test)
+    condition, tail = text[start:end], text[end:]
     out = []
     for kind, join in _JOINS.items():
-        condition = text[start:end]
         loose = isinstance(test, _LOOSE) or kind == "and" and isinstance(test, ast.BoolOp) and \
             isinstance(test.op, ast.Or)
         head = text[:start] + (f"({condition})" if loose else condition) + join
-        tail = text[end:]
         out.append(Hole(path, line, line, "", _indent(text), ctx.before(line) + head, tail + "\n" + ctx.after(line),
                         kind, head=head, tail=tail))
     return out
@@ -269,6 +272,9 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
     last = _header_end(statement) if compound else statement.end_lineno or first
     indent = _indent(lines[first - 1])
     out = [_hole(path, ctx, line, line, "line", _indent(lines[line - 1])), *_clauses(path, ctx, statement, line)]
+    guard = chain[-2] if len(chain) > 1 else None
+    if isinstance(guard, ast.If | ast.While) and statement in guard.body:  # the condition the line runs under
+        out += _clauses(path, ctx, guard, guard.lineno)
     if (first, last) != (line, line) and first <= line <= last:
         out.append(_hole(path, ctx, first, last, "statement", indent))
     if compound and not isinstance(statement, ast.ClassDef) and line <= last:

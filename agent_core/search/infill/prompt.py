@@ -66,7 +66,6 @@ def _chat(hole: Hole, failure: str | None, tests: tuple[tuple[str, str], ...] = 
     code = f"{hole.before}{hole.indent}{HOLE_MARKER}\n{hole.after}"
     if hole.inline:  # the marker inside the line, its kept parts around it
         code = f"{hole.before}{HOLE_MARKER}{hole.after}"
-    if hole.inline:
         ask = (f"The condition on the line with {HOLE_MARKER} misses a clause. Write only the expression that goes at "
                f"{HOLE_MARKER}, on one line (not the rest of the line).")
     elif hole.is_slot:

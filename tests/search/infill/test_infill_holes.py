@@ -186,8 +186,20 @@ def test_a_clause_binds_to_the_whole_condition_and_only_one_line_headers_get_one
     assert elif_["or"].head == "    elif flag or b < 0 or "
     loop = {h.kind: h for h in holes_at("pick.py", CONDITIONS, 6) if h.inline}
     assert loop["and"].head == "    while (n := a) > 0 and " and loop["and"].tail == ":"
-    assert not [h for line in (3, 8, 9, 11) for h in holes_at("pick.py", CONDITIONS, line) if h.inline], \
-        "not a body line, not a condition over two lines, not a return"
+    assert not [h for line in (8, 9, 11) for h in holes_at("pick.py", CONDITIONS, line) if h.inline], \
+        "not a condition over two lines, its body or a line under no condition"
+
+
+def test_a_line_under_a_condition_gets_the_condition_s_clauses_and_a_line_under_its_else_not():
+    under = [(h.kind, h.first, h.head) for h in holes_at("pick.py", CONDITIONS, 3) if h.inline]
+    assert under == [("and", 2, "    if a > b and "), ("or", 2, "    if a > b or ")], "the `if` the return runs under"
+    assert [(h.kind, h.first) for h in holes_at("pick.py", CONDITIONS, 7) if h.inline] == [("and", 6), ("or", 6)]
+    source = "def f(a):\n    if a:\n        a += 1\n    else:\n        a -= 1\n    return a\n"
+    assert not [h for h in holes_at("f.py", source, 5) if h.inline], "the else branch runs when the condition fails"
+    from agent_core.search.infill.holes import spread_holes
+
+    holes = spread_holes([("pick.py", 3), ("pick.py", 2)], {"pick.py": CONDITIONS})
+    assert [(h.first, h.kind) for h in holes].count((2, "and")) == 1, "cut once, for the line ranked first"
 
 
 def test_a_line_s_and_clause_comes_just_after_its_own_hole_and_its_or_clause_after_its_slots():
