@@ -16,17 +16,17 @@ For a suspicious line of a Python file, `holes_at` cuts, in this order:
   once the loop or branch is done (a guard after a `while`, a last step after a `for`);
 - `and`, `or`: on a one-line `if`/`elif`/`while` header, a place inside the line just after
   its condition, behind ` and ` (` or `): the model writes only the condition added to it,
-  the rest of the line kept (`if max == 0 and <hole>:`). A line of the header's body (not
-  its `else`) gets its header's clauses too: a branch taken when it should not be makes its
-  body's lines run only in the failing tests, so the spectrum ranks them above the
-  condition itself, which every test runs (in a real sqlparse bug the `return` under
-  `if has_create and has_table:` was ranked and the `if` line was not). A condition missing a clause is
+  the rest of the line kept (`if max == 0 and <hole>:`). A condition missing a clause is
   among the commonest fixes (Pan, Kim and Whitehead, "Toward an understanding of bug fix
   patterns", EMSE 2009: the if-condition changes lead their catalogue), and the one the
   line's own hole does worst: asked for the whole line, the bundled model wrote it back or
   wrote another statement; asked for the clause, it wrote the author's
   `self.minLen == 1` in 3 of 6 samples on a real pyparsing bug (an infill of AlphaRepair's
   kind, which keeps part of the buggy line and masks the rest: Xia and Zhang, ESEC/FSE 2022).
+  A line of the header's body (not its `else`) gets the header's clauses too: a branch
+  taken when it should not be runs its body only in the failing tests, so the spectrum
+  ranks the body above the condition every test runs (in a real sqlparse bug the `return`
+  under `if has_create and has_table:` was ranked, the `if` line was not).
 
 Two slots at one place (the slot before a statement and the slot after the block
 just above it) are one hole: the first cut.
