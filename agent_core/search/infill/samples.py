@@ -148,8 +148,10 @@ def _inline(hole: Hole, middle: str) -> list[str]:
     if answer.startswith(hole.head.strip()):  # a chat answer that wrote the whole line
         answer = answer[len(hole.head.strip()) :]
     rest = hole.tail.split("#")[0].strip()  # the kept rest's code (a header's `:`), not its comment
-    if rest and answer.endswith(rest):
-        answer = answer[: -len(rest)].rstrip()
+    for copy in (rest, rest[:1]):  # all of it, or the header's `:` before a body on the same line
+        if copy and answer.endswith(copy):
+            answer = answer[: -len(copy)].rstrip()
+            break
     return [hole.head + answer.strip() + hole.tail] if answer.strip() else []
 
 

@@ -158,6 +158,9 @@ def test_a_clause_is_put_between_the_kept_parts_of_its_line_less_the_header_s_co
     assert fit(hole, "if most == 0 and least == 1:") == ["    if most == 0 and least == 1:  # no upper bound"], \
         "a chat answer with the whole line"
     assert fit(hole, "\n") == [] and fit(hole, ":") == []
+    inline_body = "def f(a, b):\n    if a: return b\n    return a\n"
+    body = next(h for h in holes_at("f.py", inline_body, 2) if h.kind == "and")
+    assert fit(body, "b > 0:") == ["    if a and b > 0: return b"], "its `:` before a body on the same line"
     assert not fit_done(hole, "least == ") and fit_done(hole, "least == 1:\n"), "one line: done at its end"
 
 
