@@ -66,8 +66,10 @@ def _chat(hole: Hole, failure: str | None, tests: tuple[tuple[str, str], ...] = 
     code = f"{hole.before}{hole.indent}{HOLE_MARKER}\n{hole.after}"
     if hole.inline:  # the marker inside the line, its kept parts around it
         code = f"{hole.before}{HOLE_MARKER}{hole.after}"
-        ask = (f"The condition on the line with {HOLE_MARKER} misses a clause. Write only the expression that goes at "
-               f"{HOLE_MARKER}, on one line (not the rest of the line).")
+        where = f"the line with {HOLE_MARKER}"
+        missing = f"The brackets on {where} miss an argument (or item)" if hole.kind == "arg" else \
+            f"The condition on {where} misses a clause"
+        ask = f"{missing}. Write only the expression that goes at {HOLE_MARKER}, on one line (not the rest of it)."
     elif hole.is_slot:
         ask = (f"A line or two may be missing at {HOLE_MARKER} (a guard, a `continue`, a `return`, an "
                "assignment). Write the missing lines.")

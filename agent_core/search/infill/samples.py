@@ -14,10 +14,10 @@ its lines cut it after the first two, where it does not parse (in the attrs
 bug's run at 9c192da, the model's wrapped answers at a one-line hole were all
 lost that way). A hole that is part of a statement (a line that opens a bracket
 closed further down) keeps counting lines: its answer must fit the code around it.
-A hole inside a line (a condition's added clause) takes the answer's first line,
-less a copy of the line's kept rest at its end (the model often closes the
-header itself: `self.minLen == 1:` before the kept `:`), put between the line's
-kept parts.
+A hole inside a line (a condition's added clause, a call's added argument) takes
+the answer's first line, less a copy of the line's kept rest at its end (the
+model often closes the header or the call itself: `self.minLen == 1:` before the
+kept `:`, `tz=utc)` before the kept `)`), put between the line's kept parts.
 `candidate` splices the lines into the file and keeps the longest leading part
 that still parses, as a `Mutant`. A `Sampler` drops the samples that change
 nothing or that another sample (of this hole, or of another hole of the file

@@ -115,3 +115,31 @@ def test_a_fix_only_a_clause_the_model_adds_to_a_condition_makes(tmp_path: Path,
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
     assert search["infill"]["won"] == "line 3 (condition and ...)", search["infill"]
     assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}
+
+
+STABLE = {
+    "dump.py": 'import json\n\n\ndef dump(data):\n    """`data` as JSON, the same text for the same mapping."""\n'
+               '    return json.dumps(data)\n',
+    "test_dump.py": 'from dump import dump\n\n\ndef test_the_order_of_the_keys_does_not_matter():\n'
+                    '    assert dump({"b": 1, "a": 2}) == dump({"a": 2, "b": 1}) == \'{"a": 2, "b": 1}\'\n',
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 400\n",
+}
+
+
+def _argument_only(request: dict) -> str:
+    """The keyword argument at the call's argument hole; anything else a line that does not fix it."""
+    prefix = request.get("prompt", "").split("<|fim_suffix|>")[0]
+    return "sort_keys=True)\n" if prefix.endswith("json.dumps(data, ") else "    return json.dumps(dict(data))\n"
+
+
+def test_a_fix_only_a_keyword_argument_the_model_adds_to_a_call_makes(tmp_path: Path, scripted_llm, run_fix):
+    project = make_project(tmp_path / "proj", STABLE)
+    scripted_llm.default(INFILL_ACCOUNT, _argument_only)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.json["status"] == "fixed", run.json
+    assert (project / "dump.py").read_text().splitlines()[5] == "    return json.dumps(data, sort_keys=True)"
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    assert search["infill"]["won"] == "line 6 (argument at column 29)", search["infill"]
+    assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}

@@ -220,3 +220,26 @@ async def test_a_clause_hole_asks_for_one_line_inside_the_header_in_both_dialect
     assert "    if most == 0 and <HOLE>:\n        return None" in second["messages"][1]["content"]
     assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == ["    if most == 0 and least == 1:"]
     assert raw.as_dict()["hole"] == "line 2 (condition and ...)" and raw.as_dict()["kind"] == "and"
+
+
+STAMP = "import datetime as dt\n\n\ndef stamp(value):\n    return dt.datetime.fromtimestamp(value)\n"
+
+
+async def test_an_argument_hole_asks_for_one_expression_inside_the_brackets_in_both_dialects(scripted_llm, make_client):
+    hole = next(h for h in holes_at("stamp.py", STAMP, 5) if h.kind == "arg")
+    scripted_llm.add(INFILL_ACCOUNT, "tz=dt.timezone.utc)\n")
+    scripted_llm.add(INFILL_ACCOUNT, "```python\ntz=dt.timezone.utc\n```")
+    fim, chat = make_client(), make_client(model="gpt-4o-mini")
+
+    (raw,) = await infill_candidates(fim, [hole], {"stamp.py": STAMP}, InfillOptions(samples=1))
+    (asked,) = await infill_candidates(chat, [hole], {"stamp.py": STAMP}, InfillOptions(samples=1))
+
+    first, second = scripted_llm.requests_for(INFILL_ACCOUNT)
+    assert first["prompt"].endswith("def stamp(value):\n    return dt.datetime.fromtimestamp(value, <|fim_suffix|>)\n"
+                                    "<|fim_middle|>")
+    assert first["stop"][-1] == "\n" and first["max_tokens"] == 32
+    content = second["messages"][1]["content"]
+    assert "    return dt.datetime.fromtimestamp(value, <HOLE>)\n" in content and "miss an argument" in content
+    want = ["    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)"]
+    assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == want
+    assert raw.as_dict()["hole"] == "line 5 (argument at column 45)" and raw.as_dict()["kind"] == "arg"

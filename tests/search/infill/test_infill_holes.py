@@ -208,3 +208,46 @@ def test_a_line_s_and_clause_comes_just_after_its_own_hole_and_its_or_clause_aft
     labels = [(h.first, h.kind) for h in spread_holes([("pick.py", 4), ("pick.py", 2)], {"pick.py": CONDITIONS})]
     assert labels[:6] == [(4, "line"), (4, "and"), (2, "line"), (5, "after"), (4, "before"), (2, "and")]
     assert labels.index((4, "or")) > labels.index((4, "before")), "an `or` clause after the slots"
+
+
+CALLS = '''import datetime as dt
+
+
+def stamp(value, items, now):
+    when = dt.datetime.fromtimestamp(value).replace(hour=int(items[0]))  # local
+    quotes = ('"', "'",)
+    a, b = len(items), 2
+    return [now(), sorted(items)]
+'''
+
+
+def test_the_widest_brackets_of_a_line_get_an_argument_added_before_their_closing_bracket():
+    def arg(line: int) -> list[tuple[str, str]]:
+        return [(h.head.lstrip(), h.tail) for h in holes_at("stamp.py", CALLS, line) if h.kind == "arg"]
+
+    assert arg(5) == [("when = dt.datetime.fromtimestamp(value).replace(hour=int(items[0]), ", ")  # local")], \
+        "the call spanning the most of the line, not the calls inside it"
+    assert arg(6) == [("quotes = ('\"', \"'\", ", ")")], "a bracketed tuple; after its trailing comma one space"
+    assert arg(7) == [("a, b = len(items, ", "), 2")], "a tuple without brackets is not one: the call in it is"
+    assert arg(8) == [("return [now(), sorted(items), ", "]")], "a list with items"
+    hole = next(h for h in holes_at("stamp.py", CALLS, 5) if h.kind == "arg")
+    assert (hole.first, hole.last, hole.original, hole.inline, hole.is_slot) == (5, 5, "", True, False)
+    assert hole.before.endswith("def stamp(value, items, now):\n" + hole.head)
+    assert hole.after.startswith(hole.tail + "\n    quotes = ")
+    assert hole.label == "line 5 (argument at column 73)"
+    empty = "def f(clock):\n    return clock.now()\n"
+    assert [h.head for h in holes_at("f.py", empty, 2) if h.kind == "arg"] == ["    return clock.now("], \
+        "an empty call's first argument"
+    assert not [h for h in holes_at("f.py", "def f(a):\n    return []\n", 2) if h.kind == "arg"], "an empty list"
+
+
+def test_a_line_s_argument_hole_comes_after_its_and_clause_and_before_its_slots_each_cut_once():
+    from agent_core.search.infill.holes import spread_holes
+
+    source = "def f(items, key):\n    if key in items:\n        return sorted(items, reverse=True)\n    return []\n"
+    holes = spread_holes([("f.py", 3), ("f.py", 3)], {"f.py": source})
+    kinds = [(h.first, h.kind) for h in holes]
+    assert kinds[:4] == [(3, "line"), (2, "and"), (3, "arg"), (3, "before")], kinds
+    assert kinds.count((3, "arg")) == 1
+    both = {(h.first, h.kind, h.head) for h in holes if h.inline}
+    assert len(both) == len([h for h in holes if h.inline]), "a clause and an argument of one line are two places"

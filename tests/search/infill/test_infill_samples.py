@@ -174,3 +174,20 @@ def test_a_clause_s_samples_become_one_line_mutants_and_a_broken_clause_none():
     assert sampler.add("least==1") is None, "the same tree"
     assert sampler.add("least == (1:") is None, "does not parse"
     assert sampler.add("least > 1") is not None and len(sampler.mutants) == 2
+
+
+STAMPED = "import datetime as dt\n\n\ndef stamp(value):\n    return dt.datetime.fromtimestamp(value).date()\n"
+
+
+def test_an_argument_is_put_before_the_kept_closing_bracket_less_the_bracket_it_wrote_again():
+    hole = next(h for h in holes_at("stamp.py", STAMPED, 5) if h.kind == "arg")
+    assert hole.head == "    return dt.datetime.fromtimestamp(value).date(" and hole.tail == ")", "an empty call"
+    first = next(h for h in holes_at("stamp.py", STAMPED.replace(".date()", ""), 5) if h.kind == "arg")
+    want = ["    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)"]
+    assert fit(first, "tz=dt.timezone.utc)\n") == want, "the call closed by the model: its `)` is not written twice"
+    assert fit(first, "tz=dt.timezone.utc") == want
+    sampler = Sampler(first, STAMPED.replace(".date()", ""))
+    mutant = sampler.add("tz=dt.timezone.utc)")
+    assert mutant is not None and mutant.description == "model infill at line 5: arg tz=dt.timezone.utc"
+    assert sampler.add("tz = dt.timezone.utc") is None, "the same tree"
+    assert sampler.add("tz=(") is None, "does not parse"
