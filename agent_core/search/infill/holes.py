@@ -32,7 +32,7 @@ For a suspicious line of a Python file, `holes_at` cuts, in this order:
   argument or item the brackets miss (`fromtimestamp(value, <hole>)`), the rest of the line
   kept. A keyword argument a call never had is a fix no template writes (which keyword, which
   value), and one the line's own hole serves badly: with the last keyword argument deleted from
-  15 one-line calls of click, jinja2, httpx, attrs and markdown-it, 6 samples each, the
+  15 one-line calls of click, jinja2, httpx and markdown-it, 6 samples each, the
   bundled model wrote it back at 7 of the `arg` holes (175 s) and at 2 of the line holes
   (270 s) (2026-12-05, idle machine; code the model may have seen in training, so a
   ratio, not a rate).
