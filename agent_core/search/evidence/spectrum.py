@@ -10,7 +10,9 @@ than where it is: a bad value made upstream). Lines in the failing tests' traceb
 boosted (the innermost workspace frame most), and are the only evidence when
 coverage could not be collected (not pytest, no coverage.py, a crash). Lines
 are grouped into their enclosing function (tree-sitter, agent_core.analysis);
-a function scores as its best line. A function the failing tests call by name
+a function scores as its best line. Code that only reports an error (an
+exception class, a helper that ends by raising) scores half: below the code
+that decided to raise. A function the failing tests call by name
 (evidence/called.py) that ranked below the first MAX_SUSPECTS comes in after
 them (at most CALLED_EXTRA of them), and every called suspect is marked
 `called`: the model's holes go there first (driver/interleave.py), the
@@ -38,6 +40,8 @@ ALL_FAILING_BONUS = 1.0  # a line every failing test ran (two or more): one bug 
 # crash site of some failing tests is not)
 CONSTANT_SHARE = 0.5  # a module-level constant read by a suspicious line: below the line's own edits
 CONSTANT_LINES = 10  # the lines of one constant's definition that may be suspects
+REPORTING_SHARE = 0.5  # a line of code that only reports an error (reporting_spans): below the code that decided
+_EXCEPTION_SUFFIXES = ("Error", "Exception", "Warning", "Exit", "Interrupt")
 FRAME_BOOST = 0.25  # any other workspace frame of a failing test
 MAX_SUSPECTS = 10
 CALLED_EXTRA = 2  # suspects the failing tests call by name, let in after the first MAX_SUSPECTS
@@ -217,6 +221,60 @@ def with_constants(scores: dict[LineKey, float], workspace: Path) -> dict[LineKe
     return out
 
 
+def _exception_classes(tree: ast.Module) -> list[ast.ClassDef]:
+    """The module's classes that are exceptions by their bases' names (`...Error`, `Exception`, a class of the
+    module already found to be one), in any nesting."""
+    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    names: set[str] = set()
+    while True:
+        found = {c.name for c in classes for base in c.bases
+                 if (base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else "")
+                 .endswith(_EXCEPTION_SUFFIXES) or isinstance(base, ast.Name) and base.id in names}
+        if found <= names:
+            return [c for c in classes if c.name in names]
+        names |= found
+
+
+def _raises_only(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function ends by raising and never returns: a helper that builds and raises the error its
+    callers decided on (`def fail(self, msg): raise SyntaxError(msg, self.lineno)`)."""
+    inner = [n for statement in node.body for n in ast.walk(statement)]
+    return bool(node.body) and isinstance(node.body[-1], ast.Raise) and not any(
+        isinstance(n, ast.Return | ast.Yield | ast.YieldFrom) for n in inner)
+
+
+def reporting_spans(source: str) -> list[tuple[int, int]]:
+    """(first, last) lines of the code that only reports an error: the exception classes' bodies and the
+    functions that end by raising and never return.
+
+    A test that checks an error (its type, its message) runs that code in the failing tests and, often, in few
+    passing ones: the spectrum ranks it with the code that decided to raise, and the tie went to the file
+    first in name order (in a real jinja2 bug, `exceptions.py`'s `__str__` and the parser's `fail` helper
+    before the extension that failed to call it with the right message). The bug is where the decision is
+    made far more often than in the plumbing that carries it."""
+    try:
+        tree = pysyntax.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    spans = [(c.lineno, c.end_lineno or c.lineno) for c in _exception_classes(tree)]
+    return spans + [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and _raises_only(n)]
+
+
+def with_reporting(scores: dict[LineKey, float], workspace: Path) -> dict[LineKey, float]:
+    """Each line of the code that only reports an error (reporting_spans) at REPORTING_SHARE of its score."""
+    out = dict(scores)
+    for rel in {rel for rel, _ in scores}:
+        try:
+            spans = reporting_spans((workspace / rel).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        for (file, line), score in scores.items():
+            if file == rel and any(first <= line <= last for first, last in spans):
+                out[(rel, line)] = score * REPORTING_SHARE
+    return out
+
+
 def is_called(function: str, called: set[str] | frozenset[str]) -> bool:
     """Whether the function of qualified name `function` runs by a call of one of the names in `called`: its
     own name, or its class's for a constructor."""
@@ -228,9 +286,10 @@ def rank(scores: dict[LineKey, float], workspace: Path, limit: int = MAX_SUSPECT
          called: set[str] | frozenset[str] = frozenset()) -> list[Suspect]:
     """Lines grouped by enclosing function, best function first; lines best first (ties: file order).
     Conditions are lifted toward the lines they govern first (with_conditions), then the constants the
-    suspicious lines read are added (with_constants). `called`: the names the failing tests call; the
+    suspicious lines read are added (with_constants), then the code that only reports an error is put below
+    the rest (with_reporting). `called`: the names the failing tests call; the
     suspects they name are marked, and up to CALLED_EXTRA of them below the first `limit` come after those."""
-    scores = with_constants(with_conditions(scores, workspace), workspace)
+    scores = with_reporting(with_constants(with_conditions(scores, workspace), workspace), workspace)
     by_file: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for (rel, line), score in scores.items():
         by_file[rel].append((line, score))

@@ -187,3 +187,47 @@ def test_a_module_constant_a_suspicious_line_reads_becomes_a_suspect_below_it(tm
         "covered by no test (it runs at import), the constant still comes after the line that reads it"
     assert suspects[1].lines == [1, 2, 3, 4], "each line of a definition, but not a name assigned twice (SEEN)"
     assert rank({("physics.py", 1): 1.0}, tmp_path)[0].lines == [1], "a line reading nothing adds nothing"
+
+
+ERRORS = '''class TemplateError(Exception):
+    def __init__(self, message):
+        self.message = message
+
+
+class SyntaxProblem(TemplateError):
+    def __str__(self):
+        return f"line 1: {self.message}"
+'''
+PARSER = '''from errors import SyntaxProblem
+
+
+class Parser:
+    def fail(self, message, lineno=None):
+        lineno = lineno or 1
+        raise SyntaxProblem(message)
+
+    def block(self, name):
+        if name != "end":
+            self.fail("unknown block")
+        return name
+
+    def lookup(self, name):
+        for known in ("a", "b"):
+            if known == name:
+                return known
+        raise KeyError(name)
+'''
+
+
+def test_code_that_only_reports_an_error_comes_after_the_code_that_decided_to_raise(tmp_path: Path):
+    (tmp_path / "errors.py").write_text(ERRORS)
+    (tmp_path / "parser.py").write_text(PARSER)
+    equal = {("errors.py", 3): 1.0, ("errors.py", 8): 1.0, ("parser.py", 6): 1.0, ("parser.py", 7): 1.0,
+             ("parser.py", 10): 1.0, ("parser.py", 11): 1.0, ("parser.py", 18): 1.0}
+    suspects = rank(equal, tmp_path)
+    assert [(s.function, s.score) for s in suspects] == [
+        ("Parser.block", 1.0), ("Parser.lookup", 1.0), ("TemplateError.__init__", 0.5),
+        ("SyntaxProblem.__str__", 0.5), ("Parser.fail", 0.5)], \
+        "the exception classes (a subclass of one too) and the helper that only raises, at half their score; " \
+        "a function that may return before its last raise keeps its own"
+    assert rank({("errors.py", 3): 1.0}, tmp_path)[0].score == 0.5, "still a suspect when nothing else is"
