@@ -98,23 +98,12 @@ PLURAL = {
 }
 
 
-def _clause_only(request: dict) -> str:
-    """The clause at the condition's `and` hole; anything else a line that does not fix it."""
-    prefix = request.get("prompt", "").split("<|fim_suffix|>")[0]
-    return "plural:\n" if prefix.endswith("if count != 1 and ") else "    if count > 1:\n"
-
-
-def test_a_fix_only_a_clause_the_model_adds_to_a_condition_makes(tmp_path: Path, scripted_llm, run_fix):
-    project = make_project(tmp_path / "proj", PLURAL)
-    scripted_llm.default(INFILL_ACCOUNT, _clause_only)
-
-    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
-
-    assert run.json["status"] == "fixed", run.json
-    assert (project / "words.py").read_text().splitlines()[2] == "    if count != 1 and plural:"
-    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
-    assert search["infill"]["won"] == "line 3 (condition and ...)", search["infill"]
-    assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}
+def _inline_only(head: str, answer: str, wrong: str):
+    """A scripted fill: `answer` at the hole whose prompt's code before ends with `head`, `wrong` (a line that
+    does not fix it) anywhere else."""
+    def fill(request: dict) -> str:
+        return answer if request.get("prompt", "").split("<|fim_suffix|>")[0].endswith(head) else wrong
+    return fill
 
 
 STABLE = {
@@ -126,20 +115,22 @@ STABLE = {
 }
 
 
-def _argument_only(request: dict) -> str:
-    """The keyword argument at the call's argument hole; anything else a line that does not fix it."""
-    prefix = request.get("prompt", "").split("<|fim_suffix|>")[0]
-    return "sort_keys=True)\n" if prefix.endswith("json.dumps(data, ") else "    return json.dumps(dict(data))\n"
-
-
-def test_a_fix_only_a_keyword_argument_the_model_adds_to_a_call_makes(tmp_path: Path, scripted_llm, run_fix):
-    project = make_project(tmp_path / "proj", STABLE)
-    scripted_llm.default(INFILL_ACCOUNT, _argument_only)
+@pytest.mark.parametrize("files, path, fill, fixed, won", [
+    (PLURAL, "words.py", _inline_only("if count != 1 and ", "plural:\n", "    if count > 1:\n"),
+     (2, "    if count != 1 and plural:"), "line 3 (condition and ...)"),
+    (STABLE, "dump.py", _inline_only("json.dumps(data, ", "sort_keys=True)\n", "    return json.dumps(dict(data))\n"),
+     (5, "    return json.dumps(data, sort_keys=True)"), "line 6 (argument at column 29)"),
+], ids=["a clause added to a condition", "a keyword argument added to a call"])
+def test_a_fix_only_the_model_s_answer_inside_a_line_makes(tmp_path: Path, scripted_llm, run_fix, files, path, fill,
+                                                           fixed, won):
+    project = make_project(tmp_path / "proj", files)
+    scripted_llm.default(INFILL_ACCOUNT, fill)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
 
     assert run.json["status"] == "fixed", run.json
-    assert (project / "dump.py").read_text().splitlines()[5] == "    return json.dumps(data, sort_keys=True)"
+    index, line = fixed
+    assert (project / path).read_text().splitlines()[index] == line
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
-    assert search["infill"]["won"] == "line 6 (argument at column 29)", search["infill"]
+    assert search["infill"]["won"] == won, search["infill"]
     assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}

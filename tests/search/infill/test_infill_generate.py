@@ -201,45 +201,34 @@ async def test_the_failing_tests_code_comes_first_as_another_file(scripted_llm, 
 
 
 GUARD = "def bound(most, least):\n    if most == 0:\n        return None\n    return most - least\n"
-
-
-async def test_a_clause_hole_asks_for_one_line_inside_the_header_in_both_dialects(scripted_llm, make_client):
-    clause = next(h for h in holes_at("bound.py", GUARD, 2) if h.kind == "and")
-    scripted_llm.add(INFILL_ACCOUNT, "least == 1:\n        return None\n")
-    scripted_llm.add(INFILL_ACCOUNT, "Sure:\n```python\nleast == 1\n```\n")
-    fim, chat = make_client(), make_client(model="gpt-4o-mini")
-
-    (raw,) = await infill_candidates(fim, [clause], {"bound.py": GUARD}, InfillOptions(samples=1))
-    (asked,) = await infill_candidates(chat, [clause], {"bound.py": GUARD}, InfillOptions(samples=1))
-
-    first, second = scripted_llm.requests_for(INFILL_ACCOUNT)
-    assert first["prompt"] == ("<|fim_prefix|>def bound(most, least):\n    if most == 0 and <|fim_suffix|>:\n"
-                               "        return None\n    return most - least\n<|fim_middle|>")
-    assert first["stop"] == ["<|endoftext|>", "<|fim_pad|>", "\n"] and first["max_tokens"] == 32, \
-        "one short line: the stream ends at its end"
-    assert "    if most == 0 and <HOLE>:\n        return None" in second["messages"][1]["content"]
-    assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == ["    if most == 0 and least == 1:"]
-    assert raw.as_dict()["hole"] == "line 2 (condition and ...)" and raw.as_dict()["kind"] == "and"
-
-
 STAMP = "import datetime as dt\n\n\ndef stamp(value):\n    return dt.datetime.fromtimestamp(value)\n"
 
 
-async def test_an_argument_hole_asks_for_one_expression_inside_the_brackets_in_both_dialects(scripted_llm, make_client):
-    hole = next(h for h in holes_at("stamp.py", STAMP, 5) if h.kind == "arg")
-    scripted_llm.add(INFILL_ACCOUNT, "tz=dt.timezone.utc)\n")
-    scripted_llm.add(INFILL_ACCOUNT, "```python\ntz=dt.timezone.utc\n```")
+@pytest.mark.parametrize("source, line, kind, answers, prompt_end, marked, ask, want, label", [
+    (GUARD, 2, "and", ("least == 1:\n        return None\n", "Sure:\n```python\nleast == 1\n```\n"),
+     "def bound(most, least):\n    if most == 0 and <|fim_suffix|>:\n        return None\n    return most - least\n",
+     "    if most == 0 and <HOLE>:\n        return None", "misses a clause", "    if most == 0 and least == 1:",
+     "line 2 (condition and ...)"),
+    (STAMP, 5, "arg", ("tz=dt.timezone.utc)\n", "```python\ntz=dt.timezone.utc\n```"),
+     "def stamp(value):\n    return dt.datetime.fromtimestamp(value, <|fim_suffix|>)\n",
+     "    return dt.datetime.fromtimestamp(value, <HOLE>)\n", "miss an argument",
+     "    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)", "line 5 (argument at column 45)"),
+], ids=["a condition's clause", "a call's argument"])
+async def test_a_hole_inside_a_line_asks_for_one_expression_there_in_both_dialects(
+        scripted_llm, make_client, source, line, kind, answers, prompt_end, marked, ask, want, label):
+    hole = next(h for h in holes_at("code.py", source, line) if h.kind == kind)
+    for answer in answers:
+        scripted_llm.add(INFILL_ACCOUNT, answer)
     fim, chat = make_client(), make_client(model="gpt-4o-mini")
 
-    (raw,) = await infill_candidates(fim, [hole], {"stamp.py": STAMP}, InfillOptions(samples=1))
-    (asked,) = await infill_candidates(chat, [hole], {"stamp.py": STAMP}, InfillOptions(samples=1))
+    (raw,) = await infill_candidates(fim, [hole], {"code.py": source}, InfillOptions(samples=1))
+    (asked,) = await infill_candidates(chat, [hole], {"code.py": source}, InfillOptions(samples=1))
 
     first, second = scripted_llm.requests_for(INFILL_ACCOUNT)
-    assert first["prompt"].endswith("def stamp(value):\n    return dt.datetime.fromtimestamp(value, <|fim_suffix|>)\n"
-                                    "<|fim_middle|>")
-    assert first["stop"][-1] == "\n" and first["max_tokens"] == 32
+    assert first["prompt"].endswith(prompt_end + "<|fim_middle|>")
+    assert first["stop"] == ["<|endoftext|>", "<|fim_pad|>", "\n"] and first["max_tokens"] == 32, \
+        "one short line: the stream ends at its end"
     content = second["messages"][1]["content"]
-    assert "    return dt.datetime.fromtimestamp(value, <HOLE>)\n" in content and "miss an argument" in content
-    want = ["    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)"]
-    assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == want
-    assert raw.as_dict()["hole"] == "line 5 (argument at column 45)" and raw.as_dict()["kind"] == "arg"
+    assert marked in content and ask in content
+    assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == [want]
+    assert raw.as_dict()["hole"] == label and raw.as_dict()["kind"] == kind
