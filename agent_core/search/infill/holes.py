@@ -267,7 +267,7 @@ def _arguments(path: str, ctx: _Context, statement: ast.stmt, line: int) -> list
             continue
         call = isinstance(node, ast.Call)
         empty = not (node.args or node.keywords if isinstance(node, ast.Call) else
-                     node.keys if isinstance(node, ast.Dict) else node.elts)
+                     node.keys if isinstance(node, ast.Dict) else node.elts)  # isinstance: mypy narrows by it
         start, end = span(text, node)
         if empty and not call or text[end - 1] not in _CLOSERS or not call and text[start] not in _OPENERS:
             continue  # `[]` (a list to be filled is not a missing item), a tuple without brackets
@@ -371,7 +371,8 @@ def place_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -
 # in a task's time, cutting every hole of the first line before the second line's was asked left the lines
 # ranked 2-5 (where localization put the author's fix in three real-history bugs) without a fill. A condition's
 # added clause comes just after the line's own hole (the probe in the module docstring); an `or` clause later (in
-# the same probe its six answers were none of them a fix).
+# the same probe its six answers were none of them a fix); a call's missing argument a line down (its probe, also
+# in the module docstring).
 KIND_COST: dict[HoleKind, float] = {"line": 0.0, "and": 0.5, "arg": 1.0, "after": 1.5, "before": 1.5, "statement": 2.0,
                                     "or": 2.5, "block": 3.0, "end": 3.0}
 
