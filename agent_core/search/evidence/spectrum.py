@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import math
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -166,15 +167,21 @@ def governing(source: str) -> dict[int, int]:
     return out
 
 
+def _sources(scores: dict[LineKey, float], workspace: Path) -> Iterator[tuple[str, str]]:
+    """(rel, text) of each file with a scored line, skipping one that cannot be read."""
+    for rel in {rel for rel, _ in scores}:
+        try:
+            yield rel, (workspace / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+
+
 def with_conditions(scores: dict[LineKey, float], workspace: Path) -> dict[LineKey, float]:
     """Lift each `if`/`while` condition to just below the most suspicious line it governs: a branch only the
     failing tests take is as often the condition's fault (`>=` for `>`) as the branch's own."""
     out = dict(scores)
-    for rel in {rel for rel, _ in scores}:
-        try:
-            conditions = governing((workspace / rel).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            continue
+    for rel, source in _sources(scores, workspace):
+        conditions = governing(source)
         for (file, line), score in scores.items():
             test = conditions.get(line) if file == rel else None
             if test is not None and test != line:
@@ -208,11 +215,8 @@ def with_constants(scores: dict[LineKey, float], workspace: Path) -> dict[LineKe
     """Add the definitions of the module-level constants a suspicious line reads, at half its score: they run
     at import, outside every test's coverage, so a mistyped constant is otherwise never a suspect."""
     out = dict(scores)
-    for rel in {rel for rel, _ in scores}:
-        try:
-            constants, reads = module_constants((workspace / rel).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            continue
+    for rel, source in _sources(scores, workspace):
+        constants, reads = module_constants(source)
         for (file, line), score in scores.items():
             for name in reads.get(line, ()) if file == rel else ():
                 for defined in constants.get(name, []):
@@ -264,11 +268,8 @@ def reporting_spans(source: str) -> list[tuple[int, int]]:
 def with_reporting(scores: dict[LineKey, float], workspace: Path) -> dict[LineKey, float]:
     """Each line of the code that only reports an error (reporting_spans) at REPORTING_SHARE of its score."""
     out = dict(scores)
-    for rel in {rel for rel, _ in scores}:
-        try:
-            spans = reporting_spans((workspace / rel).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            continue
+    for rel, source in _sources(scores, workspace):
+        spans = reporting_spans(source)
         for (file, line), score in scores.items():
             if file == rel and any(first <= line <= last for first, last in spans):
                 out[(rel, line)] = score * REPORTING_SHARE
