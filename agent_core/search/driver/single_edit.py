@@ -39,7 +39,11 @@ HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (
 # likeliest of them to whatever budget the 999 others left
 PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
 # that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
-MODEL_SHARE = 1 / 3  # while the search's own candidates last, the model's turns take at most this share of the time
+MODEL_SHARE = 1 / 3  # while the search's likeliest candidates last, the model's turns take at most this share
+LATE_MODEL_SHARE = 2 / 3  # ... and this share once LIKELY_RANKS of them were tried without a fix
+LIKELY_RANKS = 3 * HOT_CHUNK  # where the search's own fixes are: of its 86 fixes in the last search-only runs of
+# the three corpora (bench/results: history_fix_rate 4df1bee, real_fix_rate fbbb72e and b79d6bb, fix_rate bf29853),
+# the last came at candidate 349
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
@@ -196,24 +200,38 @@ class _Trial:
         return None
 
 
-def model_may_go(lent: float, own_spent: float, own_left: bool) -> bool:
+def model_share(tried: int) -> float:
+    """The model's share of the search's time once the search tried `tried` of its own candidates: MODEL_SHARE
+    among its likeliest, LATE_MODEL_SHARE past them. The catalogue ranks its candidates by how likely each is
+    to be the fix, and it found every fix it made on three corpora among its first LIKELY_RANKS; past them
+    its driver runs went on for 50-170 s of a 280 s task on the real-history bugs it did not fix, while the
+    model got 75-200 s for holes at lines its ranking had not reached."""
+    return MODEL_SHARE if tried < LIKELY_RANKS else LATE_MODEL_SHARE
+
+
+def _allowance(lent: float, own_spent: float, share: float) -> float:
+    """Seconds the model's turns may still take for its turns to stay within `share` of all the search's time."""
+    return own_spent * share / (1 - share) - lent
+
+
+def model_may_go(lent: float, own_spent: float, own_left: bool, share: float = MODEL_SHARE) -> bool:
     """Whether the model may take a turn now: always once the search's own candidates are done; before that,
-    while the seconds its turns took (`lent`) stay within MODEL_SHARE of all the search's time (`own_spent` is
-    the search's own). Under a run's time budget the search's own deadline cannot move past the budget's end:
-    with a turn after every driver run, fills taking 160 s of a 280 s task left two real-history bugs the search
-    fixes alone (in 100 s of its own time) unfixed."""
-    return not own_left or lent <= own_spent * MODEL_SHARE / (1 - MODEL_SHARE)
+    while the seconds its turns took (`lent`) stay within `share` of all the search's time (`own_spent` is
+    the search's own; `model_share`). Under a run's time budget the search's own deadline cannot move past the
+    budget's end: with a turn after every driver run, fills taking 160 s of a 280 s task left two real-history
+    bugs the search fixes alone (in 100 s of its own time) unfixed."""
+    return not own_left or _allowance(lent, own_spent, share) >= 0
 
 
-def turn_end(lent: float, own_spent: float, own_left: bool) -> float | None:
+def turn_end(lent: float, own_spent: float, own_left: bool, share: float = MODEL_SHARE) -> float | None:
     """When the model's sampling in the turn starting now ends: while the search's own candidates last, once its
-    turns took MODEL_SHARE of the time (at least one sample is drawn; a hole cut there goes on at the next turn);
+    turns took `share` of the time (at least one sample is drawn; a hole cut there goes on at the next turn);
     None (the hole's own end) once they are done. Checked only before a turn, the share let the first turn
     (after one driver run) take a whole hole: 47-66 s of sampling on four real-history bugs, and 23-25 s on two
     more, that the search then fixed with its own candidates (the fe5a880 run)."""
     if not own_left:
         return None
-    return time.monotonic() + max(0.0, own_spent * MODEL_SHARE / (1 - MODEL_SHARE) - lent)
+    return time.monotonic() + max(0.0, _allowance(lent, own_spent, share))
 
 
 async def _model_turn(trial: _Trial, more: ModelBatches, until: float, rest: list[Mutant], rivals: bool,
@@ -285,9 +303,11 @@ async def find_single_edit(
             if more is None or time.monotonic() >= until:
                 break
         own_left = own and index < len(mutants) and time.monotonic() < min(deadline + lent, until)
-        if more is not None and time.monotonic() < until and model_may_go(lent, own_spent, own_left):
+        share = model_share(index)
+        if more is not None and time.monotonic() < until and model_may_go(lent, own_spent, own_left, share):
             began = time.monotonic()
-            turn = await _model_turn(trial, more, until, mutants[index:], rivals, turn_end(lent, own_spent, own_left))
+            turn = await _model_turn(trial, more, until, mutants[index:], rivals,
+                                     turn_end(lent, own_spent, own_left, share))
             lent += time.monotonic() - began
             if turn is False:
                 more = None

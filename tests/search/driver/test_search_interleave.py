@@ -150,6 +150,71 @@ def test_the_model_takes_at_most_its_share_while_the_search_s_own_candidates_las
     assert single_edit.model_may_go(400.0, 1.0, own_left=False), "alone once the search's candidates are done"
 
 
+def test_the_model_s_share_grows_once_the_search_s_likeliest_candidates_are_tried():
+    assert single_edit.model_share(0) == single_edit.MODEL_SHARE
+    assert single_edit.model_share(single_edit.LIKELY_RANKS - 1) == single_edit.MODEL_SHARE
+    assert single_edit.model_share(single_edit.LIKELY_RANKS) == single_edit.LATE_MODEL_SHARE
+    assert single_edit.LATE_MODEL_SHARE > single_edit.MODEL_SHARE
+    assert not single_edit.model_may_go(40.0, 30.0, own_left=True, share=single_edit.MODEL_SHARE)
+    assert single_edit.model_may_go(40.0, 30.0, own_left=True, share=single_edit.LATE_MODEL_SHARE), \
+        "past the likeliest ranks the model may take more than the search's own time"
+    late = single_edit.turn_end(40.0, 30.0, own_left=True, share=single_edit.LATE_MODEL_SHARE)
+    assert late is not None and late >= time.monotonic() + 30.0 * 2 - 40.0 - 1.0
+
+
+class GreedyModel:
+    """A model whose turns take all the time they are given (a tenth of a second when none) and bring no
+    candidate; it never runs out of holes."""
+
+    def __init__(self) -> None:
+        self.turns: list[tuple[float, float]] = []  # (start, end) of each turn
+
+    async def __call__(self, until: float | None = None) -> list[Mutant] | None:
+        began = time.monotonic()
+        await asyncio.sleep(max(0.1, (until or began) - began))
+        self.turns.append((began, time.monotonic()))
+        return []
+
+    def count_tried(self, mutants: Any) -> None:
+        pass
+
+    def prefer(self, results: Any) -> None:
+        pass
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_past_the_likeliest_candidates_the_model_takes_the_larger_share(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """Six wrong candidates, each a driver run of its own, then the right one; after the first two (LIKELY_RANKS
+    here) the model's turns may take twice the search's own time, where before they took at most half of it.
+    The search's own fix still comes, last."""
+    for rel, text in SOURCES.items():
+        (tmp_path / rel).write_text(text)
+    monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
+    monkeypatch.setattr(single_edit, "LIKELY_RANKS", 2)
+    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"}})
+    mutants = [Mutant("square.py", 2, f"    return x * {n}", f"2 -> {n}") for n in (3, 4, 5, 6, 7, 8)]
+    mutants.append(Mutant("square.py", 2, "    return x ** 2", "* -> **"))
+    model = GreedyModel()
+
+    async def go() -> tuple[float, tuple[Mutant | None, Any, dict]]:
+        with ShadowWorkspace(tmp_path) as shadow:
+            deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
+                                                    shadow=shadow, run_tests=run_tests))
+            began = time.monotonic()
+            return began, await find_single_edit(deps, ["test_square.py::test_five"], mutants,
+                                                 deadline=began + 120.0, more=cast(ModelBatches, model),
+                                                 more_until=began + 300.0, rivals=False)
+
+    began, (winner, report, stats) = asyncio.run(go())
+
+    assert winner is not None and winner.text == "    return x ** 2" and stats["tried"] == 7, stats
+    lent = sum(end - start for start, end in model.turns)
+    own = time.monotonic() - began - lent
+    assert lent > 1.0 * own, (f"the model's turns took {lent:.1f} s, the search's own {own:.1f} s: more than the "
+                              "first share's half", model.turns)
+
+
 def test_a_turn_ends_at_the_model_s_share_of_the_search_s_own_time():
     ratio = single_edit.MODEL_SHARE / (1 - single_edit.MODEL_SHARE)
     now = time.monotonic()
