@@ -173,6 +173,7 @@ class ModelBatches:
         whole.tokens += part.tokens
         whole.seconds += part.seconds
         whole.unchanged += part.unchanged
+        whole.twins += part.twins
         whole.error, whole.stopped, whole.saturated, whole.idle = part.error, part.stopped, part.saturated, part.idle
         return whole
 

@@ -65,11 +65,12 @@ class HoleReport:
     stopped: bool = False  # that error ends every later hole too
     saturated: bool = False  # sampling ended early: SATURATED answers in a row made nothing new
     unchanged: int = 0  # answers that wrote the hole's code back as it was
+    twins: int = 0  # of `mutants`, those that made an answer at the line's twins too (samples.py)
     idle: int = 0  # the last answers in a row that made nothing new (a hole sampled on later goes on from it)
 
     @property
     def kept(self) -> int:
-        """Samples that became candidates (parsed, changed something, new)."""
+        """Candidates the samples made (parsed, changed something, new; a twin candidate counts too)."""
         return len(self.mutants)
 
     def as_dict(self) -> dict[str, object]:
@@ -77,7 +78,7 @@ class HoleReport:
         return {"path": self.hole.path, "hole": self.hole.label, "kind": self.hole.kind, "dialect": self.dialect,
                 "drawn": self.drawn, "answered": self.answered, "kept": self.kept, "tokens": self.tokens,
                 "seconds": round(self.seconds, 2), "saturated": self.saturated, "unchanged": self.unchanged,
-                "error": self.error}
+                "twins": self.twins, "error": self.error}
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
             break
         report.answered += 1
         idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
-    report.unchanged, report.idle = sampler.unchanged, idle
+    report.unchanged, report.twins, report.idle = sampler.unchanged, sampler.twins, idle
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent
     report.seconds = time.monotonic() - began

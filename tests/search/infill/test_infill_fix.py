@@ -115,22 +115,38 @@ STABLE = {
 }
 
 
+DISCOUNT = {
+    "price.py": 'def price(kind, amount, member):\n    """What `amount` costs: members save on large amounts."""\n'
+                '    if kind == "book":\n        if amount > 100:\n            return amount * 0.9\n'
+                '        return amount\n    if amount > 100:\n        return amount * 0.8\n    return amount\n',
+    "test_price.py": 'from price import price\n\n\ndef test_only_members_save():\n'
+                     '    assert price("book", 200, False) == 200 and price("pen", 200, False) == 200\n'
+                     '    assert price("book", 200, True) == 180 and price("pen", 200, True) == 160\n\n\n'
+                     'def test_small_amounts():\n    assert price("book", 50, True) == 50\n',
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 400\n",
+}
+
+
 @pytest.mark.parametrize("files, path, fill, fixed, won", [
     (PLURAL, "words.py", _inline_only("if count != 1 and ", "plural:\n", "    if count > 1:\n"),
-     (2, "    if count != 1 and plural:"), "line 3 (condition and ...)"),
+     {2: "    if count != 1 and plural:"}, "line 3 (condition and ...)"),
     (STABLE, "dump.py", _inline_only("json.dumps(data, ", "sort_keys=True)\n", "    return json.dumps(dict(data))\n"),
-     (5, "    return json.dumps(data, sort_keys=True)"), "line 6 (argument at column 29)"),
-], ids=["a clause added to a condition", "a keyword argument added to a call"])
+     {5: "    return json.dumps(data, sort_keys=True)"}, "line 6 (argument at column 29)"),
+    (DISCOUNT, "price.py", _inline_only("if amount > 100 and ", "member:\n", "    if amount >= 100:\n"),
+     {3: "        if amount > 100 and member:", 6: "    if amount > 100 and member:"}, "(condition and ...)"),
+], ids=["a clause added to a condition", "a keyword argument added to a call", "the same clause at a twin line"])
 def test_a_fix_only_the_model_s_answer_inside_a_line_makes(tmp_path: Path, scripted_llm, run_fix, files, path, fill,
                                                            fixed, won):
+    """The third: one clause fixes neither branch alone (the one failing test checks both); the fill's candidate
+    at the line's twin too does (samples.py `twin_lines`)."""
     project = make_project(tmp_path / "proj", files)
     scripted_llm.default(INFILL_ACCOUNT, fill)
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
 
     assert run.json["status"] == "fixed", run.json
-    index, line = fixed
-    assert (project / path).read_text().splitlines()[index] == line
+    lines = (project / path).read_text().splitlines()
+    assert {index: lines[index] for index in fixed} == fixed
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
-    assert search["infill"]["won"] == won, search["infill"]
+    assert search["infill"]["won"].endswith(won), search["infill"]
     assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}

@@ -191,3 +191,59 @@ def test_an_argument_is_put_before_the_kept_closing_bracket_less_the_bracket_it_
     assert mutant is not None and mutant.description == "model infill at line 5: arg tz=dt.timezone.utc"
     assert sampler.add("tz = dt.timezone.utc") is None, "the same tree"
     assert sampler.add("tz=(") is None, "does not parse"
+
+
+TWINS = """class Word:
+    def __init__(self, chars, min=1, max=0):
+        self.min = min
+        if chars == "a":
+            if max == 0:
+                self.pattern = "+"
+        else:
+            if max == 0:
+                self.pattern = "*"
+        self.min = min
+
+    def parse(self, text):
+        return text
+
+
+def other(max):
+    if max == 0:
+        return 1
+"""
+
+
+def test_a_line_s_twins_are_its_copies_in_its_own_top_level_definition():
+    from agent_core.search.infill.samples import twin_lines
+    assert twin_lines(TWINS, 5) == [8], "the other `if max == 0:` of the class, not the one of `other`"
+    assert twin_lines(TWINS, 8) == [5]
+    assert twin_lines(TWINS, 3) == [10], "an assignment's copy"
+    assert twin_lines(TWINS, 13) == [], "`return text` has one name: no twins"
+    assert twin_lines(TWINS, 17) == [], "alone in its function"
+    boilerplate = "def f(a):\n" + "    a.x = 1\n" * 5
+    assert twin_lines(boilerplate, 2) == [], "more than MAX_TWINS copies: boilerplate"
+    assert twin_lines("x = (\n", 1) == [], "a source that does not parse"
+
+
+def test_a_one_line_rewrite_at_a_line_with_twins_is_made_at_the_twins_too():
+    hole = next(h for h in holes_at("word.py", TWINS, 5) if h.kind == "and")
+    sampler = Sampler(hole, TWINS)
+    single = sampler.add("self.min == 1:\n")
+    assert single is not None and (single.line, single.last) == (5, 5)
+    assert single.text == "            if max == 0 and self.min == 1:"
+    assert len(sampler.mutants) == 2 and sampler.twins == 1, "the single rewrite first, then the twin one"
+    both = sampler.mutants[1]
+    assert (both.line, both.last, both.tier) == (5, 8, INFILL_TIER)
+    lines = both.applied(TWINS).split("\n")
+    assert lines[4] == "            if max == 0 and self.min == 1:" and lines[7] == lines[4], "each at its indentation"
+    assert lines[16] == "    if max == 0:", "`other`'s copy is not its twin"
+    assert "twin line 8" in both.description
+    assert sampler.add("self.min == 1:\n") is None and len(sampler.mutants) == 2, "a repeat makes neither again"
+    line_hole = next(h for h in holes_at("word.py", TWINS, 3) if h.kind == "line")
+    wrapped = Sampler(line_hole, TWINS)
+    assert wrapped.add("        self.min = min\n        self.max = max\n") is not None
+    assert wrapped.twins == 0, "a rewrite of more than one line has no twin candidate"
+    assert wrapped.add("        self.min = int(min)\n") is not None and wrapped.twins == 1
+    plain = Sampler(next(h for h in holes_at("word.py", TWINS, 13) if h.kind == "line"), TWINS)
+    assert plain.add("        return text.strip()\n") is not None and plain.twins == 0
