@@ -19,7 +19,7 @@ from test_import_rules import AGENT_CORE, LSP_SERVER, MCP_SERVER, ROOT
 
 SEARCH = "agent_core.search"
 LAYERS = (  # bottom to top, by the name of each top-level module or sub-package of the search
-    frozenset({"candidate", "linetext"}),  # the candidate shape; where a node sits in a line
+    frozenset({"candidate", "linetext", "twins"}),  # the candidate shape; where a node sits in a line; copied lines
     frozenset({"evidence"}),  # what a failing run says
     frozenset({"catalogue", "templates", "infill"}),  # the candidates (infill: the model's)
     frozenset({"driver"}),  # trying them

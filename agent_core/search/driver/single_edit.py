@@ -29,6 +29,7 @@ from agent_core.search.evidence.hangs import hung_mutant_bound
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.templates.table import EVIDENCE_TIER
+from agent_core.search.twins import Twins
 from agent_core.settings import Settings
 from agent_core.testing.bounds import verify_bounds
 from agent_core.testing.judged import SuiteRun, judged_run
@@ -63,7 +64,8 @@ def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list
                inputs: FailingInputs = NO_INPUTS) -> list[Mutant]:
     """Mutants of the suspects' lines, the most suspicious lines first whichever function they are in (a
     function scores as its best line, so its other lines may be far less suspicious than another function's);
-    among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order).
+    among equally suspicious lines, the catalogue's likelier bug classes first (then suspect and line order);
+    a mutant of a line with twins is followed by the same edit at its twins too (search/twins.py).
     Then search/driver/ranking.py places the templates (with `exceptions`, the failing tests' exception types, and
     `inputs`, what their inputs are made of) and moves the candidates with a concern (a variable left
     unused) after the ones without."""
@@ -78,9 +80,18 @@ def candidates(root: Path, suspects: list[Suspect], limit: int, exceptions: list
         ranked += [(score, suspect.file, line) for line, score in suspect.searched()]
     ranked.sort(key=lambda entry: -entry[0])  # stable: suspect order, then line order, among ties
     out: list[Mutant] = []
+    twins: dict[str, Twins] = {}
+    made: set[tuple[str, int, str]] = set()
     for _, tied in itertools.groupby(ranked, key=lambda entry: entry[0]):
         batch = [m for _, file, line in tied for m in line_mutants(file, sources[file], line)]
-        out += sorted(batch, key=lambda m: m.tier)
+        for mutant in sorted(batch, key=lambda m: m.tier):
+            out.append(mutant)
+            if mutant.path not in twins:
+                twins[mutant.path] = Twins(sources[mutant.path])  # one parse per file
+            copied = twins[mutant.path].made_at(mutant)  # the same edit at the line's copies too (search/twins.py)
+            if copied is not None and (key := (copied.path, copied.line, copied.text)) not in made:
+                made.add(key)  # made once: from the first copy ranked
+                out.append(copied)
         if len(out) >= limit:
             break
     templates = templates_for(root, sources, ranked, exceptions, inputs, gate_lines(sources, suspects))

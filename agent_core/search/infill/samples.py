@@ -24,13 +24,9 @@ nothing or that another sample (of this hole, or of another hole of the file
 sharing its `seen`) already wrote: the same syntax
 tree, so `a+b` and `a + b` are one candidate.
 
-A line that has twins (lines of the same top-level function or class whose text is the
-same, as copied code is: pyparsing's `Word.__init__` has `if max == 0:` twice, and its
-author's fix adds the same clause to both) gets, after each candidate that rewrites it as one
-line, a second candidate: the same rewrite at each twin too (`Sampler.twins`). A fix the copies
-need together is one many multi-hunk bugs need: "Harnessing evolution for multi-hunk program
-repair" (Saha, Saha and Prasad, ICSE 2019) repairs such sibling hunks with one edit each; a
-single fill at one copy cannot pass where both run.
+A line that has twins (its copies in the same top-level function or class, search/twins.py)
+gets, after each candidate that rewrites it as one line, a second candidate: the same rewrite
+at each twin too (counted in `Sampler.twins`).
 
 `sample_plan` spreads a hole's samples over temperatures and seeds, so the
 first samples are the model's likeliest answers and the later ones its more
@@ -45,18 +41,15 @@ from __future__ import annotations
 
 import ast
 import io
-import keyword
-import re
 import tokenize
 from dataclasses import dataclass, field
 
 from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Mutant
 from agent_core.search.infill.holes import Hole
+from agent_core.search.twins import Twins
 
 INFILL_TIER = 30  # after every single-edit tier of mutants.py (0-12) and the templates' (20)
-MAX_TWINS = 3  # a line with more copies than this in its definition is boilerplate: no twin candidate
-TWIN_WORDS = 2  # names and numbers a line needs (besides keywords) for its copies to be twins (`return x` is not)
 EXTRA_LINES = 1  # a replaced line may come back one line longer (a hole of n lines: up to 2n)
 SLOT_LINES = 3  # an empty slot takes a guard and its body
 MIN_TEMPERATURE, MAX_TEMPERATURE = 0.2, 1.0
@@ -209,42 +202,6 @@ def _splice(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant:
                   hole.last)
 
 
-def twin_lines(source: str, line: int) -> list[int]:
-    """The other lines of the top-level function or class holding line `line` (1-based) whose text, less its
-    indentation, is the line's own; [] when the line has fewer than TWIN_WORDS names and numbers, more than
-    MAX_TWINS copies, or the source does not parse."""
-    lines = source.split("\n")
-    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-    words = [w for w in re.findall(r"[A-Za-z_]\w*|\d+", text.split("#")[0]) if not keyword.iskeyword(w)]
-    if len(words) < TWIN_WORDS:
-        return []
-    try:
-        tree = pysyntax.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    owner = next((n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                  and min([n.lineno, *(d.lineno for d in n.decorator_list)]) <= line <= (n.end_lineno or 0)), None)
-    if owner is None:
-        return []
-    found = [n for n in range(owner.lineno, (owner.end_lineno or owner.lineno) + 1)
-             if n != line and lines[n - 1].strip() == text]
-    return found if len(found) <= MAX_TWINS else []
-
-
-def _at_twins(mutant: Mutant, twins: list[int], source_lines: list[str]) -> Mutant:
-    """`mutant` (one line rewritten as one line) made at each of its line's `twins` too, at each one's
-    indentation: one candidate over the lines from the first to the last of them."""
-    edited = list(source_lines)
-    new = mutant.text.strip()
-    for number in [mutant.line, *twins]:
-        edited[number - 1] = _indent(source_lines[number - 1]) + new
-    lo, hi = min(mutant.line, *twins), max(mutant.line, *twins)
-    where = ", ".join(str(n) for n in twins)
-    return Mutant(mutant.path, lo, "\n".join(edited[lo - 1 : hi]),
-                  f"{mutant.description} (and at its twin line{'s' if len(twins) > 1 else ''} {where})",
-                  INFILL_TIER, hi, mutant.concerns)
-
-
 def _tree(source: str) -> str | None:
     try:
         return ast.dump(pysyntax.parse(source))
@@ -265,14 +222,15 @@ class Sampler:
     unchanged: int = 0  # samples that wrote the hole's code back as it was
     twins: int = 0  # candidates that made a sample's rewrite at the line's twins too (of `mutants`)
     _original: str | None = field(default=None, init=False, repr=False)
-    _twins: list[int] = field(default_factory=list, init=False, repr=False)
+    _twins: Twins | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._original = _tree(self.source)
         if self._original is not None:
             self.seen.add(self._original)  # a sample that changes nothing is no candidate
         if self.hole.size == 1 and not self.hole.is_slot:  # one line rewritten: its own, or inside it
-            self._twins = twin_lines(self.source, self.hole.first)
+            twins = Twins(self.source)
+            self._twins = twins if twins.of(self.hole.first) else None
 
     def add(self, middle: str) -> Mutant | None:
         """The candidate a sample's `middle` makes, kept; None when it fills nothing, does not parse, changes
@@ -289,14 +247,14 @@ class Sampler:
                 return None
             self.seen.add(tree)
             self.mutants.append(mutant)
-            if self._twins and "\n" not in mutant.text:
-                self._add_twin(_at_twins(mutant, self._twins, source_lines))
+            if self._twins is not None:
+                self._add_twin(self._twins.made_at(mutant))
             return mutant
         return None
 
-    def _add_twin(self, mutant: Mutant) -> None:
-        tree = _tree(mutant.applied(self.source))
-        if tree is not None and tree not in self.seen:
+    def _add_twin(self, mutant: Mutant | None) -> None:
+        tree = _tree(mutant.applied(self.source)) if mutant is not None else None
+        if mutant is not None and tree is not None and tree not in self.seen:
             self.seen.add(tree)
             self.mutants.append(mutant)
             self.twins += 1

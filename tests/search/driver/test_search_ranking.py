@@ -174,3 +174,31 @@ def test_a_hoist_is_tried_for_a_line_beyond_the_ones_that_get_every_template():
         '    text = text.partition("\\f")[0]', "    if text:"]
     without = templates_for(Path("."), {"m.py": HELP}, ranked[:-1], None)
     assert not [m for m in without if "out of the `if`" in m.description], "it comes from the line further down"
+
+
+COPIED = """def bounds(values, low, high):
+    out = []
+    for value in values:
+        if value < low:
+            out.append(low)
+    for value in reversed(values):
+        if value < low:
+            out.append(high)
+    return out
+"""
+
+
+def test_a_mutant_of_a_copied_line_is_followed_once_by_the_same_edit_at_its_copies(tmp_path: Path):
+    from agent_core.search.driver.single_edit import candidates
+    (tmp_path / "b.py").write_text(COPIED)
+    suspect = Suspect("b.py", "bounds", 1, 9, [4, 7], 1.0)
+    order = candidates(tmp_path, [suspect], 1000)
+
+    single = next(i for i, m in enumerate(order) if m.line == m.last == 4 and m.text.strip() == "if value <= low:")
+    both = order[single + 1]
+    assert (both.line, both.last) == (4, 7) and "twin line 7" in both.description, "right after its single edit"
+    lines = both.applied(COPIED).split("\n")
+    assert lines[3] == lines[6] == "        if value <= low:"
+    twins = [m for m in order if m.last > m.line and "twin" in m.description]
+    assert len({(m.line, m.text) for m in twins}) == len(twins), "the same edit made from line 7 is not made again"
+    assert not any(m.line == m.last == 2 and "twin" in m.description for m in order), "`out = []` has no copy"

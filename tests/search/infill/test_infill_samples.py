@@ -215,7 +215,7 @@ def other(max):
 
 
 def test_a_line_s_twins_are_its_copies_in_its_own_top_level_definition():
-    from agent_core.search.infill.samples import twin_lines
+    from agent_core.search.twins import twin_lines
     assert twin_lines(TWINS, 5) == [8], "the other `if max == 0:` of the class, not the one of `other`"
     assert twin_lines(TWINS, 8) == [5]
     assert twin_lines(TWINS, 3) == [10], "an assignment's copy"
