@@ -3,7 +3,8 @@
 The front door is `localize` and `find_fix` (front.py), and the search's time, `search_budget_s`. Inside, by
 layer (bottom to top; each imports only from lower ones, tests/architecture checks it):
 
-- candidate.py, linetext.py: the candidate shape (`Edit`, `Mutant`) and where an ast node sits in a line;
+- candidate.py, linetext.py, twins.py: the candidate shape (`Edit`, `Mutant`), where an ast node sits in a line,
+  and a line's copies (a candidate made at them too);
 - evidence/: what a failing run says (the coverage spectrum, hung tests, the failing tests' inputs);
 - catalogue/ and templates/: the candidates, one-line mutants and multi-line templates, beside each other;
 - driver/: the host side of trying them (localizing, ranking, sandboxed driver runs, pairs, rivals);
