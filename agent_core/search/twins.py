@@ -1,6 +1,6 @@
 """A line's twins, and a one-line candidate made at them too.
 
-The twins of a line are the other lines of the same top-level function or class whose text, less its
+The twins of a line are the other lines of the same function (its innermost one) whose text, less its
 indentation, is the same: copied code, as pyparsing's `Word.__init__` has `if max == 0:` twice (its author's
 fix adds the same clause to both). Copies that need the same change are a common kind of multi-hunk bug, the
 "sibling" hunks that Saha, Saha and Prasad ("Harnessing evolution for multi-hunk program repair", ICSE 2019)
@@ -9,7 +9,9 @@ that rewrites a line with twins as one line, the search tries the same rewrite a
 fills, infill/samples.py, and the catalogue's one-line mutants, driver/single_edit.py `candidates`).
 
 A line with fewer than TWIN_WORDS names and numbers (`return x`, `else:`) has no twins, nor one with more
-than MAX_TWINS copies (boilerplate, not a copy of one piece of logic).
+than MAX_TWINS copies (boilerplate, not a copy of one piece of logic), nor one outside any function. Copies
+in one function keep the candidate inside it, where the driver swaps it into the live function (a candidate
+over two methods would be tried the slow way, a test process of its own).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from agent_core.search.candidate import Mutant
 MAX_TWINS = 3  # a line with more copies than this in its definition is boilerplate: no twin candidate
 TWIN_WORDS = 2  # names and numbers a line needs (besides keywords) for its copies to be twins
 _WORD = re.compile(r"[A-Za-z_]\w*|\d+")
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _worth(text: str) -> bool:
@@ -42,18 +44,20 @@ class Twins:
             tree = pysyntax.parse(source)
         except (SyntaxError, ValueError, RecursionError):
             return
-        for node in tree.body:
-            if not isinstance(node, _DEFINITIONS):
-                continue
-            copies: dict[str, list[int]] = defaultdict(list)
-            for number in range(node.lineno, (node.end_lineno or node.lineno) + 1):
-                text = self.lines[number - 1].strip()
-                if text and _worth(text):
-                    copies[text].append(number)
-            for group in copies.values():
-                if 2 <= len(group) <= MAX_TWINS + 1:
-                    for number in group:
-                        self._of[number] = [n for n in group if n != number]
+        owner: dict[int, int] = {}  # line -> its innermost function (an outer one is walked first)
+        for node in ast.walk(tree):
+            if isinstance(node, _FUNCTIONS):
+                for number in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                    owner[number] = id(node)
+        copies: dict[tuple[int, str], list[int]] = defaultdict(list)
+        for number, function in sorted(owner.items()):
+            text = self.lines[number - 1].strip()
+            if text and _worth(text):
+                copies[(function, text)].append(number)
+        for group in copies.values():
+            if 2 <= len(group) <= MAX_TWINS + 1:
+                for number in group:
+                    self._of[number] = [n for n in group if n != number]
 
     def of(self, line: int) -> list[int]:
         """The twins of line `line` (1-based), in line order; [] when it has none."""

@@ -24,7 +24,7 @@ nothing or that another sample (of this hole, or of another hole of the file
 sharing its `seen`) already wrote: the same syntax
 tree, so `a+b` and `a + b` are one candidate.
 
-A line that has twins (its copies in the same top-level function or class, search/twins.py)
+A line that has twins (its copies in the same function, search/twins.py)
 gets, after each candidate that rewrites it as one line, a second candidate: the same rewrite
 at each twin too (counted in `Sampler.twins`).
 

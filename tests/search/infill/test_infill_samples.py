@@ -214,13 +214,18 @@ def other(max):
 """
 
 
-def test_a_line_s_twins_are_its_copies_in_its_own_top_level_definition():
+def test_a_line_s_twins_are_its_copies_in_its_own_function():
     from agent_core.search.twins import twin_lines
-    assert twin_lines(TWINS, 5) == [8], "the other `if max == 0:` of the class, not the one of `other`"
+    assert twin_lines(TWINS, 5) == [8], "the other `if max == 0:` of the method, not the one of `other`"
     assert twin_lines(TWINS, 8) == [5]
     assert twin_lines(TWINS, 3) == [10], "an assignment's copy"
     assert twin_lines(TWINS, 13) == [], "`return text` has one name: no twins"
     assert twin_lines(TWINS, 17) == [], "alone in its function"
+    methods = "class A:\n    def f(self):\n        self.n += 1\n\n    def g(self):\n        self.n += 1\n"
+    assert twin_lines(methods, 3) == [], "a copy in another method is not a twin"
+    nested = "def f(a):\n    a.n += 1\n    def g(a):\n        a.n += 1\n    a.n += 1\n"
+    assert twin_lines(nested, 2) == [5] and twin_lines(nested, 4) == [], "a nested function's lines are its own"
+    assert twin_lines("a.n += 1\na.n += 1\n", 1) == [], "module-level code has none"
     boilerplate = "def f(a):\n" + "    a.x = 1\n" * 5
     assert twin_lines(boilerplate, 2) == [], "more than MAX_TWINS copies: boilerplate"
     assert twin_lines("x = (\n", 1) == [], "a source that does not parse"
