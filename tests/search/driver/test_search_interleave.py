@@ -37,7 +37,17 @@ MODEL_TURN_S = 12.0
 OWN_BUDGET_S = 10.0
 
 
-class SlowModel:
+class StubModel:
+    """What the driver asks of a ModelBatches besides its turns: noting what was tried and preferred (nothing)."""
+
+    def count_tried(self, mutants: Any) -> None:
+        pass
+
+    def prefer(self, results: Any) -> None:
+        pass
+
+
+class SlowModel(StubModel):
     """A model whose one turn takes MODEL_TURN_S and brings no candidate; then it has no more holes."""
 
     def __init__(self) -> None:
@@ -52,33 +62,35 @@ class SlowModel:
         await asyncio.sleep(MODEL_TURN_S)
         return []
 
-    def count_tried(self, mutants: Any) -> None:
-        pass
 
-    def prefer(self, results: Any) -> None:
-        pass
-
-
-@pytest.mark.e2e  # a real sandbox
-def test_the_model_s_turn_does_not_take_the_search_s_own_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def _square_search(tmp_path: Path, mutants: list[Mutant], model: Any, own_s: float, more_s: float = 120.0,
+                   **options: Any) -> tuple[float, tuple[Mutant | None, Any, dict]]:
+    """The square project in `tmp_path`, searched with `mutants` and the `model`'s turns (the search's own deadline
+    `own_s` from its start, the model's `more_s`; `options` for find_single_edit): its start, and what it found."""
     for rel, text in SOURCES.items():
         (tmp_path / rel).write_text(text)
-    monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
     settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"}})
-    mutants = [Mutant("square.py", 2, "    return x * 3", "2 -> 3"),
-               Mutant("square.py", 2, "    return x ** 2", "* -> **")]
-    model = SlowModel()
 
-    async def go() -> tuple[Mutant | None, Any, dict]:
+    async def go() -> tuple[float, tuple[Mutant | None, Any, dict]]:
         with ShadowWorkspace(tmp_path) as shadow:
             deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
                                                     shadow=shadow, run_tests=run_tests))
             began = time.monotonic()
-            return await find_single_edit(deps, ["test_square.py::test_five"], mutants,
-                                          deadline=began + OWN_BUDGET_S, more=cast(ModelBatches, model),
-                                          more_until=began + 120.0)
+            return began, await find_single_edit(deps, ["test_square.py::test_five"], mutants,
+                                                 deadline=began + own_s, more=cast(ModelBatches, model),
+                                                 more_until=began + more_s, **options)
 
-    winner, report, stats = asyncio.run(go())
+    return asyncio.run(go())
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_the_model_s_turn_does_not_take_the_search_s_own_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
+    mutants = [Mutant("square.py", 2, "    return x * 3", "2 -> 3"),
+               Mutant("square.py", 2, "    return x ** 2", "* -> **")]
+    model = SlowModel()
+
+    _, (winner, report, stats) = _square_search(tmp_path, mutants, model, OWN_BUDGET_S)
 
     assert len(model.calls) == 1, ("one model turn, between the two driver runs", stats)
     (until,) = model.untils
@@ -88,7 +100,7 @@ def test_the_model_s_turn_does_not_take_the_search_s_own_time(tmp_path: Path, mo
     assert report is not None and report.ok and stats["tried"] == 2
 
 
-class EndlessModel:
+class EndlessModel(StubModel):
     """A model whose turns take a second each and bring no candidate, and which never runs out of holes."""
 
     def __init__(self) -> None:
@@ -99,21 +111,12 @@ class EndlessModel:
         await asyncio.sleep(1.0)
         return []
 
-    def count_tried(self, mutants: Any) -> None:
-        pass
-
-    def prefer(self, results: Any) -> None:
-        pass
-
 
 @pytest.mark.e2e  # a real sandbox
 def test_the_search_s_next_step_comes_before_the_model_goes_on_alone(tmp_path: Path):
     """Two edits (driver/pairs.py, `then`) get the search's own time once its candidates are done; the model's
     turns, which could go on until `more_until`, wait (with the model on, two real-history bugs the search fixed
     in two edits went unfixed: the model's turns had taken the search's own time)."""
-    for rel, text in SOURCES.items():
-        (tmp_path / rel).write_text(text)
-    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"}})
     mutants = [Mutant("square.py", 2, "    return x * 3", "2 -> 3")]
     paired = Mutant("square.py", 2, "    return x ** 2", "two edits")
     model = EndlessModel()
@@ -123,16 +126,7 @@ def test_the_search_s_next_step_comes_before_the_model_goes_on_alone(tmp_path: P
         steps.append((time.monotonic(), own_until, len(model.calls)))
         return paired, "the pair's report"
 
-    async def go() -> tuple[float, tuple[Mutant | None, Any, dict]]:
-        with ShadowWorkspace(tmp_path) as shadow:
-            deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
-                                                    shadow=shadow, run_tests=run_tests))
-            began = time.monotonic()
-            return began, await find_single_edit(deps, ["test_square.py::test_five"], mutants,
-                                                 deadline=began + OWN_BUDGET_S, more=cast(ModelBatches, model),
-                                                 more_until=began + 120.0, then=then)
-
-    began, (winner, report, stats) = asyncio.run(go())
+    began, (winner, report, stats) = _square_search(tmp_path, mutants, model, OWN_BUDGET_S, then=then)
 
     assert winner is paired and report == "the pair's report", stats
     assert len(steps) == 1, steps
@@ -162,7 +156,7 @@ def test_the_model_s_share_grows_once_the_search_s_likeliest_candidates_are_trie
     assert late is not None and late >= time.monotonic() + 30.0 * 2 - 40.0 - 1.0
 
 
-class GreedyModel:
+class GreedyModel(StubModel):
     """A model whose turns take all the time they are given (a tenth of a second when none) and bring no
     candidate; it never runs out of holes."""
 
@@ -175,12 +169,6 @@ class GreedyModel:
         self.turns.append((began, time.monotonic()))
         return []
 
-    def count_tried(self, mutants: Any) -> None:
-        pass
-
-    def prefer(self, results: Any) -> None:
-        pass
-
 
 @pytest.mark.e2e  # a real sandbox
 def test_past_the_likeliest_candidates_the_model_takes_the_larger_share(tmp_path: Path,
@@ -188,25 +176,13 @@ def test_past_the_likeliest_candidates_the_model_takes_the_larger_share(tmp_path
     """Six wrong candidates, each a driver run of its own, then the right one; after the first two (LIKELY_RANKS
     here) the model's turns may take twice the search's own time, where before they took at most half of it.
     The search's own fix still comes, last."""
-    for rel, text in SOURCES.items():
-        (tmp_path / rel).write_text(text)
     monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
     monkeypatch.setattr(single_edit, "LIKELY_RANKS", 2)
-    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"}})
     mutants = [Mutant("square.py", 2, f"    return x * {n}", f"2 -> {n}") for n in (3, 4, 5, 6, 7, 8)]
     mutants.append(Mutant("square.py", 2, "    return x ** 2", "* -> **"))
     model = GreedyModel()
 
-    async def go() -> tuple[float, tuple[Mutant | None, Any, dict]]:
-        with ShadowWorkspace(tmp_path) as shadow:
-            deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
-                                                    shadow=shadow, run_tests=run_tests))
-            began = time.monotonic()
-            return began, await find_single_edit(deps, ["test_square.py::test_five"], mutants,
-                                                 deadline=began + 120.0, more=cast(ModelBatches, model),
-                                                 more_until=began + 300.0, rivals=False)
-
-    began, (winner, report, stats) = asyncio.run(go())
+    began, (winner, report, stats) = _square_search(tmp_path, mutants, model, 120.0, 300.0, rivals=False)
 
     assert winner is not None and winner.text == "    return x ** 2" and stats["tried"] == 7, stats
     lent = sum(end - start for start, end in model.turns)
