@@ -162,8 +162,9 @@ def _journal(workspace: Path, run_id: str = "") -> list[dict]:
 
 def time_split(workspace: Path, run_id: str = "") -> dict:
     """Where a run's time went, from its journal: seconds per pipeline node (summed over its visits), the
-    model's fills (`infill`: holes, samples, kept, tried, tokens, seconds, the winning hole, the answers and
-    those that wrote their hole back unchanged; its `per_hole` left out but for each hole's path and label,
+    model's fills (`infill`: holes, samples, kept, tried, tokens, seconds, the winning hole, the answers,
+    those that wrote their hole back unchanged and the candidates made at a line's twins; its `per_hole` left
+    out but for each hole's path and label,
     `holes`) and the search's own figures (mutants made and tried)."""
     records = _journal(workspace, run_id)
     nodes: dict[str, float] = {}
@@ -179,6 +180,8 @@ def time_split(workspace: Path, run_id: str = "") -> dict:
     if per_hole and all("unchanged" in h for h in per_hole):  # journals since 2026-12-04
         infill["answered"] = sum(int(h.get("answered") or 0) for h in per_hole)
         infill["unchanged"] = sum(int(h["unchanged"]) for h in per_hole)
+    if per_hole and all("twins" in h for h in per_hole):  # journals since 2026-12-05 (search/twins.py)
+        infill["twins"] = sum(int(h["twins"]) for h in per_hole)
     return {"nodes": nodes, "infill": infill, "holes": holes, "mutants": search.get("mutants"),
             "mutants_tried": search.get("tried")}
 

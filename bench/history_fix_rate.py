@@ -208,7 +208,8 @@ def holes_at_author(holes: list[list[str]], places: dict[str, set[int]]) -> int:
 def fills(rows: list[dict]) -> list[str]:
     """What the model's fills did over the rows whose fills sampled a hole (their journals' `infill` figures):
     holes, samples, candidates and candidates per minute of the fills' own time, whether they reached the
-    author's lines, the answers that changed nothing, and the median split of a task's time."""
+    author's lines, the answers that changed nothing, the candidates made at twins, and the median split of a
+    task's time."""
     asked = [r for r in rows if (r.get("split", {}).get("infill") or {}).get("holes")]
     figures = [r["split"]["infill"] for r in asked]
     if not figures:
@@ -227,6 +228,9 @@ def fills(rows: list[dict]) -> list[str]:
     if counted:
         lines.append(f"answers that wrote their hole back as it was: {sum(int(f['unchanged']) for f in counted)} "
                      f"of {sum(int(f.get('answered') or 0) for f in counted)}")
+    twinned = [f for f in figures if "twins" in f]  # runs since 2026-12-05
+    if twinned:
+        lines.append(f"candidates made at a line's twins too: {sum(int(f['twins']) for f in twinned)}")
     nodes = [r["split"]["nodes"] for r in rows if r.get("split", {}).get("nodes")]
     if nodes:
         names = sorted({name for n in nodes for name in n})
