@@ -7,10 +7,11 @@ partial fix and a second edit). It returns a `SearchOutcome` with typed `SearchS
 pipeline's search node, the editor's background quick fix, the `diagnose` check) only adapt it.
 
 With a model (`model`, the run's LLM client, and `search.infill` on), the model is a source of candidates
-too: holes cut at the most suspicious lines, filled with many short samples (search/infill/), one hole's
-candidates tried after each driver run of the search's own that found nothing, and on their own once those
-run out, for `search.infill_budget_s` more (driver/interleave.py). They are tried, verified and judged like
-the search's own; `SearchStats.infill` says per hole what it cost and which one won.
+too: holes cut at the most suspicious lines, filled with many short samples (search/infill/) while the
+search's own driver runs go on, each hole's candidates tried after the driver run they were ready by, and
+on their own once those run out, for `search.infill_budget_s` more (driver/interleave.py, single_edit.py).
+They are tried, verified and judged like the search's own; `SearchStats.infill` says per hole what it cost
+and which one won.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     """A fix of the failure in `report`, localized in `where` (its suspects, or `suspects`), found within the
     budget ending at `deadline`. `pairs`: with a deadline, a fix in two edits after no single edit did.
     `contain`: a failure making or trying candidates is reported in the outcome, not raised. `model`: the
-    model whose fills are tried between and after the search's own candidates (see the module's docstring),
+    model whose fills are tried beside and after the search's own candidates (see the module's docstring),
     until `model_deadline` (by default search.infill_budget_s after `deadline`)."""
     root, failing = deps.shadow.root, where.failing
     suspects = where.suspects if suspects is None else suspects

@@ -159,7 +159,7 @@ class SearchSettings(BaseModel):
     infill: bool = Field(
         default=True,
         description="Ask the model for short fills of holes cut at the suspicious lines (many samples per hole), "
-        "tried and verified like the search's own candidates, between its driver runs.",
+        "made while its driver runs and tried and verified like the search's own candidates.",
     )
     infill_samples: int = Field(default=10, ge=1, le=50, description="Samples the model is asked for per hole.")
     infill_lines: int = Field(

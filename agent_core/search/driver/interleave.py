@@ -1,15 +1,15 @@
-"""The model's fills as batches between the search's own driver runs: one hole's candidates per turn.
+"""The model's fills as batches beside the search's own driver runs: one hole's candidates per batch.
 
 The search tries its own candidates (the catalogue and the templates, ranked) in driver runs of a
-chunk each. A `ModelBatches` gives the driver one more batch after each of those runs that found no
-fix, and goes on giving them once the search's own candidates run out: the samples of the next hole,
-the holes cut at the most suspicious lines first (the same ranking as the catalogue's), spread: a
+chunk each. A `ModelBatches` gives it the next hole's candidates each time it is awaited (the driver
+awaits it in the background, while its own runs go on: driver/single_edit.py): the samples of the next
+hole, the holes cut at the most suspicious lines first (the same ranking as the catalogue's), spread: a
 line's own hole comes before the slots beside the lines ranked above it and those before their
 statements and blocks (infill/holes.py `spread_holes`, KIND_COST). A hole whose samples all
-repeat earlier candidates yields nothing and the next one is asked at once. A turn may end before
-its hole's samples do (the driver gives it an end: the model's share of the search's own time); the
-hole goes on at the next turn from its next sample. The batches end when the holes do, when the
-endpoint fails (said once in the figures), or at the deadline given.
+repeat earlier candidates yields nothing and the next one is asked at once. A caller may give a hole's
+sampling an end (`until`); the hole then goes on at the next call from its next sample. The batches
+end at the deadline given or when the endpoint fails (said once in the figures); when the holes run
+out, a call finds none until `prefer` cuts more.
 
 Each batch's candidates are tried and verified by the same driver as the search's own; the figures
 (`figures()`) say per hole how many samples were drawn, kept and tried, the tokens and seconds, and
@@ -80,18 +80,25 @@ class HoleQueue:
         self.promoted: list[Hole] = []
         self._sources = sources
 
+    def pop(self) -> Hole | None:
+        """The next hole, noted as given; None while none is pending (`prefer` may add some)."""
+        if not self.pending:
+            return None
+        hole = self.pending.pop(0)
+        self.given.append(hole)
+        return hole
+
     def __iter__(self) -> Iterator[Hole]:
-        while self.pending:
-            hole = self.pending.pop(0)
-            self.given.append(hole)
+        while (hole := self.pop()) is not None:
             yield hole
 
     def __len__(self) -> int:
         return len(self.given) + len(self.pending)
 
-    def prefer(self, places: Sequence[tuple[str, int]]) -> None:
+    def prefer(self, places: Sequence[tuple[str, int]]) -> bool:
         """The PROMOTED holes of each (path, line) of `places` next, in that order: moved up when already cut,
-        cut when not (a line the spectrum ranked below the holes asked); a hole already asked is not again."""
+        cut when not (a line the spectrum ranked below the holes asked); a hole already asked is not again.
+        Whether any hole was moved up or cut."""
         front: list[Hole] = []
         for place in dict.fromkeys(places):
             for hole in spread_holes([place], self._sources):
@@ -102,6 +109,7 @@ class HoleQueue:
         if front:
             self.promoted += [hole for hole in front if hole not in self.promoted]
             self.pending = front + [hole for hole in self.pending if hole not in front]
+        return bool(front)
 
 
 class ModelBatches:
@@ -112,7 +120,6 @@ class ModelBatches:
                  screen: Callable[[list[Mutant]], list[Mutant]] | None = None) -> None:
         self._filler, self._sources, self._options = HoleFiller(llm, sources, options), sources, options
         self._holes = HoleQueue(holes, sources)
-        self._next: Iterator[Hole] = iter(self._holes)
         self._resume: tuple[int, int, int] | None = None  # a hole cut by its turn: report index, next sample, idle
         self._on_hole, self._screen = on_hole, screen
         self.reports: list[HoleReport] = []
@@ -122,7 +129,8 @@ class ModelBatches:
 
     async def __call__(self, until: float | None = None) -> list[Mutant] | None:
         """The next hole's candidates that are new and pass the screen (driver/screen.py; an empty list: that
-        hole made none); None: no more holes. `until`: this turn's sampling ends then, after one sample at least;
+        hole made none); None: no hole now (`prefer` may add one), or no more (`done`: the deadline passed, the
+        endpoint failed). `until`: this turn's sampling ends then, after one sample at least;
         a hole it cuts goes on at the next turn from its next sample, before any other hole."""
         deadline = self._options.deadline
         if deadline is not None and time.monotonic() >= deadline:
@@ -133,15 +141,14 @@ class ModelBatches:
             await self._filler.spec()
         except LLMError as exc:  # the endpoint cannot even be found: one report says why, no candidates
             self.done = True
-            if (failed := self._filler.failed(self._next, exc)) is not None:
+            if (failed := self._filler.failed(iter(self._holes), exc)) is not None:
                 self.reports.append(failed)
             return None
         index, start, idle = self._resume if self._resume is not None else (len(self.reports), 0, 0)
         self._resume = None
         if index == len(self.reports):
-            hole = next((h for h in self._next if h.path in self._sources), None)
-            if hole is None:
-                self.done = True
+            hole = next((h for h in self._holes if h.path in self._sources), None)
+            if hole is None:  # none now: the search's runs may still point at a line (`prefer`)
                 return None
             if self._on_hole is not None:
                 self._on_hole(index + 1, len(self._holes), hole)
@@ -184,10 +191,12 @@ class ModelBatches:
         return (until is not None and now >= until and reached < self._options.samples and not part.saturated
                 and part.error is None and (deadline is None or now < deadline))
 
-    def prefer(self, refused: Sequence[tuple[Mutant, str]]) -> None:
+    def prefer(self, refused: Sequence[tuple[Mutant, str]]) -> bool:
         """Note a driver run's results whose passing candidates the whole suite refused: their lines' holes go
-        next (HoleQueue.prefer; the model's own candidates are not evidence of the spectrum's kind)."""
-        self._holes.prefer([(m.path, m.line) for m, outcome in refused if outcome == "passed" and not is_infill(m)])
+        next (HoleQueue.prefer; the model's own candidates are not evidence of the spectrum's kind). Whether a
+        hole was moved up or cut."""
+        return self._holes.prefer([(m.path, m.line) for m, outcome in refused
+                                   if outcome == "passed" and not is_infill(m)])
 
     def count_tried(self, mutants: Sequence[Mutant]) -> None:
         """Note the candidates of a driver run that were tried."""

@@ -10,12 +10,13 @@ of the winner's function and an input the two differ on are looked for (driver/d
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from agent_core.models import TestReport
 from agent_core.search.candidate import Mutant
@@ -40,11 +41,9 @@ HOT_CHUNK = 150  # mutants per driver run: the ones a code swap cannot express (
 # likeliest of them to whatever budget the 999 others left
 PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) tests is verified at once: a driver
 # that went on would spend its time on mutants after the likely fix (a new driver run costs a start-up)
-MODEL_SHARE = 1 / 3  # while the search's likeliest candidates last, the model's turns take at most this share
-LATE_MODEL_SHARE = 2 / 3  # ... and this share once LIKELY_RANKS of them were tried without a fix
-LIKELY_RANKS = 3 * HOT_CHUNK  # where the search's own fixes are: of its 86 fixes in the last search-only runs of
-# the three corpora (bench/results: history_fix_rate 4df1bee, real_fix_rate fbbb72e and b79d6bb, fix_rate bf29853),
-# the last came at candidate 349
+LIKELY_RANKS = 3 * HOT_CHUNK  # the search's own candidates tried before the model starts filling holes beside
+# them: of its 86 fixes in the last search-only runs of the three corpora (bench/results: history_fix_rate 4df1bee,
+# real_fix_rate fbbb72e and b79d6bb, fix_rate bf29853), the last came at candidate 349
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
@@ -211,52 +210,98 @@ class _Trial:
         return None
 
 
-def model_share(tried: int) -> float:
-    """The model's share of the search's time once the search tried `tried` of its own candidates: MODEL_SHARE
-    among its likeliest, LATE_MODEL_SHARE past them. The catalogue ranks its candidates by how likely each is
-    to be the fix, and it found every fix it made on three corpora among its first LIKELY_RANKS; past them
-    its driver runs went on for 50-170 s of a 280 s task on the real-history bugs it did not fix, while the
-    model got 75-200 s for holes at lines its ranking had not reached."""
-    return MODEL_SHARE if tried < LIKELY_RANKS else LATE_MODEL_SHARE
+class _Fills:
+    """The model's fills made in the background while the search's driver runs: `more`'s batches (one hole's
+    candidates each, driver/interleave.py) put in a queue as each hole is done, until its deadline passes or its
+    endpoint fails, it has no hole left once the search's own candidates are done (`own_over`; before, a driver
+    run may still point at a line, `prefer`), or the search ends (`close`)."""
 
+    def __init__(self, more: ModelBatches) -> None:
+        self.more = more
+        self._ready: asyncio.Queue[list[Mutant] | None] = asyncio.Queue()
+        self.done = False  # the last batch was taken
+        self._error: Exception | None = None
+        self._holes = asyncio.Event()  # set when a hole may have come (`prefer`, `own_over`)
+        self._own_over = False
+        self._task = asyncio.create_task(self._fill())
 
-def _allowance(lent: float, own_spent: float, share: float) -> float:
-    """Seconds the model's turns may still take for its turns to stay within `share` of all the search's time."""
-    return own_spent * share / (1 - share) - lent
+    async def _fill(self) -> None:
+        try:
+            while True:
+                batch = await self.more()
+                if batch is not None:
+                    await self._ready.put(batch)
+                    continue
+                if self.more.done or self._own_over:
+                    break
+                self._holes.clear()  # no hole now: wait for a driver run to point at a line, or the search's end
+                await self._holes.wait()
+        except Exception as exc:  # noqa: BLE001 - raised in the search, where the batches are taken (`_end`)
+            self._error = exc
+        finally:
+            self._ready.put_nowait(None)  # also when the search ended it
 
+    def prefer(self, results: list[tuple[Mutant, str]]) -> None:
+        """A driver run's results: the lines where a candidate passed the failing tests and the whole suite
+        refused it get the next holes (ModelBatches.prefer)."""
+        if self.more.prefer(results):
+            self._holes.set()
 
-def model_may_go(lent: float, own_spent: float, own_left: bool, share: float = MODEL_SHARE) -> bool:
-    """Whether the model may take a turn now: always once the search's own candidates are done; before that,
-    while the seconds its turns took (`lent`) stay within `share` of all the search's time (`own_spent` is
-    the search's own; `model_share`). Under a run's time budget the search's own deadline cannot move past the
-    budget's end: with a turn after every driver run, fills taking 160 s of a 280 s task left two real-history
-    bugs the search fixes alone (in 100 s of its own time) unfixed."""
-    return not own_left or _allowance(lent, own_spent, share) >= 0
+    def own_over(self) -> None:
+        """The search's own candidates are done: no driver run will point at a line any more."""
+        self._own_over = True
+        self._holes.set()
 
+    def _end(self) -> None:
+        """The last batch was taken: what broke the filling is raised in the search, as a model turn's was."""
+        self.done = True
+        if self._error is not None:
+            raise self._error
 
-def turn_end(lent: float, own_spent: float, own_left: bool, share: float = MODEL_SHARE) -> float | None:
-    """When the model's sampling in the turn starting now ends: while the search's own candidates last, once its
-    turns took `share` of the time (at least one sample is drawn; a hole cut there goes on at the next turn);
-    None (the hole's own end) once they are done. Checked only before a turn, the share let the first turn
-    (after one driver run) take a whole hole: 47-66 s of sampling on four real-history bugs, and 23-25 s on two
-    more, that the search then fixed with its own candidates (the fe5a880 run)."""
-    if not own_left:
+    def ready(self) -> list[list[Mutant]]:
+        """The batches made since asked last (empty ones left out), without waiting."""
+        out: list[list[Mutant]] = []
+        while not self.done and not self._ready.empty():
+            batch = self._ready.get_nowait()
+            if batch is None:
+                self._end()
+            elif batch:
+                out.append(batch)
+        return out
+
+    async def next(self, until: float) -> list[Mutant] | None:
+        """The next batch, waited for until `until`: None once there are no more, or at `until`."""
+        while not self.done:
+            left = until - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                batch = await asyncio.wait_for(self._ready.get(), left)
+            except TimeoutError:
+                return None
+            if batch is None:
+                self._end()
+            elif batch:
+                return batch
         return None
-    return time.monotonic() + max(0.0, _allowance(lent, own_spent, share))
+
+    async def close(self) -> None:
+        """Stop filling (a sample being drawn is abandoned; the endpoint's stream is closed)."""
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
 
 
-async def _model_turn(trial: _Trial, more: ModelBatches, until: float, rest: list[Mutant], rivals: bool,
-                      turn_until: float | None = None) -> tuple[Mutant, TestReport] | Literal[False] | None:
-    """One hole's candidates from the model (sampled until `turn_until`), tried and verified: the fix, None, or
-    False when no hole is left."""
-    batch = await more(turn_until)
-    if batch is None:
-        return False
-    if not batch or time.monotonic() >= until:
-        return None
-    results, _ = await trial.run(batch, until)
-    more.count_tried([m for m, _ in results])
-    return await trial.verified(results, rest, until, rivals)
+async def _try_fills(trial: _Trial, fills: _Fills, batches: list[list[Mutant]], until: float, rest: list[Mutant],
+                     rivals: bool) -> tuple[Mutant, TestReport] | None:
+    """The model's `batches`, tried and verified like the search's own candidates: the fix, or None."""
+    for batch in batches:
+        if time.monotonic() >= until:
+            return None
+        results, _ = await trial.run(batch, until)
+        fills.more.count_tried([m for m, _ in results])
+        if (found := await trial.verified(results, rest, until, rivals)) is not None:
+            return found
+    return None
 
 
 async def find_single_edit(
@@ -271,60 +316,62 @@ async def find_single_edit(
     suite; with that suite's report and the search's figures. The search ends at `deadline` (by default
     `search.budget_s` from now; the caller's, when localizing already spent part of it). With `rivals`, a second
     green candidate of the winner's function is looked for, and an input the two differ on (driver/distinguish.py).
-    `more`: the model's candidates, one hole's after each driver run of `mutants` that found nothing, and on
-    their own once `mutants` are done, until `more_until` (driver/interleave.py). The model's turns do not
-    spend the search's own time: its deadline moves by the seconds they took (never past `more_until`); with
-    the model's turns taken out of it, a fix the search finds alone in a chunk past its first was cut off by
-    them (a real-history bug the search fixes in 56 s went unfixed at 280 s). `then`: the search's next step
-    once its own candidates are done (two edits, driver/pairs.py), given the search's own deadline so moved,
-    before the model's turns go on alone: what the search alone finds, it still finds with the model on."""
+    `more`: the model's candidates, made once the search tried its LIKELY_RANKS likeliest candidates (or all of
+    them) while its driver runs go on (a local model server and the sandboxed tests each keep a core busy; the
+    tests yield), each hole's tried after the driver run they were ready by, and on their own once `mutants`
+    are done, until `more_until` (driver/interleave.py). Taken in turns, the model had the machine to itself
+    for a third of the search's time and the driver for the rest: on the 32 real-history bugs the fills got
+    75-200 s of a 280 s task, and the search's own fixes came later by the model's turns (wall median 88 s
+    against 40 s without the model). Begun at once, they would bill a hole's samples to the many runs the
+    search fixes alone in its first driver runs. `then`: the search's next step once its
+    own candidates are done (two edits, driver/pairs.py), within its own deadline, before the model's
+    candidates go on alone: what the search alone finds, it still finds with the model on."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
     until = max(deadline, more_until or deadline)
-    lent = 0.0  # seconds the model's turns took: the search's own candidates get them back
-    own_spent = 0.0  # seconds the search's own driver runs and verifications took
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
     trial = _Trial(deps, failing, baseline, covering, timeout_s, stats)
-    index, own = 0, True
-    while True:
-        own_until = min(deadline + lent, until)
-        if own and index < len(mutants) and time.monotonic() < own_until:
+    fills: _Fills | None = None
+    try:
+        index, own = 0, True
+        while own and index < len(mutants) and time.monotonic() < deadline:
             def live(done: int, base: int = index) -> None:  # the driver's count while it runs (sandboxed.py)
                 _tick(deps, base + done, len(mutants))
 
+            if more is not None and fills is None and index >= LIKELY_RANKS:
+                fills = _Fills(more)  # beside this driver run and the next
             chunk = mutants[index : index + _chunk_size(mutants, index)]
-            began_own = time.monotonic()
-            results, stopped = await trial.run(chunk, own_until, live)
+            results, stopped = await trial.run(chunk, deadline, live)
             if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
                 # after it were not tried)
                 index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
             _tick(deps, stats["tried"], len(mutants))
-            found = await trial.verified(results, mutants[index:], own_until, rivals)
-            own_spent += time.monotonic() - began_own
-            if found:
+            if found := await trial.verified(results, mutants[index:], deadline, rivals):
                 return found[0], found[1], stats
-            if more is not None:  # a candidate that passed the failing tests and was refused by the whole suite:
-                more.prefer(results)  # the model's next holes go to its line (driver/interleave.py)
             own = stopped != "budget" and bool(results)
-        else:
-            if then is not None:
-                step, then = then, None
-                if not stats.get("error") and (found_then := await step(own_until)):
-                    return found_then[0], found_then[1], stats
-            if more is None or time.monotonic() >= until:
-                break
-        own_left = own and index < len(mutants) and time.monotonic() < min(deadline + lent, until)
-        share = model_share(index)
-        if more is not None and time.monotonic() < until and model_may_go(lent, own_spent, own_left, share):
-            began = time.monotonic()
-            turn = await _model_turn(trial, more, until, mutants[index:], rivals,
-                                     turn_end(lent, own_spent, own_left, share))
-            lent += time.monotonic() - began
-            if turn is False:
-                more = None
-            elif turn:
-                return turn[0], turn[1], stats
-    return None, None, stats
+            if more is None:
+                continue
+            # a candidate that passed the failing tests and was refused by the whole suite: the model's next holes
+            # go to its line (driver/interleave.py)
+            if fills is not None:
+                fills.prefer(results)
+            else:
+                more.prefer(results)
+            if fills is not None and (found := await _try_fills(trial, fills, fills.ready(), until, mutants[index:],
+                                                                rivals)):
+                return found[0], found[1], stats
+        if more is not None:
+            fills = fills or _Fills(more)
+            fills.own_over()
+        if then is not None and not stats.get("error") and (found := await then(deadline)):
+            return found[0], found[1], stats
+        while fills is not None and (batch := await fills.next(until)) is not None:
+            if found := await _try_fills(trial, fills, [batch], until, mutants[index:], rivals):
+                return found[0], found[1], stats
+        return None, None, stats
+    finally:
+        if fills is not None:
+            await fills.close()
 
 
 def _tick(deps: SearchDeps, tried: int, total: int) -> None:

@@ -1,9 +1,8 @@
-"""The model's turns between the search's own driver runs do not spend the search's own time, and go next to
+"""The model's fills are made while the search's own driver runs (neither waits for the other), and go next to
 the line where one of the search's candidates passed the failing tests but the whole suite refused it.
 
-Real bubblewrap sandbox: each of the search's candidates is a driver run of its own (HOT_CHUNK 1), the right
-one second; between them the model's turn takes longer than the search's whole deadline. The right candidate
-is still tried, and wins, because the search's deadline moves by the seconds the model's turn took.
+Real bubblewrap sandbox: each of the search's candidates is a driver run of its own (HOT_CHUNK 1); stand-in
+models whose holes take seconds each show what runs beside what.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from agent_core.search.driver import single_edit
 from agent_core.search.driver.interleave import HoleQueue, ModelBatches
 from agent_core.search.driver.localizing import SearchDeps
 from agent_core.search.driver.single_edit import find_single_edit
-from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, spread_holes
+from agent_core.search.infill import INFILL_ACCOUNT, INFILL_TIER, InfillOptions, spread_holes
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
 from agent_core.workspace.shadow import ShadowWorkspace
@@ -38,13 +37,16 @@ OWN_BUDGET_S = 10.0
 
 
 class StubModel:
-    """What the driver asks of a ModelBatches besides its turns: noting what was tried and preferred (nothing)."""
+    """What the driver asks of a ModelBatches besides its holes: whether it is done for good (when it has no hole
+    now: yes), noting what was tried and preferred (nothing)."""
+
+    done = True
 
     def count_tried(self, mutants: Any) -> None:
         pass
 
-    def prefer(self, results: Any) -> None:
-        pass
+    def prefer(self, results: Any) -> bool:
+        return False
 
 
 class SlowModel(StubModel):
@@ -84,24 +86,26 @@ def _square_search(tmp_path: Path, mutants: list[Mutant], model: Any, own_s: flo
 
 
 @pytest.mark.e2e  # a real sandbox
-def test_the_model_s_turn_does_not_take_the_search_s_own_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_search_s_own_candidates_do_not_wait_for_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The model's first hole takes longer than the search's whole deadline; the search's own right candidate,
+    second in its own driver run, wins while that hole is still being filled (the model begins at once here)."""
     monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
+    monkeypatch.setattr(single_edit, "LIKELY_RANKS", 0)
     mutants = [Mutant("square.py", 2, "    return x * 3", "2 -> 3"),
                Mutant("square.py", 2, "    return x ** 2", "* -> **")]
     model = SlowModel()
 
-    _, (winner, report, stats) = _square_search(tmp_path, mutants, model, OWN_BUDGET_S)
+    began, (winner, report, stats) = _square_search(tmp_path, mutants, model, OWN_BUDGET_S)
 
-    assert len(model.calls) == 1, ("one model turn, between the two driver runs", stats)
-    (until,) = model.untils
-    assert until is not None and until <= model.calls[0] + OWN_BUDGET_S, \
-        "while the search's own candidates last, a turn's sampling ends at the model's share of the time"
     assert winner is not None and winner.text == "    return x ** 2", stats
     assert report is not None and report.ok and stats["tried"] == 2
+    assert time.monotonic() - began < MODEL_TURN_S, "found before the model's first hole was done"
+    assert len(model.calls) == 1 and model.calls[0] - began < 1.0, "the model began at once, beside the driver"
+    assert model.untils == [None], "a hole is filled to its own end"
 
 
 class EndlessModel(StubModel):
-    """A model whose turns take a second each and bring no candidate, and which never runs out of holes."""
+    """A model whose holes take a second each and bring no candidate, and which never runs out of them."""
 
     def __init__(self) -> None:
         self.calls: list[float] = []
@@ -114,91 +118,89 @@ class EndlessModel(StubModel):
 
 @pytest.mark.e2e  # a real sandbox
 def test_the_search_s_next_step_comes_before_the_model_goes_on_alone(tmp_path: Path):
-    """Two edits (driver/pairs.py, `then`) get the search's own time once its candidates are done; the model's
-    turns, which could go on until `more_until`, wait (with the model on, two real-history bugs the search fixed
-    in two edits went unfixed: the model's turns had taken the search's own time)."""
+    """Two edits (driver/pairs.py, `then`) get the search's own deadline once its candidates are done, while the
+    model fills holes beside it; once the pair wins, the model's filling stops."""
     mutants = [Mutant("square.py", 2, "    return x * 3", "2 -> 3")]
     paired = Mutant("square.py", 2, "    return x ** 2", "two edits")
     model = EndlessModel()
-    steps: list[tuple[float, float, int]] = []
+    steps: list[tuple[float, float]] = []
 
     async def then(own_until: float) -> tuple[Mutant, Any]:
-        steps.append((time.monotonic(), own_until, len(model.calls)))
+        steps.append((time.monotonic(), own_until))
+        await asyncio.sleep(2.5)  # a second edit's search, while the model goes on beside it
         return paired, "the pair's report"
 
     began, (winner, report, stats) = _square_search(tmp_path, mutants, model, OWN_BUDGET_S, then=then)
+    ended = time.monotonic()
 
     assert winner is paired and report == "the pair's report", stats
     assert len(steps) == 1, steps
-    at, own_until, turns = steps[0]
-    assert turns <= 1 and at - began < OWN_BUDGET_S + 5, ("before the model's turns went on alone", steps)
-    assert began + OWN_BUDGET_S <= own_until <= began + OWN_BUDGET_S + 2 * turns + 1, "the own deadline, moved"
-    assert len(model.calls) == turns, "the search's next step won: no model turn after it"
-
-
-def test_the_model_takes_at_most_its_share_while_the_search_s_own_candidates_last():
-    ratio = single_edit.MODEL_SHARE / (1 - single_edit.MODEL_SHARE)
-    assert single_edit.model_may_go(0.0, 3.0, own_left=True), "the first turn comes after the first driver run"
-    assert not single_edit.model_may_go(40.0, 30.0, own_left=True), "40 s of turns against 30 s of the search's"
-    assert single_edit.model_may_go(40.0, 40.0 / ratio, own_left=True)
-    assert single_edit.model_may_go(400.0, 1.0, own_left=False), "alone once the search's candidates are done"
-
-
-def test_the_model_s_share_grows_once_the_search_s_likeliest_candidates_are_tried():
-    assert single_edit.model_share(0) == single_edit.MODEL_SHARE
-    assert single_edit.model_share(single_edit.LIKELY_RANKS - 1) == single_edit.MODEL_SHARE
-    assert single_edit.model_share(single_edit.LIKELY_RANKS) == single_edit.LATE_MODEL_SHARE
-    assert single_edit.LATE_MODEL_SHARE > single_edit.MODEL_SHARE
-    assert not single_edit.model_may_go(40.0, 30.0, own_left=True, share=single_edit.MODEL_SHARE)
-    assert single_edit.model_may_go(40.0, 30.0, own_left=True, share=single_edit.LATE_MODEL_SHARE), \
-        "past the likeliest ranks the model may take more than the search's own time"
-    late = single_edit.turn_end(40.0, 30.0, own_left=True, share=single_edit.LATE_MODEL_SHARE)
-    assert late is not None and late >= time.monotonic() + 30.0 * 2 - 40.0 - 1.0
-
-
-class GreedyModel(StubModel):
-    """A model whose turns take all the time they are given (a tenth of a second when none) and bring no
-    candidate; it never runs out of holes."""
-
-    def __init__(self) -> None:
-        self.turns: list[tuple[float, float]] = []  # (start, end) of each turn
-
-    async def __call__(self, until: float | None = None) -> list[Mutant] | None:
-        began = time.monotonic()
-        await asyncio.sleep(max(0.1, (until or began) - began))
-        self.turns.append((began, time.monotonic()))
-        return []
+    at, own_until = steps[0]
+    assert at - began < OWN_BUDGET_S and own_until == began + OWN_BUDGET_S, "within the search's own deadline"
+    assert len(model.calls) >= 2 and model.calls[1] < ended, "the model filled holes beside the search"
+    time.sleep(1.5)
+    assert all(call < ended for call in model.calls), "no hole was asked for after the search ended"
 
 
 @pytest.mark.e2e  # a real sandbox
-def test_past_the_likeliest_candidates_the_model_takes_the_larger_share(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch):
-    """Six wrong candidates, each a driver run of its own, then the right one; after the first two (LIKELY_RANKS
-    here) the model's turns may take twice the search's own time, where before they took at most half of it.
-    The search's own fix still comes, last."""
+def test_the_model_begins_once_the_search_s_likeliest_candidates_are_tried(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    """Where the search's own fixes are (its first LIKELY_RANKS candidates, 2 here) it runs alone: a fix it finds
+    there costs no model call; past them the model fills holes beside its next driver runs."""
     monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
     monkeypatch.setattr(single_edit, "LIKELY_RANKS", 2)
-    mutants = [Mutant("square.py", 2, f"    return x * {n}", f"2 -> {n}") for n in (3, 4, 5, 6, 7, 8)]
+    ends: list[float] = []
+    real = single_edit.try_mutants
+
+    async def timed(*args: Any, **kwargs: Any) -> Any:
+        out = await real(*args, **kwargs)
+        ends.append(time.monotonic())
+        return out
+
+    monkeypatch.setattr(single_edit, "try_mutants", timed)
+    mutants = [Mutant("square.py", 2, f"    return x * {n}", f"2 -> {n}") for n in (3, 4, 5, 6)]
     mutants.append(Mutant("square.py", 2, "    return x ** 2", "* -> **"))
-    model = GreedyModel()
+    model = EndlessModel()
 
-    began, (winner, report, stats) = _square_search(tmp_path, mutants, model, 120.0, 300.0, rivals=False)
+    _, (winner, report, stats) = _square_search(tmp_path, mutants, model, 120.0, rivals=False)
 
-    assert winner is not None and winner.text == "    return x ** 2" and stats["tried"] == 7, stats
-    lent = sum(end - start for start, end in model.turns)
-    own = time.monotonic() - began - lent
-    assert lent > 1.0 * own, (f"the model's turns took {lent:.1f} s, the search's own {own:.1f} s: more than the "
-                              "first share's half", model.turns)
+    assert winner is not None and winner.text == "    return x ** 2" and stats["tried"] == 5, stats
+    assert model.calls and ends[1] <= model.calls[0] < ends[2], ("beside the third driver run", ends, model.calls)
+    assert len(model.calls) >= 2, "then beside the driver's next runs"
+
+    early = EndlessModel()
+    (tmp_path / "early").mkdir()
+    _, (first, _, _) = _square_search(tmp_path / "early", mutants[-1:], early, 120.0, rivals=False)
+    assert first is not None and early.calls == [], "fixed among the likeliest: no model call"
 
 
-def test_a_turn_ends_at_the_model_s_share_of_the_search_s_own_time():
-    ratio = single_edit.MODEL_SHARE / (1 - single_edit.MODEL_SHARE)
-    now = time.monotonic()
-    end = single_edit.turn_end(5.0, 30.0, own_left=True)
-    assert end is not None and now + 30.0 * ratio - 5.0 <= end <= time.monotonic() + 30.0 * ratio - 5.0
-    spent = single_edit.turn_end(40.0, 30.0, own_left=True)
-    assert spent is not None and spent <= time.monotonic(), "the share is spent: one sample, then the turn ends"
-    assert single_edit.turn_end(40.0, 30.0, own_left=False) is None, "alone: the hole's own end"
+class QuickModel(StubModel):
+    """A model whose first hole's candidate (the fix) is ready after half a second; then it has no more."""
+
+    def __init__(self, fix: Mutant) -> None:
+        self.fix, self.calls = fix, 0
+
+    async def __call__(self, until: float | None = None) -> list[Mutant] | None:
+        self.calls += 1
+        if self.calls > 1:
+            return None
+        await asyncio.sleep(0.5)
+        return [self.fix]
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_a_fill_ready_during_a_driver_run_is_tried_after_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Six wrong candidates of the search's own, a driver run each; the model's fix is ready during the first run
+    and tried right after it, not after the search's own candidates are done."""
+    monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
+    monkeypatch.setattr(single_edit, "LIKELY_RANKS", 0)
+    mutants = [Mutant("square.py", 2, f"    return x * {n}", f"2 -> {n}") for n in (3, 4, 5, 6, 7, 8)]
+    fix = Mutant("square.py", 2, "    return x ** 2", "model infill at line 2 (line): return x ** 2", INFILL_TIER)
+
+    _, (winner, report, stats) = _square_search(tmp_path, mutants, QuickModel(fix), 120.0, rivals=False)
+
+    assert winner is fix and report is not None and report.ok, stats
+    assert stats["tried"] <= 3, ("the fill came after the first driver run or the second", stats)
 
 
 async def test_a_hole_cut_by_its_turn_goes_on_at_the_next_turn(scripted_llm):
@@ -245,8 +247,8 @@ RIGHT = '    return "Hello, " + name + "!"'
 def test_a_line_whose_candidate_passed_the_failing_test_but_was_refused_gets_the_next_hole(
         tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch):
     """The spectrum ranks line 3 first (only the failing test runs it) and the holes asked start there; the
-    search's candidate at line 4 passes the failing test and breaks the other one. The model's next hole is line
-    4's own, cut although the ranking had not reached it, and its fill wins."""
+    search's candidate at line 4 passes the failing test and breaks the other one. The model's first hole is
+    line 4's own, cut although the ranking had not reached it, and its fill wins."""
     for rel, text in LABELS.items():
         (tmp_path / rel).write_text(text)
     monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
