@@ -6,10 +6,9 @@ awaits it in the background, while its own runs go on: driver/single_edit.py): t
 hole, the holes cut at the most suspicious lines first (the same ranking as the catalogue's), spread: a
 line's own hole comes before the slots beside the lines ranked above it and those before their
 statements and blocks (infill/holes.py `spread_holes`, KIND_COST). A hole whose samples all
-repeat earlier candidates yields nothing and the next one is asked at once. A caller may give a hole's
-sampling an end (`until`); the hole then goes on at the next call from its next sample. The batches
-end at the deadline given or when the endpoint fails (said once in the figures); when the holes run
-out, a call finds none until `prefer` cuts more.
+repeat earlier candidates yields nothing and the next one is asked at once. The batches end at the
+deadline given or when the endpoint fails (said once in the figures); when the holes run out, a call
+finds none until `prefer` cuts more.
 
 Each batch's candidates are tried and verified by the same driver as the search's own; the figures
 (`figures()`) say per hole how many samples were drawn, kept and tried, the tokens and seconds, and
@@ -26,7 +25,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from itertools import zip_longest
 from typing import Any
 
@@ -120,18 +118,16 @@ class ModelBatches:
                  screen: Callable[[list[Mutant]], list[Mutant]] | None = None) -> None:
         self._filler, self._sources, self._options = HoleFiller(llm, sources, options), sources, options
         self._holes = HoleQueue(holes, sources)
-        self._resume: tuple[int, int, int] | None = None  # a hole cut by its turn: report index, next sample, idle
         self._on_hole, self._screen = on_hole, screen
         self.reports: list[HoleReport] = []
         self.tried: dict[int, int] = {}  # hole index -> its candidates tried
         self._of: dict[int, int] = {}  # id of a candidate -> its hole's index
         self.done = False
 
-    async def __call__(self, until: float | None = None) -> list[Mutant] | None:
+    async def __call__(self) -> list[Mutant] | None:
         """The next hole's candidates that are new and pass the screen (driver/screen.py; an empty list: that
         hole made none); None: no hole now (`prefer` may add one), or no more (`done`: the deadline passed, the
-        endpoint failed). `until`: this turn's sampling ends then, after one sample at least;
-        a hole it cuts goes on at the next turn from its next sample, before any other hole."""
+        endpoint failed)."""
         deadline = self._options.deadline
         if deadline is not None and time.monotonic() >= deadline:
             self.done = True
@@ -144,52 +140,20 @@ class ModelBatches:
             if (failed := self._filler.failed(iter(self._holes), exc)) is not None:
                 self.reports.append(failed)
             return None
-        index, start, idle = self._resume if self._resume is not None else (len(self.reports), 0, 0)
-        self._resume = None
-        if index == len(self.reports):
-            hole = next((h for h in self._holes if h.path in self._sources), None)
-            if hole is None:  # none now: the search's runs may still point at a line (`prefer`)
-                return None
-            if self._on_hole is not None:
-                self._on_hole(index + 1, len(self._holes), hole)
-        else:
-            hole = self.reports[index].hole
-        options = self._options
-        if until is not None and (options.deadline is None or until < options.deadline):
-            options = replace(options, deadline=until)
-        part = await self._filler.fill(hole, options, start=start, idle=idle, at_least=1)
-        report = self._joined(index, part)
+        hole = next((h for h in self._holes if h.path in self._sources), None)
+        if hole is None:  # none now: the search's runs may still point at a line (`prefer`)
+            return None
+        index = len(self.reports)
+        if self._on_hole is not None:
+            self._on_hole(index + 1, len(self._holes), hole)
+        report = await self._filler.fill(hole)
+        self.reports.append(report)
         if report.stopped:
             self.done = True
-        elif self._cut(start + part.drawn, part, until):
-            self._resume = (index, start + part.drawn, part.idle)
-        batch = self._screen(list(part.mutants)) if self._screen is not None else list(part.mutants)
+        batch = self._screen(list(report.mutants)) if self._screen is not None else list(report.mutants)
         for mutant in batch:
             self._of[id(mutant)] = index
         return batch
-
-    def _joined(self, index: int, part: HoleReport) -> HoleReport:
-        """`part` as hole `index`'s report, or added to it when the hole was begun at an earlier turn."""
-        if index == len(self.reports):
-            self.reports.append(part)
-            return part
-        whole = self.reports[index]
-        whole.mutants += part.mutants
-        whole.drawn += part.drawn
-        whole.answered += part.answered
-        whole.tokens += part.tokens
-        whole.seconds += part.seconds
-        whole.unchanged += part.unchanged
-        whole.twins += part.twins
-        whole.error, whole.stopped, whole.saturated, whole.idle = part.error, part.stopped, part.saturated, part.idle
-        return whole
-
-    def _cut(self, reached: int, part: HoleReport, until: float | None) -> bool:
-        """Whether the turn's end (`until`), not the hole's own, stopped its sampling at sample `reached`."""
-        deadline = self._options.deadline
-        now = time.monotonic()
-        return (until is not None and now >= until and reached < self._options.samples and not part.saturated
-                and part.error is None and (deadline is None or now < deadline))
 
     def prefer(self, refused: Sequence[tuple[Mutant, str]]) -> bool:
         """Note a driver run's results whose passing candidates the whole suite refused: their lines' holes go

@@ -66,7 +66,6 @@ class HoleReport:
     saturated: bool = False  # sampling ended early: SATURATED answers in a row made nothing new
     unchanged: int = 0  # answers that wrote the hole's code back as it was
     twins: int = 0  # of `mutants`, those that made an answer at the line's twins too (samples.py)
-    idle: int = 0  # the last answers in a row that made nothing new (a hole sampled on later goes on from it)
 
     @property
     def kept(self) -> int:
@@ -125,20 +124,18 @@ async def _ask(llm: LLMClient, hole: Hole, prompt: InfillPrompt, options: Infill
 
 
 async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
-                      options: InfillOptions = InfillOptions(), seen: set[str] | None = None, *, start: int = 0,
-                      idle: int = 0, at_least: int = 0) -> HoleReport:
+                      options: InfillOptions = InfillOptions(), seen: set[str] | None = None) -> HoleReport:
     """Fill `hole` of `source` (the text of hole.path) with `options.samples` samples; its candidates, best
     (likeliest) first, and what they cost. `seen`: the candidates (syntax trees) other holes of the file
-    made, not made again (samples.Sampler). A hole's sampling can go on later where it stopped: `start` is
-    its next sample in the plan, `idle` the answers in a row that made nothing new so far (its report's
-    `idle`). `at_least` samples are drawn even past `options.deadline`."""
+    made, not made again (samples.Sampler)."""
     report = HoleReport(hole, spec.dialect)
     prompt = build_prompt(hole, spec, options.failure, options.tests)
     sampler = Sampler(hole, source, seen if seen is not None else set())
     began, spent = time.monotonic(), _tokens(llm, options.account)
     cap = hole_tokens(hole, options.max_tokens)
-    for temperature, seed in sample_plan(options.samples, options.low, options.high, options.seed)[start:]:
-        if options.deadline is not None and time.monotonic() >= options.deadline and report.drawn >= at_least:
+    idle = 0  # answers in a row that made nothing new
+    for temperature, seed in sample_plan(options.samples, options.low, options.high, options.seed):
+        if options.deadline is not None and time.monotonic() >= options.deadline:
             break
         if idle >= SATURATED:
             report.saturated = True
@@ -154,7 +151,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
             break
         report.answered += 1
         idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
-    report.unchanged, report.twins, report.idle = sampler.unchanged, sampler.twins, idle
+    report.unchanged, report.twins = sampler.unchanged, sampler.twins
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent
     report.seconds = time.monotonic() - began
@@ -164,8 +161,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
 class HoleFiller:
     """Fills holes of `sources` one call at a time with `options`: the endpoint's dialect asked once, and per file
     the candidates made so far shared (a candidate another hole of the file made is not made again). Both
-    `infill_holes` and the search's interleaving (driver/interleave.py, which may stop a hole and go on with it
-    later) fill through one."""
+    `infill_holes` and the search's fills beside its driver runs (driver/interleave.py) fill through one."""
 
     def __init__(self, llm: LLMClient, sources: Mapping[str, str], options: InfillOptions) -> None:
         self.llm, self.sources, self.options = llm, sources, options
@@ -178,11 +174,10 @@ class HoleFiller:
             self._spec = await self.llm.fim_spec(self.options.role)
         return self._spec
 
-    async def fill(self, hole: Hole, options: InfillOptions | None = None, *, start: int = 0, idle: int = 0,
-                   at_least: int = 0) -> HoleReport:
+    async def fill(self, hole: Hole, options: InfillOptions | None = None) -> HoleReport:
         """`infill_hole` of `hole` (its file must be in `sources`), with `options` in place of the filler's."""
         return await infill_hole(self.llm, hole, self.sources[hole.path], await self.spec(), options or self.options,
-                                 self._seen.setdefault(hole.path, set()), start=start, idle=idle, at_least=at_least)
+                                 self._seen.setdefault(hole.path, set()))
 
     def failed(self, holes: Iterator[Hole], exc: LLMError) -> HoleReport | None:
         """The one report of an endpoint that cannot even be found: on the next of `holes`, no candidates."""

@@ -203,35 +203,6 @@ def test_a_fill_ready_during_a_driver_run_is_tried_after_it(tmp_path: Path, monk
     assert stats["tried"] <= 3, ("the fill came after the first driver run or the second", stats)
 
 
-async def test_a_hole_cut_by_its_turn_goes_on_at_the_next_turn(scripted_llm):
-    """A turn that ends at once still draws one sample; the next turn goes on with the same hole from its next
-    sample (the next temperature and seed), and the figures count it as one hole."""
-    source = "def add(a, b):\n    total = a - b\n    return total\n"
-    sources = {"calc.py": source}
-    holes = [h for h in spread_holes([("calc.py", 2)], sources) if h.kind in ("line", "after")]
-    for answer in ("    total = a + b\n", "    total = b + a\n", "    total = a * b\n", "    total = a\n"):
-        scripted_llm.add(INFILL_ACCOUNT, answer)
-    scripted_llm.default(INFILL_ACCOUNT, "    total = 0\n")
-    settings = Settings(base_url=scripted_llm.base_url, model="qwen2.5-coder-1.5b", max_retries=0)
-    client = OpenAIChatClient(settings)
-    try:
-        model = ModelBatches(client, holes, sources, InfillOptions(samples=4, seed=7))
-        first = await model(time.monotonic())
-        rest = await model()
-        after = await model()
-    finally:
-        await client.aclose()
-
-    assert first is not None and [m.text for m in first] == ["    total = a + b"], "one sample, though the turn ended"
-    assert rest is not None and [m.text for m in rest] == ["    total = b + a", "    total = a * b", "    total = a"]
-    seeds = [r["seed"] for r in scripted_llm.requests_for(INFILL_ACCOUNT)]
-    assert seeds[:4] == [7, 8, 9, 10], "the cut hole went on from its next sample"
-    figures = model.figures(None)
-    assert figures["per_hole"][0]["hole"] == "line 2 (line)" and figures["per_hole"][0]["drawn"] == 4
-    assert figures["per_hole"][0]["kept"] == 4 and after is not None and figures["holes"] == 2, \
-        "the next hole came after the cut one was done"
-
-
 LABELS = {
     "label.py": 'def label(name, formal):\n    if formal:\n        name = "Dr. " + name\n'
                 '    return "Hello " + name\n',
