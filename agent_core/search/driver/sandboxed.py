@@ -108,7 +108,7 @@ async def line_recorder(sandbox: Sandbox, root: Path) -> str:
 async def try_mutants(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], *, mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None = None, hot: bool = False,
-    on_progress: Callable[[int], None] | None = None,
+    on_progress: Callable[[int], None] | None = None, tests_of: dict[int, dict[str, str]] | None = None,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
     """Each tried mutant with its outcome on `nodeids` (passed/failed/timeout), and why the driver stopped
     ("budget", "enough", or "error: ..." when it tried none: a usage error, a crash; see run_driver).
@@ -116,14 +116,16 @@ async def try_mutants(
     With `covering`, each mutant also runs the tests it names for that mutant (after `nodeids`). With `hot`,
     the suite is collected once and each mutant swapped into its live function (driver_swap.py); the mutants
     that cannot be swapped are then tried the slow way, within what is left of the budget. `on_progress(done)`
-    hears how many of `mutants` the driver has tried while it runs (run_driver).
+    hears how many of `mutants` the driver has tried while it runs (run_driver). With `tests_of`, every one of
+    `nodeids` runs (a mutant still stops at the first failure of a covering test) and each tried mutant's
+    outcome per test goes into it, by the mutant's id: which failing tests it makes pass (driver/partials.py).
     """
     if not hot:
         return await _try(sandbox, root, nodeids, mutants, mutant_timeout_s, budget_s, max_passing, covering, False,
-                          on_progress)
+                          on_progress, tests_of)
     started = time.monotonic()
     results, stopped = await _try(sandbox, root, nodeids, mutants, mutant_timeout_s, budget_s, max_passing,
-                                  covering, True, on_progress)
+                                  covering, True, on_progress, tests_of)
     order = {id(m): n for n, m in enumerate(mutants)}
     cold = [m for m, outcome in results if outcome == "unswappable"]
     done = [(m, outcome) for m, outcome in results if outcome != "unswappable"]
@@ -134,7 +136,8 @@ async def try_mutants(
         # candidate that changes a `def` line (a default) must not lose to a later one for being slower to try
         cold, wanted = [m for m in cold if order[id(m)] < min(passing)], max_passing
     if cold and left > 0 and wanted > 0:
-        more, stopped_cold = await _try(sandbox, root, nodeids, cold, mutant_timeout_s, left, wanted, covering, False)
+        more, stopped_cold = await _try(sandbox, root, nodeids, cold, mutant_timeout_s, left, wanted, covering, False,
+                                        tests_of=tests_of)
         done += more
         if stopped != "enough":
             stopped = stopped_cold
@@ -146,7 +149,7 @@ async def try_mutants(
 async def _try(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None, hot: bool,
-    on_progress: Callable[[int], None] | None = None,
+    on_progress: Callable[[int], None] | None = None, tests_of: dict[int, dict[str, str]] | None = None,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
     entries: list[dict[str, Any]] = [{"id": i, "path": m.path, "line": m.line, "text": m.text, "end": m.last}
                                      for i, m in enumerate(mutants)]
@@ -160,10 +163,13 @@ async def _try(
         # resolve as an argument (an odd parameter id) must not turn every mutant into a usage error.
         collected = [nodeid.split("::", 1)[0] for nodeid in collected]
     config = {"mode": "mutants", "nodeids": list(dict.fromkeys(collected)), "failing": nodeids, "hot": hot,
-              "timeout_s": mutant_timeout_s, "budget_s": budget_s, "max_passing": max_passing, "mutants": entries}
+              "timeout_s": mutant_timeout_s, "budget_s": budget_s, "max_passing": max_passing, "mutants": entries,
+              "each_failing": tests_of is not None}
     # The driver keeps its own budget; the sandbox bound only catches a driver that stops answering.
     data = await run_driver(sandbox, root, config, timeout_s=budget_s + 2 * mutant_timeout_s + 30,
                             on_progress=on_progress)
     if data.get("error"):
         return [], f"error: {data['error']}"
+    if tests_of is not None:
+        tests_of.update((id(mutants[r["id"]]), r.get("tests") or {}) for r in data["results"])
     return [(mutants[r["id"]], r["outcome"]) for r in data["results"]], data.get("stopped")

@@ -24,6 +24,7 @@ from agent_core.search.catalogue.line_mutants import line_mutants
 from agent_core.search.driver.distinguish import RivalSearch, rival_figures
 from agent_core.search.driver.interleave import ModelBatches
 from agent_core.search.driver.localizing import Localization, SearchDeps
+from agent_core.search.driver.pairs import MAX_FAILING
 from agent_core.search.driver.ranking import arrange, gate_lines, templates_for
 from agent_core.search.driver.sandboxed import try_mutants
 from agent_core.search.evidence.hangs import hung_mutant_bound
@@ -173,14 +174,15 @@ class _Trial:
     timeout_s: float
     stats: dict[str, Any]
 
-    async def run(self, chunk: list[Mutant], until: float,
-                  live: Callable[[int], None] | None = None) -> tuple[list[tuple[Mutant, str]], str | None]:
+    async def run(self, chunk: list[Mutant], until: float, live: Callable[[int], None] | None = None,
+                  tests_of: dict[int, dict[str, str]] | None = None) -> tuple[list[tuple[Mutant, str]], str | None]:
         """`chunk` tried against the failing tests in one driver run ending by `until`: (mutant, outcome) of
-        those tried, in the chunk's order, and why the run stopped."""
+        those tried, in the chunk's order, and why the run stopped. With `tests_of`, every failing test runs
+        and each mutant's outcome per test goes into it (sandboxed.try_mutants)."""
         results, stopped = await try_mutants(
             self.deps.sandbox, self.deps.shadow.root, self.failing, chunk, mutant_timeout_s=self.timeout_s,
             budget_s=until - time.monotonic(), max_passing=PASSING_PER_DRIVER_RUN, covering=self.covering,
-            hot=True, on_progress=live)
+            hot=True, on_progress=live, tests_of=tests_of)
         self.stats["stopped"] = stopped
         if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
             self.stats["stopped"], self.stats["error"] = "error", stopped.removeprefix("error: ")
@@ -216,8 +218,10 @@ class _Fills:
     endpoint fails, it has no hole left once the search's own candidates are done (`own_over`; before, a driver
     run may still point at a line, `prefer`), or the search ends (`close`)."""
 
-    def __init__(self, more: ModelBatches) -> None:
+    def __init__(self, more: ModelBatches, failing: list[str]) -> None:
         self.more = more
+        self.partials = more.partial_fixes(failing) if 2 <= len(failing) <= MAX_FAILING else None  # each fill
+        # runs every failing test then (driver/partials.py): not for a long list of them, as the two-edit step
         self._ready: asyncio.Queue[list[Mutant] | None] = asyncio.Queue()
         self.done = False  # the last batch was taken
         self._error: Exception | None = None
@@ -293,14 +297,24 @@ class _Fills:
 
 async def _try_fills(trial: _Trial, fills: _Fills, batches: list[list[Mutant]], until: float, rest: list[Mutant],
                      rivals: bool) -> tuple[Mutant, TestReport] | None:
-    """The model's `batches`, tried and verified like the search's own candidates: the fix, or None."""
+    """The model's `batches`, tried and verified like the search's own candidates: the fix, or None. With two
+    or more failing tests, each batch runs them all, and the combinations of the partial fixes it found with
+    the earlier ones are tried next (driver/partials.py)."""
     for batch in batches:
-        if time.monotonic() >= until:
-            return None
-        results, _ = await trial.run(batch, until)
-        fills.more.count_tried([m for m, _ in results])
-        if (found := await trial.verified(results, rest, until, rivals)) is not None:
-            return found
+        combining = False  # `batch`: the model's fills, then the combinations of the partial fixes among them
+        while batch:
+            if time.monotonic() >= until:
+                return None
+            tests_of: dict[int, dict[str, str]] | None = {} if fills.partials is not None else None
+            results, _ = await trial.run(batch, until, tests_of=tests_of)
+            if not combining:
+                fills.more.count_tried([m for m, _ in results])
+            elif fills.partials is not None:
+                fills.partials.tried += len(results)
+            if (found := await trial.verified(results, rest, until, rivals)) is not None:
+                return found
+            batch = fills.partials.after(results, tests_of or {}) if fills.partials is not None else []
+            combining = True
     return None
 
 
@@ -339,7 +353,7 @@ async def find_single_edit(
                 _tick(deps, base + done, len(mutants))
 
             if more is not None and fills is None and index >= LIKELY_RANKS:
-                fills = _Fills(more)  # beside this driver run and the next
+                fills = _Fills(more, failing)  # beside this driver run and the next
             chunk = mutants[index : index + _chunk_size(mutants, index)]
             results, stopped = await trial.run(chunk, deadline, live)
             if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
@@ -361,7 +375,7 @@ async def find_single_edit(
                                                                 rivals)):
                 return found[0], found[1], stats
         if more is not None:
-            fills = fills or _Fills(more)
+            fills = fills or _Fills(more, failing)
             fills.own_over()
         if then is not None and not stats.get("error") and (found := await then(deadline)):
             return found[0], found[1], stats

@@ -26,7 +26,10 @@ CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path
     collects, e.g. the files, and "failing" the failing tests' ids; each child keeps those and its "tests").
     With "per_test": true (mutation testing) every test runs (no -x), each test's call is bounded by
     "test_timeout_s", and each result also carries {"tests": {nodeid: outcome}}; a test that was running
-    when its mutant's child was killed counts as "timeout".
+    when its mutant's child was killed counts as "timeout". With "each_failing": true (hot or not) every
+    failing test runs and a mutant's child stops at the first failure of another test (its "tests"), and
+    each result carries {"tests": {nodeid: outcome}} of the tests that ran: which failing tests a
+    candidate makes pass when it does not make them all pass (search/driver/partials.py).
 """
 
 import importlib.machinery
@@ -140,6 +143,14 @@ class _MutantChildren:
 
     def __init__(self, config):
         self.config = config
+        self.per_test = bool(config.get("per_test"))
+        self.each_failing = bool(config.get("each_failing"))
+        self.failing = set(config.get("failing") or ())
+        self.log = None  # the child's per-test outcome log (per_test and each_failing modes)
+        self.session = None
+        self.failing_items = None  # a hot child's failing tests collected (each_failing)
+        self.failing_done = 0  # ... of them, ended
+        self.failing_passed = False  # ... one of them passed
         self.sources = {}
         self.result = {"results": [], "stopped": None}
         self.statuses = []  # each child's exit status: all of them a usage or internal error is the driver's failure
@@ -153,7 +164,39 @@ class _MutantChildren:
         return self.sources[path]
 
     def _outcome_extra(self, mutant):
+        if self.per_test or self.each_failing:
+            return {"tests": _read_log(_log_path(self.config, mutant["id"]))}
         return {}
+
+    def _open_log(self, mutant):
+        """In a child: its per-test outcome log, when the mode keeps one."""
+        if self.per_test or self.each_failing:
+            self.log = open(_log_path(self.config, mutant["id"]), "w", encoding="utf-8")  # noqa: SIM115 - open for the child's whole life
+
+    def pytest_sessionstart(self, session):
+        self.session = session
+
+    def pytest_runtest_logreport(self, report):
+        if self.log is not None and (report.when == "call" or report.outcome != "passed"):
+            self.log.write(json.dumps(["end", report.nodeid, report.outcome]) + "\n")
+            self.log.flush()
+        if self.each_failing and self.in_child and self.session is not None:
+            self._stop_early(report)
+
+    def _stop_early(self, report):
+        """each_failing's -x: the failing tests all run (they come first); the child stops at the first failure
+        of another test, and once the failing tests are done (or another test began) and none of them passed
+        (the candidate is no partial fix: its covering tests need not run)."""
+        if report.nodeid in self.failing:
+            if report.when == "call" or report.outcome != "passed":
+                self.failing_done += 1
+                self.failing_passed = self.failing_passed or report.when == "call" and report.passed
+            over = self.failing_items is not None and self.failing_done >= self.failing_items
+            if over and not self.failing_passed:
+                self.session.shouldfail = "no failing test passed"
+        elif report.failed or not self.failing_passed:
+            self.session.shouldfail = "a test other than the failing ones failed" if report.failed else \
+                "no failing test passed"
 
     def _each_mutant(self, fork, items=()):
         """Fork each mutant's child with `fork(mutant)` (0 in the child), wait and record; True in a child.
@@ -223,8 +266,6 @@ class _Forker(_MutantChildren):
 
     def __init__(self, config):
         super().__init__(config)
-        self.per_test = bool(config.get("per_test"))
-        self.log = None  # the child's per-test outcome log (per_test mode)
         self.keep = None  # the child's tests, failing ones first, when its mutant names extra tests
 
     def _fork(self, mutant):
@@ -239,13 +280,9 @@ class _Forker(_MutantChildren):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
-            if self.per_test:
-                self.log = open(_log_path(self.config, mutant["id"]), "w", encoding="utf-8")  # noqa: SIM115 - open for the child's whole life
+            self._open_log(mutant)
             _serve_mutant(mutant["path"], "\n".join(lines))
         return pid
-
-    def _outcome_extra(self, mutant):
-        return {"tests": _read_log(_log_path(self.config, mutant["id"]))} if self.per_test else {}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session):
@@ -263,7 +300,7 @@ class _Forker(_MutantChildren):
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
-        bound = self.config.get("test_timeout_s") if self.log is not None else None
+        bound = self.config.get("test_timeout_s") if self.per_test else None
         if self.log is not None:
             self.log.write(json.dumps(["start", item.nodeid]) + "\n")
             self.log.flush()
@@ -276,11 +313,6 @@ class _Forker(_MutantChildren):
             if bound:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, previous)
-
-    def pytest_runtest_logreport(self, report):
-        if self.log is not None and (report.when == "call" or report.outcome != "passed"):
-            self.log.write(json.dumps(["end", report.nodeid, report.outcome]) + "\n")
-            self.log.flush()
 
 
 
@@ -329,10 +361,19 @@ class _HotForker(_MutantChildren):
         if not driver_swap.swap(mutant["path"], self._source(mutant["path"]), mutant["line"], mutant["text"],
                                 mutant.get("end") or 0):
             os._exit(UNSWAPPABLE)
+        self._open_log(mutant)
         keep = list(dict.fromkeys([*self.config["failing"], *(mutant.get("tests") or [])]))
         order = {nodeid: i for i, nodeid in enumerate(keep)}
         session.items = sorted((i for i in session.items if i.nodeid in order), key=lambda i: order[i.nodeid])
         session.testscollected = len(session.items)
+        self.failing_items = sum(1 for item in session.items if item.nodeid in self.failing)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        if self.log is not None:
+            self.log.write(json.dumps(["start", item.nodeid]) + "\n")
+            self.log.flush()
+        yield
 
     def _fork(self, session, mutant):
         pid = os.fork()
@@ -349,15 +390,18 @@ class _HotForker(_MutantChildren):
 def mutants(config):
     if config.get("hot"):
         forker = _HotForker(config)
-        args = list(config["nodeids"]) + [*driver_options.neutral_args(), "-x"]
-        code = pytest.main(args, plugins=[forker, driver_options.OneProcess(True), *forker.judges])
+        stop_first = [] if config.get("each_failing") else ["-x"]  # each_failing: the plugin's own stop
+        args = list(config["nodeids"]) + [*driver_options.neutral_args(), *stop_first]
+        code = pytest.main(args, plugins=[forker, driver_options.OneProcess(not config.get("each_failing")),
+                                          *forker.judges])
         if forker.in_child:
             os._exit(int(code) or 4)
         return _with_status(forker, config, code)
     forker = _Forker(config)
-    stop_first = [] if config.get("per_test") else ["-x"]
+    every = config.get("per_test") or config.get("each_failing")
+    stop_first = [] if every else ["-x"]
     code = pytest.main(list(config["nodeids"]) + [*driver_options.neutral_args(), *stop_first],
-                       plugins=[forker, driver_options.OneProcess(not config.get("per_test")), *forker.judges])
+                       plugins=[forker, driver_options.OneProcess(not every), *forker.judges])
     if forker.in_child:  # pytest ended before its session finished (a usage error)
         os._exit(int(code) or 4)
     return _with_status(forker, config, code)

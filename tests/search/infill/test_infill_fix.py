@@ -150,3 +150,42 @@ def test_a_fix_only_the_model_s_answer_inside_a_line_makes(tmp_path: Path, scrip
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
     assert search["infill"]["won"].endswith(won), search["infill"]
     assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}
+
+
+MESSAGES = {
+    "log.py": 'def entry(kind, n):\n    """The log\'s line for an event of `kind`."""\n    if kind == "error":\n'
+              '        return "error " + str(n)\n    return "note " + str(n)\n',
+    "test_log.py": 'from log import entry\n\n\ndef test_error():\n    assert entry("error", 1) == "failed: 1"\n\n\n'
+                   'def test_note():\n    assert entry("note", 2) == "note: 2"\n',
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 400\n",
+}
+ERROR_LINE, NOTE_LINE = '        return "failed: " + str(n)', '    return "note: " + str(n)'
+
+
+def _by_prefix(answers: dict[str, str], wrong: str):
+    """A scripted fill: the answer of the first ending of the code before the hole in `answers`, else `wrong`."""
+    def fill(request: dict) -> str:
+        before = request.get("prompt", "").split("<|fim_suffix|>")[0]
+        return next((answer for end, answer in answers.items() if before.endswith(end)), wrong)
+    return fill
+
+
+def test_two_fills_each_passing_one_failing_test_are_the_fix_together(tmp_path: Path, scripted_llm, run_fix):
+    """Each failing test needs its own line: no single candidate passes both, and the catalogue writes neither
+    message. The fill at line 4 passes test_error alone, the fill at line 5 test_note alone; with both failing
+    tests run for each fill, they are partial fixes, and the two together are the fix (driver/partials.py)."""
+    project = make_project(tmp_path / "proj", MESSAGES)
+    scripted_llm.default(INFILL_ACCOUNT, _by_prefix({'if kind == "error":\n': ERROR_LINE + "\n",
+                                                     'return "error " + str(n)\n': NOTE_LINE + "\n"},
+                                                    "    pass\n"))
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.json["status"] == "fixed", run.json
+    assert (project / "log.py").read_text().splitlines()[3:5] == [ERROR_LINE, NOTE_LINE]
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    fills = search["infill"]
+    assert fills["partial"] >= 2 and fills["combined_tried"] >= 1, fills
+    assert fills["combined_won"] == "line 4 (line) + line 5 (line)", fills
+    assert run.json["found_by"] == "infill", "a fix of the model's fills"
+    assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}
