@@ -28,6 +28,7 @@ from agent_core.search.driver.distinguish import rival_sentence
 from agent_core.search.driver.interleave import ModelBatches, ranked_holes
 from agent_core.search.driver.localizing import Localization, SearchDeps, localize_failure
 from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
+from agent_core.search.driver.partials import Partials
 from agent_core.search.driver.screen import Screen
 from agent_core.search.driver.single_edit import candidates, find_single_edit
 from agent_core.search.evidence.hangs import unhung_duration
@@ -70,6 +71,8 @@ class SearchStats:
     second: str | None = None
     pair_error: str | None = None
     infill: dict[str, Any] | None = None  # the model's fills: holes, samples, kept, tried, tokens, seconds, won
+    each_failing: bool | None = None  # the search's own candidates ran every failing test (driver/partials.py)
+    combined: dict[str, Any] | None = None  # partial fixes kept, combinations made and tried, the winning one's parts
 
     @classmethod
     def of(cls, figures: dict[str, Any]) -> SearchStats:
@@ -103,6 +106,8 @@ class SearchOutcome:
 # its baseline's time on top of search.budget_s, so that its candidates get about the time a fast suite's do
 # (more-itertools' suite, 55-85 s in the sandbox, left 0 of 1,000 candidates tried within 120 s).
 SUITE_RUNS = 2
+PARTIAL_FAILING = 8  # failing tests up to which candidates that pass some of them are kept and combined (driver/
+# partials.py): each candidate tried so runs every one of them
 
 
 def search_budget_s(settings: Settings, baseline: TestReport) -> float:
@@ -174,6 +179,8 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     if until is None and deadline is not None:
         until = deadline + deps.settings.search.infill_budget_s
     batches = _model_batches(deps, model, suspects, failing, until, screen)
+    partials = Partials(failing, {**(batches.sources if batches is not None else {}), **originals}, screen) \
+        if 2 <= len(failing) <= PARTIAL_FAILING else None
     paired: dict[str, Any] = {}
 
     async def two_edits(own_until: float) -> tuple[Mutant, TestReport] | None:
@@ -188,7 +195,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     try:
         winner, passed, figures = await find_single_edit(
             deps, failing, mutants, where, suite_s, report, deadline, more=batches, more_until=until,
-            then=two_edits if pairs and deadline is not None else None)
+            then=two_edits if pairs and deadline is not None else None, partials=partials)
     except Exception as exc:
         if not contain:
             raise
@@ -196,6 +203,9 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     figures.update(paired)
     if batches is not None:
         figures["infill"] = batches.figures(winner)
+    if partials is not None:
+        figures["combined"] = partials.figures(batches.label if batches is not None else lambda m: m.description,
+                                               winner)
     outcome.stats, outcome.refused = SearchStats.of(figures), screen.refused
     if figures.get("error"):
         outcome.error = f"trying mutants: {figures['error']}"

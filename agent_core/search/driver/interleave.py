@@ -30,7 +30,6 @@ from typing import Any
 
 from agent_core.llm.base import LLMClient, LLMError
 from agent_core.search.candidate import Mutant
-from agent_core.search.driver.partials import Partials
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.infill import INFILL_TIER, Hole, HoleFiller, HoleReport, InfillOptions, spread_holes
 
@@ -124,7 +123,6 @@ class ModelBatches:
         self.tried: dict[int, int] = {}  # hole index -> its candidates tried
         self._of: dict[int, int] = {}  # id of a candidate -> its hole's index
         self.done = False
-        self.partials: Partials | None = None  # the fills that passed some failing tests (driver/single_edit.py)
 
     async def __call__(self) -> list[Mutant] | None:
         """The next hole's candidates that are new and pass the screen (driver/screen.py; an empty list: that
@@ -164,14 +162,13 @@ class ModelBatches:
         return self._holes.prefer([(m.path, m.line) for m, outcome in refused
                                    if outcome == "passed" and not is_infill(m)])
 
-    def partial_fixes(self, failing: Sequence[str]) -> Partials:
-        """The pool of this search's partial fills (driver/partials.py), made once: its combinations pass the
-        same screen as the fills."""
-        if self.partials is None:
-            self.partials = Partials(failing, self._sources, self._screen)
-        return self.partials
+    @property
+    def sources(self) -> Mapping[str, str]:
+        """The text of the files the holes are cut in."""
+        return self._sources
 
-    def _label(self, mutant: Mutant) -> str:
+    def label(self, mutant: Mutant) -> str:
+        """A fill's hole (`line 12 (line)`), or a candidate's description when it is none of the fills'."""
         index = self._of.get(id(mutant))
         return self.reports[index].hole.label if index is not None else mutant.description
 
@@ -197,6 +194,5 @@ class ModelBatches:
             "won": self.reports[won].hole.label if won is not None else None,
             "promoted": len(self._holes.promoted),
             "error": errors[-1] if errors else None,
-            **(self.partials.figures(self._label, winner) if self.partials is not None else {}),
             "per_hole": holes,
         }

@@ -1,14 +1,17 @@
-"""Two partial fixes made one: the model's fills that each pass some of the failing tests, tried together.
+"""Two partial fixes made one: candidates that each pass some of the failing tests, tried together.
 
 A bug behind several failing tests may need an edit for each (a message for each of two errors, one
 repair in each of two functions). Such an edit alone passes some of the failing tests and fails the
 others, and the search's driver, which stops at the first failing test, says only "failed". With two
-or more failing tests, the model's fills are tried with every failing test run (sandboxed.try_mutants
-`tests_of`): a fill that passes some of them, and fails no other test it ran (its line's covering
-tests), is a partial fix. Two partial fixes of one file that pass different failing tests (neither's
-set holds the other's), at places that do not overlap, are then one candidate with both edits,
-screened, tried and verified like any other; a combination that still passes only some of the failing
-tests is a partial fix in its turn (three tests, three edits). This is the crossover of genetic repair
+to eight failing tests, the model's fills are tried with every failing test run (sandboxed.try_mutants
+`tests_of`), and the search's own candidates too when those tests are quick (driver/single_edit.py):
+a candidate that passes some of them, and fails no other test it ran (its line's covering tests), is a
+partial fix. Two partial fixes of one file that pass different failing tests (neither's set holds the
+other's), at places that do not overlap, are then one candidate with both edits, screened, tried and
+verified like any other; a combination that still passes only some of the failing tests is a partial
+fix in its turn (three tests, three edits). Unlike the two-edit step (driver/pairs.py), which runs the
+first 60 candidates against each failing test alone and searches a second edit on top of a partial
+fix, this needs no run of its own: it reads what the driver runs already said. This is the crossover of genetic repair
 (GenProg: Le Goues et al., TSE 2012), kept to edits whose passing tests complement each other, so that
 each combination tried is one the tests already point at.
 
@@ -23,8 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_core.search.candidate import Mutant
+from agent_core.search.driver.interleave import is_infill
 
-KEPT = 12  # partial fixes kept for combining: the first ones (the likelier holes are filled first)
+KEPT = 12  # partial fixes kept for combining, of the search's own and of the model's fills each: the first ones
+# (the likelier candidates come first)
 
 
 @dataclass(frozen=True)
@@ -127,7 +132,7 @@ class Partials:
                     self._made.add(key)
                     self.parts[id(both)] = (earlier.mutant, mutant)
                     out.append((len(union), both))
-            if len(self.kept) < KEPT:
+            if sum(is_infill(k.mutant) == is_infill(mutant) for k in self.kept) < KEPT:
                 self.kept.append(_Partial(mutant, passed, own))
         ranked = [m for _, m in sorted(out, key=lambda entry: -entry[0])]  # stable: the order they came in
         return self._screen(ranked) if self._screen is not None and ranked else ranked
@@ -136,5 +141,5 @@ class Partials:
         """The journal's account: partial fixes kept, combinations made and tried, and the two parts of a winning
         combination (each named by `label`)."""
         parts = self.parts.get(id(winner)) if winner is not None else None
-        return {"partial": len(self.kept), "combined": len(self.parts), "combined_tried": self.tried,
-                "combined_won": " + ".join(label(m) for m in parts) if parts else None}
+        return {"partials": len(self.kept), "made": len(self.parts), "tried": self.tried,
+                "won": " + ".join(label(m) for m in parts) if parts else None}

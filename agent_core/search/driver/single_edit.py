@@ -24,7 +24,7 @@ from agent_core.search.catalogue.line_mutants import line_mutants
 from agent_core.search.driver.distinguish import RivalSearch, rival_figures
 from agent_core.search.driver.interleave import ModelBatches
 from agent_core.search.driver.localizing import Localization, SearchDeps
-from agent_core.search.driver.pairs import MAX_FAILING
+from agent_core.search.driver.partials import Partials
 from agent_core.search.driver.ranking import arrange, gate_lines, templates_for
 from agent_core.search.driver.sandboxed import try_mutants
 from agent_core.search.evidence.hangs import hung_mutant_bound
@@ -47,6 +47,8 @@ LIKELY_RANKS = 3 * HOT_CHUNK  # the search's own candidates tried before the mod
 # real_fix_rate fbbb72e and b79d6bb, fix_rate bf29853), the last came at candidate 349
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
+EACH_FAILING_S = 1.0  # the failing tests' time (while localizing) up to which the search's own candidates run
+# them all, not only up to the first that fails, so that the partial fixes among them are known (driver/partials.py)
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
 
 
@@ -218,10 +220,8 @@ class _Fills:
     endpoint fails, it has no hole left once the search's own candidates are done (`own_over`; before, a driver
     run may still point at a line, `prefer`), or the search ends (`close`)."""
 
-    def __init__(self, more: ModelBatches, failing: list[str]) -> None:
+    def __init__(self, more: ModelBatches) -> None:
         self.more = more
-        self.partials = more.partial_fixes(failing) if 2 <= len(failing) <= MAX_FAILING else None  # each fill
-        # runs every failing test then (driver/partials.py): not for a long list of them, as the two-edit step
         self._ready: asyncio.Queue[list[Mutant] | None] = asyncio.Queue()
         self.done = False  # the last batch was taken
         self._error: Exception | None = None
@@ -295,27 +295,47 @@ class _Fills:
         await asyncio.gather(self._task, return_exceptions=True)
 
 
+async def _try_combined(trial: _Trial, partials: Partials, batch: list[Mutant], until: float, rest: list[Mutant],
+                        rivals: bool) -> tuple[Mutant, TestReport] | None:
+    """Combinations of partial fixes (`batch`), tried and verified, and the combinations the ones that are partial
+    fixes in their turn make: the fix, or None."""
+    while batch:
+        if time.monotonic() >= until:
+            return None
+        tests_of: dict[int, dict[str, str]] = {}
+        results, _ = await trial.run(batch, until, tests_of=tests_of)
+        partials.tried += len(results)
+        if (found := await trial.verified(results, rest, until, rivals)) is not None:
+            return found
+        batch = partials.after(results, tests_of)
+    return None
+
+
 async def _try_fills(trial: _Trial, fills: _Fills, batches: list[list[Mutant]], until: float, rest: list[Mutant],
-                     rivals: bool) -> tuple[Mutant, TestReport] | None:
-    """The model's `batches`, tried and verified like the search's own candidates: the fix, or None. With two
-    or more failing tests, each batch runs them all, and the combinations of the partial fixes it found with
+                     rivals: bool, partials: Partials | None) -> tuple[Mutant, TestReport] | None:
+    """The model's `batches`, tried and verified like the search's own candidates: the fix, or None. With
+    `partials`, each batch runs every failing test, and the combinations of the partial fixes it found with
     the earlier ones are tried next (driver/partials.py)."""
     for batch in batches:
-        combining = False  # `batch`: the model's fills, then the combinations of the partial fixes among them
-        while batch:
-            if time.monotonic() >= until:
-                return None
-            tests_of: dict[int, dict[str, str]] | None = {} if fills.partials is not None else None
-            results, _ = await trial.run(batch, until, tests_of=tests_of)
-            if not combining:
-                fills.more.count_tried([m for m, _ in results])
-            elif fills.partials is not None:
-                fills.partials.tried += len(results)
-            if (found := await trial.verified(results, rest, until, rivals)) is not None:
-                return found
-            batch = fills.partials.after(results, tests_of or {}) if fills.partials is not None else []
-            combining = True
+        if time.monotonic() >= until:
+            return None
+        tests_of: dict[int, dict[str, str]] | None = {} if partials is not None else None
+        results, _ = await trial.run(batch, until, tests_of=tests_of)
+        fills.more.count_tried([m for m, _ in results])
+        if (found := await trial.verified(results, rest, until, rivals)) is not None:
+            return found
+        if partials is not None and tests_of is not None and (
+                found := await _try_combined(trial, partials, partials.after(results, tests_of), until, rest, rivals)):
+            return found
     return None
+
+
+def _each_failing_own(partials: Partials | None, where: Localization | None, failing: list[str]) -> bool:
+    """Whether the search's own candidates run every failing test too (for partial fixes): when their time
+    while localizing was at most EACH_FAILING_S in all (each candidate that fails them then costs that)."""
+    if partials is None or where is None or not where.durations or any(t not in where.durations for t in failing):
+        return False
+    return sum(where.durations[t] for t in failing) <= EACH_FAILING_S
 
 
 async def find_single_edit(
@@ -323,6 +343,7 @@ async def find_single_edit(
     suite_s: float = 0.0, baseline: TestReport | None = None, deadline: float | None = None, rivals: bool = True,
     more: ModelBatches | None = None, more_until: float | None = None,
     then: Callable[[float], Awaitable[tuple[Mutant, TestReport] | None]] | None = None,
+    partials: Partials | None = None,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
     """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
     seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
@@ -339,13 +360,20 @@ async def find_single_edit(
     against 40 s without the model). Begun at once, they would bill a hole's samples to the many runs the
     search fixes alone in its first driver runs. `then`: the search's next step once its
     own candidates are done (two edits, driver/pairs.py), within its own deadline, before the model's
-    candidates go on alone: what the search alone finds, it still finds with the model on."""
+    candidates go on alone: what the search alone finds, it still finds with the model on. `partials`: the
+    partial fixes among the candidates, combined (driver/partials.py): the model's fills run every failing test
+    for it, and the search's own candidates too when those tests are quick (`_each_failing_own`); the
+    combinations of its own are tried once its own candidates are done (before `then`), those with a fill
+    right after that fill's batch."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
     until = max(deadline, more_until or deadline)
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
     trial = _Trial(deps, failing, baseline, covering, timeout_s, stats)
     fills: _Fills | None = None
+    each = _each_failing_own(partials, where, failing)
+    stats["each_failing"] = each if partials is not None else None
+    waiting: list[Mutant] = []  # the combinations of the search's own partial fixes
     try:
         index, own = 0, True
         while own and index < len(mutants) and time.monotonic() < deadline:
@@ -353,15 +381,18 @@ async def find_single_edit(
                 _tick(deps, base + done, len(mutants))
 
             if more is not None and fills is None and index >= LIKELY_RANKS:
-                fills = _Fills(more, failing)  # beside this driver run and the next
+                fills = _Fills(more)  # beside this driver run and the next
             chunk = mutants[index : index + _chunk_size(mutants, index)]
-            results, stopped = await trial.run(chunk, deadline, live)
+            tests_of: dict[int, dict[str, str]] | None = {} if each else None
+            results, stopped = await trial.run(chunk, deadline, live, tests_of)
             if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
                 # after it were not tried)
                 index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
             _tick(deps, stats["tried"], len(mutants))
             if found := await trial.verified(results, mutants[index:], deadline, rivals):
                 return found[0], found[1], stats
+            if partials is not None and tests_of is not None:
+                waiting += partials.after(results, tests_of)
             own = stopped != "budget" and bool(results)
             if more is None:
                 continue
@@ -372,15 +403,18 @@ async def find_single_edit(
             else:
                 more.prefer(results)
             if fills is not None and (found := await _try_fills(trial, fills, fills.ready(), until, mutants[index:],
-                                                                rivals)):
+                                                                rivals, partials)):
                 return found[0], found[1], stats
+        if partials is not None and waiting and not stats.get("error") and (
+                found := await _try_combined(trial, partials, waiting, deadline, mutants[index:], rivals)):
+            return found[0], found[1], stats
         if more is not None:
-            fills = fills or _Fills(more, failing)
+            fills = fills or _Fills(more)
             fills.own_over()
         if then is not None and not stats.get("error") and (found := await then(deadline)):
             return found[0], found[1], stats
         while fills is not None and (batch := await fills.next(until)) is not None:
-            if found := await _try_fills(trial, fills, [batch], until, mutants[index:], rivals):
+            if found := await _try_fills(trial, fills, [batch], until, mutants[index:], rivals, partials):
                 return found[0], found[1], stats
         return None, None, stats
     finally:

@@ -73,8 +73,7 @@ def test_two_partial_fixes_passing_different_failing_tests_are_tried_together_on
                        {0: {}})  # outcomes unknown: not a partial fix
     assert again == []
     figures = pool.figures(lambda m: m.description, combos[0])
-    assert figures == {"partial": 3, "combined": 1, "combined_tried": 0,
-                       "combined_won": "error's message + note's message"}
+    assert figures == {"partials": 3, "made": 1, "tried": 0, "won": "error's message + note's message"}
 
 
 @pytest.mark.parametrize("outcome, tests", [

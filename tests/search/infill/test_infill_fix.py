@@ -184,8 +184,8 @@ def test_two_fills_each_passing_one_failing_test_are_the_fix_together(tmp_path: 
     assert run.json["status"] == "fixed", run.json
     assert (project / "log.py").read_text().splitlines()[3:5] == [ERROR_LINE, NOTE_LINE]
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
-    fills = search["infill"]
-    assert fills["partial"] >= 2 and fills["combined_tried"] >= 1, fills
-    assert fills["combined_won"] == "line 4 (line) + line 5 (line)", fills
+    combined = search["combined"]
+    assert combined["partials"] >= 2 and combined["tried"] >= 1, combined
+    assert combined["won"] == "line 4 (line) + line 5 (line)", combined
     assert run.json["found_by"] == "infill", "a fix of the model's fills"
     assert {r["role"] for r in scripted_llm.requests} == {INFILL_ACCOUNT}

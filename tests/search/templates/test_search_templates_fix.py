@@ -182,7 +182,9 @@ CLAMP = {  # two wrong bounds, one per failing test: no single edit passes both,
 }
 
 
-def test_a_second_edit_is_searched_from_a_partial_fix(tmp_path: Path, scripted_llm, run_fix):
+def test_two_partial_fixes_of_the_search_are_tried_together(tmp_path: Path, scripted_llm, run_fix):
+    """Each bound's edit passes one failing test (the quick failing tests all run for every candidate): once
+    every single edit is tried, the two together are the fix (driver/partials.py), before the two-edit step."""
     project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, CLAMP, "--apply")
 
     found = search["found"]
@@ -190,10 +192,35 @@ def test_a_second_edit_is_searched_from_a_partial_fix(tmp_path: Path, scripted_l
         3, "        return hi\n    if x > hi:\n        return lo",
         "        return lo\n    if x > hi:\n        return hi",
     ), "both bounds, as one change from the first edited line to the last"
-    assert found["description"] == "two edits: `hi` -> `lo`; then `lo` -> `hi`"
-    assert search["partial_fixes"] >= 1 and search["tried"] == search["mutants"], "after every single edit"
+    assert found["description"] == "two edits: `hi` -> `lo`; and `lo` -> `hi`"
+    assert search["each_failing"] is True and search["tried"] > search["mutants"], "every single edit, then both"
+    assert search["combined"]["won"] == "`hi` -> `lo` + `lo` -> `hi`" and search["combined"]["partials"] >= 2
+    assert "partial_fixes" not in search, "the two-edit step was not needed"
     assert (project / "clamp.py").read_text() == CLAMP["clamp.py"].replace(
         "return hi", "return @").replace("return lo", "return hi").replace("return @", "return lo")
+
+
+SCALE = {  # the length's edit passes one failing test; the values need it and the operator's edit, which alone
+    # passes neither: no two partial fixes to combine, a second edit searched from the first
+    "scale.py": "def scale(xs, k):\n    out = [x - k for x in xs]\n    return out[1:]\n",
+    "test_scale.py": (
+        "from scale import scale\n\n\ndef test_length():\n    assert len(scale([1, 2], 3)) == 2\n\n\n"
+        "def test_values():\n    assert scale([1, 2], 3) == [4, 5]\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+
+def test_a_second_edit_is_searched_from_a_partial_fix(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, SCALE, "--apply")
+
+    assert search["found"]["description"].startswith("two edits: ") and "; then " in search["found"]["description"]
+    assert search["partial_fixes"] >= 1 and search["combined"]["won"] is None
+    fixed = (project / "scale.py").read_text()
+    assert fixed.splitlines()[1] == "    out = [x + k for x in xs]", fixed
+    namespace: dict = {}
+    exec(fixed, namespace)  # the length's edit is the catalogue's (`out[0:]`, the whole list)
+    assert namespace["scale"]([5, 6, 7], 1) == [6, 7, 8]
 
 
 def test_a_guard_is_inserted_where_the_value_is_set(tmp_path: Path, scripted_llm, run_fix):
