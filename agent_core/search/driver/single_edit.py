@@ -49,6 +49,9 @@ COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its l
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
 EACH_FAILING_S = 1.0  # the failing tests' time (while localizing) up to which the search's own candidates run
 # them all, not only up to the first that fails, so that the partial fixes among them are known (driver/partials.py)
+EACH_FAILING_RANKS = HOT_CHUNK  # ... its likeliest ones only: run so, all 1,000 of jinja2's nested-trans bug
+# tried 692 within the search's time where one failing test each tried 1,048 (the two-edit step looks for its
+# partial fixes among the first 60)
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
 
 
@@ -362,7 +365,7 @@ async def find_single_edit(
     own candidates are done (two edits, driver/pairs.py), within its own deadline, before the model's
     candidates go on alone: what the search alone finds, it still finds with the model on. `partials`: the
     partial fixes among the candidates, combined (driver/partials.py): the model's fills run every failing test
-    for it, and the search's own candidates too when those tests are quick (`_each_failing_own`); the
+    for it, and the search's likeliest own candidates too when those tests are quick (`_each_failing_own`); the
     combinations of its own are tried once its own candidates are done (before `then`), those with a fill
     right after that fill's batch."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
@@ -383,7 +386,7 @@ async def find_single_edit(
             if more is not None and fills is None and index >= LIKELY_RANKS:
                 fills = _Fills(more)  # beside this driver run and the next
             chunk = mutants[index : index + _chunk_size(mutants, index)]
-            tests_of: dict[int, dict[str, str]] | None = {} if each else None
+            tests_of: dict[int, dict[str, str]] | None = {} if each and index < EACH_FAILING_RANKS else None
             results, stopped = await trial.run(chunk, deadline, live, tests_of)
             if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
                 # after it were not tried)
