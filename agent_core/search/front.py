@@ -188,7 +188,8 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
         first, report_of, more = await from_partial_fix(
             deps, failing, mutants, (lambda m: where.covering(m.path, m.line)) if where.files else None, own_until,
             lambda: screen.kept(candidates(root, suspects, SECOND_EDITS, seen_exceptions(report), inputs)),
-            lambda more: find_single_edit(deps, failing, more, where, suite_s, report, own_until, rivals=False))
+            lambda more: find_single_edit(deps, failing, more, where, suite_s, report, own_until, rivals=False),
+            partials.own() if partials is not None else None)
         paired.update(more)
         return (first, report_of) if first is not None and report_of is not None else None
 

@@ -10,7 +10,9 @@ finds nothing, and only with two or more failing tests and budget left:
    their line, when coverage says which): the ones that pass some but not all
    of the failing tests, and no covering test fails, are partial fixes;
 2. from the best (most failing tests passed, then the search's order; at most
-   MAX_PARTIALS), the partial fix is written into the shadow and the search
+   MAX_PARTIALS, with those the search's own driver runs found when its first
+   150 candidates ran every failing test, driver/partials.py, after these), the
+   partial fix is written into the shadow and the search
    runs again on the same file (at most SECOND_EDITS candidates): a second
    edit that makes the whole suite pass is the fix, both edits together.
 
@@ -73,24 +75,29 @@ def combined(first: Mutant, second: Mutant, original: str, final: str) -> Mutant
 async def from_partial_fix(
     deps: Any, failing: list[str], mutants: list[Mutant], covering: Callable | None, deadline: float,
     regenerate: Callable[[], list[Mutant]], search: Callable[[list[Mutant]], Awaitable[Found]],
+    known: list[Mutant] | None = None,
 ) -> Found:
     """A fix in two edits, or (None, None, figures). `regenerate` makes the search's candidates from the shadow as
-    it is; `search` runs the single-edit search on candidates (and keeps the winner in the shadow). Like the rest
-    of the search, it never fails the run: what breaks is in the figures (`pair_error`)."""
+    it is; `search` runs the single-edit search on candidates (and keeps the winner in the shadow). `known`: partial
+    fixes the search's own driver runs already found (driver/partials.py), best first, taken after this step's own
+    up to MAX_PARTIALS. Like the rest of the search, it never fails the run: what breaks is in the figures
+    (`pair_error`)."""
     try:
-        return await _from_partial_fix(deps, failing, mutants, covering, deadline, regenerate, search)
+        return await _from_partial_fix(deps, failing, mutants, covering, deadline, regenerate, search, known or [])
     except Exception as exc:  # noqa: BLE001 - the search is an aid
         return None, None, {"pair_error": f"{type(exc).__name__}: {exc}"}
 
 
 async def _from_partial_fix(
     deps: Any, failing: list[str], mutants: list[Mutant], covering: Callable | None, deadline: float,
-    regenerate: Callable[[], list[Mutant]], search: Callable[[list[Mutant]], Awaitable[Found]],
+    regenerate: Callable[[], list[Mutant]], search: Callable[[list[Mutant]], Awaitable[Found]], seeds: list[Mutant],
 ) -> Found:
     stats: dict[str, Any] = {"partial_fixes": 0}
     if len(failing) < 2 or deadline - time.monotonic() <= 0:
         return None, None, stats
     partial = await partial_fixes(deps, failing, mutants, covering, deadline)
+    seen = {(m.path, m.line, m.last, m.text) for m in partial}
+    partial += [m for m in seeds if (m.path, m.line, m.last, m.text) not in seen][: MAX_PARTIALS - len(partial)]
     stats["partial_fixes"] = len(partial)
     shadow = deps.shadow
     for first in partial:

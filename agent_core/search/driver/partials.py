@@ -137,6 +137,11 @@ class Partials:
         ranked = [m for _, m in sorted(out, key=lambda entry: -entry[0])]  # stable: the order they came in
         return self._screen(ranked) if self._screen is not None and ranked else ranked
 
+    def own(self) -> list[Mutant]:
+        """The search's own partial fixes (not the model's fills), the most failing tests passed first."""
+        kept = sorted((k for k in self.kept if not is_infill(k.mutant)), key=lambda k: -len(k.passed))
+        return [k.mutant for k in kept]  # stable: the order they came in among equals
+
     def figures(self, label: Callable[[Mutant], str], winner: Mutant | None) -> dict[str, Any]:
         """The journal's account: partial fixes kept, combinations made and tried, and the two parts of a winning
         combination (each named by `label`)."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.search.driver import pairs
 from engine_support import journal_records, make_project
 
 pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
@@ -211,7 +212,12 @@ SCALE = {  # the length's edit passes one failing test; the values need it and t
 }
 
 
-def test_a_second_edit_is_searched_from_a_partial_fix(tmp_path: Path, scripted_llm, run_fix):
+@pytest.mark.parametrize("scanned", [60, 0], ids=["found by the step's own scan", "found by the driver runs"])
+def test_a_second_edit_is_searched_from_a_partial_fix(tmp_path: Path, scripted_llm, run_fix,
+                                                      monkeypatch: pytest.MonkeyPatch, scanned: int):
+    """With no candidate of its own scan (the first 60, each failing test alone), the step starts from a partial
+    fix the search's own driver runs found (its first 150 candidates run every failing test)."""
+    monkeypatch.setattr(pairs, "PARTIAL_CANDIDATES", scanned)
     project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, SCALE, "--apply")
 
     assert search["found"]["description"].startswith("two edits: ") and "; then " in search["found"]["description"]
