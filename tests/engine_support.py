@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+from agent_core.workspace.shadow import ShadowWorkspace
 from testkit.project_support import CALC, FIX_EDIT, WRONG_EDIT, CliRun, journal_records, make_project
 
 __all__ = ["BUGGY_CALC", "FIX_EDIT", "WRONG_EDIT", "CliRun", "journal_records", "make_project", "search_fixed",
-           "snapshot"]
+           "shadowed", "snapshot"]
 
 BUGGY_CALC = {**CALC, "README.md": "A tiny calculator.\n"}
 
@@ -32,3 +34,13 @@ def search_fixed(root: Path, files: dict[str, str], run_fix: Callable[..., CliRu
     assert run.json["status"] == "fixed" and run.json["usage"]["llm_calls"] == 0, run.json
     search = next(r for r in journal_records(root, run.json["run_id"]) if r["type"] == "search")
     return search["found"]
+
+
+@contextlib.contextmanager
+def shadowed(folder: Path, files: Mapping[str, str]) -> Iterator[Path]:
+    """`files` written into `folder` (a test's own: the sandbox refuses the user's files), and the root of their
+    shadow copy while it lasts."""
+    for rel, text in files.items():
+        (folder / rel).write_text(text)
+    with ShadowWorkspace(folder) as shadow:
+        yield shadow.root

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.sandboxed import DRIVER_DIR, collect_coverage, try_mutants
-from agent_core.settings import SandboxSettings
 from agent_core.workspace.shadow import ShadowWorkspace
+from engine_support import shadowed
 
 pytestmark = pytest.mark.e2e  # every test here runs a real sandbox
 
@@ -24,18 +23,11 @@ LOOP = {
 }
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    return make_sandbox(SandboxSettings(backend="bubblewrap", timeout_s=120))
-
-
 @pytest.fixture
 def root(tmp_path: Path):
     """A private copy of the LOOP project (the sandbox refuses the user's own files)."""
-    for rel, text in LOOP.items():
-        (tmp_path / rel).write_text(text)
-    with ShadowWorkspace(tmp_path) as shadow:
-        yield shadow.root
+    with shadowed(tmp_path, LOOP) as copy:
+        yield copy
 
 
 def test_localize_run_bounds_a_looping_test_and_reports_per_test_lines(root: Path, sandbox):

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.sandboxed import collect_coverage, try_mutants
 from agent_core.search.inside import driver_trace
-from agent_core.settings import SandboxSettings
-from agent_core.workspace.shadow import ShadowWorkspace
+from engine_support import shadowed
 
 PROJECT = {
     "pytest.ini": "[pytest]\naddopts = -vvv --tb=native -rA --color=yes --durations=5 --ff --sw\n",
@@ -32,17 +30,10 @@ PROJECT = {
 }
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    return make_sandbox(SandboxSettings(backend="bubblewrap", timeout_s=120))
-
-
 @pytest.fixture
 def root(tmp_path: Path):
-    for rel, text in PROJECT.items():
-        (tmp_path / rel).write_text(text)
-    with ShadowWorkspace(tmp_path) as shadow:
-        yield shadow.root
+    with shadowed(tmp_path, PROJECT) as copy:
+        yield copy
 
 
 @pytest.mark.e2e

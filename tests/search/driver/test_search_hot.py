@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.sandboxed import try_mutants
 from agent_core.search.inside import driver_swap
-from agent_core.settings import SandboxSettings
 from agent_core.workspace.shadow import ShadowWorkspace
+from engine_support import shadowed
 
 SHAPES = '''\
 import functools
@@ -97,17 +96,10 @@ def _line(start: str) -> int:
     return next(n for n, text in LINES.items() if text.strip().startswith(start))
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    return make_sandbox(SandboxSettings(backend="bubblewrap", timeout_s=120))
-
-
 @pytest.fixture
 def root(tmp_path: Path):
-    (tmp_path / "shapes.py").write_text(SHAPES)
-    (tmp_path / "test_shapes.py").write_text(TESTS)
-    with ShadowWorkspace(tmp_path) as shadow:
-        yield shadow.root
+    with shadowed(tmp_path, {"shapes.py": SHAPES, "test_shapes.py": TESTS}) as copy:
+        yield copy
 
 
 def _run(sandbox, root: Path, test: str, mutants: list[Mutant]) -> list[str]:

@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.partials import Hunk, Partials, combined, hunk
 from agent_core.search.driver.sandboxed import try_mutants
-from agent_core.settings import SandboxSettings
-from agent_core.workspace.shadow import ShadowWorkspace
+from engine_support import shadowed
 
 REPORT = ('PREFIX = "error "\n\n\ndef report(kind, n):\n    if kind == "error":\n        return PREFIX + str(n)\n'
           '    return "note " + str(n)\n\n\ndef other(n):\n    return n\n')
@@ -96,17 +94,10 @@ def test_partial_fixes_of_two_files_or_at_one_line_are_not_combined():
     assert combos == []
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    return make_sandbox(SandboxSettings(backend="bubblewrap", timeout_s=120))
-
-
 @pytest.fixture
 def root(tmp_path: Path):
-    (tmp_path / "report.py").write_text(REPORT)
-    (tmp_path / "test_report.py").write_text(TESTS)
-    with ShadowWorkspace(tmp_path) as shadow:
-        yield shadow.root
+    with shadowed(tmp_path, {"report.py": REPORT, "test_report.py": TESTS}) as copy:
+        yield copy
 
 
 def _outcomes(sandbox, root: Path, mutants: list[Mutant], covering: bool) -> list[tuple[str, dict[str, str]]]:
