@@ -97,7 +97,8 @@ class Partials:
         self.failing = frozenset(failing)
         self._sources, self._screen = sources, screen
         self.kept: list[_Partial] = []
-        self.parts: dict[int, tuple[Mutant, Mutant]] = {}  # id of a combination -> the two it combines
+        self.parts: dict[int, tuple[Mutant, Mutant, Mutant]] = {}  # id of a combination -> it, the two it combines
+        # (it is kept: an id is only unique while its object lives)
         self.tried = 0  # combinations tried
         self._made: set[tuple[str, int, int, str]] = set()
 
@@ -130,7 +131,7 @@ class Partials:
                 key = (both.path, both.line, both.last, both.text)
                 if key not in self._made:
                     self._made.add(key)
-                    self.parts[id(both)] = (earlier.mutant, mutant)
+                    self.parts[id(both)] = (both, earlier.mutant, mutant)
                     out.append((len(union), both))
             if sum(is_infill(k.mutant) == is_infill(mutant) for k in self.kept) < KEPT:
                 self.kept.append(_Partial(mutant, passed, own))
@@ -145,6 +146,6 @@ class Partials:
     def figures(self, label: Callable[[Mutant], str], winner: Mutant | None) -> dict[str, Any]:
         """The journal's account: partial fixes kept, combinations made and tried, and the two parts of a winning
         combination (each named by `label`)."""
-        parts = self.parts.get(id(winner)) if winner is not None else None
-        return {"partials": len(self.kept), "made": len(self.parts), "tried": self.tried,
-                "won": " + ".join(label(m) for m in parts) if parts else None}
+        entry = self.parts.get(id(winner)) if winner is not None else None
+        won = " + ".join(label(m) for m in entry[1:]) if entry is not None and entry[0] is winner else None
+        return {"partials": len(self.kept), "made": len(self.parts), "tried": self.tried, "won": won}

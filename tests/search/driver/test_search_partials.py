@@ -66,7 +66,7 @@ def test_two_partial_fixes_passing_different_failing_tests_are_tried_together_on
                          id(wide): {FAILING[0]: "passed", FAILING[1]: "failed"}})
     assert len(combos) == 1, "the one that passes the same test as the first is no complement"
     assert combos[0].applied(REPORT) == ERROR.applied(NOTE.applied(REPORT))
-    assert pool.parts[id(combos[0])] == (ERROR, NOTE)
+    assert pool.parts[id(combos[0])] == (combos[0], ERROR, NOTE)
     again = pool.after([(Mutant(NOTE.path, NOTE.line, NOTE.text, "the same again"), "failed")],
                        {0: {}})  # outcomes unknown: not a partial fix
     assert again == []
