@@ -61,13 +61,14 @@ async def partial_fixes(deps: Any, failing: list[str], mutants: list[Mutant], co
     return partial[:MAX_PARTIALS]
 
 
-def combined(first: Mutant, second: Mutant, original: str, final: str) -> Mutant:
+def combined(first: Mutant, second: Mutant, original: str, final: str, joined: str = "then") -> Mutant:
     """One candidate for both edits of a file: the original lines from the first edited to the last, replaced by
-    what they became (the journal, the trace and the change set show the two as one change)."""
+    what they became (the journal, the trace and the change set show the two as one change); its description
+    `two edits: A; {joined} B`."""
     lo, hi = min(first.line, second.line), max(first.last, second.last)
     shift = len(final.split("\n")) - len(original.split("\n"))
     text = "\n".join(final.split("\n")[lo - 1 : hi + shift])
-    description = f"two edits: {first.description}; then {second.description}"
+    description = f"two edits: {first.description}; {joined} {second.description}"
     return Mutant(first.path, lo, text, description, max(first.tier, second.tier), hi,
                   first.concerns + second.concerns)
 
@@ -75,15 +76,15 @@ def combined(first: Mutant, second: Mutant, original: str, final: str) -> Mutant
 async def from_partial_fix(
     deps: Any, failing: list[str], mutants: list[Mutant], covering: Callable | None, deadline: float,
     regenerate: Callable[[], list[Mutant]], search: Callable[[list[Mutant]], Awaitable[Found]],
-    known: list[Mutant] | None = None,
+    seeds: list[Mutant] | None = None,
 ) -> Found:
     """A fix in two edits, or (None, None, figures). `regenerate` makes the search's candidates from the shadow as
-    it is; `search` runs the single-edit search on candidates (and keeps the winner in the shadow). `known`: partial
+    it is; `search` runs the single-edit search on candidates (and keeps the winner in the shadow). `seeds`: partial
     fixes the search's own driver runs already found (driver/partials.py), best first, taken after this step's own
     up to MAX_PARTIALS. Like the rest of the search, it never fails the run: what breaks is in the figures
     (`pair_error`)."""
     try:
-        return await _from_partial_fix(deps, failing, mutants, covering, deadline, regenerate, search, known or [])
+        return await _from_partial_fix(deps, failing, mutants, covering, deadline, regenerate, search, seeds or [])
     except Exception as exc:  # noqa: BLE001 - the search is an aid
         return None, None, {"pair_error": f"{type(exc).__name__}: {exc}"}
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.interleave import is_infill
+from agent_core.search.driver.pairs import combined as both_edits
 
 KEPT = 12  # partial fixes kept for combining, of the search's own and of the model's fills each: the first ones
 # (the likelier candidates come first)
@@ -67,17 +68,12 @@ def hunk(mutant: Mutant, source: str) -> Hunk | None:
 
 
 def combined(first: Mutant, second: Mutant, hunks: Sequence[Hunk], source: str) -> Mutant:
-    """One candidate making both edits (`hunks`, theirs, which do not clash) in `source`: the original lines
-    from the first changed to the last, replaced by what they become."""
-    lines = source.split("\n")
-    final = list(lines)
+    """One candidate making both edits (`hunks`, theirs, which do not clash) in `source` (driver/pairs.py's
+    `combined` on the text with both made)."""
+    final = source.split("\n")
     for h in sorted(hunks, key=lambda h: (h.start, h.end), reverse=True):  # the lower lines keep their numbers
         final[h.start : h.end] = list(h.lines)  # at one start, an insertion goes in front of a replacement
-    lo = min(h.start for h in hunks)
-    hi = max(max(h.end for h in hunks), lo + 1)  # a candidate replaces one line at least
-    text = "\n".join(final[lo : len(final) - (len(lines) - hi)])
-    return Mutant(first.path, lo + 1, text, f"two edits: {first.description}; and {second.description}",
-                  max(first.tier, second.tier), hi, first.concerns + second.concerns)
+    return both_edits(first, second, source, "\n".join(final), "and")
 
 
 @dataclass(frozen=True)

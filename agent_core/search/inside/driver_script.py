@@ -176,6 +176,24 @@ class _MutantChildren:
     def pytest_sessionstart(self, session):
         self.session = session
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        """A test's start in the child's log (a test begun and never ended was cut); with per_test, its call
+        bounded by test_timeout_s."""
+        bound = self.config.get("test_timeout_s") if self.per_test else None
+        if self.log is not None:
+            self.log.write(json.dumps(["start", item.nodeid]) + "\n")
+            self.log.flush()
+        if bound:
+            previous = signal.signal(signal.SIGALRM, driver_localize.alarm)
+            signal.setitimer(signal.ITIMER_REAL, bound)
+        try:
+            yield
+        finally:
+            if bound:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+
     def pytest_runtest_logreport(self, report):
         if self.log is not None and (report.when == "call" or report.outcome != "passed"):
             self.log.write(json.dumps(["end", report.nodeid, report.outcome]) + "\n")
@@ -298,21 +316,6 @@ class _Forker(_MutantChildren):
         order = {nodeid: i for i, nodeid in enumerate(self.keep)}
         items[:] = sorted((item for item in items if item.nodeid in order), key=lambda item: order[item.nodeid])
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item):
-        bound = self.config.get("test_timeout_s") if self.per_test else None
-        if self.log is not None:
-            self.log.write(json.dumps(["start", item.nodeid]) + "\n")
-            self.log.flush()
-        if bound:
-            previous = signal.signal(signal.SIGALRM, driver_localize.alarm)
-            signal.setitimer(signal.ITIMER_REAL, bound)
-        try:
-            yield
-        finally:
-            if bound:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous)
 
 
 
@@ -367,13 +370,6 @@ class _HotForker(_MutantChildren):
         session.items = sorted((i for i in session.items if i.nodeid in order), key=lambda i: order[i.nodeid])
         session.testscollected = len(session.items)
         self.failing_items = sum(1 for item in session.items if item.nodeid in self.failing)
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item):
-        if self.log is not None:
-            self.log.write(json.dumps(["start", item.nodeid]) + "\n")
-            self.log.flush()
-        yield
 
     def _fork(self, session, mutant):
         pid = os.fork()
