@@ -33,8 +33,8 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.infill import INFILL_TIER, Hole, HoleFiller, HoleReport, InfillOptions, spread_holes
 
-PROMOTED = ("line", "and", "statement")  # the holes of a line a refused candidate passed the failing tests from (a
-# condition there that made them pass and broke others may want a clause more)
+PROMOTED = ("shown", "line", "and", "statement")  # the holes of a line a refused candidate passed the failing tests
+# from (a condition there that made them pass and broke others may want a clause more)
 
 
 def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int,
@@ -140,7 +140,11 @@ class ModelBatches:
             if (failed := self._filler.failed(iter(self._holes), exc)) is not None:
                 self.reports.append(failed)
             return None
-        hole = next((h for h in self._holes if h.path in self._sources), None)
+        hole = None
+        for pending in self._holes:
+            if await self._filler.asks(pending):
+                hole = pending
+                break
         if hole is None:  # none now: the search's runs may still point at a line (`prefer`)
             return None
         index = len(self.reports)

@@ -174,6 +174,11 @@ class HoleFiller:
             self._spec = await self.llm.fim_spec(self.options.role)
         return self._spec
 
+    async def asks(self, hole: Hole) -> bool:
+        """Whether `hole` is worth a prompt of its own in the endpoint's dialect: a `shown` hole is not in chat,
+        whose prompt shows a replaced hole's old text anyway (the line's own hole asks the same)."""
+        return hole.path in self.sources and not (hole.kind == "shown" and (await self.spec()).dialect == "chat")
+
     async def fill(self, hole: Hole, options: InfillOptions | None = None) -> HoleReport:
         """`infill_hole` of `hole` (its file must be in `sources`), with `options` in place of the filler's."""
         return await infill_hole(self.llm, hole, self.sources[hole.path], await self.spec(), options or self.options,
@@ -201,7 +206,7 @@ async def infill_holes(llm: LLMClient, holes: Iterable[Hole], sources: Mapping[s
     for hole in pending:
         if options.deadline is not None and time.monotonic() >= options.deadline:
             return
-        if hole.path not in sources:
+        if not await filler.asks(hole):
             continue
         report = await filler.fill(hole)
         yield report

@@ -3,6 +3,13 @@
 For a suspicious line of a Python file, `holes_at` cuts, in this order:
 
 - `line`: the line itself;
+- `shown`: the line again, its old text shown as a comment just above the hole (`# buggy line:
+  x = a - b`), as AlphaRepair shows the buggy line above its mask (Xia and Zhang, ESEC/FSE 2022).
+  Hidden, the line is written anew from the code around it, and the model rarely comes near it;
+  shown, it writes a variant of it. At the 29 one-line bugs of bench/real_corpus/ (bench/infill_shown.py,
+  8 samples a hole) the shown hole wrote the original line at more bugs than the hidden one, at less
+  cost (docs/benchmarks.md). A chat prompt shows every replaced hole's old text anyway: there the
+  `shown` hole is the line's own again, and is not asked (generate.py `HoleFiller.asks`);
 - `statement`: the whole statement holding it (a simple statement's lines, or a compound
   statement's header: `for ...:`, `if ...:`), when that is more than the line;
 - `after` and `before`: an empty slot just after and just before the statement, at its
@@ -58,18 +65,19 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from agent_core.analysis import pysyntax
 from agent_core.search.linetext import on_line, span
 
-HoleKind = Literal["line", "statement", "after", "before", "block", "end", "and", "or", "arg"]
+HoleKind = Literal["line", "shown", "statement", "after", "before", "block", "end", "and", "or", "arg"]
 MAX_BLOCK_LINES = 8
 BEFORE_CHARS = 1600
 AFTER_CHARS = 600
 IMPORT_CHARS = 500  # of the module's imports, put before the function (within BEFORE_CHARS)
 SNAP_LINES = 8
+SHOWN_PREFIX = "# buggy line: "
 _LEAVES = (ast.Return, ast.Raise, ast.Continue, ast.Break, ast.Pass)
 _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -282,6 +290,11 @@ def _arguments(path: str, ctx: _Context, statement: ast.stmt, line: int) -> list
     return out
 
 
+def _shown(hole: Hole) -> Hole:
+    """`hole` (a line's own) with the line's old text as a comment just above it."""
+    return replace(hole, kind="shown", before=f"{hole.before}{hole.indent}{SHOWN_PREFIX}{hole.original.strip()}\n")
+
+
 def _block(chain: list[ast.stmt], statement: ast.stmt) -> ast.stmt | None:
     """The innermost compound statement (not a def or class) holding `statement`, or `statement` itself when it
     is one, within MAX_BLOCK_LINES lines."""
@@ -311,8 +324,8 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
     first = statement.lineno
     last = _header_end(statement) if compound else statement.end_lineno or first
     indent = _indent(lines[first - 1])
-    out = [_hole(path, ctx, line, line, "line", _indent(lines[line - 1])), *_clauses(path, ctx, statement, line),
-           *_arguments(path, ctx, statement, line)]
+    own = _hole(path, ctx, line, line, "line", _indent(lines[line - 1]))
+    out = [own, _shown(own), *_clauses(path, ctx, statement, line), *_arguments(path, ctx, statement, line)]
     guard = chain[-2] if len(chain) > 1 else None
     if isinstance(guard, ast.If | ast.While) and statement in guard.body:  # the condition the line runs under
         out += _clauses(path, ctx, guard, guard.lineno)
@@ -341,7 +354,8 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
 def _place(hole: Hole) -> tuple[str, int, int, int | str]:
     """Where a hole is: a slot by its line and indentation (the slot after one statement is the slot before
     the next), a replaced hole by its lines, a hole inside a line by its line, kind and column."""
-    where = hole.indent if hole.is_slot else f"{hole.kind} {len(hole.head)}" if hole.inline else hole.anchor
+    where = hole.indent if hole.is_slot else f"{hole.kind} {len(hole.head)}" if hole.inline else \
+        hole.kind if hole.kind == "shown" else hole.anchor
     return (hole.path, hole.first, hole.last, where)
 
 
@@ -366,15 +380,16 @@ def place_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -
     return [hole for *_, hole in _cut(places, sources)]
 
 
-# How far down the line ranking a hole of each kind is asked, in lines: a line's own text first, the slots beside
+# How far down the line ranking a hole of each kind is asked, in lines: a line's own text first (shown, then hidden:
+# the shown hole wrote the right line more often, module docstring), the slots beside
 # it as if it were one or two lines less suspicious, its statement and block later. With about five holes filled
 # in a task's time, cutting every hole of the first line before the second line's was asked left the lines
 # ranked 2-5 (where localization put the author's fix in three real-history bugs) without a fill. A condition's
 # added clause comes just after the line's own hole (the probe in the module docstring); an `or` clause later (in
 # the same probe its six answers were none of them a fix); a call's missing argument a line down (its probe, also
 # in the module docstring).
-KIND_COST: dict[HoleKind, float] = {"line": 0.0, "and": 0.5, "arg": 1.0, "after": 1.5, "before": 1.5, "statement": 2.0,
-                                    "or": 2.5, "block": 3.0, "end": 3.0}
+KIND_COST: dict[HoleKind, float] = {"shown": 0.0, "line": 0.25, "and": 0.5, "arg": 1.0, "after": 1.5, "before": 1.5,
+                                    "statement": 2.0, "or": 2.5, "block": 3.0, "end": 3.0}
 
 
 def spread_holes(places: Iterable[tuple[str, int]], sources: Mapping[str, str]) -> list[Hole]:

@@ -18,6 +18,8 @@ A hole inside a line (a condition's added clause, a call's added argument) takes
 the answer's first line, less a copy of the line's kept rest at its end (the
 model often closes the header or the call itself: `self.minLen == 1:` before the
 kept `:`, `tz=utc)` before the kept `)`), put between the line's kept parts.
+Comment lines an answer starts with are dropped (below the comment a `shown` hole puts
+above it, the model may write a comment of its own before the line).
 `candidate` splices the lines into the file and keeps the longest leading part
 that still parses, as a `Mutant`. A `Sampler` drops the samples that change
 nothing or that another sample (of this hole, or of another hole of the file
@@ -112,8 +114,8 @@ def _fitted(hole: Hole, lines: list[str]) -> tuple[list[str], bool]:
     """The lines of `lines` that fill `hole`, re-indented to it, and whether the lines after them can no longer
     change that (a statement left the block or repeats the code after the hole, or the hole's limit is reached
     with its last statement complete)."""
-    while lines and not lines[0].strip():
-        lines = lines[1:]
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):  # a comment first (`# fixed
+        lines = lines[1:]  # line: ...` below a `shown` hole's comment) is no code; the code after it is
     if not lines:
         return [], False
     base = _indent(lines[0])

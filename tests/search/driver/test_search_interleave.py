@@ -252,21 +252,24 @@ def test_a_line_whose_candidate_passed_the_failing_test_but_was_refused_gets_the
     assert winner is not None and winner.line == 4 and winner.text == RIGHT, (stats, figures)
     assert report is not None and report.ok
     first = scripted_llm.requests_for(INFILL_ACCOUNT)[0]["prompt"]
-    assert 'name = "Dr. " + name' in first and 'return "Hello " + name' not in first, "line 4's hole first"
-    assert figures["promoted"] == 1 and figures["per_hole"][0]["won"], figures
+    assert 'name = "Dr. " + name' in first and first.endswith('    # buggy line: return "Hello " + name\n'
+                                                             "<|fim_suffix|><|fim_middle|>"), "line 4's hole first"
+    assert figures["promoted"] == 2 and figures["per_hole"][0]["won"], figures
 
 
 def test_the_preferred_line_s_own_and_statement_holes_go_next_and_no_hole_is_asked_twice():
     sources = {"label.py": LABELS["label.py"]}
     queue = HoleQueue(spread_holes([("label.py", 3), ("label.py", 4)], sources), sources)
     order = iter(queue)
-    first = next(order)
-    assert (first.first, first.kind) == (3, "line")
-    queue.prefer([("label.py", 3), ("label.py", 2)])  # line 3's own hole was asked already
+    first, second = next(order), next(order)
+    assert [(first.first, first.kind), (second.first, second.kind)] == [(3, "shown"), (3, "line")]
+    queue.prefer([("label.py", 3), ("label.py", 2)])  # line 3's own holes were asked already
     asked = next(order)
-    assert (asked.first, asked.last, asked.kind) == (2, 2, "line"), "the `if` line 2's own hole, cut now"
+    assert (asked.first, asked.last, asked.kind) == (2, 2, "shown"), "the `if` line 2's own hole, cut now"
     queue.prefer([("label.py", 4)])
-    assert (queue.pending[0].first, queue.pending[0].kind) == (4, "line"), "moved up from further down"
+    assert [(h.first, h.kind) for h in queue.pending[:2]] == [(4, "shown"), (4, "line")], \
+        "moved up from further down"
     assert len({(h.first, h.last, h.kind) for h in queue.pending}) == len(queue.pending), "each hole once"
-    assert [(h.first, h.kind) for h in queue.promoted] == [(2, "line"), (2, "and"), (4, "line")], \
+    assert [(h.first, h.kind) for h in queue.promoted] == [(2, "shown"), (2, "line"), (2, "and"), (4, "shown"),
+                                                           (4, "line")], \
         "a condition's `and` clause is promoted with its line"

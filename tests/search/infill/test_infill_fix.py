@@ -52,7 +52,8 @@ def test_a_fix_only_a_one_line_fill_of_the_model_makes(tmp_path: Path, scripted_
         "the failing test's code first, as another file of the repository"
     assert "<|file_sep|>hello.py\n<|fim_prefix|>" in first and "<|fim_suffix|>" in first
     assert first.endswith("<|fim_middle|>")
-    assert "def greet(name):" in first and 'return "Hello " + name' not in first, "the hole is cut out"
+    assert first.endswith('    """A greeting for `name`."""\n    # buggy line: return "Hello " + name\n'
+                          "<|fim_suffix|><|fim_middle|>"), "the line's hole first, its old text shown above it"
     assert out["usage"]["llm_calls"] == len(scripted_llm.requests) >= 2
     search = next(r for r in journal_records(project, out["run_id"]) if r["type"] == "search")
     assert search["found"]["after"] == RIGHT

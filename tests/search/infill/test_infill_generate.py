@@ -84,6 +84,26 @@ async def test_the_chat_fallback_asks_for_only_the_lines(scripted_llm, make_clie
     assert report.answered == 2 and report.kept == 1, "prose is no candidate"
 
 
+async def test_a_shown_hole_puts_the_old_line_above_the_fim_hole_and_is_not_asked_in_chat(scripted_llm, make_client):
+    holes = sorted((h for h in holes_at("calc.py", SOURCE, 5) if h.kind in ("shown", "line")),
+                   key=lambda h: h.kind != "shown")  # as spread_holes asks them
+    scripted_llm.add(INFILL_ACCOUNT, "# fixed line:\n    total = a + b\n")
+    fim, chat = make_client(), make_client(model="gpt-4o-mini")
+
+    (shown, _) = await infill_candidates(fim, holes, SOURCES, InfillOptions(samples=1))
+
+    first = scripted_llm.requests_for(INFILL_ACCOUNT)[0]["prompt"]
+    assert first == ("<|fim_prefix|>import math\n\n\ndef add(a, b):\n    # buggy line: total = a - b\n"
+                     "<|fim_suffix|>    return total\n<|fim_middle|>")
+    assert [m.text for m in shown.mutants] == ["    total = a + b"], "the comment the model began with dropped"
+    assert shown.as_dict()["hole"] == "line 5 (shown)"
+    scripted_llm.add(INFILL_ACCOUNT, "```python\n    total = a + b\n```\n")
+    reports = await infill_candidates(chat, holes, SOURCES, InfillOptions(samples=1))
+    assert [r.hole.kind for r in reports] == ["line"], "a chat prompt shows the old line anyway"
+    chats = [r for r in scripted_llm.requests_for(INFILL_ACCOUNT) if "messages" in r]
+    assert len(chats) == 1 and reports[0].kept == 1
+
+
 async def test_the_suffix_dialect_sends_the_code_after_as_suffix(scripted_llm, make_client):
     scripted_llm.add(INFILL_ACCOUNT, "    total = a + b\n")
     client = make_client(fim="suffix")

@@ -9,6 +9,7 @@ from agent_core.search.infill.holes import (
     BEFORE_CHARS,
     MAX_BLOCK_LINES,
     SNAP_LINES,
+    _place,
     holes_at,
     suspect_holes,
 )
@@ -41,8 +42,13 @@ def _kinds(line: int) -> dict[str, tuple[int, int, int, str]]:
 
 def test_a_simple_statement_gets_its_line_slots_and_block():
     holes = holes_at("box.py", SOURCE, 12)
-    assert [h.kind for h in holes] == ["line", "after", "before", "block", "end"]
-    line, after, before, block, _ = holes
+    assert [h.kind for h in holes] == ["line", "shown", "after", "before", "block", "end"]
+    line, shown, after, before, block, _ = holes
+    assert (shown.first, shown.last, shown.original, shown.indent, shown.after) == \
+        (line.first, line.last, line.original, line.indent, line.after), "the line's own hole again"
+    assert shown.before == line.before + "            # buggy line: out += item * scale\n", \
+        "its old text a comment just above it, at its indentation"
+    assert shown.label == "line 12 (shown)"
     assert line.original == "            out += item * scale" and line.indent == " " * 12
     assert line.before.endswith("                continue\n") and line.after == "        return out\n"
     assert line.before.startswith("import re\nfrom os import path\n\n\nclass Box:\n    def total("), \
@@ -122,11 +128,11 @@ class _Suspect:
 def test_suspect_holes_go_best_suspect_first_each_place_once():
     suspects = [_Suspect("box.py", [12, 12, 9]), _Suspect("gone.py", [1]), _Suspect("box.py", [10])]
     holes = suspect_holes(suspects, {"box.py": SOURCE}, lines_per_suspect=2)
-    assert [(h.first, h.kind) for h in holes[:4]] == [(12, "line"), (13, "after"), (12, "before"), (9, "block")]
-    places = [(h.first, h.last, h.indent if h.is_slot else h.kind if h.inline else h.anchor) for h in holes]
-    assert len(places) == len(set(places))
+    assert [(h.first, h.kind) for h in holes[:5]] == [(12, "line"), (12, "shown"), (13, "after"), (12, "before"),
+                                                      (9, "block")]
+    assert len(holes) == len({_place(h) for h in holes})
     assert holes[-1].first in (10, 11, 12) and all(h.path == "box.py" for h in holes)
-    assert suspect_holes(suspects, {"box.py": SOURCE}, max_suspects=1) == holes[:5]
+    assert suspect_holes(suspects, {"box.py": SOURCE}, max_suspects=1) == holes[:6]
 
 
 def test_a_slot_after_a_block_and_the_slot_before_the_next_statement_are_one_hole():
@@ -147,11 +153,11 @@ def test_spread_holes_ask_the_next_lines_own_hole_before_the_first_line_s_slots_
     holes = spread_holes([("box.py", 12), ("box.py", 8), ("box.py", 13)], {"box.py": SOURCE})
     labels = [(h.first, h.kind) for h in holes]
 
-    assert labels[:2] == [(12, "line"), (8, "line")], "each line's own hole first, by rank"
-    assert labels[2:4] == [(13, "after"), (12, "before")], "then the first line's slots"
+    assert labels[:4] == [(12, "shown"), (12, "line"), (8, "shown"), (8, "line")], \
+        "each line's own holes first (its old text shown, then hidden), by rank"
+    assert labels[4:6] == [(13, "after"), (12, "before")], "then the first line's slots"
     assert labels.index((13, "line")) > labels.index((12, "before")), "the third line after the first's slots"
-    assert len(holes) == len({(h.first, h.last, h.indent if h.is_slot else h.kind if h.inline else h.anchor)
-                              for h in holes}), "once each"
+    assert len(holes) == len({_place(h) for h in holes}), "once each"
     assert {h.kind for h in holes} >= {"line", "after", "before", "block"}
 
 
@@ -206,7 +212,8 @@ def test_a_line_s_and_clause_comes_just_after_its_own_hole_and_its_or_clause_aft
     from agent_core.search.infill.holes import spread_holes
 
     labels = [(h.first, h.kind) for h in spread_holes([("pick.py", 4), ("pick.py", 2)], {"pick.py": CONDITIONS})]
-    assert labels[:6] == [(4, "line"), (4, "and"), (2, "line"), (5, "after"), (4, "before"), (2, "and")]
+    assert labels[:8] == [(4, "shown"), (4, "line"), (4, "and"), (2, "shown"), (2, "line"), (5, "after"),
+                          (4, "before"), (2, "and")]
     assert labels.index((4, "or")) > labels.index((4, "before")), "an `or` clause after the slots"
 
 
@@ -247,7 +254,7 @@ def test_a_line_s_argument_hole_comes_after_its_and_clause_and_before_its_slots_
     source = "def f(items, key):\n    if key in items:\n        return sorted(items, reverse=True)\n    return []\n"
     holes = spread_holes([("f.py", 3), ("f.py", 3)], {"f.py": source})
     kinds = [(h.first, h.kind) for h in holes]
-    assert kinds[:4] == [(3, "line"), (2, "and"), (3, "arg"), (3, "before")], kinds
+    assert kinds[:5] == [(3, "shown"), (3, "line"), (2, "and"), (3, "arg"), (3, "before")], kinds
     assert kinds.count((3, "arg")) == 1
     both = {(h.first, h.kind, h.head) for h in holes if h.inline}
     assert len(both) == len([h for h in holes if h.inline]), "a clause and an argument of one line are two places"
