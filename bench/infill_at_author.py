@@ -16,6 +16,7 @@ the other version (`python -m` puts the current directory first on the path;
 the first line printed says which code ran):
 
     python -m bench.infill_at_author --tasks jinja2/required_block_check,click/group_command_class_without_parens
+    python -m bench.infill_at_author --tasks ... --kinds statement,block --shown   # hidden against shown
 
 Fetch the corpus first (`python -m bench.history_corpus fetch`); run it on an idle machine.
 """
@@ -34,6 +35,7 @@ from pathlib import Path
 import agent_core
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.search import InfillOptions, failing_tests_code, holes_at, infill_hole
+from agent_core.search.infill.holes import Hole, shown
 from agent_core.settings import Settings
 from bench import history_corpus as hc
 from bench.history_fix_rate import author_lines
@@ -58,7 +60,16 @@ def added_lines(bug: hc.HistoryBug) -> set[str]:
             if line.startswith("+") and not line.startswith("+++") and line[1:].strip()}
 
 
-async def probe(client: OpenAIChatClient, bug: hc.HistoryBug, samples: int) -> list[dict]:
+def chosen(holes: list[Hole], kinds: str, show: bool) -> list[Hole]:
+    """The holes asked: the first HOLES, or those of `kinds` (comma-separated); with `show`, each replaced hole
+    followed by the same hole with its old text shown above it (holes.py `shown`)."""
+    out = [h for h in holes if h.kind in kinds.split(",")] if kinds else holes[:HOLES]
+    return [v for h in out for v in ([h, shown(h)] if show and not (h.is_slot or h.inline or h.kind == "shown")
+                                     else [h])]
+
+
+async def probe(client: OpenAIChatClient, bug: hc.HistoryBug, samples: int, kinds: str = "",
+                show: bool = False) -> list[dict]:
     places = author_lines(bug)
     rel = next(iter(places))
     source = buggy_source(bug, rel)
@@ -66,7 +77,7 @@ async def probe(client: OpenAIChatClient, bug: hc.HistoryBug, samples: int) -> l
     spec = await client.fim_spec("coder")
     options = InfillOptions(samples=samples, tests=tuple(failing_tests_code(hc.author_tree(bug), bug.failing)))
     rows = []
-    for hole in holes_at(rel, source, min(places[rel]))[:HOLES]:
+    for hole in chosen(holes_at(rel, source, min(places[rel])), kinds, show):
         began = time.monotonic()
         report = await infill_hole(client, hole, source, spec, options)
         hits = sum(any(line.strip() in added for line in m.text.split("\n")) for m in report.mutants)
@@ -93,7 +104,7 @@ async def main_async(args: argparse.Namespace) -> int:
     rows: list[dict] = []
     async with OpenAIChatClient(settings) as client:
         for bug in bugs:
-            rows += await probe(client, bug, args.samples)
+            rows += await probe(client, bug, args.samples, args.kinds, args.shown)
     answered = sum(r["answered"] for r in rows)
     tokens = sum(r["tokens"] for r in rows)
     print(f"total: {len(rows)} holes, {answered} samples, {tokens} tokens ({tokens / max(answered, 1):.0f} a sample), "
@@ -107,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", required=True, help="comma-separated project/bug names of bench/history_corpus")
     parser.add_argument("--samples", type=int, default=5)
+    parser.add_argument("--kinds", default="", help="the hole kinds asked (comma-separated); default: the first 3")
+    parser.add_argument("--shown", action="store_true", help="each replaced hole also with its old text shown")
     parser.add_argument("--base-url", default=None, help="default: the bundled model's running server")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     return asyncio.run(main_async(parser.parse_args(argv)))

@@ -9,7 +9,9 @@ For a suspicious line of a Python file, `holes_at` cuts, in this order:
   shown, it writes a variant of it. At the 29 one-line bugs of bench/real_corpus/ (bench/infill_shown.py,
   8 samples a hole) the shown hole wrote the original line at more bugs than the hidden one, at less
   cost (docs/benchmarks.md). A chat prompt shows every replaced hole's old text anyway: there the
-  `shown` hole is the line's own again, and is not asked (generate.py `HoleFiller.asks`);
+  `shown` hole is the line's own again, and is not asked (generate.py `HoleFiller.asks`). A statement
+  or block is cut hidden only: shown as comment lines (`shown` makes them, bench/infill_at_author.py
+  `--shown` asks them), it came out even at the authors' lines of the real-history bugs;
 - `statement`: the whole statement holding it (a simple statement's lines, or a compound
   statement's header: `for ...:`, `if ...:`), when that is more than the line;
 - `after` and `before`: an empty slot just after and just before the statement, at its
@@ -290,9 +292,16 @@ def _arguments(path: str, ctx: _Context, statement: ast.stmt, line: int) -> list
     return out
 
 
-def _shown(hole: Hole) -> Hole:
-    """`hole` (a line's own) with the line's old text as a comment just above it."""
-    return replace(hole, kind="shown", before=f"{hole.before}{hole.indent}{SHOWN_PREFIX}{hole.original.strip()}\n")
+def shown(hole: Hole) -> Hole:
+    """`hole` (a replaced one) with its old text as comment lines just above it, at its indentation: one line
+    behind SHOWN_PREFIX, several under `# buggy lines:`, each line's own indentation beyond the hole's kept."""
+    lines = hole.original.split("\n")
+    if len(lines) == 1:
+        comment = f"{hole.indent}{SHOWN_PREFIX}{lines[0].strip()}\n"
+    else:
+        own = [line[len(hole.indent):] if line.startswith(hole.indent) else line.strip() for line in lines]
+        comment = f"{hole.indent}# buggy lines:\n" + "".join(f"{hole.indent}#   {line}".rstrip() + "\n" for line in own)
+    return replace(hole, kind="shown", before=hole.before + comment)
 
 
 def _block(chain: list[ast.stmt], statement: ast.stmt) -> ast.stmt | None:
@@ -325,7 +334,7 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
     last = _header_end(statement) if compound else statement.end_lineno or first
     indent = _indent(lines[first - 1])
     own = _hole(path, ctx, line, line, "line", _indent(lines[line - 1]))
-    out = [own, _shown(own), *_clauses(path, ctx, statement, line), *_arguments(path, ctx, statement, line)]
+    out = [own, shown(own), *_clauses(path, ctx, statement, line), *_arguments(path, ctx, statement, line)]
     guard = chain[-2] if len(chain) > 1 else None
     if isinstance(guard, ast.If | ast.While) and statement in guard.body:  # the condition the line runs under
         out += _clauses(path, ctx, guard, guard.lineno)

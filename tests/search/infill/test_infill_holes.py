@@ -11,6 +11,7 @@ from agent_core.search.infill.holes import (
     SNAP_LINES,
     _place,
     holes_at,
+    shown,
     suspect_holes,
 )
 
@@ -112,6 +113,17 @@ def test_nearby_holes_of_a_long_function_share_the_start_of_their_prompt():
         assert len(hole.before) <= BEFORE_CHARS and hole.before.endswith(f"    v{line - 7} = {line - 7}\n")
         starts.add(hole.before.split("\n")[4])
     assert len(starts) <= 2, f"the shown part starts on a multiple of SNAP_LINES, not a new line per hole: {starts}"
+
+
+def test_a_hole_of_several_lines_shows_them_as_comments_each_indented_as_it_was():
+    statement = next(h for h in holes_at("box.py", SOURCE, 17) if h.kind == "statement")
+    made = shown(statement)
+    assert (made.kind, made.first, made.last, made.after) == ("shown", 16, 18, statement.after)
+    assert made.before == statement.before + (
+        "        # buggy lines:\n"
+        "        #   text = \"{}: {}\".format(\n"
+        "        #       name, self.total([1, 2],\n"
+        "        #                        scale=2))\n")
 
 
 def test_no_hole_where_there_is_no_statement_or_the_file_does_not_parse():
