@@ -95,34 +95,53 @@ def base_url(given: str | None) -> str:
     return str(record["base_url"])
 
 
+def probe_settings(args: argparse.Namespace) -> Settings:
+    """A probe's client settings: the endpoint and model named by `probe_parser`'s options, room for slow calls."""
+    return Settings(base_url=base_url(args.base_url), model=args.model, request_timeout_s=300.0, llm_deadline_s=3600.0)
+
+
+def probe_parser(doc: str, tasks: str, samples: int) -> argparse.ArgumentParser:
+    """The options a model probe of the bench takes: `--tasks` (`tasks` says of which corpus), `--samples`, the
+    endpoint and the model."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--tasks", default="", help=f"comma-separated project/bug names of {tasks}")
+    parser.add_argument("--samples", type=int, default=samples)
+    parser.add_argument("--base-url", default=None, help="default: the bundled model's running server")
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    return parser
+
+
 async def main_async(args: argparse.Namespace) -> int:
     print(f"code: {Path(agent_core.__file__).parent}", flush=True)
-    settings = Settings(base_url=base_url(args.base_url), model=args.model, request_timeout_s=300.0,
-                        llm_deadline_s=3600.0)
+    settings = probe_settings(args)
     wanted = args.tasks.split(",")
     bugs = [bug for bug in hc.load_bugs() if bug.task in wanted]
     rows: list[dict] = []
     async with OpenAIChatClient(settings) as client:
         for bug in bugs:
             rows += await probe(client, bug, args.samples, args.kinds, args.shown)
-    answered = sum(r["answered"] for r in rows)
-    tokens = sum(r["tokens"] for r in rows)
-    print(f"total: {len(rows)} holes, {answered} samples, {tokens} tokens ({tokens / max(answered, 1):.0f} a sample), "
-          f"{sum(r['seconds'] for r in rows):.0f} s, {sum(r['kept'] for r in rows)} kept, "
-          f"{sum(r['hits'] for r in rows)} writing an author's line ({sum(r['hits'] > 0 for r in rows)} holes), "
-          f"{sum(r['unchanged'] for r in rows)} writing their hole back as it was")
+    print(f"total: {totals(rows)}; {sum(r['hits'] for r in rows)} writing an author's line "
+          f"({sum(r['hits'] > 0 for r in rows)} holes)")
     return 0
 
 
+def totals(rows: list[dict]) -> str:
+    """What a probe's rows (one per hole) add up to: holes, samples, candidates, answers that wrote the hole back,
+    seconds, tokens."""
+    answered, tokens = sum(r["answered"] for r in rows), sum(r["tokens"] for r in rows)
+    return (f"{len(rows)} holes, {answered} samples, {sum(r['kept'] for r in rows)} kept, "
+            f"{sum(r['unchanged'] for r in rows)} writing their hole back as it was, "
+            f"{sum(r['seconds'] for r in rows):.0f} s, {tokens} tokens ({tokens / max(answered, 1):.0f} a sample)")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tasks", required=True, help="comma-separated project/bug names of bench/history_corpus")
-    parser.add_argument("--samples", type=int, default=5)
+    parser = probe_parser(__doc__, "bench/history_corpus", samples=5)
     parser.add_argument("--kinds", default="", help="the hole kinds asked (comma-separated); default: the first 3")
     parser.add_argument("--shown", action="store_true", help="each replaced hole also with its old text shown")
-    parser.add_argument("--base-url", default=None, help="default: the bundled model's running server")
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    return asyncio.run(main_async(parser.parse_args(argv)))
+    args = parser.parse_args(argv)
+    if not args.tasks:
+        parser.error("--tasks is required")
+    return asyncio.run(main_async(args))
 
 
 if __name__ == "__main__":

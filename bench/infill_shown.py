@@ -30,8 +30,7 @@ from pathlib import Path
 
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.search import InfillOptions, failing_tests_code, holes_at, infill_hole
-from agent_core.settings import Settings
-from bench.infill_at_author import base_url
+from bench.infill_at_author import probe_parser, probe_settings, totals
 from bench.support import real_projects as rp
 
 KINDS = ("line", "shown")
@@ -63,8 +62,7 @@ async def probe(client: OpenAIChatClient, bug: rp.Bug, tree: Path, samples: int)
 
 
 async def main_async(args: argparse.Namespace) -> int:
-    settings = Settings(base_url=base_url(args.base_url), model=args.model, request_timeout_s=300.0,
-                        llm_deadline_s=3600.0)
+    settings = probe_settings(args)
     wanted = set(args.tasks.split(",")) if args.tasks else None
     cache = rp.cache_dir()
     rows: list[dict] = []
@@ -76,20 +74,12 @@ async def main_async(args: argparse.Namespace) -> int:
                     rows += await probe(client, bug, tree, args.samples)
     for kind in KINDS:
         own = [r for r in rows if r["kind"] == kind]
-        print(f"{kind}: {len(own)} holes, {sum(r['right'] for r in own)} with a right candidate, "
-              f"{sum(r['answered'] for r in own)} samples, {sum(r['kept'] for r in own)} candidates, "
-              f"{sum(r['unchanged'] for r in own)} writing the buggy line back, "
-              f"{sum(r['seconds'] for r in own):.0f} s, {sum(r['tokens'] for r in own)} tokens")
+        print(f"{kind}: {totals(own)}; {sum(r['right'] for r in own)} with a right candidate")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tasks", default="", help="comma-separated project/bug names of bench/real_corpus")
-    parser.add_argument("--samples", type=int, default=8)
-    parser.add_argument("--base-url", default=None, help="default: the bundled model's running server")
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    return asyncio.run(main_async(parser.parse_args(argv)))
+    return asyncio.run(main_async(probe_parser(__doc__, "bench/real_corpus", samples=8).parse_args(argv)))
 
 
 if __name__ == "__main__":
