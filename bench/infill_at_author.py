@@ -34,8 +34,7 @@ from pathlib import Path
 
 import agent_core
 from agent_core.llm.openai_client import OpenAIChatClient
-from agent_core.search import InfillOptions, failing_tests_code, holes_at, infill_hole
-from agent_core.search.infill.holes import Hole, shown
+from agent_core.search import Hole, InfillOptions, failing_tests_code, holes_at, infill_hole, shown
 from agent_core.settings import Settings
 from bench import history_corpus as hc
 from bench.history_fix_rate import author_lines

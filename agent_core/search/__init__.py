@@ -15,8 +15,8 @@ inside/ holds the scripts copied into the sandbox; they import nothing of agent_
 Other packages import the search only from here. The names re-exported beyond the front door are what other
 tools reuse: the candidate shape and the one-line catalogue (gentests' mutation testing runs them through the
 sandboxed driver, `run_driver`), the line recorder the `sandbox` command reports on, and the failing tests'
-literals the safety gate compares a change with, and the model's fills of one hole (bench/infill_probe.py
-measures them alone).
+literals the safety gate compares a change with, and the model's fills of one hole with the holes cut and shown
+(bench/infill_probe.py, infill_at_author.py and infill_shown.py measure them alone).
 """
 
 from agent_core.search.candidate import Edit, Mutant
@@ -35,10 +35,19 @@ from agent_core.search.front import (
     localize,
     search_budget_s,
 )
-from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, failing_tests_code, holes_at, infill_hole
+from agent_core.search.infill import (
+    INFILL_ACCOUNT,
+    Hole,
+    InfillOptions,
+    failing_tests_code,
+    holes_at,
+    infill_hole,
+    shown,
+)
 
 __all__ = [
     "INFILL_ACCOUNT",
+    "Hole",
     "InfillOptions",
     "failing_tests_code",
     "holes_at",
@@ -63,4 +72,5 @@ __all__ = [
     "run_driver",
     "search_budget_s",
     "seen_exceptions",
+    "shown",
 ]

@@ -7,11 +7,12 @@ where the endpoint takes it, a chat prompt otherwise) and turns each sample that
 parses and changes something into a `Mutant`, verified by the search's driver
 like any other candidate.
 
-- holes.py: `holes_at(path, source, line) -> list[Hole]` (the line, a clause added to its
-  condition, its statement, empty slots after and before it, its enclosing block of up to 8
-  lines, a slot after that block) and
+- holes.py: `holes_at(path, source, line) -> list[Hole]` (the line with its old text shown
+  above it and hidden, a clause added to its condition, its statement, empty slots after and
+  before it, its enclosing block of up to 8 lines, a slot after that block) and
   `suspect_holes(suspects, sources, *, max_suspects=3, lines_per_suspect=2) -> list[Hole]`
-  (the suspects' best lines, best first, each place once);
+  (the suspects' best lines, best first, each place once); `shown(hole)`: a replaced hole with
+  its old text as comment lines above it;
 - tests_code.py: `failing_tests_code(root, failing)`: the failing tests' own code, shown
   to the model beside the hole;
 - prompt.py: `build_prompt(hole, spec, failure=None, tests=()) -> InfillPrompt` for the
@@ -43,7 +44,7 @@ from agent_core.search.infill.generate import (
     infill_hole,
     infill_holes,
 )
-from agent_core.search.infill.holes import Hole, holes_at, place_holes, spread_holes, suspect_holes
+from agent_core.search.infill.holes import Hole, holes_at, place_holes, shown, spread_holes, suspect_holes
 from agent_core.search.infill.samples import INFILL_TIER
 from agent_core.search.infill.tests_code import failing_tests_code
 
@@ -60,6 +61,7 @@ __all__ = [
     "infill_hole",
     "infill_holes",
     "place_holes",
+    "shown",
     "spread_holes",
     "suspect_holes",
 ]
