@@ -7,8 +7,8 @@ For a suspicious line of a Python file, `holes_at` cuts, in this order:
   x = a - b`), as AlphaRepair shows the buggy line above its mask (Xia and Zhang, ESEC/FSE 2022).
   Hidden, the line is written anew from the code around it, and the model rarely comes near it;
   shown, it writes a variant of it. At the 29 one-line bugs of bench/real_corpus/ (bench/infill_shown.py,
-  8 samples a hole) the shown hole wrote the original line at more bugs than the hidden one, at less
-  cost (docs/benchmarks.md). A chat prompt shows every replaced hole's old text anyway: there the
+  8 samples a hole) the shown hole wrote the original line at 11, the hidden one at 7, either at 15
+  (docs/pipeline.md). A chat prompt shows every replaced hole's old text anyway: there the
   `shown` hole is the line's own again, and is not asked (generate.py `HoleFiller.asks`). A statement
   or block is cut hidden only: shown as comment lines (`shown` makes them, bench/infill_at_author.py
   `--shown` asks them), it came out even at the authors' lines of the real-history bugs;
