@@ -94,6 +94,12 @@ def base_url(given: str | None) -> str:
     return str(record["base_url"])
 
 
+def unknown(wanted: list[str] | set[str], found: set[str]) -> None:
+    """Stop with a clear error when a task asked for is not in the corpus (nothing would be probed for it)."""
+    if missing := sorted(set(wanted) - found):
+        raise SystemExit(f"no such task in the corpus: {', '.join(missing)}")
+
+
 def probe_settings(args: argparse.Namespace) -> Settings:
     """A probe's client settings: the endpoint and model named by `probe_parser`'s options, room for slow calls."""
     return Settings(base_url=base_url(args.base_url), model=args.model, request_timeout_s=300.0, llm_deadline_s=3600.0)
@@ -115,6 +121,7 @@ async def main_async(args: argparse.Namespace) -> int:
     settings = probe_settings(args)
     wanted = args.tasks.split(",")
     bugs = [bug for bug in hc.load_bugs() if bug.task in wanted]
+    unknown(wanted, {bug.task for bug in bugs})
     rows: list[dict] = []
     async with OpenAIChatClient(settings) as client:
         for bug in bugs:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.search import InfillOptions, failing_tests_code, holes_at, infill_hole
-from bench.infill_at_author import probe_parser, probe_settings, totals
+from bench.infill_at_author import probe_parser, probe_settings, totals, unknown
 from bench.support import real_projects as rp
 
 KINDS = ("line", "shown")
@@ -65,9 +65,12 @@ async def main_async(args: argparse.Namespace) -> int:
     settings = probe_settings(args)
     wanted = set(args.tasks.split(",")) if args.tasks else None
     cache = rp.cache_dir()
+    projects = rp.load_projects()
+    if wanted is not None:
+        unknown(wanted, {bug.task for project in projects for bug in project.bugs})
     rows: list[dict] = []
     async with OpenAIChatClient(settings) as client:
-        for project in rp.load_projects():
+        for project in projects:
             tree = rp.pristine_tree(project, cache)
             for bug in project.bugs:
                 if wanted is None or bug.task in wanted:
