@@ -106,7 +106,7 @@ class Load:
 def run(threads: int, conditions: list[str], args: argparse.Namespace) -> list[tuple[int, str, dict[str, float]]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="agentls-model-speed-") as state_dir:
-        server = start_server(ServerConfig(MODEL, "bench", threads=threads), Path(state_dir))
+        server = start_server(ServerConfig(MODEL, "bench", threads=threads, batch_threads=threads), Path(state_dir))
         try:
             client = OpenAI(base_url=server.base_url, api_key="none", timeout=600)
             warm = client.chat.completions.create(model="bench", messages=coder_prompt(0), max_tokens=1)

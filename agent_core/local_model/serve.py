@@ -7,7 +7,7 @@ it, so other agentls processes reuse it instead of loading the model again.
 Hooks for tests and unusual setups (environment):
 - `AGENTLS_MODEL_SERVER_CMD`: command template replacing the default
   `{python} -m llama_cpp.server ...`; placeholders {python} {model} {alias}
-  {host} {port} {n_ctx} {threads}.
+  {host} {port} {n_ctx} {threads} {batch_threads} {cache} {cache_size}.
 - `AGENTLS_MODEL_SERVER_PYTHON`: interpreter that runs llama_cpp.server.
 - `AGENTLS_MODEL_START_TIMEOUT`: seconds to wait for the server to answer.
 """
@@ -36,8 +36,15 @@ ENV_START_TIMEOUT = "AGENTLS_MODEL_START_TIMEOUT"
 STATE_FILE = "server.json"
 DEFAULT_COMMAND = (
     "{python} -m llama_cpp.server --model {model} --model_alias {alias} --host {host} --port {port} "
-    "--n_ctx {n_ctx} --n_threads {threads} --n_threads_batch {threads} --interrupt_requests false"
-)  # without the last flag the server cuts a streamed answer short whenever another request arrives
+    "--n_ctx {n_ctx} --n_threads {threads} --n_threads_batch {batch_threads} --interrupt_requests false "
+    "--cache {cache} --cache_size {cache_size}"
+)  # without `--interrupt_requests false` the server cuts a streamed answer short whenever another request arrives
+PROMPT_CACHE_BYTES = 2 << 30  # llama-cpp-python's own default size of its RAM cache of evaluated prompts
+# The server runs without that cache (ServerConfig.cache_bytes 0): llama.cpp by itself keeps the last prompt's
+# evaluated tokens, and the cache would add the states of the last few prompts, so that a hole of the search
+# coming back to a function after a hole elsewhere reads only what it does not share with any of them. On the
+# holes of 4 real-history runs' fills it made them slower, not faster (1.06-1.15 times the time: every answer
+# saves the whole context's state; bench/fill_server.py, docs/local-model.md).
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 LOCAL_EXTRA = "'llama-cpp-python[server]>=0.3'"  # the `local` extra of pyproject.toml
 
@@ -60,16 +67,28 @@ class ServerError(RuntimeError):
     """The model server cannot be started or reached; the message says why."""
 
 
-def _default_threads() -> int:
-    """One core fewer than the process may use (at most 8), and at least one: the test runs beside the model
-    need a core. llama.cpp's threads wait for each other at every step, so one thread preempted by a test run
-    stalls them all: on 2 cores with a test suite running beside it, 2 threads generated 0.7 tokens/s and 1
-    thread 8.1 (bench/model_speed.py; docs/local-model.md)."""
+def _cores() -> int:
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:
-        cores = os.cpu_count() or 2
-    return max(1, min(cores - 1, 8))
+        return os.cpu_count() or 2
+
+
+def default_threads() -> int:
+    """The threads that write the answer: one core fewer than the process may use (at most 8), and at least one:
+    the test runs beside the model need a core. llama.cpp's threads wait for each other at every step, so one
+    thread preempted by a test run stalls them all: on 2 cores with a test suite running beside it, 2 threads
+    generated 0.7 tokens/s and 1 thread 8.1 (bench/model_speed.py; docs/local-model.md)."""
+    return max(1, min(_cores() - 1, 8))
+
+
+def default_batch_threads() -> int:
+    """The threads that read the prompt: every core the process may use (at most 8). Reading a prompt is one
+    large step per batch of tokens, not one small step per token, and the test runs beside it yield the CPU
+    (nice 19): on 2 cores a 1,360-token prompt took 23.6 s with 2 threads and 43.8 s with 1, and 24.1 s with 2
+    beside a yielding test loop (docs/local-model.md). The prompts are most of the model's time in the search's
+    fills (a hole's first sample reads its prompt)."""
+    return max(1, min(_cores(), 8))
 
 
 @dataclass
@@ -79,7 +98,9 @@ class ServerConfig:
     port: int | None = None  # None: a free loopback port
     host: str = "127.0.0.1"
     n_ctx: int = 8192
-    threads: int = field(default_factory=_default_threads)
+    threads: int = field(default_factory=default_threads)
+    batch_threads: int = field(default_factory=default_batch_threads)
+    cache_bytes: int = 0  # the size of the server's cache of evaluated prompts; 0: none (the last prompt only)
     start_timeout_s: float = field(default_factory=lambda: float(os.environ.get(ENV_START_TIMEOUT, "180")))
 
 
@@ -201,6 +222,8 @@ def build_command(config: ServerConfig, port: int) -> list[str]:
     values = {
         "python": server_python(), "model": str(config.model_path), "alias": config.alias, "host": config.host,
         "port": str(port), "n_ctx": str(config.n_ctx), "threads": str(config.threads),
+        "batch_threads": str(config.batch_threads),
+        "cache": "true" if config.cache_bytes > 0 else "false", "cache_size": str(max(config.cache_bytes, 0)),
     }
     try:
         return [token.format(**values) for token in shlex.split(template)]

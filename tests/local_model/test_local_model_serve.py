@@ -224,3 +224,23 @@ def test_model_status_names_a_missing_runtime(tmp_path: Path):
     data = subprocess.run([sys.executable, "-m", "agent_core", "model", "status", "--json"], env=env,
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert "llama_cpp" in json.loads(data.stdout)["runtime_missing"]
+
+
+def test_the_default_command_reads_prompts_on_every_core_and_keeps_no_cache_unless_one_is_asked_for(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("AGENTLS_MODEL_SERVER_CMD", raising=False)
+    model = tmp_path / "m.gguf"
+
+    def flags(config: srv.ServerConfig) -> dict[str, str]:
+        argv = srv.build_command(config, 8631)
+        return {argv[i]: argv[i + 1] for i in range(len(argv) - 1) if argv[i].startswith("--")}
+
+    bare = flags(srv.ServerConfig(model_path=model, alias="x"))
+    assert bare["--cache"] == "false" and bare["--cache_size"] == "0"
+    assert bare["--port"] == "8631" and bare["--interrupt_requests"] == "false"
+    cores = len(os.sched_getaffinity(0))  # the prompt is read by every core, the answer written by one fewer
+    assert bare["--n_threads_batch"] == str(min(cores, 8)) and bare["--n_threads"] == str(max(1, min(cores - 1, 8)))
+    cached = flags(srv.ServerConfig(model_path=model, alias="x", cache_bytes=srv.PROMPT_CACHE_BYTES))
+    assert cached["--cache"] == "true" and cached["--cache_size"] == str(2 << 30)
+    monkeypatch.setenv("AGENTLS_MODEL_SERVER_CMD", "{python} -m srv --cache {cache} --cache_size {cache_size}")
+    assert srv.build_command(srv.ServerConfig(model_path=model, alias="x", cache_bytes=1 << 20), 1)[-4:] == \
+        ["--cache", "true", "--cache_size", str(1 << 20)]
