@@ -226,7 +226,7 @@ def test_model_status_names_a_missing_runtime(tmp_path: Path):
     assert "llama_cpp" in json.loads(data.stdout)["runtime_missing"]
 
 
-def test_the_default_command_reads_prompts_on_every_core_and_keeps_no_cache_unless_one_is_asked_for(tmp_path: Path, monkeypatch):
+def test_the_default_command_reads_prompts_on_every_core_and_keeps_no_prompt_cache(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("AGENTLS_MODEL_SERVER_CMD", raising=False)
     model = tmp_path / "m.gguf"
 
