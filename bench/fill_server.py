@@ -114,10 +114,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--holes", type=int, default=0, help="the first N holes of each task (default: all)")
     args = parser.parse_args(argv)
-    rows = {r["task"]: r for r in json.loads(Path(args.run).read_text())["rows"] if (r.get("split") or {}).get("holes")}
+    try:
+        run = json.loads(Path(args.run).read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"{args.run} is not a bench/history_fix_rate.py run's JSON: {exc!r}") from exc
+    rows = {r["task"]: r for r in run if (r.get("split") or {}).get("holes")}
     wanted = args.tasks.split(",") if args.tasks else sorted(rows)
-    unknown(wanted, set(rows))
     bugs = {bug.task: bug for bug in hc.load_bugs()}
+    unknown(wanted, set(bugs))
+    if holeless := sorted(set(wanted) - set(rows)):
+        raise SystemExit(f"the run asked no holes for: {', '.join(holeless)} "
+                         "(fixed before the fills began, or not in that run)")
     tasks = []
     for name in wanted:
         bug = bugs[name]
@@ -127,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {missed} of {len(asked)} holes not cut again (the code changed since the run)")
         tasks.append((name, holes, tuple(failing_tests_code(hc.author_tree(bug), bug.failing))))
     model = model_dir() / MODELS[ALIAS].file_name()
+    if not model.is_file():
+        raise SystemExit(f"the bundled model is not at {model}: `make demo` (or `agentls model fetch`) fetches it")
     figures: dict[str, dict[str, dict[str, float]]] = {}
     compared = ("default", args.against)
     for name in compared:
@@ -143,12 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'task':45} {'holes':>5} {a_name + ' s':>10} {b_name + ' s':>20} {'ratio':>6}")
     for name, _, _ in tasks:
         a, b = figures[a_name][name], figures[b_name][name]
-        ratio = b["seconds"] / a["seconds"]
-        print(f"{name:45} {a['holes']:5.0f} {a['seconds']:10.1f} {b['seconds']:20.1f} {ratio:6.2f}")
+        ratio = f"{b['seconds'] / a['seconds']:6.2f}" if a["seconds"] else "     -"  # no hole was cut again
+        print(f"{name:45} {a['holes']:5.0f} {a['seconds']:10.1f} {b['seconds']:20.1f} {ratio}")
     total = {k: sum(f["seconds"] for f in figures[k].values()) for k in compared}
     samples = {k: sum(f["samples"] for f in figures[k].values()) for k in compared}
     print(f"total: {a_name} {total[a_name]:.1f} s ({samples[a_name]:.0f} samples), {b_name} {total[b_name]:.1f} s "
-          f"({samples[b_name]:.0f} samples), ratio {total[b_name] / total[a_name]:.2f}")
+          f"({samples[b_name]:.0f} samples), ratio {total[b_name] / total[a_name]:.2f}" if total[a_name] else
+          "total: no hole was cut again")
     return 0
 
 
