@@ -25,7 +25,7 @@ from agent_core.models import TestReport
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.distinguish import rival_sentence
-from agent_core.search.driver.interleave import ModelBatches, ranked_holes
+from agent_core.search.driver.interleave import ModelBatches, ranked_places
 from agent_core.search.driver.localizing import Localization, SearchDeps, localize_failure
 from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.search.driver.partials import Partials
@@ -34,7 +34,7 @@ from agent_core.search.driver.single_edit import candidates, find_single_edit
 from agent_core.search.evidence.hangs import unhung_duration
 from agent_core.search.evidence.inputs import failing_inputs, failing_types, seen_exceptions
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.infill import Hole, InfillOptions, failing_tests_code
+from agent_core.search.infill import Hole, InfillOptions, failing_tests_code, spread_holes
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact
 
@@ -139,7 +139,8 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
     for suspect in suspects:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             sources.setdefault(suspect.file, read_exact(deps.shadow.root / suspect.file))
-    holes = ranked_holes(suspects, sources, s.infill_lines, lambda path, line: screen.checks_at(path, line, line))
+    places = ranked_places(suspects, sources, lambda path, line: screen.checks_at(path, line, line))
+    holes = spread_holes(places[: s.infill_lines], sources)
 
     def said(number: int, total: int, hole: Hole) -> None:
         phase = getattr(deps, "phase", None)
@@ -148,8 +149,8 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
 
     options = InfillOptions(samples=s.infill_samples, deadline=until,
                             tests=tuple(failing_tests_code(deps.shadow.root, failing)))
-    return ModelBatches(model, holes, sources, options,
-                        on_hole=said, screen=screen) if holes else None
+    return ModelBatches(model, holes, sources, options, on_hole=said, screen=screen, later=places[s.infill_lines :],
+                        step=s.infill_lines) if places else None
 
 
 async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *, deadline: float | None = None,

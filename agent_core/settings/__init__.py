@@ -164,7 +164,8 @@ class SearchSettings(BaseModel):
     infill_samples: int = Field(default=10, ge=1, le=50, description="Samples the model is asked for per hole.")
     infill_lines: int = Field(
         default=8, ge=1, le=20, description="The most suspicious lines whose holes (the line, its statement, a slot "
-        "before and after it, its block) the model fills."
+        "before and after it, its block) the model fills first; once those are asked, the next as many lines', while "
+        "time is left."
     )
     infill_budget_s: float = Field(
         default=150.0, ge=0, description="Seconds the model's fills may go on after the search's own budget_s is "

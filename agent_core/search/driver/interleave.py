@@ -7,8 +7,11 @@ hole, the holes cut at the most suspicious lines first (the same ranking as the 
 line's own hole comes before the slots beside the lines ranked above it and those before their
 statements and blocks (infill/holes.py `spread_holes`, KIND_COST). A hole whose samples all
 repeat earlier candidates yields nothing and the next one is asked at once. The batches end at the
-deadline given or when the endpoint fails (said once in the figures); when the holes run out, a call
-finds none until `prefer` cuts more.
+deadline given or when the endpoint fails (said once in the figures). When the holes of the first lines
+run out, those of the ranking's next lines are cut, as many lines at a time (`HoleQueue.later`), so that the
+model is not left idle while time is left (with the first 8 lines' holes only, four unfixed real-history
+bugs asked 8-12 holes in a 280 s task and sampled 83-175 s of it). When every line's holes are asked, a
+call finds none until `prefer` cuts more.
 
 Each batch's candidates are tried and verified by the same driver as the search's own; the figures
 (`figures()`) say per hole how many samples were drawn, kept and tried, the tokens and seconds, and
@@ -37,18 +40,17 @@ PROMOTED = ("shown", "line", "and", "statement")  # the holes of a line a refuse
 # from (a condition there that made them pass and broke others may want a clause more)
 
 
-def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int,
-                 skip: Callable[[str, int], object] | None = None) -> list[Hole]:
-    """The holes of `lines` lines of the suspects, taken in turn from two rankings: the spectrum's (each line's
-    score, ties in suspect and line order, as the catalogue ranks its lines) and the lines of the functions the
-    failing tests call by name (evidence/called.py, by the same scores); each place cut once, a line's own hole
-    before the slots and blocks of the lines above it (infill/holes.py `spread_holes`).
+def ranked_places(suspects: Sequence[Suspect], sources: Mapping[str, str],
+                  skip: Callable[[str, int], object] | None = None) -> list[tuple[str, int]]:
+    """Every (path, line) of the suspects where holes may be cut, best first, taken in turn from two rankings: the
+    spectrum's (each line's score, ties in suspect and line order, as the catalogue ranks its lines) and the lines
+    of the functions the failing tests call by name (evidence/called.py, by the same scores); each place once.
 
     Neither ranking is trusted alone. Put first (a bonus on their scores), the called functions took the first
     holes (every hole in two) of three real sqlparse bugs into a public entry point (`format`, `get_alias`,
     `parse`) that only hands the work on, where in one the spectrum's first function was the author's; in
     attrs' bug the author's function is the one the tests call, below the class machinery every failing test
-    runs. In turn, each gets the holes it ranks first. A (path, line) for which `skip` is true is not cut (the
+    runs. In turn, each gets the holes it ranks first. A (path, line) for which `skip` is true is left out (the
     tests' own checks, driver/screen.py `checks_at`).
     """
     def ordered(chosen: Sequence[Suspect]) -> list[tuple[str, int]]:
@@ -60,7 +62,14 @@ def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines:
     places: dict[tuple[str, int], None] = {}
     for pair in zip_longest(*turns):
         places.update((place, None) for place in pair if place is not None and not (skip and skip(*place)))
-    return spread_holes(list(places)[:lines], sources)
+    return list(places)
+
+
+def ranked_holes(suspects: Sequence[Suspect], sources: Mapping[str, str], lines: int,
+                 skip: Callable[[str, int], object] | None = None) -> list[Hole]:
+    """The holes of the first `lines` places of `ranked_places`, a line's own hole before the slots and blocks of
+    the lines above it (infill/holes.py `spread_holes`)."""
+    return spread_holes(ranked_places(suspects, sources, skip)[:lines], sources)
 
 
 def is_infill(mutant: Mutant) -> bool:
@@ -70,16 +79,26 @@ def is_infill(mutant: Mutant) -> bool:
 
 class HoleQueue:
     """The holes still to be filled, in order, handed out one at a time (ModelBatches takes them lazily);
-    `prefer` moves the holes of lines the search's own runs pointed at to the front."""
+    `prefer` moves the holes of lines the search's own runs pointed at to the front. Once none is pending, the
+    holes of the next `step` places of `later` are cut (the ranking's lines after the first ones), so that the
+    model does not sit idle while time is left."""
 
-    def __init__(self, holes: Sequence[Hole], sources: Mapping[str, str]) -> None:
+    def __init__(self, holes: Sequence[Hole], sources: Mapping[str, str],
+                 later: Sequence[tuple[str, int]] = (), step: int = 8) -> None:
         self.pending = list(holes)
         self.given: list[Hole] = []
         self.promoted: list[Hole] = []
-        self._sources = sources
+        self.later = list(later)
+        self.rounds = 0  # times the next places of `later` were cut
+        self._sources, self._step = sources, max(1, step)
 
     def pop(self) -> Hole | None:
-        """The next hole, noted as given; None while none is pending (`prefer` may add some)."""
+        """The next hole, noted as given; None while none is pending and `later` has no place left (`prefer`
+        may add some)."""
+        while not self.pending and self.later:
+            places, self.later = self.later[: self._step], self.later[self._step :]
+            self.rounds += 1
+            self.pending = [hole for hole in spread_holes(places, self._sources) if hole not in self.given]
         if not self.pending:
             return None
         hole = self.pending.pop(0)
@@ -115,9 +134,10 @@ class ModelBatches:
 
     def __init__(self, llm: LLMClient, holes: list[Hole], sources: Mapping[str, str], options: InfillOptions,
                  on_hole: Callable[[int, int, Hole], None] | None = None,
-                 screen: Callable[[list[Mutant]], list[Mutant]] | None = None) -> None:
+                 screen: Callable[[list[Mutant]], list[Mutant]] | None = None,
+                 later: Sequence[tuple[str, int]] = (), step: int = 8) -> None:
         self._filler, self._sources, self._options = HoleFiller(llm, sources, options), sources, options
-        self._holes = HoleQueue(holes, sources)
+        self._holes = HoleQueue(holes, sources, later, step)
         self._on_hole, self._screen = on_hole, screen
         self.reports: list[HoleReport] = []
         self.tried: dict[int, int] = {}  # hole index -> its candidates tried
@@ -197,6 +217,7 @@ class ModelBatches:
             "seconds": round(sum(r.seconds for r in self.reports), 2),
             "won": self.reports[won].hole.label if won is not None else None,
             "promoted": len(self._holes.promoted),
+            "rounds": self._holes.rounds,
             "error": errors[-1] if errors else None,
             "per_hole": holes,
         }

@@ -273,3 +273,62 @@ def test_the_preferred_line_s_own_and_statement_holes_go_next_and_no_hole_is_ask
     assert [(h.first, h.kind) for h in queue.promoted] == [(2, "shown"), (2, "line"), (2, "and"), (4, "shown"),
                                                            (4, "line")], \
         "a condition's `and` clause is promoted with its line"
+
+
+def test_once_the_first_lines_holes_are_asked_the_next_lines_are_cut_as_many_at_a_time():
+    sources = {"label.py": LABELS["label.py"]}
+    alone = HoleQueue(spread_holes([("label.py", 3)], sources), sources)
+    assert {h.first for h in alone} == {2, 3, 4} and alone.pop() is None, "without `later`, the holes run out"
+
+    queue = HoleQueue(spread_holes([("label.py", 3)], sources), sources,
+                      later=[("label.py", 4), ("label.py", 2), ("label.py", 1)], step=2)
+    first_round = len(queue.pending)
+    queue.prefer([("label.py", 4)])  # line 4's own holes were promoted (and asked) before the later lines come
+    asked = list(queue)
+    assert [(h.first, h.kind) for h in asked[:2]] == [(4, "shown"), (4, "line")], "the promoted holes first"
+    assert (asked[2].first, asked[2].kind) == (3, "shown"), "then the first lines' own holes"
+    cut_later = asked[len(queue.promoted) + first_round:]
+    assert queue.rounds == 2 and cut_later, "lines 4 and 2 in one round, line 1 in the next"
+    assert {h.first for h in cut_later if h.kind == "line"} == {2, 1}, "line 4's own hole was not asked again"
+    assert len({(h.first, h.last, h.kind, h.label) for h in asked}) == len(asked), "each hole once"
+    assert queue.pop() is None and not queue.later
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_a_fill_at_a_line_past_the_first_ones_fixes_once_their_holes_are_asked(
+        tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch):
+    """The first round's hole is line 3's own; the answer there returns early with the wrong text. The fills go on
+    at line 4, the ranking's next line, whose own hole's fill is the fix."""
+    for rel, text in LABELS.items():
+        (tmp_path / rel).write_text(text)
+    monkeypatch.setenv("AGENTLS_FIM", "tokens")
+    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"},
+                                        "base_url": scripted_llm.base_url, "max_retries": 0})
+    sources = {"label.py": LABELS["label.py"]}
+    scripted_llm.default(INFILL_ACCOUNT, RIGHT + "\n")
+
+    async def go() -> tuple[Mutant | None, Any, dict]:
+        client = OpenAIChatClient(settings)
+        try:
+            first = [h for h in spread_holes([("label.py", 3)], sources) if h.kind == "line"]
+            model = ModelBatches(client, first, sources, InfillOptions(samples=2), later=[("label.py", 4)], step=1)
+            with ShadowWorkspace(tmp_path) as shadow:
+                deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
+                                                        shadow=shadow, run_tests=run_tests))
+                began = time.monotonic()
+                winner, report, _ = await find_single_edit(
+                    deps, ["test_label.py::test_formal"], [], deadline=began + 60.0, more=model,
+                    more_until=began + 120.0, rivals=False)
+                assert report is not None and report.ok
+                return winner, model.figures(winner), model.tried
+        finally:
+            await client.aclose()
+
+    winner, figures, tried = asyncio.run(go())
+
+    assert winner is not None and winner.line == 4 and winner.text == RIGHT, figures
+    assert figures["rounds"] == 1, figures
+    won = [hole for hole in figures["per_hole"] if hole["won"]]
+    assert len(won) == 1 and "line 4" in figures["won"], figures
+    assert figures["per_hole"][0]["hole"] == "line 3 (line)" and tried.get(0) == 1, \
+        ("line 3's hole was asked and its fill tried first", figures)
