@@ -11,6 +11,7 @@ of the winner's function and an input the two differ on are looked for (driver/d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections.abc import Awaitable, Callable
@@ -45,6 +46,10 @@ PASSING_PER_DRIVER_RUN = 1  # a mutant that passes the failing (and covering) te
 LIKELY_RANKS = 3 * HOT_CHUNK  # the search's own candidates tried before the model starts filling holes beside
 # them: of its 86 fixes in the last search-only runs of the three corpora (bench/results: history_fix_rate 4df1bee,
 # real_fix_rate fbbb72e and b79d6bb, fix_rate bf29853), the last came at candidate 349
+LIKELY_S = 45.0  # ... or the seconds the search may try its own before the model begins, if that comes first: where
+# each candidate takes a second (a slow suite's failing tests), 450 take minutes and the model sat idle (pyparsing's
+# real-history bugs: 179 and 580 candidates tried in 220 s, the fills began 139-172 s into a 280 s task); each
+# of the search's own 18 fixes of that corpus took its search at most 34.3 s, localizing and verifying included
 COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
 COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
 EACH_FAILING_S = 1.0  # the failing tests' time (while localizing) up to which the search's own candidates run
@@ -218,22 +223,34 @@ class _Trial:
 
 
 class _Fills:
-    """The model's fills made in the background while the search's driver runs: `more`'s batches (one hole's
+    """The model's fills made in the background while the search's driver runs, from `begin` or `wait_s` seconds
+    on (whichever comes first; at once without `wait_s`): `more`'s batches (one hole's
     candidates each, driver/interleave.py) put in a queue as each hole is done, until its deadline passes or its
     endpoint fails, it has no hole left once the search's own candidates are done (`own_over`; before, a driver
     run may still point at a line, `prefer`), or the search ends (`close`)."""
 
-    def __init__(self, more: ModelBatches) -> None:
+    def __init__(self, more: ModelBatches, wait_s: float | None = None) -> None:
         self.more = more
         self._ready: asyncio.Queue[list[Mutant] | None] = asyncio.Queue()
         self.done = False  # the last batch was taken
         self._error: Exception | None = None
         self._holes = asyncio.Event()  # set when a hole may have come (`prefer`, `own_over`)
         self._own_over = False
+        self._go = asyncio.Event()  # set: the filling begins (at once without `wait_s`)
+        if wait_s is None:
+            self._go.set()
+        self._wait_s = wait_s
         self._task = asyncio.create_task(self._fill())
+
+    def begin(self) -> None:
+        """Begin filling now, if not begun yet."""
+        self._go.set()
 
     async def _fill(self) -> None:
         try:
+            if not self._go.is_set():  # `begin`, or `wait_s` from now, whichever comes first
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._go.wait(), self._wait_s)
             while True:
                 batch = await self.more()
                 if batch is not None:
@@ -258,6 +275,7 @@ class _Fills:
         """The search's own candidates are done: no driver run will point at a line any more."""
         self._own_over = True
         self._holes.set()
+        self._go.set()
 
     def _end(self) -> None:
         """The last batch was taken: what broke the filling is raised in the search, as a model turn's was."""
@@ -355,9 +373,10 @@ async def find_single_edit(
     `search.budget_s` from now; the caller's, when localizing already spent part of it). With `rivals`, a second
     green candidate of the winner's function is looked for, and an input the two differ on (driver/distinguish.py).
     `more`: the model's candidates, made once the search tried its LIKELY_RANKS likeliest candidates (or all of
-    them) while its driver runs go on (a local model server and the sandboxed tests each keep a core busy; the
-    tests yield), each hole's tried after the driver run they were ready by, and on their own once `mutants`
-    are done, until `more_until` (driver/interleave.py). Taken in turns, the model had the machine to itself
+    them, or LIKELY_S seconds after it began, whichever comes first) while its driver runs go on (a local model
+    server and the sandboxed tests each keep a core busy; the tests yield), each hole's tried after the driver
+    run they were ready by, and on their own once `mutants` are done, until `more_until` (driver/interleave.py).
+    Taken in turns, the model had the machine to itself
     for a third of the search's time and the driver for the rest: on the 32 real-history bugs the fills got
     75-200 s of a 280 s task, and the search's own fixes came later by the model's turns (wall median 88 s
     against 40 s without the model). Begun at once, they would bill a hole's samples to the many runs the
@@ -383,8 +402,10 @@ async def find_single_edit(
             def live(done: int, base: int = index) -> None:  # the driver's count while it runs (sandboxed.py)
                 _tick(deps, base + done, len(mutants))
 
-            if more is not None and fills is None and index >= LIKELY_RANKS:
-                fills = _Fills(more)  # beside this driver run and the next
+            if more is not None and fills is None:
+                fills = _Fills(more, LIKELY_S)  # begins beside a driver run, at LIKELY_RANKS or LIKELY_S
+            if fills is not None and index >= LIKELY_RANKS:
+                fills.begin()
             chunk = mutants[index : index + _chunk_size(mutants, index)]
             tests_of: dict[int, dict[str, str]] | None = {} if each and index < EACH_FAILING_RANKS else None
             results, stopped = await trial.run(chunk, deadline, live, tests_of)
@@ -403,8 +424,6 @@ async def find_single_edit(
             # go to its line (driver/interleave.py)
             if fills is not None:
                 fills.prefer(results)
-            else:
-                more.prefer(results)
             if fills is not None and (found := await _try_fills(trial, fills, fills.ready(), until, mutants[index:],
                                                                 rivals, partials)):
                 return found[0], found[1], stats

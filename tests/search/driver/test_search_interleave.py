@@ -332,3 +332,31 @@ def test_a_fill_at_a_line_past_the_first_ones_fixes_once_their_holes_are_asked(
     assert len(won) == 1 and "line 4" in figures["won"], figures
     assert figures["per_hole"][0]["hole"] == "line 3 (line)" and tried.get(0) == 1, \
         ("line 3's hole was asked and its fill tried first", figures)
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_the_model_begins_after_likely_s_when_the_search_s_likeliest_candidates_take_longer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Each of the search's own candidates takes 0.6 s (a slow test) and all six are one driver run: the model
+    does not wait for LIKELY_RANKS of them, it begins LIKELY_S (1 s here) after the search did, beside that run."""
+    monkeypatch.setattr(single_edit, "LIKELY_RANKS", 100)
+    monkeypatch.setattr(single_edit, "LIKELY_S", 1.0)
+    ends: list[float] = []
+    real = single_edit.try_mutants
+
+    async def timed(*args: Any, **kwargs: Any) -> Any:
+        out = await real(*args, **kwargs)
+        ends.append(time.monotonic())
+        return out
+
+    monkeypatch.setattr(single_edit, "try_mutants", timed)
+    mutants = [Mutant("square.py", 2, f"    import time; time.sleep(0.6); return x * {n}", f"2 -> {n}")
+               for n in (3, 4, 5, 6, 7, 8)]
+    model = EndlessModel()
+
+    began, (winner, _, stats) = _square_search(tmp_path, mutants, model, 10.0, more_s=12.0, rivals=False)
+
+    assert winner is None and stats["tried"] == 6, stats
+    assert model.calls, "the model was asked"
+    assert 0.9 <= model.calls[0] - began < ends[0] - began, ("after LIKELY_S, during the first driver run",
+                                                             model.calls[0] - began, ends[0] - began)
