@@ -142,13 +142,8 @@ def test_the_search_s_next_step_comes_before_the_model_goes_on_alone(tmp_path: P
     assert all(call < ended for call in model.calls), "no hole was asked for after the search ended"
 
 
-@pytest.mark.e2e  # a real sandbox
-def test_the_model_begins_once_the_search_s_likeliest_candidates_are_tried(tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch):
-    """Where the search's own fixes are (its first LIKELY_RANKS candidates, 2 here) it runs alone: a fix it finds
-    there costs no model call; past them the model fills holes beside its next driver runs."""
-    monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
-    monkeypatch.setattr(single_edit, "LIKELY_RANKS", 2)
+def _driver_run_ends(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The times the search's driver runs end, appended as each does."""
     ends: list[float] = []
     real = single_edit.try_mutants
 
@@ -158,6 +153,17 @@ def test_the_model_begins_once_the_search_s_likeliest_candidates_are_tried(tmp_p
         return out
 
     monkeypatch.setattr(single_edit, "try_mutants", timed)
+    return ends
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_the_model_begins_once_the_search_s_likeliest_candidates_are_tried(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    """Where the search's own fixes are (its first LIKELY_RANKS candidates, 2 here) it runs alone: a fix it finds
+    there costs no model call; past them the model fills holes beside its next driver runs."""
+    monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
+    monkeypatch.setattr(single_edit, "LIKELY_RANKS", 2)
+    ends = _driver_run_ends(monkeypatch)
     mutants = [Mutant("square.py", 2, f"    return x * {n}", f"2 -> {n}") for n in (3, 4, 5, 6)]
     mutants.append(Mutant("square.py", 2, "    return x ** 2", "* -> **"))
     model = EndlessModel()
@@ -341,15 +347,7 @@ def test_the_model_begins_after_likely_s_when_the_search_s_likeliest_candidates_
     does not wait for LIKELY_RANKS of them, it begins LIKELY_S (1 s here) after the search did, beside that run."""
     monkeypatch.setattr(single_edit, "LIKELY_RANKS", 100)
     monkeypatch.setattr(single_edit, "LIKELY_S", 1.0)
-    ends: list[float] = []
-    real = single_edit.try_mutants
-
-    async def timed(*args: Any, **kwargs: Any) -> Any:
-        out = await real(*args, **kwargs)
-        ends.append(time.monotonic())
-        return out
-
-    monkeypatch.setattr(single_edit, "try_mutants", timed)
+    ends = _driver_run_ends(monkeypatch)
     mutants = [Mutant("square.py", 2, f"    import time; time.sleep(0.6); return x * {n}", f"2 -> {n}")
                for n in (3, 4, 5, 6, 7, 8)]
     model = EndlessModel()
