@@ -376,11 +376,11 @@ async def find_single_edit(
     them, or LIKELY_S seconds after it began, whichever comes first) while its driver runs go on (a local model
     server and the sandboxed tests each keep a core busy; the tests yield), each hole's tried after the driver
     run they were ready by, and on their own once `mutants` are done, until `more_until` (driver/interleave.py).
-    Taken in turns, the model had the machine to itself
-    for a third of the search's time and the driver for the rest: on the 32 real-history bugs the fills got
-    75-200 s of a 280 s task, and the search's own fixes came later by the model's turns (wall median 88 s
-    against 40 s without the model). Begun at once, they would bill a hole's samples to the many runs the
-    search fixes alone in its first driver runs. `then`: the search's next step once its
+    Taken in turns, the model had the machine to itself for a third of the search's time and the driver for the
+    rest: on the 32 real-history bugs the fills got 75-200 s of a 280 s task, and the search's own fixes came
+    later by the model's turns (wall median 88 s against 40 s without the model). Begun at once, they would bill
+    a hole's samples to the many runs the search fixes alone in its first driver runs. `then`: the search's next
+    step once its
     own candidates are done (two edits, driver/pairs.py), within its own deadline, before the model's
     candidates go on alone: what the search alone finds, it still finds with the model on. `partials`: the
     partial fixes among the candidates, combined (driver/partials.py): the model's fills run every failing test
