@@ -31,9 +31,10 @@ from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.search.driver.partials import Partials
 from agent_core.search.driver.screen import Screen
 from agent_core.search.driver.single_edit import candidates, find_single_edit
+from agent_core.search.evidence import words
 from agent_core.search.evidence.hangs import unhung_duration
 from agent_core.search.evidence.inputs import failing_inputs, failing_types, seen_exceptions
-from agent_core.search.evidence.spectrum import Suspect
+from agent_core.search.evidence.spectrum import Suspect, is_candidate_file
 from agent_core.search.infill import Hole, InfillOptions, failing_tests_code, spread_holes
 from agent_core.settings import Settings
 from agent_core.workspace.shadow import ShadowWorkspace, read_exact
@@ -128,18 +129,22 @@ def _phase(deps: SearchDeps, count: int) -> None:
         phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{count} tried", 6)
 
 
-def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect], failing: list[str],
+def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect], where: Localization,
                    until: float | None, screen: Screen) -> ModelBatches | None:
-    """The model's fills of the suspects' holes, when a model is given and `search.infill` is on; the prompts
-    show the `failing` tests' code."""
+    """The model's fills of the suspects' holes and of the lines that say the failing tests' words, when a model
+    is given and `search.infill` is on; the prompts show the failing tests' code."""
     s = deps.settings.search
     if model is None or not s.infill:
         return None
+    ran = where.failing_ran() or {suspect.file: {line for line, _ in suspect.searched()} for suspect in suspects}
     sources: dict[str, str] = {}
-    for suspect in suspects:
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            sources.setdefault(suspect.file, read_exact(deps.shadow.root / suspect.file))
-    places = ranked_places(suspects, sources, lambda path, line: screen.checks_at(path, line, line))
+    for path in [*(suspect.file for suspect in suspects), *(path for path in ran if is_candidate_file(path))]:
+        if path not in sources:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                sources[path] = read_exact(deps.shadow.root / path)
+    spectrum = {(suspect.file, line): score for suspect in suspects for line, score in suspect.searched()}
+    named = words.ranked(where.failing, {path: ran[path] for path in ran if path in sources}, sources, spectrum)
+    places = ranked_places(suspects, sources, lambda path, line: screen.checks_at(path, line, line), named)
     holes = spread_holes(places[: s.infill_lines], sources)
 
     def said(number: int, total: int, hole: Hole) -> None:
@@ -148,7 +153,7 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
             phase("testing", f"asking the model to fill hole {number}/{total} ({hole.path}: {hole.label})", 14)
 
     options = InfillOptions(samples=s.infill_samples, deadline=until,
-                            tests=tuple(failing_tests_code(deps.shadow.root, failing)))
+                            tests=tuple(failing_tests_code(deps.shadow.root, where.failing)))
     return ModelBatches(model, holes, sources, options, on_hole=said, screen=screen, later=places[s.infill_lines :],
                         step=s.infill_lines) if places else None
 
@@ -179,7 +184,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     until = model_deadline
     if until is None and deadline is not None:
         until = deadline + deps.settings.search.infill_budget_s
-    batches = _model_batches(deps, model, suspects, failing, until, screen)
+    batches = _model_batches(deps, model, suspects, where, until, screen)
     partials = Partials(failing, {**(batches.sources if batches is not None else {}), **originals}, screen) \
         if 2 <= len(failing) <= PARTIAL_FAILING else None
     paired: dict[str, Any] = {}

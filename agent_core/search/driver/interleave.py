@@ -41,27 +41,32 @@ PROMOTED = ("shown", "line", "and", "statement")  # the holes of a line a refuse
 
 
 def ranked_places(suspects: Sequence[Suspect], sources: Mapping[str, str],
-                  skip: Callable[[str, int], object] | None = None) -> list[tuple[str, int]]:
-    """Every (path, line) of the suspects where holes may be cut, best first, taken in turn from two rankings: the
-    spectrum's (each line's score, ties in suspect and line order, as the catalogue ranks its lines) and the lines
-    of the functions the failing tests call by name (evidence/called.py, by the same scores); each place once.
+                  skip: Callable[[str, int], object] | None = None,
+                  named: Sequence[tuple[str, int]] = ()) -> list[tuple[str, int]]:
+    """Every (path, line) of the suspects where holes may be cut, best first, taken in turn from three rankings: the
+    spectrum's (each line's score, ties in suspect and line order, as the catalogue ranks its lines), the lines
+    of the functions the failing tests call by name (evidence/called.py, by the same scores), and `named`: the
+    lines that say the words of the failing tests' names (evidence/words.py `ranked`, already in order; their
+    files must be in `sources`); each place once.
 
-    Neither ranking is trusted alone. Put first (a bonus on their scores), the called functions took the first
+    None of them is trusted alone. Put first (a bonus on their scores), the called functions took the first
     holes (every hole in two) of three real sqlparse bugs into a public entry point (`format`, `get_alias`,
     `parse`) that only hands the work on, where in one the spectrum's first function was the author's; in
     attrs' bug the author's function is the one the tests call, below the class machinery every failing test
-    runs. In turn, each gets the holes it ranks first. A (path, line) for which `skip` is true is left out (the
-    tests' own checks, driver/screen.py `checks_at`).
+    runs; the spectrum cannot tell apart the lines every test runs alike, which the tests' words may name. In
+    turn, each gets the holes it ranks first. A (path, line) for which `skip` is true is left out (the tests' own
+    checks, driver/screen.py `checks_at`).
     """
     def ordered(chosen: Sequence[Suspect]) -> list[tuple[str, int]]:
         ranked = sorted(((score, s.file, line) for s in chosen if s.file in sources for line, score in s.searched()),
                         key=lambda entry: -entry[0])
         return [(path, line) for _, path, line in ranked]
 
-    turns = [ordered(suspects), ordered([s for s in suspects if s.called])]
+    turns = [ordered(suspects), ordered([s for s in suspects if s.called]),
+             [place for place in named if place[0] in sources]]
     places: dict[tuple[str, int], None] = {}
-    for pair in zip_longest(*turns):
-        places.update((place, None) for place in pair if place is not None and not (skip and skip(*place)))
+    for group in zip_longest(*turns):
+        places.update((place, None) for place in group if place is not None and not (skip and skip(*place)))
     return list(places)
 
 

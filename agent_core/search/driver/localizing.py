@@ -103,6 +103,15 @@ class Localization:
                             self._by_line[(rel, number)].append(nodeid)
         return list(self._by_line.get((path, line), ()))
 
+    def failing_ran(self) -> dict[str, set[int]]:
+        """rel_path -> the lines any failing test ran (empty without coverage)."""
+        failing, out = set(self.failing), defaultdict(set)
+        for rel, per_test in self.files.items():
+            for nodeid, lines in per_test.items():
+                if nodeid in failing:
+                    out[rel].update(lines)
+        return dict(out)
+
 
 def _share(timeout: float, deadline: float | None) -> float:
     """A localizing run's timeout within LOCALIZE_SHARE of what is left of the search's budget (0: no time left)."""

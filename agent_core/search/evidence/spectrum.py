@@ -150,6 +150,16 @@ def _enclosing(functions: list[Symbol], line: int) -> Symbol | None:
     return max(inside, key=lambda s: s.start_line) if inside else None
 
 
+def enclosing_names(source: str) -> dict[int, str]:
+    """Line -> the qualified name (`Class.method`, `Class` for its body's own lines) of the innermost function or
+    class holding it; lines outside any are left out."""
+    names: dict[int, str] = {}
+    symbols = [s for s in analyse(source).symbols if s.kind in ("function", "method", "class")]
+    for symbol in sorted(symbols, key=lambda s: s.start_line):  # an inner one's lines last
+        names.update(dict.fromkeys(range(symbol.start_line, symbol.end_line + 1), symbol.qualname))
+    return names
+
+
 def governing(source: str) -> dict[int, int]:
     """Each line inside the body or `else` of an `if`/`while` -> the line of that condition (the innermost)."""
     out: dict[int, int] = {}
