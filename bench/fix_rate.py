@@ -182,6 +182,8 @@ def time_split(workspace: Path, run_id: str = "") -> dict:
         infill["unchanged"] = sum(int(h["unchanged"]) for h in per_hole)
     if per_hole and all("twins" in h for h in per_hole):  # journals since 2026-12-05 (search/twins.py)
         infill["twins"] = sum(int(h["twins"]) for h in per_hole)
+    if per_hole and all("dead" in h for h in per_hole):  # journals since 2026-12-06 (samples.py dead_statements)
+        infill["dead"] = sum(int(h["dead"]) for h in per_hole)
     return {"nodes": nodes, "infill": infill, "holes": holes, "mutants": search.get("mutants"),
             "mutants_tried": search.get("tried")}
 

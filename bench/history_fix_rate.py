@@ -231,6 +231,9 @@ def fills(rows: list[dict]) -> list[str]:
     twinned = [f for f in figures if "twins" in f]  # runs since 2026-12-05
     if twinned:
         lines.append(f"candidates made at a line's twins too: {sum(int(f['twins']) for f in twinned)}")
+    deadened = [f for f in figures if "dead" in f]  # runs since 2026-12-06
+    if deadened:
+        lines.append(f"answers dropped for leaving statements that never run: {sum(int(f['dead']) for f in deadened)}")
     nodes = [r["split"]["nodes"] for r in rows if r.get("split", {}).get("nodes")]
     if nodes:
         names = sorted({name for n in nodes for name in n})

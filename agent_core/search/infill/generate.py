@@ -66,6 +66,7 @@ class HoleReport:
     saturated: bool = False  # sampling ended early: SATURATED answers in a row made nothing new
     unchanged: int = 0  # answers that wrote the hole's code back as it was
     twins: int = 0  # of `mutants`, those that made an answer at the line's twins too (samples.py)
+    dead: int = 0  # answers dropped for leaving statements that can never run (samples.py)
 
     @property
     def kept(self) -> int:
@@ -77,7 +78,7 @@ class HoleReport:
         return {"path": self.hole.path, "hole": self.hole.label, "kind": self.hole.kind, "dialect": self.dialect,
                 "drawn": self.drawn, "answered": self.answered, "kept": self.kept, "tokens": self.tokens,
                 "seconds": round(self.seconds, 2), "saturated": self.saturated, "unchanged": self.unchanged,
-                "twins": self.twins, "error": self.error}
+                "twins": self.twins, "dead": self.dead, "error": self.error}
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
             break
         report.answered += 1
         idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
-    report.unchanged, report.twins = sampler.unchanged, sampler.twins
+    report.unchanged, report.twins, report.dead = sampler.unchanged, sampler.twins, sampler.dead
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent
     report.seconds = time.monotonic() - began

@@ -24,7 +24,13 @@ above it, the model may write a comment of its own before the line).
 that still parses, as a `Mutant`. A `Sampler` drops the samples that change
 nothing or that another sample (of this hole, or of another hole of the file
 sharing its `seen`) already wrote: the same syntax
-tree, so `a+b` and `a + b` are one candidate.
+tree, so `a+b` and `a + b` are one candidate. It drops too the samples after which
+more statements can never run than before (they follow a `return`, `raise`,
+`break` or `continue` in their block: `dead_statements`): a `return` put in a
+slot before a line is that line's replacement with the line left behind, dead,
+which the line's own hole makes without it; a `return` in place of a line that
+leaves the rest of its block behind makes the function do less, not something
+else (counted in `Sampler.dead`).
 
 A line that has twins (its copies in the same function, search/twins.py)
 gets, after each candidate that rewrites it as one line, a second candidate: the same rewrite
@@ -211,6 +217,26 @@ def _tree(source: str) -> str | None:
         return None
 
 
+_ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+
+
+def dead_statements(source: str) -> int:
+    """How many statements of `source` follow a `return`, `raise`, `break` or `continue` of their own block (none
+    of them can run); 0 when it does not parse."""
+    try:
+        tree = pysyntax.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return 0
+    dead = 0
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                ends = [index for index, statement in enumerate(block) if isinstance(statement, _ENDS)]
+                dead += len(block) - ends[0] - 1 if ends else 0
+    return dead
+
+
 @dataclass
 class Sampler:
     """The candidates of one hole of `source`, sample by sample: each new one kept once. `seen` holds the
@@ -223,11 +249,14 @@ class Sampler:
     mutants: list[Mutant] = field(default_factory=list)
     unchanged: int = 0  # samples that wrote the hole's code back as it was
     twins: int = 0  # candidates that made a sample's rewrite at the line's twins too (of `mutants`)
+    dead: int = 0  # samples dropped because more statements could never run after them
     _original: str | None = field(default=None, init=False, repr=False)
+    _dead: int = field(default=0, init=False, repr=False)
     _twins: Twins | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._original = _tree(self.source)
+        self._dead = dead_statements(self.source)
         if self._original is not None:
             self.seen.add(self._original)  # a sample that changes nothing is no candidate
         if self.hole.size == 1 and not self.hole.is_slot:  # one line rewritten: its own, or inside it
@@ -236,18 +265,22 @@ class Sampler:
 
     def add(self, middle: str) -> Mutant | None:
         """The candidate a sample's `middle` makes, kept; None when it fills nothing, does not parse, changes
-        nothing or repeats an earlier sample."""
+        nothing, repeats an earlier sample or leaves statements that can never run."""
         lines = fit(self.hole, middle)
         source_lines = self.source.split("\n")
         for count in range(len(lines), 0, -1):  # a sample cut at its token limit ends in half a line
             mutant = _splice(self.hole, lines[:count], source_lines)
-            tree = _tree(mutant.applied(self.source))
+            applied = mutant.applied(self.source)
+            tree = _tree(applied)
             if tree is None:
                 continue
             if tree in self.seen:
                 self.unchanged += tree == self._original
                 return None
             self.seen.add(tree)
+            if dead_statements(applied) > self._dead:
+                self.dead += 1
+                return None
             self.mutants.append(mutant)
             if self._twins is not None:
                 self._add_twin(self._twins.made_at(mutant))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent_core.search.infill.holes import holes_at
-from agent_core.search.infill.samples import INFILL_TIER, Sampler, fit, fit_done, sample_plan
+from agent_core.search.infill.samples import INFILL_TIER, Sampler, dead_statements, fit, fit_done, sample_plan
 
 SOURCE = """def total(items, scale):
     out = 0
@@ -73,6 +73,24 @@ def test_a_sample_cut_at_its_token_limit_keeps_its_whole_lines():
     slot = Sampler(_hole(4, "before"), SOURCE).add("if item is None:\n    continue\nif item")
     assert slot is not None
     assert slot.text == "        if item is None:\n            continue\n        out += item * scale"
+
+
+def test_a_sample_after_which_a_statement_can_never_run_is_no_candidate():
+    assert dead_statements(SOURCE) == 0
+    assert dead_statements("def f(x):\n    return x\n    x += 1\n    print(x)\n") == 2
+    assert dead_statements("for x in y:\n    if x:\n        break\n    else:\n        continue\n") == 0
+    assert dead_statements("def f(:\n") == 0
+
+    before = Sampler(_hole(5, "before"), SOURCE)
+    assert before.add("    return out * scale\n") is None, "the line after it left behind, dead: the line's own " \
+        "hole's replacement"
+    assert before.add("    if scale < 0:\n        return -out\n") is not None, "a guard leaves the line running"
+    line = Sampler(_hole(2, "line"), SOURCE)
+    assert line.add("    return 0\n") is None, "the rest of the function left behind: it does less"
+    assert before.dead == 1 and line.dead == 1
+    dead = "def f(x):\n    return x\n    x += 1\n"
+    assert Sampler(next(h for h in holes_at("d.py", dead, 2) if h.kind == "line"), dead).add(
+        "    return x + 1\n") is not None, "dead code that was there before is not held against a sample"
 
 
 def test_slot_mutants_join_the_anchor_line():
