@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent_core.search.driver.interleave import ranked_places
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.evidence.words import import_lines, name_words, ranked, split_words
+from agent_core.search.evidence.words import import_lines, imported_files, name_words, ranked, split_words
 
 UNITS = '''\
 """Units of length."""
@@ -83,3 +83,28 @@ def test_the_named_lines_take_every_third_place_beside_the_spectrum_s_and_the_ca
     assert places[6:] == [("b.py", 9)]
     assert ranked_places([spectrum, called], sources) == [("a.py", 1), ("a.py", 21), ("a.py", 2), ("a.py", 22),
                                                           ("a.py", 3)], "no named lines: as before"
+
+
+def test_the_workspace_modules_the_tests_files_import_are_found_absolute_relative_and_from_a_package(tmp_path):
+    files = {
+        "src/pkg/__init__.py": "",
+        "src/pkg/lexer.py": "import re\nfrom pkg import keywords\nfrom . import tables\nfrom .sub import deep\n"
+                            "import pkg.names\n\n\ndef lex():\n    from ..other import late\n",
+        "src/pkg/keywords.py": "KEYWORDS = {}\n",
+        "src/pkg/tables.py": "from pkg.lexer import lex\n",
+        "src/pkg/sub/__init__.py": "",
+        "src/pkg/sub/deep.py": "",
+        "src/pkg/names.py": "",
+        "src/other.py": "",
+        "src/broken.py": "def (:\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+
+    found = imported_files(tmp_path, ["src/pkg/lexer.py", "src/broken.py", "src/gone.py"])
+
+    assert found == ["src/pkg/__init__.py", "src/pkg/keywords.py", "src/pkg/tables.py", "src/pkg/sub/__init__.py",
+                     "src/pkg/sub/deep.py", "src/pkg/names.py", "src/other.py"], \
+        "stdlib's re is no workspace file; the file itself is not listed again; what cannot be read adds nothing"
+    assert imported_files(tmp_path, ["src/pkg/lexer.py"], limit=2) == ["src/pkg/__init__.py", "src/pkg/keywords.py"]
