@@ -13,12 +13,16 @@ For a suspicious line of a Python file, `holes_at` cuts, in this order:
   or block is cut hidden only: shown as comment lines (`shown` makes them, bench/infill_at_author.py
   `--shown` asks them), it came out even at the authors' lines of the real-history bugs;
 - `statement`: the whole statement holding it (a simple statement's lines, or a compound
-  statement's header: `for ...:`, `if ...:`), when that is more than the line;
+  statement's header: `for ...:`, `if ...:`), when that is more than the line and at most
+  MAX_BLOCK_LINES lines (a table of 82 lines was asked as one hole in a real sqlparse bug's
+  run: no sample could write it back within its token cap);
 - `after` and `before`: an empty slot just after and just before the statement, at its
   indentation (after a compound header: the first line of its body; after a `def`: the
   first line after its docstring), for what is missing there: a guard, a `continue`, a
   `return`, a default assigned. No `after` slot follows a statement that leaves the block
-  (`return`, `raise`, `continue`, `break`, `pass`), no `before` slot precedes a `def`;
+  (`return`, `raise`, `continue`, `break`, `pass`), no `before` slot precedes a `def`, and
+  none is cut MAX_BLOCK_LINES lines or more from the line (in the middle of a long table the
+  statement's ends are far from what the line is about);
 - `block`: the innermost `if`/`for`/`while`/`with`/`try` around the statement (or the
   statement itself when it is one), when it spans at most MAX_BLOCK_LINES lines;
 - `end`: with a `block`, an empty slot just after it, at its indentation: what runs
@@ -338,7 +342,7 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
     guard = chain[-2] if len(chain) > 1 else None
     if isinstance(guard, ast.If | ast.While) and statement in guard.body:  # the condition the line runs under
         out += _clauses(path, ctx, guard, guard.lineno)
-    if (first, last) != (line, line) and first <= line <= last:
+    if (first, last) != (line, line) and first <= line <= last and last - first < MAX_BLOCK_LINES:
         out.append(_hole(path, ctx, first, last, "statement", indent))
     if compound and not isinstance(statement, ast.ClassDef) and line <= last:
         body: list[ast.stmt] = statement.body  # type: ignore[attr-defined]  # compound: it has a body
@@ -346,9 +350,9 @@ def holes_at(path: str, source: str, line: int) -> list[Hole]:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef) and ast.get_docstring(statement) is not None:
             at = body[0].end_lineno or at  # a function's first lines come after its docstring
         out.append(_hole(path, ctx, at + 1, at, "after", _indent(lines[body[0].lineno - 1]), anchor=at))
-    elif not compound and not isinstance(statement, _LEAVES):
+    elif not compound and not isinstance(statement, _LEAVES) and last - line < MAX_BLOCK_LINES:
         out.append(_hole(path, ctx, last + 1, last, "after", indent, anchor=last))
-    if not isinstance(statement, _SCOPES):
+    if not isinstance(statement, _SCOPES) and line - first < MAX_BLOCK_LINES:
         out.append(_hole(path, ctx, first, first - 1, "before", indent, anchor=first))
     block = _block(chain, statement)
     if block is not None:

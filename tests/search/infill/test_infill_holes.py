@@ -92,6 +92,16 @@ def test_a_block_longer_than_the_cap_is_not_a_hole():
     assert "block" in {h.kind for h in holes_at("f.py", short, 4)}
 
 
+def test_a_line_deep_inside_a_long_statement_gets_no_statement_hole_and_no_far_slots():
+    rows = "".join(f"    ({i}, 'row {i}'),\n" for i in range(20))
+    source = f"TABLE = [\n{rows}]\n\n\ndef f():\n    return TABLE\n"
+    middle = {h.kind for h in holes_at("t.py", source, 12)}
+    assert middle == {"line", "shown", "arg"}, "the table's ends are 11 lines away and more"
+    near_top = {h.kind: h for h in holes_at("t.py", source, 3)}
+    assert "before" in near_top and "after" not in near_top and "statement" not in near_top
+    assert near_top["before"].anchor == 1
+
+
 def test_the_context_is_bounded_and_nearest_lines_are_kept():
     long_body = "".join(f"    v{i} = {i}\n" for i in range(600))
     source = f"def f():\n{long_body}    return v1\n\n\ndef g():\n" + "".join(f"    w{i} = {i}\n" for i in range(300))
