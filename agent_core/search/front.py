@@ -137,7 +137,7 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
     if model is None or not s.infill:
         return None
     ran = where.failing_ran() or {suspect.file: {line for line, _ in suspect.searched()} for suspect in suspects}
-    ran.update((path, set()) for path in words.imported_files(deps.shadow.root, ran))  # their import-time lines
+    ran.update((path, set()) for path in words.imported_by(deps.shadow.root, ran))  # their import-time lines
     sources: dict[str, str] = {}
     for path in [*(suspect.file for suspect in suspects), *(path for path in ran if is_candidate_file(path))]:
         if path not in sources:

@@ -33,12 +33,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_core.analysis import pysyntax
+from agent_core.analysis.imports import imported_files
 from agent_core.search.candidate import Mutant
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.templates.conditions import condition_swaps
 from agent_core.search.templates.handlers import handled_around
-from agent_core.search.templates.literals import imported_files, regex_class_edits
+from agent_core.search.templates.literals import regex_class_edits
 from agent_core.search.templates.place import Place
 from agent_core.search.templates.table import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
 from agent_core.workspace.shadow import read_exact

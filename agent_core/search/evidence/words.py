@@ -11,7 +11,7 @@ alone (Le et al., "Information Retrieval and Spectrum Based Bug Localization:
 Better Together", ESEC/FSE 2015). Here the failing tests' names are the
 description: `ranked` scores each line the failing tests ran (and each line their
 files, and the workspace modules those import, run when imported: `import_lines`,
-`imported_files`) by the test words
+`imported_by`) by the test words
 its function's name and its own text hold, each word weighted by how rare it is
 among those lines (a word every line says tells nothing), and the spectrum's
 score breaks ties. driver/interleave.py `ranked_places` takes its lines in turn
@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from agent_core.analysis import pysyntax
+from agent_core.analysis.imports import imported_files
 from agent_core.search.evidence.spectrum import LineKey, enclosing_names
 
 # Words of a test's name that say it is a test or join the others, not what it checks.
@@ -113,19 +114,10 @@ def import_lines(source: str) -> list[int]:
 IMPORTED_FILES = 30  # workspace modules the failing tests' files import, read for their import-time lines
 
 
-def _modules(node: ast.Import | ast.ImportFrom) -> list[tuple[int, str]]:
-    """(relative level, dotted name) of the modules an import statement may load: `from a import b` may load
-    `a.b` as well as `a`."""
-    if isinstance(node, ast.Import):
-        return [(0, alias.name) for alias in node.names]
-    base = node.module or ""
-    return [(node.level, base), *((node.level, f"{base}.{a.name}".lstrip(".")) for a in node.names if a.name != "*")]
-
-
-def imported_files(root: Path, ran: Iterable[str], limit: int = IMPORTED_FILES) -> list[str]:
-    """The workspace files (relative to `root`) the files of `ran` import, that are not among them: the modules
-    whose code ran when the tests' modules were imported, which no test's coverage names (a table of keywords
-    another module reads); at most `limit`, in the order the imports come."""
+def imported_by(root: Path, ran: Iterable[str], limit: int = IMPORTED_FILES) -> list[str]:
+    """The workspace files (relative to `root`) the files of `ran` import (analysis/imports.py), not among them:
+    modules whose code ran when the tests' modules were imported, which no test's coverage names (a table of
+    keywords another module reads); at most `limit`, in the order the imports come."""
     ran = list(dict.fromkeys(ran))
     found: dict[str, None] = {}
     for rel in ran:
@@ -133,24 +125,10 @@ def imported_files(root: Path, ran: Iterable[str], limit: int = IMPORTED_FILES) 
             tree = pysyntax.parse((root / rel).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
             continue
-        parts = Path(rel).parent.parts
-        bases = [Path(*parts[:n]) if n else Path() for n in range(len(parts), -1, -1)]  # where a package may start
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
-            for level, name in _modules(node):
-                dotted = Path(*name.split(".")) if name else Path()
-                places = [Path(*parts[: len(parts) - level + 1]) / dotted] if level else [b / dotted for b in bases]
-                for place in places:
-                    hit = next((str(c) for c in (place.with_suffix(".py") if name else None, place / "__init__.py")
-                                if c is not None and (root / c).is_file()), None)
-                    if hit is not None:
-                        if hit not in ran:
-                            found.setdefault(hit, None)
-                        break
-            if len(found) >= limit:
-                return list(found)[:limit]
-    return list(found)
+        found.update((path, None) for path in imported_files(tree, rel, root) if path not in ran)
+        if len(found) >= limit:
+            break
+    return list(found)[:limit]
 
 
 def ranked(failing: Iterable[str], lines: Mapping[str, Iterable[int]], sources: Mapping[str, str],

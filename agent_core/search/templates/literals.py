@@ -18,7 +18,6 @@ import io
 import re
 import tokenize
 from collections.abc import Sequence
-from pathlib import Path
 
 from agent_core.search.candidate import Edit
 from agent_core.search.templates.cases import cased
@@ -176,27 +175,3 @@ def regex_class_edits(tree: ast.Module, lines: list[str], letters: Sequence[str]
                         f"`[{members}]` takes any word character (`\\w`)"))
     unique = list(dict.fromkeys(out))
     return unique[:MAX_CLASSES]
-
-
-def imported_files(tree: ast.Module, path: str, root: Path) -> list[str]:
-    """The project's own modules (paths relative to `root`) that the module at `path` imports, absolutely or
-    relatively: `from pkg.keywords import REGEX` in pkg/lexer.py is pkg/keywords.py."""
-    parts = Path(path).parts[:-1]
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative: from the module's own package up
-                package = ".".join(parts[: len(parts) - node.level + 1])
-                base = f"{package}.{base}" if base else package
-            names += [base, *(f"{base}.{alias.name}" for alias in node.names)]
-    found: list[str] = []
-    for name in dict.fromkeys(n for n in names if n):
-        module = Path(*name.split("."))
-        for depth in range(len(parts) + 1):  # the import root: the file's folder or one of its ancestors
-            for candidate in (Path(*parts[:depth]) / f"{module}.py", Path(*parts[:depth]) / module / "__init__.py"):
-                if (root / candidate).is_file():
-                    found.append(candidate.as_posix())
-    return list(dict.fromkeys(f for f in found if f != path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent_core.search.driver.interleave import ranked_places
 from agent_core.search.evidence.spectrum import Suspect
-from agent_core.search.evidence.words import import_lines, imported_files, name_words, ranked, split_words
+from agent_core.search.evidence.words import import_lines, imported_by, name_words, ranked, split_words
 
 UNITS = '''\
 """Units of length."""
@@ -102,9 +102,9 @@ def test_the_workspace_modules_the_tests_files_import_are_found_absolute_relativ
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
 
-    found = imported_files(tmp_path, ["src/pkg/lexer.py", "src/broken.py", "src/gone.py"])
+    found = imported_by(tmp_path, ["src/pkg/lexer.py", "src/broken.py", "src/gone.py"])
 
     assert found == ["src/pkg/__init__.py", "src/pkg/keywords.py", "src/pkg/tables.py", "src/pkg/sub/__init__.py",
                      "src/pkg/sub/deep.py", "src/pkg/names.py", "src/other.py"], \
         "stdlib's re is no workspace file; the file itself is not listed again; what cannot be read adds nothing"
-    assert imported_files(tmp_path, ["src/pkg/lexer.py"], limit=2) == ["src/pkg/__init__.py", "src/pkg/keywords.py"]
+    assert imported_by(tmp_path, ["src/pkg/lexer.py"], limit=2) == ["src/pkg/__init__.py", "src/pkg/keywords.py"]

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_core.analysis.imports import imported_files
 from agent_core.search.candidate import Edit
 from agent_core.search.evidence.inputs import FailingInputs
-from agent_core.search.templates.literals import imported_files, missing_f_edits, regex_class_edits
+from agent_core.search.templates.literals import missing_f_edits, regex_class_edits
 from agent_core.search.templates.place import Place
 from agent_core.search.templates.table import EVIDENCE_TIER, TEMPLATE_TIER, template_mutants
 from engine_support import journal_records, make_project
