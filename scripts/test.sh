@@ -4,7 +4,8 @@
 #   scripts/test.sh [pytest args...]      (what `make test` and .ci/run call)
 #
 # Installs the system packages the real-part tests drive (bubblewrap, Neovim,
-# Emacs + eglot, Docker's engine, debootstrap, Chromium for the report), creates the virtualenv, starts
+# Emacs + eglot, Docker's engine, debootstrap, Chromium for the report), creates the virtualenv with
+# the local model's server, fetches the bundled model, starts
 # a private Docker engine with a locally built sandbox image, runs the linter and
 # type checker (scripts/lint.sh), and runs pytest.
 # Every step is idempotent: a second run only runs the tests.
@@ -30,6 +31,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 make -s venv
+# llama-cpp-python's server (built from source, ~6 min on 2 cores, once) and the bundled model (fetched and
+# verified once): tests/local_model/test_local_model_batched.py runs the bundled server on it.
+make -s venv-local
+.venv/bin/agentls model fetch >&2
 
 # A private Docker engine and the sandbox image, for the Docker backend's tests.
 # An engine this script starts is stopped again when the tests end.

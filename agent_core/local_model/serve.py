@@ -6,9 +6,11 @@ it, so other agentls processes reuse it instead of loading the model again.
 
 Hooks for tests and unusual setups (environment):
 - `AGENTLS_MODEL_SERVER_CMD`: command template replacing the default
-  `{python} -m llama_cpp.server ...`; placeholders {python} {model} {alias}
-  {host} {port} {n_ctx} {threads} {batch_threads} {cache} {cache_size}.
-- `AGENTLS_MODEL_SERVER_PYTHON`: interpreter that runs llama_cpp.server.
+  `{python} {script} ...` ({script}: batched_server.py, llama-cpp-python's
+  server with the requests of one prompt decoded together); placeholders
+  {python} {script} {model} {alias} {host} {port} {n_ctx} {threads}
+  {batch_threads} {cache} {cache_size}.
+- `AGENTLS_MODEL_SERVER_PYTHON`: interpreter that runs the server (it needs llama-cpp-python[server]).
 - `AGENTLS_MODEL_START_TIMEOUT`: seconds to wait for the server to answer.
 """
 
@@ -35,7 +37,7 @@ ENV_SERVER_PYTHON = "AGENTLS_MODEL_SERVER_PYTHON"
 ENV_START_TIMEOUT = "AGENTLS_MODEL_START_TIMEOUT"
 STATE_FILE = "server.json"
 DEFAULT_COMMAND = (
-    "{python} -m llama_cpp.server --model {model} --model_alias {alias} --host {host} --port {port} "
+    "{python} {script} --model {model} --model_alias {alias} --host {host} --port {port} "
     "--n_ctx {n_ctx} --n_threads {threads} --n_threads_batch {batch_threads} --interrupt_requests false "
     "--cache {cache} --cache_size {cache_size}"
 )  # without `--interrupt_requests false` the server cuts a streamed answer short whenever another request arrives
@@ -45,6 +47,7 @@ PROMPT_CACHE_BYTES = 2 << 30  # llama-cpp-python's own default size of its RAM c
 # coming back to a function after a hole elsewhere reads only what it does not share with any of them. On the
 # holes of 4 real-history runs' fills it made them slower, not faster (1.06-1.15 times the time: every answer
 # saves the whole context's state; bench/fill_server.py, docs/local-model.md).
+SERVER_SCRIPT = Path(__file__).with_name("batched_server.py")  # run as a file: the server's Python may lack agentls
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 LOCAL_EXTRA = "'llama-cpp-python[server]>=0.3'"  # the `local` extra of pyproject.toml
 
@@ -220,7 +223,8 @@ def server_python() -> str:
 def build_command(config: ServerConfig, port: int) -> list[str]:
     template = os.environ.get(ENV_SERVER_CMD) or DEFAULT_COMMAND
     values = {
-        "python": server_python(), "model": str(config.model_path), "alias": config.alias, "host": config.host,
+        "python": server_python(), "script": str(SERVER_SCRIPT), "model": str(config.model_path),
+        "alias": config.alias, "host": config.host,
         "port": str(port), "n_ctx": str(config.n_ctx), "threads": str(config.threads),
         "batch_threads": str(config.batch_threads),
         "cache": "true" if config.cache_bytes > 0 else "false", "cache_size": str(max(config.cache_bytes, 0)),

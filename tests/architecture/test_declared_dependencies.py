@@ -31,8 +31,11 @@ MAJOR_BOUNDED = ("openai", "langgraph", "langgraph-checkpoint-sqlite", "mcp")
 
 
 def declared() -> dict[str, Requirement]:
+    """The dependencies and the `local` extra: the bundled model's server (local_model/batched_server.py) runs in
+    a Python that has it."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    requirements = [Requirement(text) for text in project["dependencies"]]
+    texts = [*project["dependencies"], *project["optional-dependencies"]["local"]]
+    requirements = [Requirement(text) for text in texts]
     return {canonicalize_name(r.name): r for r in requirements}
 
 
