@@ -160,6 +160,8 @@ class ScriptedLLM:
         self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
+        self.in_flight = 0  # completion requests being answered now ...
+        self.most_in_flight = 0  # ... and the most at once so far
         self.reject_json_schema = False
         self.honour_n = True
         self.honour_max_tokens = False  # True: an answer longer than the request's max_tokens is cut ("length")
@@ -446,7 +448,14 @@ class _Handler(BaseHTTPRequestHandler):
         elif path in ("/v1/chat/completions", "/v1/completions"):
             role = self.headers.get(ROLE_HEADER)
             self.llm._record(body, role, {k.lower(): v for k, v in self.headers.items()})
-            self._send(self.llm.chat(body, role))
+            with self.llm._lock:
+                self.llm.in_flight += 1
+                self.llm.most_in_flight = max(self.llm.most_in_flight, self.llm.in_flight)
+            try:
+                self._send(self.llm.chat(body, role))
+            finally:
+                with self.llm._lock:
+                    self.llm.in_flight -= 1
         elif path == "/v1/embeddings":
             self._send(self.llm.embeddings(body))
         else:

@@ -1,13 +1,16 @@
 """Asking the model to fill holes: many short samples per hole, each a candidate of the search.
 
-`infill_hole` draws a hole's samples one after another (a local server answers
-one request at a time; a second one would interrupt the first's stream), with
-the prompt of prompt.py, and turns them into mutants (samples.py). Each sample
-is capped at `hole_tokens`: `max_tokens` for a one-line hole, more for a hole of
-several lines, whose right answer is longer than what it replaces (a 60-token
-cap cut a five-line statement's rewrite after its third line, and only its
-first line was left to parse). A hole's sampling ends early once SATURATED
-answers in a row made no new candidate: the model keeps writing what it wrote
+`infill_hole` draws a hole's samples one after another, or as many at a time as
+the endpoint writes together (FimSpec.parallel: the bundled server decodes four
+requests of one prompt in one batch, local_model/batched_server.py; another
+local server answers one request at a time, and at its defaults a second one
+would cut the first's stream short), with the prompt of prompt.py, and turns
+them into mutants (samples.py). Each sample is capped at `hole_tokens`:
+`max_tokens` for a one-line hole, more for a hole of several lines, whose right
+answer is longer than what it replaces (a 60-token cap cut a five-line
+statement's rewrite after its third line, and only its first line was left to
+parse). A hole's sampling ends early once SATURATED answers in a row made no
+new candidate (checked after each round): the model keeps writing what it wrote
 (at a one-line hole, 12 samples gave 4 distinct lines), and the time is better
 spent on the next hole. A sample's stream ends as soon as its lines hold all the
 hole can keep of it (samples.py `fit_done`): the model would otherwise go on
@@ -27,6 +30,7 @@ next hole is tried.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -135,23 +139,33 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
     began, spent = time.monotonic(), _tokens(llm, options.account)
     cap = hole_tokens(hole, options.max_tokens)
     idle = 0  # answers in a row that made nothing new
-    for temperature, seed in sample_plan(options.samples, options.low, options.high, options.seed):
+    plan = sample_plan(options.samples, options.low, options.high, options.seed)
+    width = max(1, spec.parallel)
+    for start in range(0, len(plan), width):
         if options.deadline is not None and time.monotonic() >= options.deadline:
             break
         if idle >= SATURATED:
             report.saturated = True
             break
-        report.drawn += 1
-        try:
-            answer = await _ask(llm, hole, prompt, options, cap, temperature, seed)
-        except (LLMUnavailable, BudgetSpent) as exc:
-            report.error, report.stopped = str(exc), True
+        round_ = plan[start : start + width]
+        report.drawn += len(round_)
+        answers = await asyncio.gather(*(_ask(llm, hole, prompt, options, cap, temperature, seed)
+                                         for temperature, seed in round_), return_exceptions=True)
+        failure: BaseException | None = None
+        for answer in answers:
+            if isinstance(answer, BaseException):
+                failure = failure if isinstance(failure, (LLMUnavailable, BudgetSpent)) else answer
+                continue
+            report.answered += 1
+            idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
+        if isinstance(failure, (LLMUnavailable, BudgetSpent)):
+            report.error, report.stopped = str(failure), True
             break
-        except LLMError as exc:
-            report.error = str(exc)
+        if isinstance(failure, LLMError):
+            report.error = str(failure)
             break
-        report.answered += 1
-        idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
+        if failure is not None:
+            raise failure
     report.unchanged, report.twins, report.dead = sampler.unchanged, sampler.twins, sampler.dead
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent

@@ -12,9 +12,17 @@ import pytest
 
 from agent_core.journal.render import render_text
 from agent_core.journal.writer import Journal
+from agent_core.llm.fim import QWEN_TOKENS, FimSpec
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.llm.retrying import RetryPolicy
-from agent_core.search.infill import INFILL_ACCOUNT, InfillOptions, holes_at, infill_candidates, infill_holes
+from agent_core.search.infill import (
+    INFILL_ACCOUNT,
+    InfillOptions,
+    holes_at,
+    infill_candidates,
+    infill_hole,
+    infill_holes,
+)
 from agent_core.search.infill.generate import MAX_HOLE_TOKENS, SATURATED, SLOT_TOKENS, hole_tokens
 from agent_core.settings import Settings
 from testkit.scripted_llm import Fault
@@ -252,3 +260,39 @@ async def test_a_hole_inside_a_line_asks_for_one_expression_there_in_both_dialec
     assert marked in content and ask in content
     assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == [want]
     assert raw.as_dict()["hole"] == label and raw.as_dict()["kind"] == kind
+
+
+@pytest.mark.parametrize("parallel", [4, 1])
+async def test_an_endpoint_that_writes_samples_together_gets_a_round_of_them_at_once(scripted_llm, make_client,
+                                                                                     parallel):
+    answers = ["    total = a + b\n", "    total = b + a\n", "    total = a * b\n", "    total = a - b\n",
+               "    total = abs(a - b)\n", "    total = a + b\n", "    total = -a - b\n", "    total = a // b\n"]
+    for answer in answers:  # each held a moment, so that the requests of one round overlap at the endpoint
+        scripted_llm.add(INFILL_ACCOUNT, Fault.hang(0.3, then=answer))
+    client = make_client()
+    spec = FimSpec("tokens", QWEN_TOKENS, parallel=parallel)
+
+    report = await infill_hole(client, _line_hole(), SOURCE, spec, InfillOptions(samples=8, seed=3))
+
+    assert scripted_llm.most_in_flight == parallel, "a round's samples are asked at once, and only a round's"
+    requests = scripted_llm.requests_for(INFILL_ACCOUNT)
+    assert sorted(r["seed"] for r in requests) == list(range(3, 11)), "every sample of the plan, its own seed"
+    assert {r["prompt"] for r in requests} == {requests[0]["prompt"]}, "one prompt, so the server shares it"
+    assert sorted(m.text for m in report.mutants) == sorted(
+        ["    total = a + b", "    total = b + a", "    total = a * b", "    total = abs(a - b)", "    total = -a - b",
+         "    total = a // b"])
+    assert (report.drawn, report.answered, report.unchanged, report.error) == (8, 8, 1, None)
+
+
+async def test_a_refused_sample_in_a_round_keeps_the_others_and_ends_the_hole(scripted_llm, make_client):
+    for answer in ["    total = a + b\n", Fault.status(400), "    total = b + a\n", "    total = a * b\n"]:
+        scripted_llm.add(INFILL_ACCOUNT, Fault.hang(0.2, then=answer) if isinstance(answer, str) else answer)
+    scripted_llm.default(INFILL_ACCOUNT, "    total = a % b\n")
+    client = make_client()
+
+    report = await infill_hole(client, _line_hole(), SOURCE, FimSpec("tokens", QWEN_TOKENS, parallel=4),
+                               InfillOptions(samples=8))
+
+    assert len(scripted_llm.requests_for(INFILL_ACCOUNT)) == 4, "no second round after a refused request"
+    assert sorted(m.text for m in report.mutants) == ["    total = a * b", "    total = a + b", "    total = b + a"]
+    assert (report.drawn, report.answered, report.stopped) == (4, 3, False) and "400" in (report.error or "")
