@@ -2,11 +2,14 @@
 
 The search's model reads a new prompt for every hole (its first sample) and
 writes a few short answers, so how the server reads prompts decides how many
-holes a task's time holds. Two settings of agent_core/local_model/serve.py are
+holes a task's time holds. Three settings of agent_core/local_model/serve.py are
 compared with the product's own (`default`):
 
 - `one-batch-thread`: the prompt read by as many threads as write the answer
   (one core fewer than there are), as before batch_threads;
+- `one-at-a-time`: a hole's samples asked one after another, not BUNDLED_PARALLEL at
+  once (the server decodes the requests of one prompt asked at once together:
+  local_model/batched_server.py);
 - `cache`: llama-cpp-python's RAM cache of evaluated prompts (`--cache true`)
   beside llama.cpp's own reuse of the last prompt: a hole whose prompt shares
   more with an earlier one than with the last reads only the rest. The
@@ -40,8 +43,10 @@ import re
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+from agent_core.llm.fim import BUNDLED_PARALLEL
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.local_model.registry import MODELS, model_dir
 from agent_core.local_model.serve import PROMPT_CACHE_BYTES, ServerConfig, default_threads, start_server
@@ -51,10 +56,12 @@ from bench import history_corpus as hc
 from bench.infill_at_author import buggy_source, unknown
 
 ALIAS = "qwen2.5-coder-1.5b"  # the served name: the client picks the FIM tokens by it
-SETTINGS = {  # the server settings compared with the default ones
+SETTINGS: dict[str, dict[str, int]] = {  # the server settings compared with the default ones (`parallel`: the samples
+    # of a hole asked at once, the client's side)
     "default": {},
     "one-batch-thread": {"batch_threads": default_threads()},
     "cache": {"cache_bytes": PROMPT_CACHE_BYTES},
+    "one-at-a-time": {"parallel": 1},
 }
 NEAR = 12  # lines on either side of a label's line where its hole is looked for (a slot after a block names its end)
 
@@ -90,18 +97,20 @@ def asked_holes(bug: hc.HistoryBug, asked: Sequence[Sequence[str]]) -> tuple[lis
 
 
 async def ask(base_url: str, tasks: list[tuple[str, list[tuple[Hole, str]], tuple[tuple[str, str], ...]]],
-              samples: int) -> dict[str, dict[str, float]]:
-    """Fill every task's holes in order from the server at `base_url`: per task, samples answered and seconds."""
+              samples: int, parallel: int = BUNDLED_PARALLEL) -> dict[str, dict[str, float]]:
+    """Fill every task's holes in order from the server at `base_url`, `parallel` samples at a time (as the
+    product asks the bundled server): per task, samples answered, candidates kept and seconds."""
     settings = Settings(base_url=base_url, model=ALIAS, request_timeout_s=300.0, llm_deadline_s=3600.0)
     out: dict[str, dict[str, float]] = {}
     for task, holes, tests in tasks:
         async with OpenAIChatClient(settings) as client:  # one a task: its deadline is a task's
-            spec = await client.fim_spec("coder")
-            began, answered = time.monotonic(), 0
+            spec = replace(await client.fim_spec("coder"), parallel=parallel)
+            began, answered, kept = time.monotonic(), 0, 0
             for hole, source in holes:
                 report = await infill_hole(client, hole, source, spec, InfillOptions(samples=samples, tests=tests))
-                answered += report.answered
-        out[task] = {"holes": len(holes), "samples": answered, "seconds": round(time.monotonic() - began, 1)}
+                answered, kept = answered + report.answered, kept + report.kept
+        out[task] = {"holes": len(holes), "samples": answered, "kept": kept,
+                     "seconds": round(time.monotonic() - began, 1)}
         print(f"  {task:45} {json.dumps(out[task])} (load {os.getloadavg()[0]:.2f})", flush=True)
     return out
 
@@ -139,13 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, dict[str, dict[str, float]]] = {}
     compared = ("default", args.against)
     for name in compared:
-        config = ServerConfig(model, ALIAS, **SETTINGS[name])
+        options = dict(SETTINGS[name])
+        parallel = options.pop("parallel", BUNDLED_PARALLEL)
+        config = ServerConfig(model, ALIAS, **options)
         print(f"{name} (threads {config.threads}, batch threads {config.batch_threads}, cache {config.cache_bytes}):",
               flush=True)
         with tempfile.TemporaryDirectory(prefix="agentls-fill-server-") as state:
             server = start_server(config, Path(state))
             try:
-                figures[name] = asyncio.run(ask(server.base_url, tasks, args.samples))
+                figures[name] = asyncio.run(ask(server.base_url, tasks, args.samples, parallel))
             finally:
                 server.stop()
     a_name, b_name = compared
@@ -156,8 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:45} {a['holes']:5.0f} {a['seconds']:10.1f} {b['seconds']:20.1f} {ratio}")
     total = {k: sum(f["seconds"] for f in figures[k].values()) for k in compared}
     samples = {k: sum(f["samples"] for f in figures[k].values()) for k in compared}
-    print(f"total: {a_name} {total[a_name]:.1f} s ({samples[a_name]:.0f} samples), {b_name} {total[b_name]:.1f} s "
-          f"({samples[b_name]:.0f} samples), ratio {total[b_name] / total[a_name]:.2f}" if total[a_name] else
+    kept = {k: sum(f["kept"] for f in figures[k].values()) for k in compared}
+
+    def said(k: str) -> str:
+        rate = f", {60 * kept[k] / total[k]:.1f} a minute" if total[k] else ""
+        return f"{k} {total[k]:.1f} s ({samples[k]:.0f} samples, {kept[k]:.0f} candidates{rate})"
+
+    print(f"total: {said(a_name)}, {said(b_name)}, ratio {total[b_name] / total[a_name]:.2f}" if total[a_name] else
           "total: no hole was cut again")
     return 0
 
