@@ -7,9 +7,8 @@ compared with the product's own (`default`):
 
 - `one-batch-thread`: the prompt read by as many threads as write the answer
   (one core fewer than there are), as before batch_threads;
-- `one-at-a-time`: a hole's samples asked one after another, not BUNDLED_PARALLEL at
-  once (the server decodes the requests of one prompt asked at once together:
-  local_model/batched_server.py);
+- `one-at-a-time`: a hole's samples asked one after another, not as many at once
+  as the server says it decodes together (local_model/batched_server.py);
 - `cache`: llama-cpp-python's RAM cache of evaluated prompts (`--cache true`)
   beside llama.cpp's own reuse of the last prompt: a hole whose prompt shares
   more with an earlier one than with the last reads only the rest. The
@@ -46,7 +45,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from agent_core.llm.fim import BUNDLED_PARALLEL
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.local_model.registry import MODELS, model_dir
 from agent_core.local_model.serve import PROMPT_CACHE_BYTES, ServerConfig, default_threads, start_server
@@ -97,14 +95,15 @@ def asked_holes(bug: hc.HistoryBug, asked: Sequence[Sequence[str]]) -> tuple[lis
 
 
 async def ask(base_url: str, tasks: list[tuple[str, list[tuple[Hole, str]], tuple[tuple[str, str], ...]]],
-              samples: int, parallel: int = BUNDLED_PARALLEL) -> dict[str, dict[str, float]]:
-    """Fill every task's holes in order from the server at `base_url`, `parallel` samples at a time (as the
-    product asks the bundled server): per task, samples answered, candidates kept and seconds."""
+              samples: int, parallel: int | None = None) -> dict[str, dict[str, float]]:
+    """Fill every task's holes in order from the server at `base_url`, as many samples at a time as it says it
+    writes together (`parallel` in its place): per task, samples answered, candidates kept and seconds."""
     settings = Settings(base_url=base_url, model=ALIAS, request_timeout_s=300.0, llm_deadline_s=3600.0)
     out: dict[str, dict[str, float]] = {}
     for task, holes, tests in tasks:
         async with OpenAIChatClient(settings) as client:  # one a task: its deadline is a task's
-            spec = replace(await client.fim_spec("coder"), parallel=parallel)
+            spec = await client.fim_spec("coder")
+            spec = replace(spec, parallel=parallel) if parallel is not None else spec
             began, answered, kept = time.monotonic(), 0, 0
             for hole, source in holes:
                 report = await infill_hole(client, hole, source, spec, InfillOptions(samples=samples, tests=tests))
@@ -149,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     compared = ("default", args.against)
     for name in compared:
         options = dict(SETTINGS[name])
-        parallel = options.pop("parallel", BUNDLED_PARALLEL)
+        parallel = options.pop("parallel", None)
         config = ServerConfig(model, ALIAS, **options)
         print(f"{name} (threads {config.threads}, batch threads {config.batch_threads}, cache {config.cache_bytes}):",
               flush=True)

@@ -160,6 +160,8 @@ class ScriptedLLM:
         self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
+        self.parallel: str | None = None  # sent as x-agentls-parallel with the model list (a server's word on how
+        # many completions of one prompt it writes together)
         self.in_flight = 0  # completion requests being answered now ...
         self.most_in_flight = 0  # ... and the most at once so far
         self.reject_json_schema = False
@@ -394,7 +396,7 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return body if isinstance(body, dict) else None
 
-    def _send(self, reply: _Reply) -> None:
+    def _send(self, reply: _Reply, headers: dict[str, str] | None = None) -> None:
         if reply.events is not None:
             self._send_stream(reply.events)
             return
@@ -402,6 +404,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply.raw)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(reply.raw)
         except (BrokenPipeError, ConnectionResetError):
@@ -431,7 +435,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":
-            self._send(self.llm.list_models())
+            told = self.llm.parallel
+            self._send(self.llm.list_models(), {"x-agentls-parallel": told} if told is not None else {})
         else:
             self._send(_Reply(404, error_body(f"no route GET {self.path}", 404)))
 

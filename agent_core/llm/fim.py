@@ -83,16 +83,26 @@ QWEN_TOKENS = _FAMILIES[0][1]  # the bundled model's family
 @dataclass(frozen=True)
 class FimSpec:
     """How to ask an endpoint for a middle: its dialect, for "tokens" the model family's tokens, and how many
-    samples of one prompt it writes at once (`parallel`: asked at the same time, they cost little more than one)."""
+    raw completions of one prompt it writes at once (`parallel`: asked at the same time, they cost little more than
+    one; a server says so in PARALLEL_HEADER, and any other gets one request at a time: a llama-cpp-python server
+    left at its defaults cuts a streamed answer short when a second request comes)."""
 
     dialect: FimDialect
     tokens: FimTokens | None = None
     parallel: int = 1
 
 
-BUNDLED_PARALLEL = 4  # the bundled server decodes this many requests of one prompt together
-# (agent_core/local_model/batched_server.py PARALLEL); another endpoint gets one request at a time: a
-# llama-cpp-python server left at its default cuts a streamed answer short when a second request comes
+PARALLEL_HEADER = "x-agentls-parallel"  # the bundled server's (local_model/batched_server.py) word on it
+MAX_PARALLEL = 16
+
+
+def said_parallel(value: str | None) -> int:
+    """The number of completions of one prompt a server says (PARALLEL_HEADER) it decodes together, at most
+    MAX_PARALLEL; 1 when it says nothing usable."""
+    try:
+        return max(1, min(int(value or "1"), MAX_PARALLEL))
+    except ValueError:
+        return 1
 
 
 def _is_ollama(base_url: str, server_name: str | None) -> bool:
@@ -116,9 +126,8 @@ def choose_fim(
     `tokens` setting for a model of no known family uses Qwen2.5-Coder's tokens.
     """
     tokens = fim_tokens(model) or (QWEN_TOKENS if bundled or setting == "tokens" else None)
-    parallel = BUNDLED_PARALLEL if bundled else 1  # raw prompts only: the bundled server's chat is not batched
     if setting in FIM_DIALECTS:
-        return FimSpec(setting, tokens, parallel) if setting == "tokens" else FimSpec(setting)
+        return FimSpec(setting, tokens if setting == "tokens" else None)
     if not bundled and _is_ollama(base_url, server_name):
         return FimSpec("suffix")
-    return FimSpec("tokens", tokens, parallel) if tokens is not None else FimSpec("chat")
+    return FimSpec("tokens", tokens) if tokens is not None else FimSpec("chat")

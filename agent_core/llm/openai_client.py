@@ -22,6 +22,7 @@ import hashlib
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar, Literal, TypeVar
 
 import openai
@@ -39,7 +40,7 @@ from agent_core.llm.base import (
     time_left,
 )
 from agent_core.llm.detect import DetectedServer
-from agent_core.llm.fim import FimSpec, choose_fim
+from agent_core.llm.fim import PARALLEL_HEADER, FimSpec, choose_fim, said_parallel
 from agent_core.llm.local import local_endpoint
 from agent_core.llm.retrying import Completion, FormatRejected, RetryPolicy, StreamRefused, complete
 from agent_core.llm.structured import (
@@ -67,6 +68,7 @@ NO_KEY = "sk-no-key-configured"  # local servers ignore the key; the openai clie
 STRUCTURED_MAX_TOKENS = 4096
 COMPLETION_MAX_TOKENS = 512  # a raw completion fills a hole: a few lines at most
 MAX_STOPS = 4  # OpenAI's completions endpoint takes at most four stop sequences
+PARALLEL_PROBE_S = 5.0  # the model list that says how many completions an endpoint writes together
 PROMPT_COUNTS = 64  # raw prompts whose token count is remembered (a hole's samples share one prompt)
 
 
@@ -114,6 +116,7 @@ class OpenAIChatClient:
         self._detected: DetectedServer | None = None  # a user's own local server, used in place of the bundled one
         self._no_n: set[str] = set()  # endpoints that refused a request with n > 1
         self._no_stream: set[str] = set()  # endpoints that refused stream=True
+        self._parallel: dict[str, int] = {}  # endpoint -> raw completions of one prompt it writes together
         self._no_stream_options: set[str] = set()  # endpoints that refused stream_options
         profiles = [*map(settings.profile, ROLES), *filter(None, map(settings.fallback_profile, ROLES))]
         self._redact = Redactor(k for k in {p.api_key for p in profiles} if k)
@@ -219,13 +222,27 @@ class OpenAIChatClient:
 
     async def fim_spec(self, role: Role) -> FimSpec:
         """How `role`'s endpoint takes fill-in-the-middle (llm/fim.py): the `fim` setting, else decided from the
-        endpoint (the bundled server, a detected one, a configured URL) and the model's name."""
-        profile, base_url, _ = await self._route(role, None)
+        endpoint (the bundled server, a detected one, a configured URL) and the model's name; for raw prompts, how
+        many of one prompt the endpoint writes together (`_parallel_at`)."""
+        profile, base_url, client = await self._route(role, None)
         detected = self._detected if profile.base_url is None else None
         bundled = profile.base_url is None and detected is None
         model = self._settings.local_model if bundled else profile.model
-        return choose_fim(self._settings.fim, base_url=base_url, model=model, bundled=bundled,
-                              server_name=detected.name if detected is not None else None)
+        spec = choose_fim(self._settings.fim, base_url=base_url, model=model, bundled=bundled,
+                          server_name=detected.name if detected is not None else None)
+        return replace(spec, parallel=await self._parallel_at(base_url, client)) if spec.dialect == "tokens" else spec
+
+    async def _parallel_at(self, base_url: str, client: openai.AsyncOpenAI) -> int:
+        """How many raw completions of one prompt the server at `base_url` writes together, as it says in the
+        PARALLEL_HEADER of its model list (the bundled server does: local_model/batched_server.py); asked once per
+        endpoint, 1 when it says nothing or does not answer within PARALLEL_PROBE_S."""
+        if base_url not in self._parallel:
+            try:
+                raw = await client.with_options(timeout=PARALLEL_PROBE_S).models.with_raw_response.list()
+                self._parallel[base_url] = said_parallel(raw.headers.get(PARALLEL_HEADER))
+            except openai.OpenAIError:
+                self._parallel[base_url] = 1
+        return self._parallel[base_url]
 
     async def _in_mode(
         self,

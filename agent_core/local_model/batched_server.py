@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PARALLEL = 4  # sequences decoded at once (see the module docstring for the measure)
+PARALLEL_HEADER = b"x-agentls-parallel"  # on every answer: how many (agent_core/llm/fim.py reads it)
 GATHER_S = 0.1  # the longest the first request of a batch waits for the others sent with it (a full batch goes
 # at once)
 PLAIN_KEYS = {"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "seed", "stop", "stream",
@@ -268,7 +269,20 @@ class Batching:
         self.worker: asyncio.Task | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/completions":
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        told = str(self.parallel).encode()
+
+        async def telling(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (PARALLEL_HEADER, told)]}
+            await send(message)
+
+        await self._answer(scope, receive, telling)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/completions":
             await self.app(scope, receive, send)
             return
         body, more = b"", True

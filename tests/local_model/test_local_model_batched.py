@@ -14,6 +14,7 @@ from pathlib import Path
 import openai
 import pytest
 
+from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.local_model import serve as srv
 from agent_core.local_model.batched_server import plain_job
 from agent_core.local_model.fetch import installed_model
@@ -51,6 +52,13 @@ async def _streamed(client: openai.AsyncOpenAI, **request) -> tuple[str, str | N
 def _batches(server: srv.RunningServer) -> list[int]:
     lines = Path(server.state.log_path).read_text(errors="replace").splitlines()
     return [int(line.split()[1]) for line in lines if line.startswith("batched_server: ")]
+
+
+async def test_the_client_hears_that_the_server_writes_four_at_once(server):
+    settings = Settings(base_url=server.base_url, model="qwen2.5-coder-1.5b", request_timeout_s=60)
+    async with OpenAIChatClient(settings) as client:
+        spec = await client.fim_spec("coder")
+    assert (spec.dialect, spec.parallel) == ("tokens", 4)
 
 
 async def test_four_requests_of_one_prompt_are_decoded_together_each_as_alone(server):
