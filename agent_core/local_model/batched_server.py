@@ -86,8 +86,8 @@ def plain_job(body: bytes) -> tuple[Job, bool, bool] | None:
         return None
     if not isinstance(request, dict) or not set(request) <= PLAIN_KEYS or not isinstance(request.get("prompt"), str):
         return None
-    if request.get("n", 1) != 1 or not request["prompt"]:
-        return None
+    if request.get("n", 1) != 1 or not request["prompt"] or ("max_tokens" in request and request["max_tokens"] is None):
+        return None  # several choices, no prompt, or no cap (up to the context's end): llama-cpp-python's own
     stop = request.get("stop") or []
     stop = [stop] if isinstance(stop, str) else stop
     if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
@@ -113,14 +113,14 @@ class Decoder:
     """Decodes a batch of jobs of one prompt on a llama-cpp-python `Llama` (runs in a worker thread, with the
     server's model lock held)."""
 
-    def __init__(self, llama: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, llama: Any, loop: asyncio.AbstractEventLoop, parallel: int = PARALLEL) -> None:
         import llama_cpp
 
-        self.c, self.llama, self.loop = llama_cpp, llama, loop
+        self.c, self.llama, self.loop, self.parallel = llama_cpp, llama, loop, parallel
         self.ctx = llama._ctx.ctx
         self.vocab = llama._model.vocab
         self.memory = llama_cpp.llama_get_memory(self.ctx)
-        self.batch = llama_cpp.llama_batch_init(max(llama.n_batch, PARALLEL), 0, 1)
+        self.batch = llama_cpp.llama_batch_init(max(llama.n_batch, parallel), 0, 1)
         self.buffer = ctypes.create_string_buffer(256)  # one token's text
 
     def close(self) -> None:
@@ -154,7 +154,7 @@ class Decoder:
         while common < min(len(cached), len(tokens)) and cached[common] == tokens[common]:
             common += 1
         common = min(common, len(tokens) - 1)  # the last token is read again: its logits are the first sample's
-        for seq in range(PARALLEL):
+        for seq in range(self.parallel):
             self.c.llama_memory_seq_rm(self.memory, seq, common if seq == 0 else -1, -1)
         llama.n_tokens, llama._requires_eval = common, True
         last = 0
@@ -207,7 +207,7 @@ class Decoder:
         finally:
             for chain in samplers:
                 self.c.llama_sampler_free(chain)
-            for seq in range(1, PARALLEL):  # the context keeps the prompt, in sequence 0 only
+            for seq in range(1, self.parallel):  # the context keeps the prompt, in sequence 0 only
                 self.c.llama_memory_seq_rm(self.memory, seq, -1, -1)
             self.c.llama_memory_seq_rm(self.memory, 0, self.llama.n_tokens, -1)
 
@@ -338,7 +338,7 @@ class Batching:
             async with contextlib.asynccontextmanager(self.proxy)() as proxy:
                 try:
                     llama = proxy(first.model or None)
-                    decoder = Decoder(llama, loop)
+                    decoder = Decoder(llama, loop, self.parallel)
                 except Exception as exc:  # noqa: BLE001 - the model failed to load: each request hears why
                     for job in group:
                         job.out.put_nowait(("error", f"{type(exc).__name__}: {exc}"))

@@ -135,6 +135,7 @@ async def test_a_client_that_closes_its_stream_leaves_the_others_and_the_server_
     ({"prompt": "", "max_tokens": 5}, False),
     ({"prompt": "x", "stop": [1]}, False),
     ({"prompt": "x", "max_tokens": "many"}, False),
+    ({"prompt": "x", "max_tokens": None}, False),
 ])
 def test_only_a_plain_prompt_completion_is_decoded_by_the_batching_layer(body, plain):
     job = plain_job(json.dumps(body).encode())
