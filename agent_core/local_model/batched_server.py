@@ -69,7 +69,8 @@ class Job:
     min_p: float
     seed: int | None
     stop: list[str]
-    out: asyncio.Queue = field(default_factory=asyncio.Queue)  # ("text", str) ..., then ("done", reason, usage)
+    out: asyncio.Queue = field(default_factory=asyncio.Queue)  # ("text", str) ..., then ("done", reason, usage),
+    # ("error", message) or ("gone",): the client went away
     cancelled: bool = False
 
     @property
@@ -318,9 +319,12 @@ class Batching:
 
     @staticmethod
     async def _watch(receive: Receive, job: Job) -> None:
+        """Note that the client went away: its sequence stops, and its handler, which nothing would answer any
+        more (uvicorn's `send` to a gone client returns quietly), is let go."""
         while (await receive())["type"] != "http.disconnect":
             pass
         job.cancelled = True
+        job.out.put_nowait(("gone",))
 
     async def _work(self) -> None:
         loop = asyncio.get_running_loop()
@@ -360,6 +364,8 @@ class Batching:
             if kind == "text":
                 text += rest[0]
                 continue
+            if kind == "gone":
+                return
             if kind == "error":
                 await _json(send, 500, {"error": {"message": rest[0], "type": "server_error"}})
                 return
@@ -369,6 +375,8 @@ class Batching:
     async def _stream(self, job: Job, usage: bool, send: Send) -> None:
         cid = f"cmpl-{uuid.uuid4()}"
         kind, *rest = await job.out.get()
+        if kind == "gone":
+            return
         if kind == "error":
             await _json(send, 500, {"error": {"message": rest[0], "type": "server_error"}})
             return
@@ -377,6 +385,8 @@ class Batching:
         while True:
             if kind == "text":
                 await _event(send, self._chunk(job, cid, rest[0], None))
+            elif kind == "gone":
+                return
             elif kind == "error":  # after text was sent: the stream ends without a finish reason
                 break
             else:

@@ -16,7 +16,7 @@ import pytest
 
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.local_model import serve as srv
-from agent_core.local_model.batched_server import plain_job
+from agent_core.local_model.batched_server import Batching, plain_job
 from agent_core.local_model.fetch import installed_model
 from agent_core.settings import Settings
 
@@ -144,3 +144,32 @@ def test_only_a_plain_prompt_completion_is_decoded_by_the_batching_layer(body, p
         (request, stream, usage) = job
         assert (request.max_tokens, request.temperature, request.seed, request.stop, stream, usage) == \
             (5, 0.3, 1, ["\n"], True, True)
+
+
+async def test_a_request_whose_client_went_away_is_let_go_without_an_answer():
+    """Before any token: its job is dropped from the batch, and its handler returns (nothing would ever answer it:
+    uvicorn's `send` to a gone client returns quietly, so a handler left waiting would stay for good)."""
+    body = json.dumps({"prompt": "def f():", "max_tokens": 4, "stream": True}).encode()
+    messages: list[dict] = [{"type": "http.request", "body": body, "more_body": False}, {"type": "http.disconnect"}]
+
+    async def receive() -> dict:
+        if messages:
+            return messages.pop(0)
+        await asyncio.Event().wait()  # nothing more from this client
+        return {}
+
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    def no_model() -> Iterator[object]:
+        raise AssertionError("a batch of no request loads no model")
+        yield
+
+    layer = Batching(app=None, proxy=no_model)
+    await asyncio.wait_for(layer({"type": "http", "method": "POST", "path": "/v1/completions"}, receive, send), 5)
+    assert sent == []
+    assert layer.worker is not None
+    await asyncio.wait_for(layer.worker, 5)
+    assert layer.pending == [], "dropped, with no model loaded for it"

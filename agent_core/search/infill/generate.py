@@ -151,21 +151,17 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
         report.drawn += len(round_)
         answers = await asyncio.gather(*(_ask(llm, hole, prompt, options, cap, temperature, seed)
                                          for temperature, seed in round_), return_exceptions=True)
-        failure: BaseException | None = None
+        failures = [answer for answer in answers if isinstance(answer, BaseException)]
+        if bug := next((f for f in failures if not isinstance(f, LLMError)), None):
+            raise bug  # not the endpoint's doing: no answer of the round hides it
         for answer in answers:
-            if isinstance(answer, BaseException):
-                failure = failure if isinstance(failure, (LLMUnavailable, BudgetSpent)) else answer
-                continue
-            report.answered += 1
-            idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
-        if isinstance(failure, (LLMUnavailable, BudgetSpent)):
-            report.error, report.stopped = str(failure), True
+            if not isinstance(answer, BaseException):
+                report.answered += 1
+                idle = 0 if sampler.add(answer_code(prompt, answer)) is not None else idle + 1
+        if failures:  # an unreachable endpoint or a spent budget stops every hole; any other refusal this one
+            ending = next((f for f in failures if isinstance(f, (LLMUnavailable, BudgetSpent))), failures[0])
+            report.error, report.stopped = str(ending), isinstance(ending, (LLMUnavailable, BudgetSpent))
             break
-        if isinstance(failure, LLMError):
-            report.error = str(failure)
-            break
-        if failure is not None:
-            raise failure
     report.unchanged, report.twins, report.dead = sampler.unchanged, sampler.twins, sampler.dead
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent
