@@ -17,16 +17,10 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# The bundled local model's server: llama-cpp-python builds from source (~6 min on 2 cores).
-# Not -DGGML_NATIVE=ON: on a virtual CPU that advertises AMX, -march=native compiles AMX tile
-# instructions the kernel has not enabled for the process, and the server dies (a general
-# protection fault at `ldtilecfg`) on its first completion. AVX2/FMA/F16C where the CPU has them.
-LLAMA_CMAKE_ARGS := $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" || echo "-DGGML_NATIVE=OFF")
-$(VENV)/.installed-local: $(VENV)/.installed
-	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" $(PY) -m pip install -q -e ".[local,dev]"
-	touch $@
-
-venv-local: $(VENV)/.installed-local
+# The bundled local model's server: llama-cpp-python builds from source (~6 min on 2 cores), for the
+# instruction sets this CPU has, and again when those change (scripts/build-local.sh says which and why).
+venv-local: venv
+	scripts/build-local.sh $(PY) $(VENV)/.installed-local
 
 # ruff + mypy, configured in pyproject.toml; scripts/test.sh runs it before pytest.
 lint: venv
