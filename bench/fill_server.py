@@ -2,13 +2,17 @@
 
 The search's model reads a new prompt for every hole (its first sample) and
 writes a few short answers, so how the server reads prompts decides how many
-holes a task's time holds. Three settings of agent_core/local_model/serve.py are
+holes a task's time holds. These settings of agent_core/local_model/serve.py are
 compared with the product's own (`default`):
 
 - `one-batch-thread`: the prompt read by as many threads as write the answer
   (one core fewer than there are), as before batch_threads;
 - `one-at-a-time`: a hole's samples asked one after another, not as many at once
   as the server says it decodes together (local_model/batched_server.py);
+- `no-kept`: the bundled server keeping no earlier prompt's cache cells, only
+  the last prompt's (local_model/batched_server.py `Kept`);
+- `build`: the same settings, the server run by another Python (`--python`: its
+  llama-cpp-python built another way, as scripts/build-local.sh's flags);
 - `cache`: llama-cpp-python's RAM cache of evaluated prompts (`--cache true`)
   beside llama.cpp's own reuse of the last prompt: a hole whose prompt shares
   more with an earlier one than with the last reads only the rest. The
@@ -36,18 +40,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.local_model.registry import MODELS, model_dir
-from agent_core.local_model.serve import PROMPT_CACHE_BYTES, ServerConfig, default_threads, start_server
+from agent_core.local_model.serve import (
+    ENV_SERVER_PYTHON,
+    PROMPT_CACHE_BYTES,
+    ServerConfig,
+    default_threads,
+    start_server,
+)
 from agent_core.search import Hole, InfillOptions, failing_tests_code, holes_at, infill_hole, shown
 from agent_core.settings import Settings
 from bench import history_corpus as hc
@@ -60,6 +71,8 @@ SETTINGS: dict[str, dict[str, int]] = {  # the server settings compared with the
     "one-batch-thread": {"batch_threads": default_threads()},
     "cache": {"cache_bytes": PROMPT_CACHE_BYTES},
     "one-at-a-time": {"parallel": 1},
+    "no-kept": {"kept_prompts": 0},
+    "build": {},  # `--python`'s llama-cpp-python
 }
 NEAR = 12  # lines on either side of a label's line where its hole is looked for (a slot after a block names its end)
 
@@ -114,6 +127,21 @@ async def ask(base_url: str, tasks: list[tuple[str, list[tuple[Hole, str]], tupl
     return out
 
 
+@contextlib.contextmanager
+def _server_python(python: str | None) -> Iterator[None]:
+    """The model server started within runs on `python` (serve.server_python), as before when None."""
+    before = os.environ.get(ENV_SERVER_PYTHON)
+    if python:
+        os.environ[ENV_SERVER_PYTHON] = python
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV_SERVER_PYTHON, None)
+        else:
+            os.environ[ENV_SERVER_PYTHON] = before
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--against", choices=[k for k in SETTINGS if k != "default"], required=True)
@@ -121,7 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", default="", help="comma-separated project/bug names (default: every row with holes)")
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--holes", type=int, default=0, help="the first N holes of each task (default: all)")
+    parser.add_argument("--python", help="with --against build: the Python whose llama-cpp-python serves it")
     args = parser.parse_args(argv)
+    if (args.against == "build") != bool(args.python):
+        parser.error("--python goes with --against build, and --against build needs it")
     try:
         run = json.loads(Path(args.run).read_text(encoding="utf-8"))["rows"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -150,9 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         options = dict(SETTINGS[name])
         parallel = options.pop("parallel", None)
         config = ServerConfig(model, ALIAS, **options)
-        print(f"{name} (threads {config.threads}, batch threads {config.batch_threads}, cache {config.cache_bytes}):",
-              flush=True)
-        with tempfile.TemporaryDirectory(prefix="agentls-fill-server-") as state:
+        python = args.python if name == "build" else os.environ.get(ENV_SERVER_PYTHON)
+        print(f"{name} (threads {config.threads}, batch threads {config.batch_threads}, cache {config.cache_bytes}, "
+              f"kept {config.kept_prompts}"
+              f"{', python ' + python if python else ''}):", flush=True)
+        with tempfile.TemporaryDirectory(prefix="agentls-fill-server-") as state, _server_python(python):
             server = start_server(config, Path(state))
             try:
                 figures[name] = asyncio.run(ask(server.base_url, tasks, args.samples, parallel))

@@ -22,6 +22,12 @@ as the OpenAI API does. A client that closes its stream ends its sequence at the
 lock, so the two never use the model at once. After a batch the context holds the prompt in sequence 0 only,
 as llama-cpp-python's own state says, so its next request reuses the prompt's cached tokens too.
 
+The context also keeps the cache cells of the last KEPT prompts, each in a sequence of its own (`Kept`): a
+batch whose prompt shares more with one of them than with the last one starts from a copy of its cells and
+reads only the rest. The search comes back to a function after holes elsewhere, and a place's holes share
+the code before them, not the line after; llama-cpp-python's RAM cache (`--cache true`) would do the same by
+saving the whole context's state after every answer, which cost more than it saved here (docs/local-model.md).
+
 It is a script, not a module of agent_core: it runs in the interpreter that has llama-cpp-python
 (`AGENTLS_MODEL_SERVER_PYTHON`, agentls's own by default), which need not have agentls. It takes
 llama-cpp-python's server's command-line flags, and `--parallel`.
@@ -43,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PARALLEL = 4  # sequences decoded at once (see the module docstring for the measure)
+KEPT = 4  # earlier prompts whose cache cells the context keeps, in sequences of their own after the batch's
 PARALLEL_HEADER = b"x-agentls-parallel"  # on every answer: how many (agent_core/llm/fim.py reads it)
 GATHER_S = 0.1  # the longest the first request of a batch waits for the others sent with it (a full batch goes
 # at once)
@@ -110,17 +117,90 @@ def _held_back(text: str, stops: list[str]) -> int:
                 if stop.startswith(text[-n:])), default=0)
 
 
+def _common(a: list[int], b: list[int]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+class Kept:
+    """The earlier prompts a context keeps the cache cells of, each in a sequence of its own (after the batch's
+    sequences), the latest used first. A batch whose prompt shares more with one of them than with the last
+    prompt starts from a copy of that one's cells (a copy tags the cells, it moves no data) and reads only the
+    rest: the search comes back to a function after a hole elsewhere, and a place's holes share the code before
+    them but not the line after. The cells stay taken while a prompt is kept, so the oldest are let go when a
+    batch needs the room (`make_room`), and all of them before llama-cpp-python's own handler uses the
+    context: it trims every sequence of the cache to its own prompt (`forget`)."""
+
+    def __init__(self, first: int, count: int) -> None:
+        self.free = list(range(first, first + count))
+        self.prompts: list[tuple[int, list[int]]] = []  # (sequence, tokens), the latest used first
+        self.where: tuple[Any, Any] | None = None  # (library, memory) of the context they are in
+
+    def bind(self, library: Any, memory: Any) -> None:
+        """The context a batch decodes in: another one (another model loaded) keeps none of these."""
+        if self.where is None or self.where[1] != memory:
+            self.cleared()
+        self.where = (library, memory)
+
+    def cleared(self) -> None:
+        """The context's cache was cleared: none is kept any more."""
+        self.free += [seq for seq, _ in self.prompts]
+        self.prompts = []
+
+    def _drop(self, index: int) -> None:
+        seq, _ = self.prompts.pop(index)
+        if self.where is not None:
+            self.where[0].llama_memory_seq_rm(self.where[1], seq, -1, -1)
+        self.free.append(seq)
+
+    def forget(self) -> None:
+        while self.prompts:
+            self._drop(-1)
+
+    def make_room(self, cells: int) -> None:
+        """Let the oldest go until the kept prompts take at most `cells` cells (counted as if they shared none)."""
+        while self.prompts and sum(len(tokens) for _, tokens in self.prompts) > cells:
+            self._drop(-1)
+
+    def nearest(self, tokens: list[int]) -> tuple[int, int]:
+        """(sequence, tokens shared) of the kept prompt sharing the longest start with `tokens`; (-1, 0) for none."""
+        return max(((seq, _common(kept, tokens)) for seq, kept in self.prompts), key=lambda e: e[1], default=(-1, 0))
+
+    def keep(self, tokens: list[int]) -> None:
+        """Keep the prompt sequence 0 holds (`tokens`), the latest; the oldest goes when no sequence is free."""
+        if self.where is None or not tokens:
+            return
+        for index, (_, kept) in enumerate(self.prompts):
+            if kept == tokens:
+                self.prompts.insert(0, self.prompts.pop(index))
+                return
+        if not self.free and self.prompts:
+            self._drop(-1)
+        if not self.free:
+            return
+        seq = self.free.pop()
+        self.where[0].llama_memory_seq_cp(self.where[1], 0, seq, 0, len(tokens))
+        self.prompts.insert(0, (seq, list(tokens)))
+
+
 class Decoder:
     """Decodes a batch of jobs of one prompt on a llama-cpp-python `Llama` (runs in a worker thread, with the
     server's model lock held)."""
 
-    def __init__(self, llama: Any, loop: asyncio.AbstractEventLoop, parallel: int = PARALLEL) -> None:
+    def __init__(self, llama: Any, loop: asyncio.AbstractEventLoop, parallel: int = PARALLEL,
+                 kept: Kept | None = None) -> None:
         import llama_cpp
 
         self.c, self.llama, self.loop, self.parallel = llama_cpp, llama, loop, parallel
         self.ctx = llama._ctx.ctx
         self.vocab = llama._model.vocab
         self.memory = llama_cpp.llama_get_memory(self.ctx)
+        self.kept = kept if kept is not None else Kept(parallel, 0)
+        self.kept.bind(llama_cpp, self.memory)
+        self.read = 0  # prompt tokens the last batch read (the rest came from the cache)
+        self.keep = True  # the batch's prompt is kept after it (not while llama-cpp-python's handler may run)
         self.batch = llama_cpp.llama_batch_init(max(llama.n_batch, parallel), 0, 1)
         self.buffer = ctypes.create_string_buffer(256)  # one token's text
 
@@ -150,14 +230,21 @@ class Decoder:
         """Evaluate `tokens` into sequence 0 after the prefix the context already holds; the batch index of the
         last token's logits."""
         llama = self.llama
-        cached = llama.input_ids[: llama.n_tokens].tolist()
-        common = 0
-        while common < min(len(cached), len(tokens)) and cached[common] == tokens[common]:
-            common += 1
-        common = min(common, len(tokens) - 1)  # the last token is read again: its logits are the first sample's
-        for seq in range(self.parallel):
-            self.c.llama_memory_seq_rm(self.memory, seq, common if seq == 0 else -1, -1)
+        common = _common(llama.input_ids[: llama.n_tokens].tolist(), tokens)
+        seq, shared = self.kept.nearest(tokens)
+        # the last token is read again: its logits are the first sample's
+        common, shared = min(common, len(tokens) - 1), min(shared, len(tokens) - 1)
+        for other in range(1, self.parallel):
+            self.c.llama_memory_seq_rm(self.memory, other, -1, -1)
+        if shared > common:  # a kept prompt shares more: sequence 0 starts as a copy of its cells
+            self.c.llama_memory_seq_rm(self.memory, 0, -1, -1)
+            self.c.llama_memory_seq_cp(self.memory, seq, 0, 0, shared)
+            llama.input_ids[:shared] = tokens[:shared]
+            common = shared
+        else:
+            self.c.llama_memory_seq_rm(self.memory, 0, common, -1)
         llama.n_tokens, llama._requires_eval = common, True
+        self.read = len(tokens) - common
         last = 0
         for start in range(common, len(tokens), llama.n_batch):
             chunk = tokens[start : start + llama.n_batch]
@@ -194,7 +281,10 @@ class Decoder:
             if len(tokens) + max(job.max_tokens for job in jobs) > self.llama.n_ctx():
                 raise ValueError(f"the prompt's {len(tokens)} tokens and the answer's cap exceed the context "
                                  f"({self.llama.n_ctx()} tokens)")
+            # the cells this batch may take: its prompt, and each sequence's answer up to its cap
+            self.kept.make_room(self.llama.n_ctx() - len(tokens) - sum(job.max_tokens for job in jobs))
             row = self._read_prompt(tokens)
+            print(f"batched_server prompt: read {self.read} of {len(tokens)} tokens", file=sys.stderr, flush=True)
             for seq in range(1, len(jobs)):
                 self.c.llama_memory_seq_cp(self.memory, 0, seq, -1, -1)
             samplers = [self._sampler(job, i) for i, job in enumerate(jobs)]
@@ -205,12 +295,15 @@ class Decoder:
                 self._put(job, "error", f"{type(exc).__name__}: {exc}")
             self.c.llama_memory_clear(self.memory, True)
             self.llama.n_tokens = 0
+            self.kept.cleared()
         finally:
             for chain in samplers:
                 self.c.llama_sampler_free(chain)
             for seq in range(1, self.parallel):  # the context keeps the prompt, in sequence 0 only
                 self.c.llama_memory_seq_rm(self.memory, seq, -1, -1)
             self.c.llama_memory_seq_rm(self.memory, 0, self.llama.n_tokens, -1)
+        if self.keep and self.llama.n_tokens:  # and among the kept ones
+            self.kept.keep(self.llama.input_ids[: self.llama.n_tokens].tolist())
 
     def _write(self, jobs: list[Job], samplers: list[Any], start: int, row: int) -> None:
         texts = [""] * len(jobs)
@@ -264,10 +357,12 @@ class Decoder:
 class Batching:
     """The ASGI layer in front of llama-cpp-python's server app (see the module docstring)."""
 
-    def __init__(self, app: Any, proxy: Callable[[], Any], parallel: int = PARALLEL) -> None:
+    def __init__(self, app: Any, proxy: Callable[[], Any], parallel: int = PARALLEL, kept: int = KEPT) -> None:
         self.app, self.proxy, self.parallel = app, proxy, parallel
         self.pending: list[Job] = []
         self.worker: asyncio.Task | None = None
+        self.kept = Kept(parallel, kept)
+        self.passing = 0  # requests llama-cpp-python's own handler answers now
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -284,7 +379,7 @@ class Batching:
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST" or scope["path"].rstrip("/") != "/v1/completions":
-            await self.app(scope, receive, send)
+            await self._pass(scope, receive, send)
             return
         body, more = b"", True
         while more:
@@ -304,7 +399,7 @@ class Batching:
                     return {"type": "http.request", "body": body, "more_body": False}
                 return await receive()
 
-            await self.app(scope, replay, send)
+            await self._pass(scope, replay, send)
             return
         job, stream, usage = plain
         self.pending.append(job)
@@ -316,6 +411,20 @@ class Batching:
         finally:
             job.cancelled = True  # answered or gone: its sequence stops at the next step
             watch.cancel()
+
+    async def _pass(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """llama-cpp-python's server answers: a request that may use the model lets the kept prompts go first
+        (Kept), under the model's lock, and no batch keeps one until it is answered."""
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        self.passing += 1
+        try:
+            async with contextlib.asynccontextmanager(self.proxy)():  # also after a batch that keeps one now
+                self.kept.forget()
+            await self.app(scope, receive, send)
+        finally:
+            self.passing -= 1
 
     @staticmethod
     async def _watch(receive: Receive, job: Job) -> None:
@@ -342,7 +451,8 @@ class Batching:
             async with contextlib.asynccontextmanager(self.proxy)() as proxy:
                 try:
                     llama = proxy(first.model or None)
-                    decoder = Decoder(llama, loop, self.parallel)
+                    decoder = Decoder(llama, loop, self.parallel, self.kept)
+                    decoder.keep = not self.passing
                 except Exception as exc:  # noqa: BLE001 - the model failed to load: each request hears why
                     for job in group:
                         job.out.put_nowait(("error", f"{type(exc).__name__}: {exc}"))
@@ -409,8 +519,8 @@ async def _json(send: Send, status: int, data: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def _with_sequences(parallel: int) -> None:
-    """Make every llama.cpp context take `parallel` sequences sharing one cache: llama-cpp-python's `Llama`
+def _with_sequences(sequences: int) -> None:
+    """Make every llama.cpp context take `sequences` sequences sharing one cache: llama-cpp-python's `Llama`
     takes no such parameter (it reads the library's defaults, then sets what it takes), so the default is
     changed where it reads it."""
     from llama_cpp import llama_cpp as library  # where llama-cpp-python's `Llama` looks the default up
@@ -419,7 +529,7 @@ def _with_sequences(parallel: int) -> None:
 
     def params() -> Any:
         value = defaults()
-        value.n_seq_max, value.kv_unified = parallel, True
+        value.n_seq_max, value.kv_unified = sequences, True
         return value
 
     library.llama_context_default_params = params
@@ -434,13 +544,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_args_from_model(parser, Settings)
     parser.add_argument("--parallel", type=int, default=PARALLEL, help="sequences decoded at once")
+    parser.add_argument("--kept", type=int, default=KEPT, help="earlier prompts whose cache cells are kept")
     args = parser.parse_args(argv)
-    parallel = max(1, args.parallel)
-    _with_sequences(parallel)
+    parallel, kept = max(1, args.parallel), max(0, args.kept)
+    _with_sequences(parallel + kept)
     server: Any = parse_model_from_args(ServerSettings, args)  # typed as returning its class, returns an instance
     model: Any = parse_model_from_args(ModelSettings, args)
     app = server_app.create_app(server_settings=server, model_settings=[model])
-    uvicorn.run(Batching(app, server_app.get_llama_proxy, parallel), host=server.host, port=server.port)
+    uvicorn.run(Batching(app, server_app.get_llama_proxy, parallel, kept), host=server.host, port=server.port)
     return 0
 
 

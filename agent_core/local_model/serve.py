@@ -9,7 +9,7 @@ Hooks for tests and unusual setups (environment):
   `{python} {script} ...` ({script}: batched_server.py, llama-cpp-python's
   server with the requests of one prompt decoded together); placeholders
   {python} {script} {model} {alias} {host} {port} {n_ctx} {threads}
-  {batch_threads} {cache} {cache_size}.
+  {batch_threads} {cache} {cache_size} {kept}.
 - `AGENTLS_MODEL_SERVER_PYTHON`: interpreter that runs the server (it needs llama-cpp-python[server]).
 - `AGENTLS_MODEL_START_TIMEOUT`: seconds to wait for the server to answer.
 """
@@ -39,7 +39,7 @@ STATE_FILE = "server.json"
 DEFAULT_COMMAND = (
     "{python} {script} --model {model} --model_alias {alias} --host {host} --port {port} "
     "--n_ctx {n_ctx} --n_threads {threads} --n_threads_batch {batch_threads} --interrupt_requests false "
-    "--cache {cache} --cache_size {cache_size}"
+    "--cache {cache} --cache_size {cache_size} --kept {kept}"
 )  # without `--interrupt_requests false` the server cuts a streamed answer short whenever another request arrives
 PROMPT_CACHE_BYTES = 2 << 30  # llama-cpp-python's own default size of its RAM cache of evaluated prompts
 # The server runs without that cache (ServerConfig.cache_bytes 0): llama.cpp by itself keeps the last prompt's
@@ -47,6 +47,8 @@ PROMPT_CACHE_BYTES = 2 << 30  # llama-cpp-python's own default size of its RAM c
 # coming back to a function after a hole elsewhere reads only what it does not share with any of them. On the
 # holes of 4 real-history runs' fills it made them slower, not faster (1.06-1.15 times the time: every answer
 # saves the whole context's state; bench/fill_server.py, docs/local-model.md).
+KEPT_PROMPTS = 4  # batched_server.KEPT: earlier prompts' cells kept in the context, so that a hole coming back to a
+# function after a hole elsewhere reads only what it shares with neither (docs/local-model.md)
 SERVER_SCRIPT = Path(__file__).with_name("batched_server.py")  # run as a file: the server's Python may lack agentls
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 LOCAL_EXTRA = "'llama-cpp-python[server]>=0.3'"  # the `local` extra of pyproject.toml
@@ -104,6 +106,7 @@ class ServerConfig:
     threads: int = field(default_factory=default_threads)
     batch_threads: int = field(default_factory=default_batch_threads)
     cache_bytes: int = 0  # the size of the server's cache of evaluated prompts; 0: none (the last prompt only)
+    kept_prompts: int = KEPT_PROMPTS  # earlier prompts whose cache cells the bundled server keeps (batched_server.Kept)
     start_timeout_s: float = field(default_factory=lambda: float(os.environ.get(ENV_START_TIMEOUT, "180")))
 
 
@@ -228,6 +231,7 @@ def build_command(config: ServerConfig, port: int) -> list[str]:
         "port": str(port), "n_ctx": str(config.n_ctx), "threads": str(config.threads),
         "batch_threads": str(config.batch_threads),
         "cache": "true" if config.cache_bytes > 0 else "false", "cache_size": str(max(config.cache_bytes, 0)),
+        "kept": str(max(config.kept_prompts, 0)),
     }
     try:
         return [token.format(**values) for token in shlex.split(template)]

@@ -54,6 +54,20 @@ def _batches(server: srv.RunningServer) -> list[int]:
     return [int(line.split()[1]) for line in lines if line.startswith("batched_server: ")]
 
 
+def _reads(server: srv.RunningServer) -> list[tuple[int, int]]:
+    """Per batch: (prompt tokens read, prompt tokens), as the server logs them."""
+    lines = Path(server.state.log_path).read_text(errors="replace").splitlines()
+    return [(int(line.split()[3]), int(line.split()[5])) for line in lines
+            if line.startswith("batched_server prompt: ")]
+
+
+def _fim(name: str, lines: int) -> str:
+    """A fill-in-the-middle prompt whose code before the hole is `lines` functions, all named after `name`."""
+    before = "".join(f"def {name}_{i}(value):\n    return value * {i} + {len(name)}\n\n\n" for i in range(lines))
+    return f"<|fim_prefix|>{before}def {name}_add(a, b):\n    return<|fim_suffix|>\n\n\ndef sub(a, b):\n" \
+           f"    return a - b\n<|fim_middle|>"
+
+
 async def test_the_client_hears_that_the_server_writes_four_at_once(server):
     settings = Settings(base_url=server.base_url, model="qwen2.5-coder-1.5b", request_timeout_s=60)
     async with OpenAIChatClient(settings) as client:
@@ -122,6 +136,60 @@ async def test_a_client_that_closes_its_stream_leaves_the_others_and_the_server_
 
     assert first, "its first piece came"
     assert rest == [after] * 3 and after[0].strip() == "a + b"
+
+
+async def test_a_prompt_asked_again_after_another_reads_only_what_the_kept_one_does_not_share(server):
+    """The context keeps the cells of earlier prompts (batched_server.Kept): a prompt asked again after another
+    is not read again, one sharing its start reads only its own end, and each answer is what it was."""
+    first, other = _fim("alpha", 12), _fim("beta", 12)
+    near = first.replace("def sub(a, b)", "def mul(a, b)")
+    async with _client(server) as client:
+        before = len(_reads(server))
+        answers = [await _streamed(client, prompt=prompt, max_tokens=8, temperature=0, stop=["\n"])
+                   for prompt in (first, other, first, near)]
+    reads = _reads(server)[before:]
+
+    assert answers[0] == answers[2] and answers[0][0].strip() == "a + b"
+    (read_first, total), (read_other, _), (read_again, again), (read_near, near_total) = reads
+    assert read_first > 200 and read_other > 200, "two prompts that share no start: each read whole"
+    assert (read_again, again) == (1, total), "asked again: only the last token, whose logits are the answer's"
+    assert 1 < read_near < near_total / 4, "the same start: only its own end"
+
+
+async def test_llama_cpp_python_s_own_handler_lets_the_kept_prompts_go_and_answers_stay_right(server):
+    """Its completion trims every sequence of the cache to its own prompt, so the kept ones are let go before it
+    runs: the prompt kept before it is read whole after it, and answered as before."""
+    first, other = _fim("gamma", 10), _fim("delta", 10)
+    async with _client(server) as client:
+        answer = await _streamed(client, prompt=first, max_tokens=8, temperature=0, stop=["\n"])
+        await _streamed(client, prompt=other, max_tokens=8, temperature=0, stop=["\n"])
+        own = await client.completions.create(model="bundled", prompt=other, max_tokens=8, temperature=0,
+                                              stop=["\n"], logprobs=1)  # not plain: llama-cpp-python's own
+        before = len(_reads(server))
+        again = await _streamed(client, prompt=first, max_tokens=8, temperature=0, stop=["\n"])
+    [(read, total)] = _reads(server)[before:]
+
+    assert own.choices[0].logprobs is not None
+    assert again == answer
+    assert read >= total - 2, "nothing kept: read (nearly) whole"
+
+
+async def test_the_kept_prompts_give_way_to_a_batch_that_needs_their_cells(server):
+    """Five prompts of ~600 tokens in a 2,048-token context: the oldest kept ones are let go as each batch needs
+    the room, every request is answered, and each answer asked again is the same."""
+    prompts = [_fim(name, 30) for name in ("one", "two", "three", "four", "five")]
+    async with _client(server) as client:
+        firsts = [await _streamed(client, prompt=prompt, max_tokens=8, temperature=0, stop=["\n"])
+                  for prompt in prompts]
+        before = len(_reads(server))
+        seconds = [await _streamed(client, prompt=prompt, max_tokens=8, temperature=0, stop=["\n"])
+                   for prompt in reversed(prompts)]
+    reads = _reads(server)[before:]
+
+    assert all(total > 500 for _, total in reads)
+    assert seconds == firsts[::-1]
+    assert reads[0][0] == 1, "the last one asked is still there"
+    assert reads[-1][0] > 500, "the first one asked was let go for the room"
 
 
 @pytest.mark.parametrize("body, plain", [

@@ -17,7 +17,7 @@ import pytest
 from local_model_support import FAKE_SERVER, PYTHON, subprocess_env
 
 from agent_core.llm.base import LLMUnavailable
-from agent_core.local_model import endpoint
+from agent_core.local_model import batched_server, endpoint
 from agent_core.local_model import serve as srv
 from agent_core.settings import Settings
 
@@ -236,6 +236,8 @@ def test_the_default_command_reads_prompts_on_every_core_and_keeps_no_prompt_cac
 
     bare = flags(srv.ServerConfig(model_path=model, alias="x"))
     assert bare["--cache"] == "false" and bare["--cache_size"] == "0"
+    assert bare["--kept"] == str(batched_server.KEPT) == str(srv.KEPT_PROMPTS), "the server's own default, said"
+    assert flags(srv.ServerConfig(model_path=model, alias="x", kept_prompts=0))["--kept"] == "0"
     assert bare["--port"] == "8631" and bare["--interrupt_requests"] == "false"
     cores = len(os.sched_getaffinity(0))  # the prompt is read by every core, the answer written by one fewer
     assert bare["--n_threads_batch"] == str(min(cores, 8)) and bare["--n_threads"] == str(max(1, min(cores - 1, 8)))
