@@ -12,7 +12,7 @@
 # compiles AMX tile instructions the kernel has not enabled for the process, and the server dies (a general
 # protection fault at `ldtilecfg`) on its first completion. AVX-512 is turned on where the CPU has it: it
 # reads a prompt 1.6 times as fast as AVX2 alone on this project's 2-core machine (853 tokens in 8.0 s
-# against 12.9 s; docs/local-model.md), and reading the search's prompts is most of the model's time.
+# against 12.9 s), and the search's fills took 1.07 times as long without it (docs/local-model.md).
 #
 # The build goes around pip's wheel cache (--no-cache-dir): pip keys a built wheel by its source, not by
 # CMAKE_ARGS, so a wheel built earlier with other flags would come back.

@@ -46,9 +46,10 @@ PROMPT_CACHE_BYTES = 2 << 30  # llama-cpp-python's own default size of its RAM c
 # evaluated tokens, and the cache would add the states of the last few prompts, so that a hole of the search
 # coming back to a function after a hole elsewhere reads only what it does not share with any of them. On the
 # holes of 4 real-history runs' fills it made them slower, not faster (1.06-1.15 times the time: every answer
-# saves the whole context's state; bench/fill_server.py, docs/local-model.md).
+# saves the whole context's state; bench/fill_server.py, docs/local-model.md). The bundled server keeps earlier
+# prompts its own way, without saving any state:
 KEPT_PROMPTS = 4  # batched_server.KEPT: earlier prompts' cells kept in the context, so that a hole coming back to a
-# function after a hole elsewhere reads only what it shares with neither (docs/local-model.md)
+# function after a hole elsewhere reads only what it shares with none of them (docs/local-model.md)
 SERVER_SCRIPT = Path(__file__).with_name("batched_server.py")  # run as a file: the server's Python may lack agentls
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 LOCAL_EXTRA = "'llama-cpp-python[server]>=0.3'"  # the `local` extra of pyproject.toml
