@@ -1,8 +1,8 @@
 """The model server's settings on the search's fills: the holes of a kept run asked again under two of them.
 
 The search's model reads a new prompt for every hole (its first sample) and
-writes a few short answers, so how the server reads prompts decides how many
-holes a task's time holds. These settings of agent_core/local_model/serve.py are
+writes a few short answers, so how the server reads prompts and writes answers
+decides how many holes a task's time holds. These settings of agent_core/local_model/serve.py are
 compared with the product's own (`default`):
 
 - `one-batch-thread`: the prompt read by as many threads as write the answer
