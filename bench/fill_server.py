@@ -10,7 +10,7 @@ compared with the product's own (`default`):
 - `one-at-a-time`: a hole's samples asked one after another, not as many at once
   as the server says it decodes together (local_model/batched_server.py);
 - `no-kept`: the bundled server keeping no earlier prompt's cache cells, only
-  the last prompt's (local_model/batched_server.py `Kept`);
+  the last prompt's (local_model/batch_decoder.py `Kept`);
 - `build`: the same settings, the server run by another Python (`--python`: its
   llama-cpp-python built another way, as scripts/build-local.sh's flags);
 - `cache`: llama-cpp-python's RAM cache of evaluated prompts (`--cache true`)

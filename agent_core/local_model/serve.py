@@ -107,7 +107,7 @@ class ServerConfig:
     threads: int = field(default_factory=default_threads)
     batch_threads: int = field(default_factory=default_batch_threads)
     cache_bytes: int = 0  # the size of the server's cache of evaluated prompts; 0: none (the last prompt only)
-    kept_prompts: int = KEPT_PROMPTS  # earlier prompts whose cache cells the bundled server keeps (batched_server.Kept)
+    kept_prompts: int = KEPT_PROMPTS  # earlier prompts whose cache cells the bundled server keeps (batch_decoder.Kept)
     start_timeout_s: float = field(default_factory=lambda: float(os.environ.get(ENV_START_TIMEOUT, "180")))
 
 

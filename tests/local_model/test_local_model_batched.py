@@ -139,7 +139,7 @@ async def test_a_client_that_closes_its_stream_leaves_the_others_and_the_server_
 
 
 async def test_a_prompt_asked_again_after_another_reads_only_what_the_kept_one_does_not_share(server):
-    """The context keeps the cells of earlier prompts (batched_server.Kept): a prompt asked again after another
+    """The context keeps the cells of earlier prompts (batch_decoder.Kept): a prompt asked again after another
     is not read again, one sharing its start reads only its own end, and each answer is what it was."""
     first, other = _fim("alpha", 12), _fim("beta", 12)
     near = first.replace("def sub(a, b)", "def mul(a, b)")
