@@ -12,11 +12,16 @@ search's own driver runs go on, each hole's candidates tried after the driver ru
 on their own once those run out, for `search.infill_budget_s` more (driver/interleave.py, single_edit.py).
 They are tried, verified and judged like the search's own; `SearchStats.infill` says per hole what it cost
 and which one won.
+
+A candidate after which a failing test fails further on in its own body is a step: once the search's own
+candidates are done, the search runs again on top of the furthest steps, its own candidates and the model's
+fills cut anew there (driver/steps.py, on_top.py; `SearchStats.steps`).
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -27,10 +32,12 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.driver.distinguish import rival_sentence
 from agent_core.search.driver.interleave import ModelBatches, ranked_places
 from agent_core.search.driver.localizing import Localization, SearchDeps, localize_failure
+from agent_core.search.driver.on_top import OnTop
 from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.search.driver.partials import Partials
 from agent_core.search.driver.screen import Screen
 from agent_core.search.driver.single_edit import candidates, find_single_edit
+from agent_core.search.driver.steps import Steps
 from agent_core.search.evidence import words
 from agent_core.search.evidence.hangs import unhung_duration
 from agent_core.search.evidence.inputs import failing_inputs, failing_types, seen_exceptions
@@ -74,6 +81,8 @@ class SearchStats:
     infill: dict[str, Any] | None = None  # the model's fills: holes, samples, kept, tried, tokens, seconds, won
     each_failing: bool | None = None  # the search's own candidates ran every failing test (driver/partials.py)
     combined: dict[str, Any] | None = None  # partial fixes kept, combinations made and tried, the winning one's parts
+    steps: dict[str, Any] | None = None  # candidates that moved a failing test's failure on, those searched on top
+    # of, and the steps beneath the fix (driver/steps.py)
 
     @classmethod
     def of(cls, figures: dict[str, Any]) -> SearchStats:
@@ -129,13 +138,23 @@ def _phase(deps: SearchDeps, count: int) -> None:
         phase("testing", f"trying single-edit fixes of the suspicious lines: 0/{count} tried", 6)
 
 
+def _said(deps: SearchDeps) -> Callable[[int, int, Hole], None]:
+    def said(number: int, total: int, hole: Hole) -> None:
+        phase = getattr(deps, "phase", None)
+        if phase is not None:
+            phase("testing", f"asking the model to fill hole {number}/{total} ({hole.path}: {hole.label})", 14)
+
+    return said
+
+
 def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect], where: Localization,
-                   until: float | None, screen: Screen) -> ModelBatches | None:
+                   until: float | None, screen: Screen) -> tuple[ModelBatches | None, list[tuple[str, int]]]:
     """The model's fills of the suspects' holes and of the lines that say the failing tests' words, when a model
-    is given and `search.infill` is on; the prompts show the failing tests' code."""
+    is given and `search.infill` is on; the prompts show the failing tests' code. With the places ranked (path,
+    line), where holes are cut."""
     s = deps.settings.search
     if model is None or not s.infill:
-        return None
+        return None, []
     ran = where.failing_ran() or {suspect.file: {line for line, _ in suspect.searched()} for suspect in suspects}
     ran.update((path, set()) for path in words.imported_by(deps.shadow.root, ran))  # their import-time lines
     sources: dict[str, str] = {}
@@ -147,16 +166,10 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
     named = words.ranked(where.failing, {path: ran[path] for path in ran if path in sources}, sources, spectrum)
     places = ranked_places(suspects, sources, lambda path, line: screen.checks_at(path, line, line), named)
     holes = spread_holes(places[: s.infill_lines], sources)
-
-    def said(number: int, total: int, hole: Hole) -> None:
-        phase = getattr(deps, "phase", None)
-        if phase is not None:
-            phase("testing", f"asking the model to fill hole {number}/{total} ({hole.path}: {hole.label})", 14)
-
     options = InfillOptions(samples=s.infill_samples, deadline=until,
                             tests=tuple(failing_tests_code(deps.shadow.root, where.failing)))
-    return ModelBatches(model, holes, sources, options, on_hole=said, screen=screen, later=places[s.infill_lines :],
-                        step=s.infill_lines) if places else None
+    return (ModelBatches(model, holes, sources, options, on_hole=_said(deps), screen=screen,
+                         later=places[s.infill_lines :], step=s.infill_lines) if places else None), places
 
 
 async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *, deadline: float | None = None,
@@ -185,7 +198,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     until = model_deadline
     if until is None and deadline is not None:
         until = deadline + deps.settings.search.infill_budget_s
-    batches = _model_batches(deps, model, suspects, where, until, screen)
+    batches, places = _model_batches(deps, model, suspects, where, until, screen)
     partials = Partials(failing, {**(batches.sources if batches is not None else {}), **originals}, screen) \
         if 2 <= len(failing) <= PARTIAL_FAILING else None
     paired: dict[str, Any] = {}
@@ -200,10 +213,13 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
         paired.update(more)
         return (first, report_of) if first is not None and report_of is not None else None
 
+    steps = Steps(failing, partials is not None) if deadline is not None else None
+    on_top = OnTop(deps, report, where, suspects, inputs, suite_s, model, batches, places, _said(deps))
     try:
         winner, passed, figures = await find_single_edit(
             deps, failing, mutants, where, suite_s, report, deadline, more=batches, more_until=until,
-            then=two_edits if pairs and deadline is not None else None, partials=partials)
+            then=two_edits if pairs and deadline is not None else None, partials=partials, steps=steps,
+            on_step=on_top.search)
     except Exception as exc:
         if not contain:
             raise
@@ -214,6 +230,8 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     if partials is not None:
         figures["combined"] = partials.figures(batches.label if batches is not None else lambda m: m.description,
                                                winner)
+    if steps is not None:
+        figures["steps"] = {**steps.figures(on_top.won), **on_top.figures()}
     outcome.stats, outcome.refused = SearchStats.of(figures), screen.refused
     if figures.get("error"):
         outcome.error = f"trying mutants: {figures['error']}"

@@ -192,6 +192,11 @@ class ModelBatches:
                                    if outcome == "passed" and not is_infill(m)])
 
     @property
+    def options(self) -> InfillOptions:
+        """How each hole is sampled."""
+        return self._options
+
+    @property
     def sources(self) -> Mapping[str, str]:
         """The text of the files the holes are cut in."""
         return self._sources

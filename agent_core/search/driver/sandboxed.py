@@ -16,6 +16,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,28 @@ SWALLOWED_COPY = "driver_swallowed.py"  # testing/swallowed.py, under the name t
 ERROR_TAIL = 800  # characters of the driver's output kept in an error
 PROGRESS_POLL_S = 1.0  # how often the host reads the driver's count of mutants tried
 RESULT_CAP = 256 * 1024 * 1024  # the driver's result (per-test coverage of a big suite) read at most this far
+
+
+Reach = tuple[int, str]  # a failing test's reach: the line of its own function its call failed at, the exception's type
+
+
+@dataclass
+class Reached:
+    """Where each failing test's own function was when its call failed, and what it raised (the driver's "reach"
+    mode, by test): with no mutant (`baseline`, the run's shadow as it is) and after each mutant tried (`of`, by
+    its id)."""
+
+    baseline: dict[str, Reach] = field(default_factory=dict)
+    of: dict[int, dict[str, Reach]] = field(default_factory=dict)
+
+
+def _reaches(data: Any) -> dict[str, Reach]:
+    """{nodeid: (line, type)} of the driver's {nodeid: [line, type]} (anything else left out)."""
+    out: dict[str, Reach] = {}
+    for nodeid, value in (data or {}).items() if isinstance(data, dict) else ():
+        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], int):
+            out[nodeid] = (value[0], str(value[1]))
+    return out
 
 
 def driver_error(result: CommandResult, error: str | None) -> str:
@@ -109,6 +132,7 @@ async def try_mutants(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], *, mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None = None, hot: bool = False,
     on_progress: Callable[[int], None] | None = None, tests_of: dict[int, dict[str, str]] | None = None,
+    reached: Reached | None = None,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
     """Each tried mutant with its outcome on `nodeids` (passed/failed/timeout), and why the driver stopped
     ("budget", "enough", or "error: ..." when it tried none: a usage error, a crash; see run_driver).
@@ -119,13 +143,14 @@ async def try_mutants(
     hears how many of `mutants` the driver has tried while it runs (run_driver). With `tests_of`, every one of
     `nodeids` runs (a mutant still stops at the first failure of a covering test) and each tried mutant's
     outcome per test goes into it, by the mutant's id: which failing tests it makes pass (driver/partials.py).
+    With `reached`, the failing tests' reach without a mutant and after each one goes into it (driver/steps.py).
     """
     if not hot:
         return await _try(sandbox, root, nodeids, mutants, mutant_timeout_s, budget_s, max_passing, covering, False,
-                          on_progress, tests_of)
+                          on_progress, tests_of, reached)
     started = time.monotonic()
     results, stopped = await _try(sandbox, root, nodeids, mutants, mutant_timeout_s, budget_s, max_passing,
-                                  covering, True, on_progress, tests_of)
+                                  covering, True, on_progress, tests_of, reached)
     order = {id(m): n for n, m in enumerate(mutants)}
     cold = [m for m, outcome in results if outcome == "unswappable"]
     done = [(m, outcome) for m, outcome in results if outcome != "unswappable"]
@@ -137,7 +162,7 @@ async def try_mutants(
         cold, wanted = [m for m in cold if order[id(m)] < min(passing)], max_passing
     if cold and left > 0 and wanted > 0:
         more, stopped_cold = await _try(sandbox, root, nodeids, cold, mutant_timeout_s, left, wanted, covering, False,
-                                        tests_of=tests_of)
+                                        tests_of=tests_of, reached=reached)
         done += more
         if stopped != "enough":
             stopped = stopped_cold
@@ -150,6 +175,7 @@ async def _try(
     sandbox: Sandbox, root: Path, nodeids: list[str], mutants: list[Mutant], mutant_timeout_s: float,
     budget_s: float, max_passing: int, covering: Callable[[Mutant], list[str]] | None, hot: bool,
     on_progress: Callable[[int], None] | None = None, tests_of: dict[int, dict[str, str]] | None = None,
+    reached: Reached | None = None,
 ) -> tuple[list[tuple[Mutant, str]], str | None]:
     entries: list[dict[str, Any]] = [{"id": i, "path": m.path, "line": m.line, "text": m.text, "end": m.last}
                                      for i, m in enumerate(mutants)]
@@ -164,7 +190,7 @@ async def _try(
         collected = [nodeid.split("::", 1)[0] for nodeid in collected]
     config = {"mode": "mutants", "nodeids": list(dict.fromkeys(collected)), "failing": nodeids, "hot": hot,
               "timeout_s": mutant_timeout_s, "budget_s": budget_s, "max_passing": max_passing, "mutants": entries,
-              "each_failing": tests_of is not None}
+              "each_failing": tests_of is not None, "reach": reached is not None}
     # The driver keeps its own budget; the sandbox bound only catches a driver that stops answering.
     data = await run_driver(sandbox, root, config, timeout_s=budget_s + 2 * mutant_timeout_s + 30,
                             on_progress=on_progress)
@@ -172,4 +198,7 @@ async def _try(
         return [], f"error: {data['error']}"
     if tests_of is not None:
         tests_of.update((id(mutants[r["id"]]), r.get("tests") or {}) for r in data["results"])
+    if reached is not None:
+        reached.baseline = _reaches((data.get("baseline") or {}).get("reach")) or reached.baseline
+        reached.of.update((id(mutants[r["id"]]), _reaches(r.get("reach"))) for r in data["results"])
     return [(mutants[r["id"]], r["outcome"]) for r in data["results"]], data.get("stopped")

@@ -10,7 +10,6 @@ of the winner's function and an input the two differ on are looked for (driver/d
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import time
@@ -23,11 +22,13 @@ from agent_core.models import TestReport
 from agent_core.search.candidate import Mutant
 from agent_core.search.catalogue.line_mutants import line_mutants
 from agent_core.search.driver.distinguish import RivalSearch, rival_figures
+from agent_core.search.driver.fills import Fills
 from agent_core.search.driver.interleave import ModelBatches
 from agent_core.search.driver.localizing import Localization, SearchDeps
 from agent_core.search.driver.partials import Partials
 from agent_core.search.driver.ranking import arrange, gate_lines, templates_for
-from agent_core.search.driver.sandboxed import try_mutants
+from agent_core.search.driver.sandboxed import Reached, try_mutants
+from agent_core.search.driver.steps import STEP_S, Step, Steps
 from agent_core.search.evidence.hangs import hung_mutant_bound
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
 from agent_core.search.evidence.spectrum import Suspect
@@ -183,16 +184,21 @@ class _Trial:
     covering: Callable[[Mutant], list[str]] | None
     timeout_s: float
     stats: dict[str, Any]
+    steps: Steps | None = None
 
     async def run(self, chunk: list[Mutant], until: float, live: Callable[[int], None] | None = None,
                   tests_of: dict[int, dict[str, str]] | None = None) -> tuple[list[tuple[Mutant, str]], str | None]:
         """`chunk` tried against the failing tests in one driver run ending by `until`: (mutant, outcome) of
         those tried, in the chunk's order, and why the run stopped. With `tests_of`, every failing test runs
-        and each mutant's outcome per test goes into it (sandboxed.try_mutants)."""
+        and each mutant's outcome per test goes into it (sandboxed.try_mutants). With `steps`, the failing
+        tests' reach is recorded and the steps among the chunk noted (driver/steps.py)."""
+        reached = Reached() if self.steps is not None else None
         results, stopped = await try_mutants(
             self.deps.sandbox, self.deps.shadow.root, self.failing, chunk, mutant_timeout_s=self.timeout_s,
             budget_s=until - time.monotonic(), max_passing=PASSING_PER_DRIVER_RUN, covering=self.covering,
-            hot=True, on_progress=live, tests_of=tests_of)
+            hot=True, on_progress=live, tests_of=tests_of, reached=reached)
+        if self.steps is not None and reached is not None:
+            self.steps.note(results, reached, tests_of)
         self.stats["stopped"] = stopped
         if stopped and stopped.startswith("error: "):  # the driver failed (sandboxed.try_mutants): said, not silent
             self.stats["stopped"], self.stats["error"] = "error", stopped.removeprefix("error: ")
@@ -222,100 +228,6 @@ class _Trial:
         return None
 
 
-class _Fills:
-    """The model's fills made in the background while the search's driver runs, from `begin` or `wait_s` seconds
-    on (whichever comes first; at once without `wait_s`): `more`'s batches (one hole's
-    candidates each, driver/interleave.py) put in a queue as each hole is done, until its deadline passes or its
-    endpoint fails, it has no hole left once the search's own candidates are done (`own_over`; before, a driver
-    run may still point at a line, `prefer`), or the search ends (`close`)."""
-
-    def __init__(self, more: ModelBatches, wait_s: float | None = None) -> None:
-        self.more = more
-        self._ready: asyncio.Queue[list[Mutant] | None] = asyncio.Queue()
-        self.done = False  # the last batch was taken
-        self._error: Exception | None = None
-        self._holes = asyncio.Event()  # set when a hole may have come (`prefer`, `own_over`)
-        self._own_over = False
-        self._go = asyncio.Event()  # set: the filling begins (at once without `wait_s`)
-        if wait_s is None:
-            self._go.set()
-        self._wait_s = wait_s
-        self._task = asyncio.create_task(self._fill())
-
-    def begin(self) -> None:
-        """Begin filling now, if not begun yet."""
-        self._go.set()
-
-    async def _fill(self) -> None:
-        try:
-            if not self._go.is_set():  # `begin`, or `wait_s` from now, whichever comes first
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._go.wait(), self._wait_s)
-            while True:
-                batch = await self.more()
-                if batch is not None:
-                    await self._ready.put(batch)
-                    continue
-                if self.more.done or self._own_over:
-                    break
-                self._holes.clear()  # no hole now: wait for a driver run to point at a line, or the search's end
-                await self._holes.wait()
-        except Exception as exc:  # noqa: BLE001 - raised in the search, where the batches are taken (`_end`)
-            self._error = exc
-        finally:
-            self._ready.put_nowait(None)  # also when the search ended it
-
-    def prefer(self, results: list[tuple[Mutant, str]]) -> None:
-        """A driver run's results: the lines where a candidate passed the failing tests and the whole suite
-        refused it get the next holes (ModelBatches.prefer)."""
-        if self.more.prefer(results):
-            self._holes.set()
-
-    def own_over(self) -> None:
-        """The search's own candidates are done: no driver run will point at a line any more."""
-        self._own_over = True
-        self._holes.set()
-        self._go.set()
-
-    def _end(self) -> None:
-        """The last batch was taken: what broke the filling is raised in the search, as a model turn's was."""
-        self.done = True
-        if self._error is not None:
-            raise self._error
-
-    def ready(self) -> list[list[Mutant]]:
-        """The batches made since asked last (empty ones left out), without waiting."""
-        out: list[list[Mutant]] = []
-        while not self.done and not self._ready.empty():
-            batch = self._ready.get_nowait()
-            if batch is None:
-                self._end()
-            elif batch:
-                out.append(batch)
-        return out
-
-    async def next(self, until: float) -> list[Mutant] | None:
-        """The next batch, waited for until `until`: None once there are no more, or at `until`."""
-        while not self.done:
-            left = until - time.monotonic()
-            if left <= 0:
-                return None
-            try:
-                batch = await asyncio.wait_for(self._ready.get(), left)
-            except TimeoutError:
-                return None
-            if batch is None:
-                self._end()
-            elif batch:
-                return batch
-        return None
-
-    async def close(self) -> None:
-        """Stop filling (a sample being drawn is abandoned; the endpoint's stream is closed)."""
-        self._task.cancel()
-        await asyncio.gather(self._task, return_exceptions=True)
-
-
 async def _try_combined(trial: _Trial, partials: Partials, batch: list[Mutant], until: float, rest: list[Mutant],
                         rivals: bool) -> tuple[Mutant, TestReport] | None:
     """Combinations of partial fixes (`batch`), tried and verified, and the combinations the ones that are partial
@@ -332,7 +244,7 @@ async def _try_combined(trial: _Trial, partials: Partials, batch: list[Mutant], 
     return None
 
 
-async def _try_fills(trial: _Trial, fills: _Fills, batches: list[list[Mutant]], until: float, rest: list[Mutant],
+async def _try_fills(trial: _Trial, fills: Fills, batches: list[list[Mutant]], until: float, rest: list[Mutant],
                      rivals: bool, partials: Partials | None) -> tuple[Mutant, TestReport] | None:
     """The model's `batches`, tried and verified like the search's own candidates: the fix, or None. With
     `partials`, each batch runs every failing test, and the combinations of the partial fixes it found with
@@ -351,6 +263,23 @@ async def _try_fills(trial: _Trial, fills: _Fills, batches: list[list[Mutant]], 
     return None
 
 
+OnStep = Callable[[Step, float], Awaitable["tuple[Mutant, TestReport] | None"]]  # a search on top of a step, until
+
+
+async def _explore(steps: Steps | None, on_step: OnStep | None, fills: Fills | None, until: float,
+                   every: bool = False) -> tuple[Mutant, TestReport] | None:
+    """The furthest step not yet searched on top of (`on_step`; with `every`, all of them in turn), within
+    STEP_S and by `until`, with this level's fills paused meanwhile: the fix found on top of it, or None. One
+    at a time beside the fills: the holes still queued are as likely a way to the fix as a step is."""
+    while steps is not None and on_step is not None and time.monotonic() < until and (step := steps.next()):
+        async with fills.paused() if fills is not None else contextlib.nullcontext():
+            if found := await on_step(step, min(until, time.monotonic() + STEP_S)):
+                return found
+        if not every:
+            break
+    return None
+
+
 def _each_failing_own(partials: Partials | None, where: Localization | None, failing: list[str]) -> bool:
     """Whether the search's own candidates run every failing test too (for partial fixes): when their time
     while localizing was at most EACH_FAILING_S in all (each candidate that fails them then costs that)."""
@@ -364,7 +293,8 @@ async def find_single_edit(
     suite_s: float = 0.0, baseline: TestReport | None = None, deadline: float | None = None, rivals: bool = True,
     more: ModelBatches | None = None, more_until: float | None = None,
     then: Callable[[float], Awaitable[tuple[Mutant, TestReport] | None]] | None = None,
-    partials: Partials | None = None,
+    partials: Partials | None = None, steps: Steps | None = None, on_step: OnStep | None = None,
+    fills_at_once: bool = False,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
     """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
     seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
@@ -386,13 +316,17 @@ async def find_single_edit(
     partial fixes among the candidates, combined (driver/partials.py): the model's fills run every failing test
     for it, and the search's likeliest own candidates too when those tests are quick (`_each_failing_own`); the
     combinations of its own are tried once its own candidates are done (before `then`), those with a fill
-    right after that fill's batch."""
+    right after that fill's batch. `steps`: the failing tests' reach recorded in every driver run and the
+    candidates that move it on noted (driver/steps.py); once the search's own candidates are done (after
+    `then`), and after each of the model's batches, `on_step` searches on top of the furthest ones, each
+    within STEP_S. `fills_at_once`: the model's fills begin with the first driver run (a search on top of a
+    step, whose own candidates are one run)."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
     until = max(deadline, more_until or deadline)
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
-    trial = _Trial(deps, failing, baseline, covering, timeout_s, stats)
-    fills: _Fills | None = None
+    trial = _Trial(deps, failing, baseline, covering, timeout_s, stats, steps)
+    fills: Fills | None = None
     each = _each_failing_own(partials, where, failing)
     stats["each_failing"] = each if partials is not None else None
     waiting: list[Mutant] = []  # the combinations of the search's own partial fixes
@@ -403,7 +337,8 @@ async def find_single_edit(
                 _tick(deps, base + done, len(mutants))
 
             if more is not None and fills is None:
-                fills = _Fills(more, LIKELY_S)  # begins beside a driver run, at LIKELY_RANKS or LIKELY_S
+                fills = Fills(more, None if fills_at_once else LIKELY_S)  # begins beside a driver run, at
+                # LIKELY_RANKS or LIKELY_S
             if fills is not None and index >= LIKELY_RANKS:
                 fills.begin()
             chunk = mutants[index : index + _chunk_size(mutants, index)]
@@ -431,12 +366,16 @@ async def find_single_edit(
                 found := await _try_combined(trial, partials, waiting, deadline, mutants[index:], rivals)):
             return found[0], found[1], stats
         if more is not None:
-            fills = fills or _Fills(more)
+            fills = fills or Fills(more)
             fills.own_over()
         if then is not None and not stats.get("error") and (found := await then(deadline)):
             return found[0], found[1], stats
+        if not stats.get("error") and (found := await _explore(steps, on_step, fills, until, fills is None)):
+            return found[0], found[1], stats
         while fills is not None and (batch := await fills.next(until)) is not None:
             if found := await _try_fills(trial, fills, [batch], until, mutants[index:], rivals, partials):
+                return found[0], found[1], stats
+            if found := await _explore(steps, on_step, fills, until):
                 return found[0], found[1], stats
         return None, None, stats
     finally:

@@ -29,11 +29,16 @@ CONFIG "mutants": {"mode": "mutants", "nodeids": [...], "mutants": [{"id", "path
     when its mutant's child was killed counts as "timeout". With "each_failing": true (hot or not) every
     failing test runs and a mutant's child stops at the first failure of another test (its "tests"), and
     each result carries {"tests": {nodeid: outcome}} of the tests that ran: which failing tests a
-    candidate makes pass when it does not make them all pass (search/driver/partials.py).
+    candidate makes pass when it does not make them all pass (search/driver/partials.py). With "reach": true,
+    a child with no mutant runs first, and each result and the result's "baseline" carry {"reach": {nodeid:
+    [line, exception type]}}: for each failing test that failed in its call, the line of the test's own
+    function the failure left it at and what was raised (search/driver/steps.py: a candidate after which the
+    test fails further on, the same way, is a step).
 """
 
 import importlib.machinery
 import importlib.util
+import inspect
 import json
 import os
 import signal
@@ -146,7 +151,9 @@ class _MutantChildren:
         self.per_test = bool(config.get("per_test"))
         self.each_failing = bool(config.get("each_failing"))
         self.failing = set(config.get("failing") or ())
-        self.log = None  # the child's per-test outcome log (per_test and each_failing modes)
+        self.reach = bool(config.get("reach"))
+        self.logged = self.per_test or self.each_failing or self.reach
+        self.log = None  # the child's per-test outcome log (per_test, each_failing and reach modes)
         self.session = None
         self.failing_items = None  # a hot child's failing tests collected (each_failing)
         self.failing_done = 0  # ... of them, ended
@@ -164,13 +171,17 @@ class _MutantChildren:
         return self.sources[path]
 
     def _outcome_extra(self, mutant):
-        if self.per_test or self.each_failing:
-            return {"tests": _read_log(_log_path(self.config, mutant["id"]))}
-        return {}
+        if not self.logged:
+            return {}
+        tests, reach = _read_log(_log_path(self.config, mutant["id"]))
+        extra = {"tests": tests} if self.per_test or self.each_failing else {}
+        if self.reach:
+            extra["reach"] = reach
+        return extra
 
     def _open_log(self, mutant):
         """In a child: its per-test outcome log, when the mode keeps one."""
-        if self.per_test or self.each_failing:
+        if self.logged:
             self.log = open(_log_path(self.config, mutant["id"]), "w", encoding="utf-8")  # noqa: SIM115 - open for the child's whole life
 
     def pytest_sessionstart(self, session):
@@ -193,6 +204,15 @@ class _MutantChildren:
             if bound:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.signal(signal.SIGALRM, previous)
+
+    def pytest_runtest_makereport(self, item, call):
+        """reach: where a failing test's own function was when its call raised (`_reach`), in the child's log."""
+        if self.reach and self.log is not None and call.when == "call" and call.excinfo is not None \
+                and item.nodeid in self.failing:
+            line = _reach(item, call.excinfo.tb)
+            if line is not None:
+                self.log.write(json.dumps(["reach", item.nodeid, [line, call.excinfo.typename]]) + "\n")
+                self.log.flush()
 
     def pytest_runtest_logreport(self, report):
         if self.log is not None and (report.when == "call" or report.outcome != "passed"):
@@ -226,6 +246,16 @@ class _MutantChildren:
                 judge.warm(items, sorted(os.path.abspath(name) for name in names))
         started = time.monotonic()
         passing = 0
+        if self.reach:  # the failing tests' reach without a mutant, in this run's state: what a step goes beyond
+            baseline = {"id": "baseline"}
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = fork(baseline)
+            if pid == 0:
+                self._quiet()
+                return True
+            outcome = _wait(pid, self.config["timeout_s"])
+            self.result["baseline"] = {"outcome": outcome, "reach": self._outcome_extra(baseline).get("reach", {})}
         for mutant in self.config["mutants"]:
             if time.monotonic() - started > self.config["budget_s"]:
                 self.result["stopped"] = "budget"
@@ -287,19 +317,22 @@ class _Forker(_MutantChildren):
         self.keep = None  # the child's tests, failing ones first, when its mutant names extra tests
 
     def _fork(self, mutant):
-        lines = self._source(mutant["path"]).split("\n")
-        lines[mutant["line"] - 1 : max(mutant["line"], mutant.get("end") or 0)] = [mutant["text"]]
+        lines = None
+        if mutant.get("path") is not None:  # not the reach's baseline
+            lines = self._source(mutant["path"]).split("\n")
+            lines[mutant["line"] - 1 : max(mutant["line"], mutant.get("end") or 0)] = [mutant["text"]]
         pid = os.fork()
         if pid == 0:
             self.in_child = True
-            if mutant.get("tests") is not None:
-                self.keep = list(dict.fromkeys([*self.config["failing"], *mutant["tests"]]))
+            if mutant.get("tests") is not None or lines is None:  # the baseline: the failing tests alone
+                self.keep = list(dict.fromkeys([*self.config["failing"], *(mutant.get("tests") or [])]))
             os.setpgid(0, 0)
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
             self._open_log(mutant)
-            _serve_mutant(mutant["path"], "\n".join(lines))
+            if lines is not None:
+                _serve_mutant(mutant["path"], "\n".join(lines))
         return pid
 
     @pytest.hookimpl(tryfirst=True)
@@ -323,9 +356,27 @@ def _log_path(config, mutant_id):
     return os.path.join(os.path.dirname(config["out"]) or ".", f"tests-{mutant_id}.jsonl")
 
 
+def _reach(item, tb):
+    """The line of `item`'s own function the traceback `tb` (from pytest's call down) passes through: its code
+    object's frame (the test function, unwrapped), or else the outermost frame in the test's file; None when
+    neither is in it."""
+    code = getattr(inspect.unwrap(getattr(item, "obj", None) or (lambda: None)), "__code__", None)
+    path = str(getattr(item, "path", None) or getattr(item, "fspath", ""))
+    outer = None
+    while tb is not None:
+        frame_code = tb.tb_frame.f_code
+        if frame_code is code:
+            return tb.tb_lineno
+        if outer is None and path and _same_file(frame_code.co_filename, path):
+            outer = tb.tb_lineno
+        tb = tb.tb_next
+    return outer
+
+
 def _read_log(path):
-    """{nodeid: outcome} from a child's log: a test started and never ended was stopped by the bound."""
-    tests = {}
+    """({nodeid: outcome}, {nodeid: [reach line, exception type]}) from a child's log: a test started and never
+    ended was stopped by the bound."""
+    tests, reach = {}, {}
     try:
         with open(path, encoding="utf-8") as handle:
             for line in handle:
@@ -333,14 +384,16 @@ def _read_log(path):
                     event = json.loads(line)
                 except ValueError:
                     continue  # a line cut short by the kill
-                if event[0] == "start":
+                if event[0] == "reach":
+                    reach[event[1]] = event[2]
+                elif event[0] == "start":
                     tests.setdefault(event[1], "timeout")
                 elif tests.get(event[1]) in (None, "timeout", "passed"):
                     tests[event[1]] = event[2]
         os.unlink(path)
     except OSError:
         pass
-    return tests
+    return tests, reach
 
 
 UNSWAPPABLE = 97  # a hot child's exit status when its mutant cannot be put into a live function
@@ -361,8 +414,8 @@ class _HotForker(_MutantChildren):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-        if not driver_swap.swap(mutant["path"], self._source(mutant["path"]), mutant["line"], mutant["text"],
-                                mutant.get("end") or 0):
+        if mutant.get("path") is not None and not driver_swap.swap(
+                mutant["path"], self._source(mutant["path"]), mutant["line"], mutant["text"], mutant.get("end") or 0):
             os._exit(UNSWAPPABLE)
         self._open_log(mutant)
         keep = list(dict.fromkeys([*self.config["failing"], *(mutant.get("tests") or [])]))
