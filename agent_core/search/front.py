@@ -37,7 +37,7 @@ from agent_core.search.driver.pairs import SECOND_EDITS, from_partial_fix
 from agent_core.search.driver.partials import Partials
 from agent_core.search.driver.screen import Screen
 from agent_core.search.driver.single_edit import candidates, find_single_edit
-from agent_core.search.driver.steps import Steps
+from agent_core.search.driver.steps import StatementEnds, Steps
 from agent_core.search.evidence import words
 from agent_core.search.evidence.hangs import unhung_duration
 from agent_core.search.evidence.inputs import failing_inputs, failing_types, seen_exceptions
@@ -213,7 +213,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
         paired.update(more)
         return (first, report_of) if first is not None and report_of is not None else None
 
-    steps = Steps(failing, partials is not None) if deadline is not None else None
+    steps = Steps(failing, partials is not None, StatementEnds(root)) if deadline is not None else None
     on_top = OnTop(deps, report, where, suspects, inputs, suite_s, model, batches, places, _said(deps))
     try:
         winner, passed, figures = await find_single_edit(

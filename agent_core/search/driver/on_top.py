@@ -25,7 +25,7 @@ from agent_core.search.driver.pairs import combined
 from agent_core.search.driver.sandboxed import collect_coverage
 from agent_core.search.driver.screen import Screen
 from agent_core.search.driver.single_edit import candidates, find_single_edit
-from agent_core.search.driver.steps import DEPTH, STEP_OWN, Step, Steps, moved, places_on_top
+from agent_core.search.driver.steps import DEPTH, STEP_OWN, StatementEnds, Step, Steps, moved, places_on_top
 from agent_core.search.evidence.inputs import FailingInputs, failing_types, seen_exceptions
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.infill import Hole, spread_holes
@@ -99,7 +99,7 @@ class OnTop:
             own = screen([c for c in candidates(shadow.root, suspects, STEP_OWN, seen_exceptions(self.report),
                                                 self.inputs) if _apart(c, first)])
             batches = self._batches(first, stepped, screen, until, newly_run)
-            above = Steps(self.where.failing) if depth < DEPTH else None
+            above = Steps(self.where.failing, ends=StatementEnds(shadow.root)) if depth < DEPTH else None
             winner, report, figures = await find_single_edit(
                 self.deps, self.where.failing, own, self.where, self.suite_s, self.report, until, rivals=False,
                 more=batches, more_until=until, steps=above,

@@ -5,17 +5,21 @@ failing. But a failing test that checks several things in order says how far it 
 function where its call raised. The driver records that line for each failing test without a candidate
 (the baseline, in the same run) and after each candidate tried, with the type of what it raised
 (sandboxed.py `Reached`, driver_script.py "reach"). A candidate after which every failing test either passes
-or fails the same way at the same line or further on, one of them further, and no other test it ran failed,
-is a step: it fixed what the test checked first. In a
-real pyparsing bug (`Word(min=N)`'s regular expression, three edits) one of the author's clauses moved the
-failure 7 lines on, both copies of it (search/twins.py) 33 lines, and the third edit on top passed.
+or fails no earlier, one of them past the end of the statement it failed in before, and no other test it ran
+failed, is a step: it fixed what the test checked first. Past the statement, not past the line: an exception
+raised inside a `with pytest.raises(...)` block comes from a line after the block's own "did not raise" (the
+`with` line, on Python 3.10 and later), and is no progress (jinja2's `xmlattr` bug had 530 such "steps"). The
+type of what is raised is not compared: a check further on may fail another way (in a real pyparsing bug,
+`Word(min=N)`'s regular expression, three edits, the failing test's `assertRaises` was not met; one of the
+author's clauses moved the failure 7 lines on, both copies of it (search/twins.py) 33 lines, where a
+`ParseException` came from a check that wants a match; the third edit on top passed).
 
-The search on top of a step (`StepSearch`) writes it into the shadow and runs the single-edit search again
+The search on top of a step (on_top.py) writes it into the shadow and runs the single-edit search again
 there: the search's own candidates of the changed source, and the model's fills of holes cut anew in it (the
-step's own function first: the step says the fault is there), with reach on, so that a step on top of a
-step is one more level (at most DEPTH). What passes is verified on the whole suite with the step beneath it,
-and the fix is both edits as one candidate. The steps found are kept, the furthest first (KEPT); each is
-searched on top of once, within STEP_S.
+lines the step sent the failing tests to and its own function's first), with reach on, so that a step on
+top of a step is one more level (at most DEPTH). What passes is verified on the whole suite with the step
+beneath it, and the fix is both edits as one candidate. The steps found are kept, the furthest first (KEPT);
+each is searched on top of once, within STEP_S.
 
 A step is evidence, never a fix: it is not verified alone, and a chain of steps that does not end in a
 candidate that passes every test changes nothing.
@@ -24,13 +28,16 @@ candidate that passes every test changes nothing.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.interleave import is_infill
 from agent_core.search.driver.sandboxed import Reach, Reached
+from agent_core.workspace.shadow import read_exact
 
 KEPT = 4  # steps kept per level, the furthest first
 DEPTH = 3  # levels of steps on steps (a step is level 1)
@@ -41,24 +48,26 @@ STEP_OWN = 150  # the search's own candidates tried on top of a step (one driver
 @dataclass(frozen=True)
 class Step:
     """A candidate that moved a failing test's failure further on: by `gain` lines in all (a test it made pass
-    counts PASSED_GAIN)."""
+    counts PASSED_GAIN), the first moved test now failing at `at` (its line and what it raised)."""
 
     mutant: Mutant
     gain: int
     order: int  # the order it was found in (ties: the first found first)
+    at: Reach | None = None
 
 
 PASSED_GAIN = 10_000  # a failing test a step made pass, against the lines another moved on
+Ends = Callable[[str, int], int]  # (a test's node id, a line of its file) -> the last line of the statement there
 
 
 def step_gain(failing: Sequence[str], outcome: str, baseline: Mapping[str, Reach], reach: Mapping[str, Reach],
-              tests: Mapping[str, str] | None = None) -> int | None:
+              tests: Mapping[str, str] | None = None, ends: Ends | None = None) -> int | None:
     """How far a candidate moved the failing tests (see the module), or None when it is no step: it did not
-    fail (passed: a fix; timeout: cut), a failing test fails before its baseline line or raises another type
-    of exception there than before (any exception raised inside a `with pytest.raises` block is "further on"
-    than the block's own "did not raise"), another test it ran (`tests`: its outcome per test, when every
-    failing test ran) failed, or nothing moved. A failing test with no baseline line (it failed outside its
-    call) or none after (it did not run: the driver stopped at the first failure) says nothing."""
+    fail (passed: a fix; timeout: cut), a failing test fails before its baseline line, another test it ran
+    (`tests`: its outcome per test, when every failing test ran) failed, or none moved past the end of the
+    statement it failed in before (`ends`; without it, past the line). A failing test with no baseline line
+    (it failed outside its call) or none after (it did not run: the driver stopped at the first failure)
+    says nothing."""
     if outcome != "failed":
         return None
     tests = tests or {}
@@ -72,10 +81,32 @@ def step_gain(failing: Sequence[str], outcome: str, baseline: Mapping[str, Reach
         before, after = baseline.get(test), reach.get(test)
         if before is None or after is None:
             continue
-        if after[0] < before[0] or after[1] != before[1]:
+        if after[0] < before[0]:
             return None
-        gain += after[0] - before[0]
+        if after[0] > (ends(test, before[0]) if ends is not None else before[0]):
+            gain += after[0] - before[0]
     return gain if gain > 0 else None
+
+
+class StatementEnds:
+    """`Ends` of the tests' files under `root`, each parsed once: the last line of the innermost statement that
+    holds the line (a compound statement's whole block for its header line); the line itself when the file
+    does not parse or no statement holds it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._spans: dict[str, list[tuple[int, int]]] = {}
+
+    def __call__(self, nodeid: str, line: int) -> int:
+        path = nodeid.split("::", 1)[0]
+        if path not in self._spans:
+            spans: list[tuple[int, int]] = []
+            with contextlib.suppress(OSError, UnicodeDecodeError, SyntaxError, ValueError):
+                spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(ast.parse(read_exact(self.root / path)))
+                         if isinstance(n, ast.stmt)]
+            self._spans[path] = spans
+        holding = [(last - first, last) for first, last in self._spans[path] if first <= line <= last]
+        return min(holding)[1] if holding else line
 
 
 @dataclass
@@ -84,6 +115,7 @@ class Steps:
 
     failing: Sequence[str]
     partials: bool = False  # a candidate that passes some failing tests is left to the partial fixes (partials.py)
+    ends: Ends | None = None  # where the statement a test failed in ends (StatementEnds)
     kept: list[Step] = field(default_factory=list)
     found: int = 0  # steps seen in all
     explored: list[Step] = field(default_factory=list)  # searched on top of, in that order
@@ -97,12 +129,14 @@ class Steps:
             tests = (tests_of or {}).get(id(mutant))
             if self.partials and any((tests or {}).get(t) == "passed" for t in self.failing):
                 continue  # combined with the other partial fixes, not searched on top of
-            gain = step_gain(self.failing, outcome, reached.baseline, reached.of.get(id(mutant)) or {}, tests)
+            reach = reached.of.get(id(mutant)) or {}
+            gain = step_gain(self.failing, outcome, reached.baseline, reach, tests, self.ends)
             if gain is None:
                 continue
             new += 1
             self.found += 1
-            self.kept.append(Step(mutant, gain, self.found))
+            at = next((reach[t] for t in self.failing if t in reach and reach[t] != reached.baseline.get(t)), None)
+            self.kept.append(Step(mutant, gain, self.found, at))
         self.kept.sort(key=lambda s: (-s.gain, s.order))
         del self.kept[KEPT:]
         return new
@@ -119,8 +153,8 @@ class Steps:
         """The journal's account: steps found, the ones searched on top of (their descriptions and gains), and the
         steps beneath a winning fix."""
         return {"found": self.found,
-                "explored": [{"step": s.mutant.description, "gain": s.gain, "model": is_infill(s.mutant)}
-                             for s in self.explored],
+                "explored": [{"step": s.mutant.description, "gain": s.gain, "model": is_infill(s.mutant),
+                              **({"fails_at": s.at[0], "raised": s.at[1]} if s.at else {})} for s in self.explored],
                 "won": won}
 
 

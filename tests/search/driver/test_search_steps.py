@@ -17,7 +17,7 @@ from agent_core.search.driver import on_top
 from agent_core.search.driver import steps as steps_module
 from agent_core.search.driver.on_top import suspects_on_top
 from agent_core.search.driver.sandboxed import Reached, try_mutants
-from agent_core.search.driver.steps import KEPT, PASSED_GAIN, Steps, places_on_top, step_gain
+from agent_core.search.driver.steps import KEPT, PASSED_GAIN, StatementEnds, Steps, places_on_top, step_gain
 from agent_core.search.evidence.spectrum import Suspect
 from engine_support import journal_records, make_project, shadowed
 
@@ -38,16 +38,34 @@ A = "AssertionError"
     ("failed", {FAILING[0]: (12, A), FAILING[1]: (22, A)}, None, 4),  # both further on
     ("failed", {FAILING[1]: (21, A)}, {FAILING[0]: "passed", FAILING[1]: "failed"}, PASSED_GAIN + 1),
     ("failed", {FAILING[0]: (14, A), FAILING[1]: (19, A)}, None, None),  # the other one fails earlier than before
-    ("failed", {FAILING[0]: (14, "TypeError")}, None, None),  # further on, but another way
+    ("failed", {FAILING[0]: (14, "TypeError")}, None, 4),  # further on, another way: a later check's own error
     ("failed", {FAILING[0]: (10, A), FAILING[1]: (20, A)}, None, None),  # nothing moved
     ("failed", {FAILING[0]: (14, A)}, {FAILING[0]: "failed", "test_a.py::test_other": "failed"}, None),  # broke one
     ("passed", {}, None, None),  # a fix, no step
     ("timeout", {FAILING[0]: (14, A)}, None, None),
-], ids=["further", "one of two further", "both further", "one passed", "one earlier", "another exception",
+], ids=["further", "one of two further", "both further", "one passed", "one earlier", "another exception further",
         "none moved", "another test broken", "passed", "cut"])
 def test_what_is_a_step_and_how_far(outcome: str, reach: dict[str, tuple[int, str]], tests: dict[str, str] | None,
                                     gain: int | None):
     assert step_gain(FAILING, outcome, {FAILING[0]: (10, A), FAILING[1]: (20, A)}, reach, tests) == gain
+
+
+WITH_BLOCK = ("import pytest\n\n\ndef test_key():\n    with pytest.raises(ValueError):\n        a = 1\n"
+              "        render(a)\n    assert render(2) == 2\n")
+
+
+def test_a_failure_inside_the_statement_the_test_failed_in_is_no_step(tmp_path: Path):
+    """On Python 3.10 and later a `pytest.raises` that saw nothing fails at its `with` line: another exception
+    raised inside the block comes from a later line, and is no step; one past the block is."""
+    (tmp_path / "test_w.py").write_text(WITH_BLOCK)
+    ends = StatementEnds(tmp_path)
+    test = ["test_w.py::test_key"]
+    assert (ends(test[0], 5), ends(test[0], 7), ends(test[0], 8), ends("test_w.py::test_key", 99)) == (7, 7, 8, 99)
+    before = {test[0]: (5, "Failed")}
+    assert step_gain(test, "failed", before, {test[0]: (7, "TypeError")}, ends=ends) is None
+    assert step_gain(test, "failed", before, {test[0]: (7, "TypeError")}) == 2, "line by line, it would be one"
+    assert step_gain(test, "failed", before, {test[0]: (8, A)}, ends=ends) == 3
+    assert StatementEnds(tmp_path)("nowhere.py::test", 4) == 4, "a file that cannot be read: the line itself"
 
 
 def test_a_candidate_passing_some_failing_tests_is_left_to_the_partial_fixes_when_they_are_combined():
@@ -68,8 +86,9 @@ def test_the_furthest_steps_are_kept_and_each_searched_on_top_of_once():
         "the furthest first, the first found first among equals"
     first, second = steps.next(), steps.next()
     assert first is not None and second is not None and first.mutant is made[2] and second.mutant is made[5]
-    assert steps.figures(None)["explored"] == [{"step": "edit 2", "gain": 3, "model": False},
-                                               {"step": "edit 5", "gain": 3, "model": False}]
+    assert steps.figures(None)["explored"] == [
+        {"step": "edit 2", "gain": 3, "model": False, "fails_at": 13, "raised": A},
+        {"step": "edit 5", "gain": 3, "model": False, "fails_at": 13, "raised": A}]
     assert steps.found == KEPT + 2
 
 
@@ -124,9 +143,11 @@ def test_the_driver_says_where_the_failing_test_failed_before_and_after_each_can
     assert reached.of[id(swapped)] == {SPAN[0]: (10, "ValueError")}, \
         "the turned subtraction passes two checks, then `max` of nothing raises"
     assert reached.of[id(broken)] == {SPAN[0]: (7, A)}, "off by one fails the first call already"
-    assert step_gain(SPAN, "failed", reached.baseline, reached.of[id(halfway)]) == 1
-    assert step_gain(SPAN, "failed", reached.baseline, reached.of[id(swapped)]) is None, "another exception"
-    assert step_gain(SPAN, "failed", reached.baseline, reached.of[id(broken)]) is None
+    ends = StatementEnds(tmp_path)  # the project the shadow copied
+    assert step_gain(SPAN, "failed", reached.baseline, reached.of[id(halfway)], ends=ends) == 1
+    assert step_gain(SPAN, "failed", reached.baseline, reached.of[id(swapped)], ends=ends) == 2, \
+        "further on, another way"
+    assert step_gain(SPAN, "failed", reached.baseline, reached.of[id(broken)], ends=ends) is None
 
 
 ORDER = {  # two wrong bounds behind one failing test: each bound's edit alone moves its failure on (a step)
