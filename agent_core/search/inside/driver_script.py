@@ -248,11 +248,8 @@ class _MutantChildren:
         passing = 0
         if self.reach:  # the failing tests' reach without a mutant, in this run's state: what a step goes beyond
             baseline = {"id": "baseline"}
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = fork(baseline)
+            pid = self._start(fork, baseline)
             if pid == 0:
-                self._quiet()
                 return True
             outcome = _wait(pid, self.config["timeout_s"])
             self.result["baseline"] = {"outcome": outcome, "reach": self._outcome_extra(baseline).get("reach", {})}
@@ -260,11 +257,8 @@ class _MutantChildren:
             if time.monotonic() - started > self.config["budget_s"]:
                 self.result["stopped"] = "budget"
                 break
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = fork(mutant)
+            pid = self._start(fork, mutant)
             if pid == 0:
-                self._quiet()
                 return True
             began = time.monotonic()
             outcome = _wait(pid, self.config["timeout_s"], unswappable=self.hot, statuses=self.statuses)
@@ -277,6 +271,16 @@ class _MutantChildren:
                 self.result["stopped"] = "enough"
                 break
         return False
+
+    def _start(self, fork, mutant):
+        """`fork(mutant)` with this process's output flushed first (a child must not write it again): the pid, 0
+        in the child (quietened)."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = fork(mutant)
+        if pid == 0:
+            self._quiet()
+        return pid
 
     def pytest_configure(self, config):
         self.pytest_config = config
@@ -348,8 +352,6 @@ class _Forker(_MutantChildren):
             return
         order = {nodeid: i for i, nodeid in enumerate(self.keep)}
         items[:] = sorted((item for item in items if item.nodeid in order), key=lambda item: order[item.nodeid])
-
-
 
 
 def _log_path(config, mutant_id):
