@@ -125,8 +125,8 @@ class OnTop:
 
     async def _newly_run(self, step: Mutant, until: float) -> dict[str, set[int]]:
         """The lines the failing tests run with `step` in the shadow and did not run before (per-test coverage of
-        them alone, as localizing took it: driver/localizing.py); empty without a model to cut holes there, without
-        the first coverage, or when the run fails."""
+        them alone, as localizing took it: driver/localizing.py); empty without the first coverage (or pytest), or
+        when the run fails."""
         before = self.where.failing_ran()
         is_pytest, argv = pytest_argv(self.deps.settings.test_command, self.deps.sandbox.python)
         if not before or not is_pytest:
