@@ -7,7 +7,7 @@ layer (bottom to top; each imports only from lower ones, tests/architecture chec
   and a line's copies (a candidate made at them too);
 - evidence/: what a failing run says (the coverage spectrum, hung tests, the failing tests' inputs);
 - catalogue/ and templates/: the candidates, one-line mutants and multi-line templates, beside each other;
-- driver/: the host side of trying them (localizing, ranking, sandboxed driver runs, pairs, rivals);
+- driver/: the host side of trying them (localizing, ranking, sandboxed driver runs, pairs, steps, rivals);
 - front.py, this package: the front door.
 
 inside/ holds the scripts copied into the sandbox; they import nothing of agent_core.

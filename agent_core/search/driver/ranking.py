@@ -82,7 +82,9 @@ def _function_spans(source: str) -> tuple[tuple[int, int], ...]:
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
-def _innermost_function(source: str, line: int) -> tuple[int, int] | None:
+def innermost_function(source: str, line: int) -> tuple[int, int] | None:
+    """(first, last line) of the innermost function of `source` holding `line`; None at module level or when the
+    source does not parse."""
     inside = [span for span in _function_spans(source) if span[0] <= line <= span[1]]
     return max(inside) if inside else None
 
@@ -140,7 +142,7 @@ def _facts(function_text: str) -> _Facts | None:
 
 def concerns(source: str, mutant: Mutant) -> tuple[str, ...]:
     """What the candidate leaves wrong in its function, compared with `source` (the file before it)."""
-    function = _innermost_function(source, mutant.line)
+    function = innermost_function(source, mutant.line)
     if function is None or function[1] < mutant.last:
         return ()
     lines = source.split("\n")

@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.interleave import is_infill
+from agent_core.search.driver.ranking import innermost_function
 from agent_core.search.driver.sandboxed import Reach, Reached
 from agent_core.workspace.shadow import read_exact
 
@@ -102,8 +104,8 @@ class StatementEnds:
         if path not in self._spans:
             spans: list[tuple[int, int]] = []
             with contextlib.suppress(OSError, UnicodeDecodeError, SyntaxError, ValueError):
-                spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(ast.parse(read_exact(self.root / path)))
-                         if isinstance(n, ast.stmt)]
+                tree = pysyntax.parse(read_exact(self.root / path))
+                spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.stmt)]
             self._spans[path] = spans
         holding = [(last - first, last) for first, last in self._spans[path] if first <= line <= last]
         return min(holding)[1] if holding else line
@@ -158,20 +160,6 @@ class Steps:
                 "won": won}
 
 
-def function_lines(source: str, line: int) -> tuple[int, int] | None:
-    """The (first, last) lines of the innermost function holding `line`, or None (module level, unparsable)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    best: tuple[int, int] | None = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
-            if best is None or node.lineno >= best[0]:
-                best = (node.lineno, node.end_lineno or node.lineno)
-    return best
-
-
 def moved(step: Mutant, path: str, line: int) -> int | None:
     """`path`:`line` of the original in the source with `step` made (None: one of the lines the step replaced)."""
     if path != step.path or line < step.line:
@@ -200,7 +188,7 @@ def places_on_top(step: Mutant, stepped: str, places: Sequence[tuple[str, int]],
         return sorted((line for line in group if code(line)), key=lambda line: min(abs(line - step.line),
                                                                                    abs(line - end)))
 
-    span = function_lines(stepped, step.line)
+    span = innermost_function(stepped, step.line)
     out = {(step.path, line): None for line in nearest((newly_run or {}).get(step.path, ()))}
     out.update(((step.path, line), None) for line in nearest(range(span[0], span[1] + 1) if span else ()))
     out.update(((path, line), None) for path, group in (newly_run or {}).items() if path != step.path

@@ -362,7 +362,8 @@ def _reach(item, tb):
     """The line of `item`'s own function the traceback `tb` (from pytest's call down) passes through: its code
     object's frame (the test function, unwrapped), or else the outermost frame in the test's file; None when
     neither is in it."""
-    code = getattr(inspect.unwrap(getattr(item, "obj", None) or (lambda: None)), "__code__", None)
+    function = getattr(item, "obj", None)
+    code = getattr(inspect.unwrap(function), "__code__", None) if function is not None else None
     path = str(getattr(item, "path", None) or getattr(item, "fspath", ""))
     outer = None
     while tb is not None:
