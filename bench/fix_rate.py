@@ -163,7 +163,8 @@ def _journal(workspace: Path, run_id: str = "") -> list[dict]:
 def time_split(workspace: Path, run_id: str = "") -> dict:
     """Where a run's time went, from its journal: seconds per pipeline node (summed over its visits), the
     model's fills (`infill`: holes, samples, kept, tried, tokens, seconds, the winning hole, the answers,
-    those that wrote their hole back unchanged and the candidates made at a line's twins; its `per_hole` left
+    those that wrote their hole back unchanged, the candidates made at a line's twins, the answers dropped as dead
+    code, the conditions negated; its `per_hole` left
     out but for each hole's path and label,
     `holes`) and the search's own figures (mutants made and tried)."""
     records = _journal(workspace, run_id)
@@ -179,11 +180,11 @@ def time_split(workspace: Path, run_id: str = "") -> dict:
     holes = [[h.get("path"), h.get("hole")] for h in per_hole]
     if per_hole and all("unchanged" in h for h in per_hole):  # journals since 2026-12-04
         infill["answered"] = sum(int(h.get("answered") or 0) for h in per_hole)
-        infill["unchanged"] = sum(int(h["unchanged"]) for h in per_hole)
-    if per_hole and all("twins" in h for h in per_hole):  # journals since 2026-12-05 (search/twins.py)
-        infill["twins"] = sum(int(h["twins"]) for h in per_hole)
-    if per_hole and all("dead" in h for h in per_hole):  # journals since 2026-12-06 (samples.py dead_statements)
-        infill["dead"] = sum(int(h["dead"]) for h in per_hole)
+    # answers that wrote their hole back (since 2026-12-04), candidates at twins (12-05), answers dropped as dead
+    # code (12-06), conditions negated (12-06, infill/turned.py): each summed where every hole counts it
+    for key in ("unchanged", "twins", "dead", "turned"):
+        if per_hole and all(key in h for h in per_hole):
+            infill[key] = sum(int(h[key]) for h in per_hole)
     return {"nodes": nodes, "infill": infill, "holes": holes, "mutants": search.get("mutants"),
             "mutants_tried": search.get("tried")}
 

@@ -19,6 +19,8 @@ like any other candidate.
   endpoint's dialect (llm/fim.py's `FimSpec`, from `LLMClient.fim_spec(role)`);
 - samples.py: `sample_plan`, `fit` (a sample cut to the hole and re-indented) and `Sampler`
   (spliced, parsed, deduplicated: `Mutant`s with tier `INFILL_TIER`);
+- turned.py: `negated(condition)` and `turned_round(hole, lines)`: a condition the model wrote
+  (a clause, a guard) negated, the Sampler's second candidate after the answer's own;
 - generate.py: the entry points.
 
 The seam for the search driver::

@@ -34,7 +34,9 @@ else (counted in `Sampler.dead`).
 
 A line that has twins (its copies in the same function, search/twins.py)
 gets, after each candidate that rewrites it as one line, a second candidate: the same rewrite
-at each twin too (counted in `Sampler.twins`).
+at each twin too (counted in `Sampler.twins`). A candidate that writes a condition (a clause
+added, a guard's `if`) is followed by the same with that condition negated (turned.py; counted
+in `Sampler.turned`).
 
 `sample_plan` spreads a hole's samples over temperatures and seeds, so the
 first samples are the model's likeliest answers and the later ones its more
@@ -50,11 +52,12 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Mutant
 from agent_core.search.infill.holes import Hole
+from agent_core.search.infill.turned import turned_round
 from agent_core.search.twins import Twins
 
 INFILL_TIER = 30  # after every single-edit tier of mutants.py (0-12) and the templates' (20)
@@ -250,6 +253,7 @@ class Sampler:
     unchanged: int = 0  # samples that wrote the hole's code back as it was
     twins: int = 0  # candidates that made a sample's rewrite at the line's twins too (of `mutants`)
     dead: int = 0  # samples dropped because more statements could never run after them
+    turned: int = 0  # candidates that negated the condition a sample wrote (of `mutants`, turned.py)
     _original: str | None = field(default=None, init=False, repr=False)
     _dead: int = field(default=0, init=False, repr=False)
     _twins: Twins | None = field(default=None, init=False, repr=False)
@@ -284,8 +288,23 @@ class Sampler:
             self.mutants.append(mutant)
             if self._twins is not None:
                 self._add_twin(self._twins.made_at(mutant))
+            self._add_turned(lines[:count], source_lines)
             return mutant
         return None
+
+    def _add_turned(self, lines: list[str], source_lines: list[str]) -> None:
+        """After a candidate that writes a condition, the same with that condition negated (turned.py)."""
+        turned = turned_round(self.hole, lines)
+        if turned is None:
+            return
+        mutant = _splice(self.hole, turned, source_lines)
+        applied = mutant.applied(self.source)
+        tree = _tree(applied)
+        if tree is None or tree in self.seen or dead_statements(applied) > self._dead:
+            return
+        self.seen.add(tree)
+        self.mutants.append(replace(mutant, description=f"{mutant.description} (the model's condition negated)"))
+        self.turned += 1
 
     def _add_twin(self, mutant: Mutant | None) -> None:
         tree = _tree(mutant.applied(self.source)) if mutant is not None else None

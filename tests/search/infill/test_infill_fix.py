@@ -135,11 +135,15 @@ DISCOUNT = {
      {5: "    return json.dumps(data, sort_keys=True)"}, "line 6 (argument at column 29)"),
     (DISCOUNT, "price.py", _inline_only("if amount > 100 and ", "member:\n", "    if amount >= 100:\n"),
      {3: "        if amount > 100 and member:", 6: "    if amount > 100 and member:"}, "(condition and ...)"),
-], ids=["a clause added to a condition", "a keyword argument added to a call", "the same clause at a twin line"])
+    (PLURAL, "words.py", _inline_only("if count != 1 and ", "not plural:\n", "    if count > 1:\n"),
+     {2: "    if count != 1 and plural:"}, "line 3 (condition and ...)"),
+], ids=["a clause added to a condition", "a keyword argument added to a call", "the same clause at a twin line",
+        "the model's clause the wrong way round"])
 def test_a_fix_only_the_model_s_answer_inside_a_line_makes(tmp_path: Path, scripted_llm, run_fix, files, path, fill,
                                                            fixed, won):
     """The third: one clause fixes neither branch alone (the one failing test checks both); the fill's candidate
-    at the line's twin too does (samples.py `twin_lines`)."""
+    at the line's twin too does (samples.py `twin_lines`). The fourth: the model writes the clause negated, and
+    only its candidate turned round fixes it (infill/turned.py)."""
     project = make_project(tmp_path / "proj", files)
     scripted_llm.default(INFILL_ACCOUNT, fill)
 

@@ -235,12 +235,12 @@ STAMP = "import datetime as dt\n\n\ndef stamp(value):\n    return dt.datetime.fr
 @pytest.mark.parametrize("source, line, kind, answers, prompt_end, marked, ask, want, label", [
     (GUARD, 2, "and", ("least == 1:\n        return None\n", "Sure:\n```python\nleast == 1\n```\n"),
      "def bound(most, least):\n    if most == 0 and <|fim_suffix|>:\n        return None\n    return most - least\n",
-     "    if most == 0 and <HOLE>:\n        return None", "misses a clause", "    if most == 0 and least == 1:",
-     "line 2 (condition and ...)"),
+     "    if most == 0 and <HOLE>:\n        return None", "misses a clause",
+     ["    if most == 0 and least == 1:", "    if most == 0 and least != 1:"], "line 2 (condition and ...)"),
     (STAMP, 5, "arg", ("tz=dt.timezone.utc)\n", "```python\ntz=dt.timezone.utc\n```"),
      "def stamp(value):\n    return dt.datetime.fromtimestamp(value, <|fim_suffix|>)\n",
      "    return dt.datetime.fromtimestamp(value, <HOLE>)\n", "miss an argument",
-     "    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)", "line 5 (argument at column 45)"),
+     ["    return dt.datetime.fromtimestamp(value, tz=dt.timezone.utc)"], "line 5 (argument at column 45)"),
 ], ids=["a condition's clause", "a call's argument"])
 async def test_a_hole_inside_a_line_asks_for_one_expression_there_in_both_dialects(
         scripted_llm, make_client, source, line, kind, answers, prompt_end, marked, ask, want, label):
@@ -258,7 +258,9 @@ async def test_a_hole_inside_a_line_asks_for_one_expression_there_in_both_dialec
         "one short line: the stream ends at its end"
     content = second["messages"][1]["content"]
     assert marked in content and ask in content
-    assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == [want]
+    assert [m.text for m in raw.mutants] == [m.text for m in asked.mutants] == want, \
+        "a clause is tried negated too (infill/turned.py), an argument is not"
+    assert raw.as_dict()["turned"] == len(want) - 1
     assert raw.as_dict()["hole"] == label and raw.as_dict()["kind"] == kind
 
 

@@ -191,7 +191,7 @@ def test_a_clause_s_samples_become_one_line_mutants_and_a_broken_clause_none():
     assert mutant.description == "model infill at line 2: and least == 1"
     assert sampler.add("least==1") is None, "the same tree"
     assert sampler.add("least == (1:") is None, "does not parse"
-    assert sampler.add("least > 1") is not None and len(sampler.mutants) == 2
+    assert sampler.add("least > 1") is not None and len(sampler.mutants) == 4, "each with its clause negated"
 
 
 STAMPED = "import datetime as dt\n\n\ndef stamp(value):\n    return dt.datetime.fromtimestamp(value).date()\n"
@@ -255,14 +255,15 @@ def test_a_one_line_rewrite_at_a_line_with_twins_is_made_at_the_twins_too():
     single = sampler.add("self.min == 1:\n")
     assert single is not None and (single.line, single.last) == (5, 5)
     assert single.text == "            if max == 0 and self.min == 1:"
-    assert len(sampler.mutants) == 2 and sampler.twins == 1, "the single rewrite first, then the twin one"
+    assert len(sampler.mutants) == 3 and sampler.twins == 1, "the single rewrite first, then the twin one"
+    assert sampler.mutants[2].text == "            if max == 0 and self.min != 1:", "then the clause negated"
     both = sampler.mutants[1]
     assert (both.line, both.last, both.tier) == (5, 8, INFILL_TIER)
     lines = both.applied(TWINS).split("\n")
     assert lines[4] == "            if max == 0 and self.min == 1:" and lines[7] == lines[4], "each at its indentation"
     assert lines[16] == "    if max == 0:", "`other`'s copy is not its twin"
     assert "twin line 8" in both.description
-    assert sampler.add("self.min == 1:\n") is None and len(sampler.mutants) == 2, "a repeat makes neither again"
+    assert sampler.add("self.min == 1:\n") is None and len(sampler.mutants) == 3, "a repeat makes none again"
     line_hole = next(h for h in holes_at("word.py", TWINS, 3) if h.kind == "line")
     wrapped = Sampler(line_hole, TWINS)
     assert wrapped.add("        self.min = min\n        self.max = max\n") is not None
