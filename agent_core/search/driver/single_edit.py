@@ -206,6 +206,25 @@ class _Trial:
         self.stats["timeouts"] += sum(outcome == "timeout" for _, outcome in results)
         return results, stopped
 
+    async def each(self, batch: list[Mutant], until: float, rest: list[Mutant], rivals: bool,
+                   tests_of: dict[int, dict[str, str]] | None = None
+                   ) -> tuple[tuple[Mutant, TestReport] | None, list[tuple[Mutant, str]]]:
+        """Every candidate of `batch` tried (`run`), each that passes the failing tests verified (`verified`): (the
+        fix or None, the results of all tried). A driver run stops at the first that passes ("enough"): when the
+        whole suite refuses it, the next run takes the rest of the batch (before 2026-12-06 the rest was lost: in
+        a real tomlkit bug's run, 8 of a hole's 10 candidates were never tried after its second broke a test)."""
+        tried: list[tuple[Mutant, str]] = []
+        while batch and time.monotonic() < until:
+            results, stopped = await self.run(batch, until, tests_of=tests_of)
+            tried += results
+            if (found := await self.verified(results, rest, until, rivals)) is not None:
+                return found, tried
+            if stopped != "enough":
+                break
+            done = {id(mutant) for mutant, _ in results}
+            batch = [mutant for mutant in batch if id(mutant) not in done]
+        return None, tried
+
     async def verified(self, results: list[tuple[Mutant, str]], rest: list[Mutant], deadline: float,
                        rivals: bool) -> tuple[Mutant, TestReport] | None:
         """The first of `results` that passed and passes the whole suite too (with a rival looked for among
@@ -236,9 +255,9 @@ async def _try_combined(trial: _Trial, partials: Partials, batch: list[Mutant], 
         if time.monotonic() >= until:
             return None
         tests_of: dict[int, dict[str, str]] = {}
-        results, _ = await trial.run(batch, until, tests_of=tests_of)
+        found, results = await trial.each(batch, until, rest, rivals, tests_of)
         partials.tried += len(results)
-        if (found := await trial.verified(results, rest, until, rivals)) is not None:
+        if found is not None:
             return found
         batch = partials.after(results, tests_of)
     return None
@@ -253,9 +272,9 @@ async def _try_fills(trial: _Trial, fills: Fills, batches: list[list[Mutant]], u
         if time.monotonic() >= until:
             return None
         tests_of: dict[int, dict[str, str]] | None = {} if partials is not None else None
-        results, _ = await trial.run(batch, until, tests_of=tests_of)
+        found, results = await trial.each(batch, until, rest, rivals, tests_of)
         fills.more.count_tried([m for m, _ in results])
-        if (found := await trial.verified(results, rest, until, rivals)) is not None:
+        if found is not None:
             return found
         if partials is not None and tests_of is not None and (
                 found := await _try_combined(trial, partials, partials.after(results, tests_of), until, rest, rivals)):

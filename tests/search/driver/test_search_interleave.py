@@ -358,3 +358,43 @@ def test_the_model_begins_after_likely_s_when_the_search_s_likeliest_candidates_
     assert model.calls, "the model was asked"
     assert 0.9 <= model.calls[0] - began < ends[0] - began, ("after LIKELY_S, during the first driver run",
                                                              model.calls[0] - began, ends[0] - began)
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_a_hole_s_candidates_after_one_the_whole_suite_refused_are_still_tried(tmp_path: Path, scripted_llm,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    """A driver run stops at the first candidate that passes the failing tests. The hole's first candidate does
+    and breaks the other test; the whole suite refuses it, and the hole's second candidate, the fix, is tried in
+    the next driver run (it used to be dropped with the rest of the batch)."""
+    for rel, text in LABELS.items():
+        (tmp_path / rel).write_text(text)
+    monkeypatch.setenv("AGENTLS_FIM", "tokens")
+    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"},
+                                        "base_url": scripted_llm.base_url, "max_retries": 0})
+    sources = {"label.py": LABELS["label.py"]}
+    holes = [h for h in spread_holes([("label.py", 4)], sources) if h.kind == "line"]
+    scripted_llm.add(INFILL_ACCOUNT, '    return "Hello, Dr. Ann!"\n')  # passes test_formal, breaks test_informal
+    scripted_llm.default(INFILL_ACCOUNT, RIGHT + "\n")
+
+    async def go() -> tuple[Mutant | None, Any, dict, dict]:
+        client = OpenAIChatClient(settings)
+        try:
+            model = ModelBatches(client, holes, sources, InfillOptions(samples=2))
+            with ShadowWorkspace(tmp_path) as shadow:
+                deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
+                                                        shadow=shadow, run_tests=run_tests))
+                began = time.monotonic()
+                winner, report, stats = await find_single_edit(
+                    deps, ["test_label.py::test_formal"], [], deadline=began + 60.0, more=model,
+                    more_until=began + 120.0, rivals=False)
+                return winner, report, stats, model.figures(winner)
+        finally:
+            await client.aclose()
+
+    winner, report, stats, figures = asyncio.run(go())
+
+    assert winner is not None and winner.text == RIGHT, (stats, figures)
+    assert report is not None and report.ok
+    assert stats["passed_failing"] == 2, "the refused candidate, then the fix"
+    (hole,) = figures["per_hole"]
+    assert hole["kept"] == hole["tried"] == 2 and hole["won"], hole
