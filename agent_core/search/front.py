@@ -67,6 +67,7 @@ class SearchStats:
     timeouts: int | None = None  # of them, cut by the per-mutant bound
     stopped: str | None = None  # why the last driver run stopped ("budget", "passing", "error", ...)
     with_covering: bool | None = None  # a mutant ran its line's covering tests too
+    refusing_tests: int | None = None  # tests that failed a refused candidate's suite, run by the later ones too
     mutant_timeout_s: float | None = None  # the per-mutant bound
     error: str | None = None  # why a driver run failed
     rival_tried: int | None = None  # candidates tried for a second green edit

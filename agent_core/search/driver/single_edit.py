@@ -4,7 +4,8 @@
 has driver/ranking.py place the templates among them. `find_single_edit` runs them against the failing
 tests in sandboxed driver runs with a per-mutant time bound (chunks of HOT_CHUNK, swapped into the live
 functions); a mutant that passes is written into the shadow and the whole suite is run with the normal
-runner and judged; a mutant that fails there is undone exactly. With rivals on, a second green candidate
+runner and judged; a mutant that fails there is undone exactly, and the tests that failed it are run by the later
+candidates in their driver runs (REFUSING_TESTS). With rivals on, a second green candidate
 of the winner's function and an input the two differ on are looked for (driver/distinguish.py).
 """
 
@@ -14,7 +15,7 @@ import contextlib
 import itertools
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,11 @@ EACH_FAILING_RANKS = HOT_CHUNK  # ... its likeliest ones only: with all of them 
 # attrs' 1,000 candidates (the real-history bug namedtuple_retain_type) within its time, and all 1,000 with these
 # (the two-edit step looks for its partial fixes among the first 60)
 SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
+REFUSING_TESTS = 6  # tests that failed the whole-suite run of a candidate that passed the failing tests, run by
+# every later candidate after its failing tests (the latest kept). In mutation testing a test that killed one
+# mutant is the likeliest to kill the next (Zhang et al., "Faster mutation testing inspired by test
+# prioritization and reduction", ISSTA 2013); here each such candidate cost a whole-suite run: in a real tomlkit
+# bug's run 10 of them took 9-20 s each, 150 of its 280 s, where the same tests run in the driver take a second
 
 
 def _chunk_size(mutants: list[Mutant], index: int) -> int:
@@ -117,8 +123,10 @@ def _apply(root: Path, mutant: Mutant) -> str:
     return before
 
 
-async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None = None) -> TestReport | None:
-    """The whole suite's report with `mutant` in the shadow, kept there when it passes; else None, shadow restored."""
+async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None = None,
+                  refusing: list[str] | None = None) -> TestReport | None:
+    """The whole suite's report with `mutant` in the shadow, kept there when it passes; else None, shadow restored
+    (and the tests that failed added to `refusing`, when given)."""
     shadow = deps.shadow
     known = mutant.path in shadow.originals
     shadow.remember(mutant.path)
@@ -131,6 +139,8 @@ async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None 
                                             paced=not s.sandbox.test_timeout_s, runner=deps.run_tests),
                                    baseline)).report  # the one judged run (testing/judged.py): a one-line
         # candidate edits no protected file, so no guard
+        if not report.ok and refusing is not None:
+            refusing += [failure.nodeid for failure in report.failures]
         return report if report.ok else None
     finally:
         if report is None or not report.ok:  # restored exactly, however the run ended
@@ -185,6 +195,26 @@ class _Trial:
     timeout_s: float
     stats: dict[str, Any]
     steps: Steps | None = None
+    refusing: list[str] = field(default_factory=list)  # the tests that refused earlier candidates (REFUSING_TESTS)
+
+    def _tests(self) -> Callable[[Mutant], list[str]] | None:
+        """What each candidate runs after the failing tests: its covering tests, then the tests that refused earlier
+        candidates."""
+        if not self.refusing:
+            return self.covering
+        covering, refusing = self.covering, list(self.refusing)
+        return lambda mutant: list(dict.fromkeys([*(covering(mutant) if covering is not None else []), *refusing]))
+
+    def _refused(self, failed: list[str]) -> None:
+        """Note the tests that failed a refused candidate's whole-suite run: those that passed before (and are not
+        the failing tests) join `refusing`, the latest REFUSING_TESTS kept. What the report names that is no test
+        of the baseline (the session's own error, a test it did not run) is left out."""
+        before = self.baseline.outcomes if self.baseline is not None else {}
+        for nodeid in failed:
+            if "::" in nodeid and nodeid not in self.failing and before.get(nodeid, "passed" if not before else "") \
+                    == "passed":
+                self.refusing = [t for t in self.refusing if t != nodeid][-(REFUSING_TESTS - 1):] + [nodeid]
+        self.stats["refusing_tests"] = len(self.refusing)
 
     async def run(self, chunk: list[Mutant], until: float, live: Callable[[int], None] | None = None,
                   tests_of: dict[int, dict[str, str]] | None = None) -> tuple[list[tuple[Mutant, str]], str | None]:
@@ -195,7 +225,7 @@ class _Trial:
         reached = Reached() if self.steps is not None else None
         results, stopped = await try_mutants(
             self.deps.sandbox, self.deps.shadow.root, self.failing, chunk, mutant_timeout_s=self.timeout_s,
-            budget_s=until - time.monotonic(), max_passing=PASSING_PER_DRIVER_RUN, covering=self.covering,
+            budget_s=until - time.monotonic(), max_passing=PASSING_PER_DRIVER_RUN, covering=self._tests(),
             hot=True, on_progress=live, tests_of=tests_of, reached=reached)
         if self.steps is not None and reached is not None:
             self.steps.note(results, reached, tests_of)
@@ -235,7 +265,9 @@ class _Trial:
                 continue
             self.stats["passed_failing"] += 1
             source = read_exact(deps.shadow.root / mutant.path)  # before the mutant: a rival is tried on it
-            report = await _verify(deps, mutant, self.baseline)
+            failed: list[str] = []
+            report = await _verify(deps, mutant, self.baseline, failed)
+            self._refused(failed)
             if report is not None and rivals and deps.settings.search.rivals:  # another green edit, and an
                 # input on which the two differ (search/driver/distinguish.py)
                 self.stats.update(await rival_figures(deps, RivalSearch(

@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import pytest
 
+from agent_core import models
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.candidate import Mutant
@@ -22,6 +23,7 @@ from agent_core.search.driver import single_edit
 from agent_core.search.driver.interleave import HoleQueue, ModelBatches
 from agent_core.search.driver.localizing import SearchDeps
 from agent_core.search.driver.single_edit import find_single_edit
+from agent_core.search.front import SearchStats
 from agent_core.search.infill import INFILL_ACCOUNT, INFILL_TIER, InfillOptions, spread_holes
 from agent_core.settings import Settings
 from agent_core.testing.runner import run_tests
@@ -398,3 +400,47 @@ def test_a_hole_s_candidates_after_one_the_whole_suite_refused_are_still_tried(t
     assert stats["passed_failing"] == 2, "the refused candidate, then the fix"
     (hole,) = figures["per_hole"]
     assert hole["kept"] == hole["tried"] == 2 and hole["won"], hole
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_a_test_that_refused_one_candidate_is_run_by_the_next_ones_before_any_whole_suite_run(tmp_path: Path):
+    """Two candidates pass the failing test and break the same other test; the first costs a whole-suite run that
+    refuses it, the second fails that test in the driver (single_edit.REFUSING_TESTS) and costs none; the fix
+    after them is verified."""
+    for rel, text in LABELS.items():
+        (tmp_path / rel).write_text(text)
+    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"}})
+    broken = [Mutant("label.py", 4, '    return "Hello, Dr. Ann!"', "a constant"),
+              Mutant("label.py", 4, '    return "Hello, " + "Dr. Ann" + "!"', "another constant")]
+    fix = Mutant("label.py", 4, RIGHT, "the fix")
+
+    async def go() -> tuple[Mutant | None, Any, dict]:
+        with ShadowWorkspace(tmp_path) as shadow:
+            deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
+                                                    shadow=shadow, run_tests=run_tests))
+            return await find_single_edit(deps, ["test_label.py::test_formal"], [*broken, fix],
+                                          deadline=time.monotonic() + 60.0, rivals=False)
+
+    winner, report, stats = asyncio.run(go())
+
+    assert winner is fix and report is not None and report.ok, stats
+    assert stats["passed_failing"] == 2, ("the first constant and the fix; the second failed in the driver", stats)
+    assert stats["refusing_tests"] == 1 and stats["tried"] == 3, stats
+    assert SearchStats.of(stats).as_dict()["refusing_tests"] == 1, "the journal's `search` record takes the figure"
+
+
+def test_only_tests_that_passed_before_are_run_as_refusing_ones_the_latest_kept():
+    baseline = models.TestReport(failed=1, outcomes={"t.py::test_fails": "failed", "t.py::test_was_broken": "failed",
+                                              **{f"t.py::test_{n}": "passed" for n in range(8)}})
+    trial = single_edit._Trial(cast(SearchDeps, None), ["t.py::test_fails"], baseline, None, 1.0, {})
+    assert trial._tests() is None, "nothing refused yet: the failing tests alone"
+    trial._refused(["t.py::test_fails", "t.py::test_was_broken", "(test session)", "t.py::test_new", "t.py::test_0"])
+    assert trial.refusing == ["t.py::test_0"], "not a failing test, one that failed before, the session, a new one"
+    trial._refused([f"t.py::test_{n}" for n in range(1, 8)] + ["t.py::test_1"])
+    assert trial.refusing == [f"t.py::test_{n}" for n in (3, 4, 5, 6, 7, 1)], "the latest REFUSING_TESTS"
+    tests = trial._tests()
+    assert tests is not None and tests(Mutant("a.py", 1, "x = 1", "")) == trial.refusing
+    trial.covering = lambda mutant: ["t.py::test_7", "t.py::test_cover"]
+    assert trial._tests()(Mutant("a.py", 1, "x = 1", "")) == ["t.py::test_7", "t.py::test_cover", *[  # type: ignore[misc]
+        f"t.py::test_{n}" for n in (3, 4, 5, 6, 1)]], "the covering tests first, each test once"
+    assert trial.stats["refusing_tests"] == 6
