@@ -222,39 +222,47 @@ LABELS = {
 RIGHT = '    return "Hello, " + name + "!"'
 
 
+def _labels_search(root: Path, base_url: str, own: list[Mutant], line: int) -> tuple[Mutant | None, Any, dict, dict]:
+    """find_single_edit on LABELS (written to `root`) for test_formal: the search's `own` candidates, and the
+    model's fills (2 samples, from the endpoint at `base_url`) of the line hole of label.py's `line`. The winner,
+    its report, the search's figures and the fills'."""
+    for rel, text in LABELS.items():
+        (root / rel).write_text(text)
+    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"},
+                                        "base_url": base_url, "max_retries": 0})
+    sources = {"label.py": LABELS["label.py"]}
+    holes = [h for h in spread_holes([("label.py", line)], sources) if h.kind == "line"]
+
+    async def go() -> tuple[Mutant | None, Any, dict, dict]:
+        client = OpenAIChatClient(settings)
+        try:
+            model = ModelBatches(client, holes, sources, InfillOptions(samples=2))
+            with ShadowWorkspace(root) as shadow:
+                deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
+                                                        shadow=shadow, run_tests=run_tests))
+                began = time.monotonic()
+                winner, report, stats = await find_single_edit(
+                    deps, ["test_label.py::test_formal"], own, deadline=began + 60.0, more=model,
+                    more_until=began + 120.0, rivals=False)
+                return winner, report, stats, model.figures(winner)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(go())
+
+
 @pytest.mark.e2e  # a real sandbox
 def test_a_line_whose_candidate_passed_the_failing_test_but_was_refused_gets_the_next_hole(
         tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch):
     """The spectrum ranks line 3 first (only the failing test runs it) and the holes asked start there; the
     search's candidate at line 4 passes the failing test and breaks the other one. The model's first hole is
     line 4's own, cut although the ranking had not reached it, and its fill wins."""
-    for rel, text in LABELS.items():
-        (tmp_path / rel).write_text(text)
     monkeypatch.setattr(single_edit, "HOT_CHUNK", 1)
     monkeypatch.setenv("AGENTLS_FIM", "tokens")
-    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"},
-                                        "base_url": scripted_llm.base_url, "max_retries": 0})
     refused = Mutant("label.py", 4, '    return "Hello, Dr. Ann!"', "a constant", tier=0)
-    sources = {"label.py": LABELS["label.py"]}
-    holes = [h for h in spread_holes([("label.py", 3)], sources) if h.kind == "line"]
     scripted_llm.default(INFILL_ACCOUNT, RIGHT + "\n")
 
-    async def go() -> tuple[Mutant | None, Any, dict, dict]:
-        client = OpenAIChatClient(settings)
-        try:
-            model = ModelBatches(client, holes, sources, InfillOptions(samples=2))
-            with ShadowWorkspace(tmp_path) as shadow:
-                deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
-                                                        shadow=shadow, run_tests=run_tests))
-                began = time.monotonic()
-                winner, report, stats = await find_single_edit(
-                    deps, ["test_label.py::test_formal"], [refused], deadline=began + 60.0, more=model,
-                    more_until=began + 120.0, rivals=False)
-                return winner, report, stats, model.figures(winner)
-        finally:
-            await client.aclose()
-
-    winner, report, stats, figures = asyncio.run(go())
+    winner, report, stats, figures = _labels_search(tmp_path, scripted_llm.base_url, [refused], 3)
 
     assert stats["passed_failing"] == 2, "the search's candidate passed the failing test (refused), then the fill"
     assert winner is not None and winner.line == 4 and winner.text == RIGHT, (stats, figures)
@@ -368,32 +376,11 @@ def test_a_hole_s_candidates_after_one_the_whole_suite_refused_are_still_tried(t
     """A driver run stops at the first candidate that passes the failing tests. The hole's first candidate does
     and breaks the other test; the whole suite refuses it, and the hole's second candidate, the fix, is tried in
     the next driver run (it used to be dropped with the rest of the batch)."""
-    for rel, text in LABELS.items():
-        (tmp_path / rel).write_text(text)
     monkeypatch.setenv("AGENTLS_FIM", "tokens")
-    settings = Settings.model_validate({"test_command": "pytest -q", "sandbox": {"backend": "bubblewrap"},
-                                        "base_url": scripted_llm.base_url, "max_retries": 0})
-    sources = {"label.py": LABELS["label.py"]}
-    holes = [h for h in spread_holes([("label.py", 4)], sources) if h.kind == "line"]
     scripted_llm.add(INFILL_ACCOUNT, '    return "Hello, Dr. Ann!"\n')  # passes test_formal, breaks test_informal
     scripted_llm.default(INFILL_ACCOUNT, RIGHT + "\n")
 
-    async def go() -> tuple[Mutant | None, Any, dict, dict]:
-        client = OpenAIChatClient(settings)
-        try:
-            model = ModelBatches(client, holes, sources, InfillOptions(samples=2))
-            with ShadowWorkspace(tmp_path) as shadow:
-                deps = cast(SearchDeps, SimpleNamespace(settings=settings, sandbox=make_sandbox(settings.sandbox),
-                                                        shadow=shadow, run_tests=run_tests))
-                began = time.monotonic()
-                winner, report, stats = await find_single_edit(
-                    deps, ["test_label.py::test_formal"], [], deadline=began + 60.0, more=model,
-                    more_until=began + 120.0, rivals=False)
-                return winner, report, stats, model.figures(winner)
-        finally:
-            await client.aclose()
-
-    winner, report, stats, figures = asyncio.run(go())
+    winner, report, stats, figures = _labels_search(tmp_path, scripted_llm.base_url, [], 4)
 
     assert winner is not None and winner.text == RIGHT, (stats, figures)
     assert report is not None and report.ok
