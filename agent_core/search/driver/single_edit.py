@@ -211,10 +211,11 @@ class _Trial:
         of the baseline (the session's own error, a test it did not run) is left out."""
         before = self.baseline.outcomes if self.baseline is not None else {}
         for nodeid in failed:
-            if "::" in nodeid and nodeid not in self.failing and before.get(nodeid, "passed" if not before else "") \
-                    == "passed":
+            passed_before = before.get(nodeid) == "passed" if before else True  # outcomes: our pytest plugin's
+            if "::" in nodeid and nodeid not in self.failing and passed_before:
                 self.refusing = [t for t in self.refusing if t != nodeid][-(REFUSING_TESTS - 1):] + [nodeid]
-        self.stats["refusing_tests"] = len(self.refusing)
+        if failed:
+            self.stats["refusing_tests"] = len(self.refusing)
 
     async def run(self, chunk: list[Mutant], until: float, live: Callable[[int], None] | None = None,
                   tests_of: dict[int, dict[str, str]] | None = None) -> tuple[list[tuple[Mutant, str]], str | None]:
