@@ -242,8 +242,8 @@ class _Trial:
                    ) -> tuple[tuple[Mutant, TestReport] | None, list[tuple[Mutant, str]]]:
         """Every candidate of `batch` tried (`run`), each that passes the failing tests verified (`verified`): (the
         fix or None, the results of all tried). A driver run stops at the first that passes ("enough"): when the
-        whole suite refuses it, the next run takes the rest of the batch (before 2026-12-06 the rest was lost: in
-        a real tomlkit bug's run, 8 of a hole's 10 candidates were never tried after its second broke a test)."""
+        whole suite refuses it, the next run takes the rest of the batch; a run stopped by the budget or an error
+        ends it."""
         tried: list[tuple[Mutant, str]] = []
         while batch and time.monotonic() < until:
             results, stopped = await self.run(batch, until, tests_of=tests_of)
