@@ -59,6 +59,7 @@ FD_CLOSING_WRAPPERS = ("tox",)  # commands known to close inherited descriptors 
 SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
 PACE_VAR = "PYTEST_AGENTLS_PACE"
+STOP_VAR = "PYTEST_AGENTLS_STOP_AFTER"
 HANG_SUFFIX = ".hang"
 TOX_PASS_ENV = "testenv.pass_env+=PYTHONPATH,PYTEST_PLUGINS,PYTEST_AGENTLS_*"
 RESULTS_CAP = 64 * 1024 * 1024  # a run's records beyond this are cut (its `finish` with them: not clean)
@@ -186,11 +187,11 @@ def closes_descriptors(argv: Sequence[str]) -> bool:
 
 def open_channel(
     run_dir: Path, workspace: Path, select: Sequence[str], test_timeout_s: float | None, fds: bool,
-    paced: bool = False, token_in_env: bool = False,
+    paced: bool = False, token_in_env: bool = False, stop_after: int = 0,
 ) -> Channel:
     """Copy the plugin for one run and return the variables (and descriptors) that load and hear it. The token
     goes on a descriptor; in the environment too only with `token_in_env` (a wrapper that closes descriptors)
-    or without descriptors."""
+    or without descriptors. With `stop_after`, the session stops after that many failed tests."""
     channel = Channel(run_dir=run_dir, workspace=workspace)
     try:
         where = run_dir
@@ -218,6 +219,8 @@ def open_channel(
             channel.env[TIMEOUT_VAR] = f"{test_timeout_s:g}"
             if paced:
                 channel.env[PACE_VAR] = "1"
+        if stop_after > 0:
+            channel.env[STOP_VAR] = str(stop_after)
     except BaseException:
         channel.close()
         raise

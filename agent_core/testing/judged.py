@@ -43,7 +43,8 @@ class RunTests(Protocol):
     """The test runner's signature (`runner.run_tests`; a run's dependencies may hold another one)."""
 
     def __call__(self, sandbox: Sandbox, workspace: Path, test_command: str, timeout_s: float | None, *,
-                 select: Sequence[str], test_timeout_s: float | None, paced: bool) -> Awaitable[TestReport]: ...
+                 select: Sequence[str], test_timeout_s: float | None, paced: bool,
+                 stop_after: int = 0) -> Awaitable[TestReport]: ...
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class SuiteRun:
     test_timeout_s: float | None = None  # each test's bound (`runner.per_test_bound`, `bounds.verify_bounds`)
     select: Sequence[str] = ()  # node ids: only these run, and only they are judged
     paced: bool = False  # the per-test bound is derived, a cap under which it follows the passing tests
+    stop_after: int = 0  # > 0: the run ends after that many failed tests (it only has to say whether all pass)
     runner: RunTests = run_tests
 
 
@@ -75,7 +77,7 @@ async def judged_run(run: SuiteRun, baseline: TestReport | None, *, before: Guar
     """Run the tests with the protected files put back around them, and judge the report (module docstring)."""
     undone = list(before()) if before is not None else []
     raw = await run.runner(run.sandbox, run.root, run.command, run.timeout_s, select=list(run.select),
-                           test_timeout_s=run.test_timeout_s, paced=run.paced)
+                           test_timeout_s=run.test_timeout_s, paced=run.paced, stop_after=run.stop_after)
     changed = list(after()) if after is not None else []
     if baseline is None:
         return JudgedRun(raw, raw, undone, changed)

@@ -37,7 +37,10 @@ read them from `os.environ`):
   A SIGALRM handler
   fails the test where it is stuck (its stack is the hanging line); a
   faulthandler dump followed by an exit backs it up for code that swallows
-  the failure or blocks in C.
+  the failure or blocks in C;
+- `PYTEST_AGENTLS_STOP_AFTER`: the session stops after this many failed
+  tests (pytest's own `maxfail`, set here because the command may be any
+  wrapper of pytest): a run that only has to say whether every test passes.
 
 A test whose call passed although its own assertion raised and the code under
 test swallowed it fails (swallowed.py, copied beside this module and loaded by
@@ -76,6 +79,7 @@ TOKEN_FD_VAR = "PYTEST_AGENTLS_NONCE_FD"
 SELECT_VAR = "PYTEST_AGENTLS_SELECT"
 TIMEOUT_VAR = "PYTEST_AGENTLS_TEST_TIMEOUT"
 PACE_VAR = "PYTEST_AGENTLS_PACE"
+STOP_VAR = "PYTEST_AGENTLS_STOP_AFTER"
 HANG_SUFFIX = ".hang"
 XFAIL_CALLED = "agentls_xfail_called"  # XfailCalls' tags on a report
 XFAIL_ASSERTED = "agentls_xfail_asserted"
@@ -467,6 +471,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, off in WHOLE_RUN:
         if hasattr(config.option, name):
             setattr(config.option, name, off)
+    stop_after = _float(os.environ.get(STOP_VAR, ""))
+    if stop_after >= 1 and hasattr(config.option, "maxfail"):
+        config.option.maxfail = int(stop_after)
     _no_rewrite_cache()
     bound = _float(os.environ.get(TIMEOUT_VAR, ""))
     select = _read_lines(os.environ.get(SELECT_VAR, ""))

@@ -106,20 +106,23 @@ async def run_tests(
     select: Sequence[str] = (),
     test_timeout_s: float | None = None,
     paced: bool = False,
+    stop_after: int = 0,
 ) -> TestReport:
     """Run `test_command` in `sandbox` on `workspace` (cwd) and report what happened.
 
     `extra_args` are appended to the command's argv (node ids, for plain pytest commands);
     `select` (workspace-relative node ids or paths) runs only those tests, through the plugin,
     whatever wraps pytest; `test_timeout_s` bounds each test phase (see `per_test_bound`): with `paced` (a
-    derived bound, not the user's setting), it is the cap under which the bound follows the run's passing tests.
+    derived bound, not the user's setting), it is the cap under which the bound follows the run's passing tests;
+    `stop_after` (> 0) ends the session after that many failed tests (a run that only decides pass or fail).
     """
     workspace = Path(workspace).resolve()
     is_pytest, argv = pytest_argv(test_command, getattr(sandbox, "python", "python3"))
     made_dir = not (workspace / ".agentls").exists()
     run_dir = _fresh_run_dir(workspace)
     fds = bool(getattr(sandbox, "passes_fds", False))
-    channel = open_channel(run_dir, workspace, select, test_timeout_s, fds, paced, closes_descriptors(argv))
+    channel = open_channel(run_dir, workspace, select, test_timeout_s, fds, paced, closes_descriptors(argv),
+                           stop_after)
     try:
         remove_bytecode(workspace)
         env = {**channel.env, "PYTHONDONTWRITEBYTECODE": "1"}

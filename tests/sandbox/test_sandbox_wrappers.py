@@ -84,3 +84,13 @@ async def test_a_command_that_is_not_pytest_is_judged_by_its_exit_code(workspace
     report = await run_tests(make_backend("bubblewrap"), workspace, "make test", timeout_s=60)
     assert (report.passed, report.failed, report.errors, report.failures) == (0, 1, 0, [])
     assert report.exit_code == 2 and "checking" in report.output
+
+
+@pytest.mark.parametrize("command", ["make test", "python3 -m pytest"])
+async def test_stop_after_ends_the_session_at_the_first_failed_test_whatever_runs_pytest(workspace: Path,
+                                                                                      command: str) -> None:
+    _write(workspace, PROJECT)  # test_empty fails, test_pair after it passes
+    report = await run_tests(make_backend("bubblewrap"), workspace, command, timeout_s=60, stop_after=1)
+    assert (report.passed, report.failed) == (0, 1), report.output
+    assert [f.nodeid for f in report.failures] == ["tests/test_stats.py::test_empty"]
+    assert "stopping after 1 failures" in report.output, report.output

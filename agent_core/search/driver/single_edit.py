@@ -4,9 +4,10 @@
 has driver/ranking.py place the templates among them. `find_single_edit` runs them against the failing
 tests in sandboxed driver runs with a per-mutant time bound (chunks of HOT_CHUNK, swapped into the live
 functions); a mutant that passes is written into the shadow and the whole suite is run with the normal
-runner and judged; a mutant that fails there is undone exactly, and the tests that failed it are run by the later
-candidates in their driver runs (REFUSING_TESTS). With rivals on, a second green candidate
-of the winner's function and an input the two differ on are looked for (driver/distinguish.py).
+runner and judged, up to its first failed test (VERIFY_STOP_AFTER); a mutant that fails there is undone exactly,
+and the tests that failed it are run by the later candidates in their driver runs (REFUSING_TESTS). With rivals
+on, a second green candidate of the winner's function and an input the two differ on are looked for
+(driver/distinguish.py).
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ REFUSING_TESTS = 6  # tests that failed the whole-suite run of a candidate that 
 # mutant is the likeliest to kill the next (Zhang et al., "Faster mutation testing inspired by test
 # prioritization and reduction", ISSTA 2013); here each such candidate cost a whole-suite run: in a real tomlkit
 # bug's run 10 of them took 9-20 s each, 150 of its 280 s, where the same tests run in the driver take a second
+VERIFY_STOP_AFTER = 1  # a candidate's whole-suite run ends at its first failed test: one failure refuses it (every
+# test must pass, testing/verdict.py), and the tests after it only cost time; a candidate that made tests hang ran
+# to the run's bound instead (42 s of a real sqlparse bug's 280, where its suite takes 3 s). Stopping a patch's
+# validation at its first failing test is what repair tools do to afford more candidates (Qi, Mao and Lei,
+# "Efficient automated program repair through fault-recorded testing prioritization", ICSM 2013)
 
 
 def _chunk_size(mutants: list[Mutant], index: int) -> int:
@@ -136,7 +142,8 @@ async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None 
     try:
         timeout_s, bound = verify_bounds(s, baseline)
         report = (await judged_run(SuiteRun(deps.sandbox, shadow.root, s.test_command, timeout_s, bound,
-                                            paced=not s.sandbox.test_timeout_s, runner=deps.run_tests),
+                                            paced=not s.sandbox.test_timeout_s, runner=deps.run_tests,
+                                            stop_after=VERIFY_STOP_AFTER),
                                    baseline)).report  # the one judged run (testing/judged.py): a one-line
         # candidate edits no protected file, so no guard
         if not report.ok and refusing is not None:
