@@ -69,6 +69,7 @@ class SearchStats:
     with_covering: bool | None = None  # a mutant ran its line's covering tests too
     refusing_tests: int | None = None  # tests that failed a refused candidate's suite, run by the later ones too
     mutant_timeout_s: float | None = None  # the per-mutant bound
+    mutant_cap_s: float | None = None  # the setting's bound, when the per-mutant bound was derived below it
     error: str | None = None  # why a driver run failed
     rival_tried: int | None = None  # candidates tried for a second green edit
     rival: dict[str, Any] | None = None  # that edit, and an input the two differ on (driver/distinguish.py)

@@ -165,7 +165,7 @@ def test_a_bug_no_single_edit_fixes_goes_to_the_model_with_the_shadow_untouched(
 
 
 def test_a_mutant_that_never_ends_is_cut_by_the_per_mutant_bound(tmp_path: Path, scripted_llm, run_fix):
-    project = make_project(tmp_path / "proj", HALVINGS)
+    project = make_project(tmp_path / "proj", {**HALVINGS, ".agentls.toml": ""})  # the setting's 5 s
 
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json")
 
@@ -173,6 +173,8 @@ def test_a_mutant_that_never_ends_is_cut_by_the_per_mutant_bound(tmp_path: Path,
     assert run.json["status"] == "fixed" and scripted_llm.requests == []
     search = _search_record(project, run.json["run_id"])
     assert search["timeouts"] >= 1, "the looping mutant was tried and stopped"
+    assert search["mutant_timeout_s"] < search["mutant_cap_s"] == 5.0, \
+        ("stopped at what the quick tests need (driver/mutant_bound.py), not at the setting", search)
     assert search["found"]["after"] == "        count += 1"
     reports = [r for r in journal_records(project, run.json["run_id"]) if r["type"] == "test_report"]
     assert not any(r["report"]["timed_out"] for r in reports), "no sandbox run hit the run's timeout"

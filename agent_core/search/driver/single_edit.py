@@ -27,16 +27,15 @@ from agent_core.search.driver.distinguish import RivalSearch, rival_figures
 from agent_core.search.driver.fills import Fills
 from agent_core.search.driver.interleave import ModelBatches
 from agent_core.search.driver.localizing import Localization, SearchDeps
+from agent_core.search.driver.mutant_bound import MutantBound, per_mutant
 from agent_core.search.driver.partials import Partials
 from agent_core.search.driver.ranking import arrange, gate_lines, templates_for
 from agent_core.search.driver.sandboxed import Reached, try_mutants
 from agent_core.search.driver.steps import STEP_S, Step, Steps
-from agent_core.search.evidence.hangs import hung_mutant_bound
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.templates.table import EVIDENCE_TIER
 from agent_core.search.twins import Twins
-from agent_core.settings import Settings
 from agent_core.testing.bounds import verify_bounds
 from agent_core.testing.judged import SuiteRun, judged_run
 from agent_core.workspace.shadow import read_exact, write_exact
@@ -53,14 +52,11 @@ LIKELY_S = 45.0  # ... or the seconds the search may try its own before the mode
 # each candidate takes a second (a slow suite's failing tests), 450 take minutes and the model sat idle (pyparsing's
 # real-history bugs: 179 and 580 candidates tried in 220 s, the fills began 139-172 s into a 280 s task); each
 # of the search's own 18 fixes of that corpus took its search at most 34.3 s, localizing and verifying included
-COVERING_SUITE_S = 5.0  # a baseline suite slower than this: a mutant runs its line's covering tests before the suite
-COVERING_TIMEOUT_FACTOR = 2  # ... and may take this many times the per-mutant bound
 EACH_FAILING_S = 1.0  # the failing tests' time (while localizing) up to which the search's own candidates run
 # them all, not only up to the first that fails, so that the partial fixes among them are known (driver/partials.py)
 EACH_FAILING_RANKS = HOT_CHUNK  # ... its likeliest ones only: with all of them run so, the search tried 882 of
 # attrs' 1,000 candidates (the real-history bug namedtuple_retain_type) within its time, and all 1,000 with these
 # (the two-edit step looks for its partial fixes among the first 60)
-SLOW_TEST_FACTOR = 3  # a mutant may take this many times its tests' time while localizing (when that is longer)
 REFUSING_TESTS = 6  # tests that failed the whole-suite run of a candidate that passed the failing tests, run by
 # every later candidate after its failing tests (the latest kept). In mutation testing a test that killed one
 # mutant is the likeliest to kill the next (Zhang et al., "Faster mutation testing inspired by test
@@ -156,41 +152,6 @@ async def _verify(deps: SearchDeps, mutant: Mutant, baseline: TestReport | None 
                 shadow.originals.pop(mutant.path, None)
 
 
-def _slow_tests_bound(where: Localization | None, failing: list[str], mutants: list[Mutant],
-                      covering: Any) -> float:
-    """A per-mutant bound for tests slower than the setting allows: SLOW_TEST_FACTOR times (plus a second)
-    the time the failing tests, and the most a mutant's covering tests, took while localizing (a correct
-    mutant of a slow test must not be cut as if it looped). A test cut by the localizing bound is left out:
-    its time is the bound's, not what it needs (four hanging tests made every mutant's bound 121 s, and the
-    search's 120 s went on 9 of 779 mutants)."""
-    if where is None or not where.durations:
-        return 0.0
-    spent = {t: s for t, s in where.durations.items() if not where.test_bound_s or s < where.test_bound_s}
-    need = sum(spent.get(nodeid, 0.0) for nodeid in failing)
-    if covering is not None:
-        need += max((sum(spent.get(t, 0.0) for t in covering(m)) for m in mutants), default=0.0)
-    return SLOW_TEST_FACTOR * need + 1.0
-
-
-def _per_mutant(settings: Settings, where: Localization | None, suite_s: float, failing: list[str],
-                mutants: list[Mutant], baseline: TestReport | None,
-                stats: dict[str, Any]) -> tuple[Callable[[Mutant], list[str]] | None, float]:
-    """(the covering tests of a mutant, on a suite slower than COVERING_SUITE_S with per-test coverage; the
-    per-mutant bound), both noted in `stats`."""
-    covering = None
-    timeout_s = settings.search.mutant_timeout_s
-    if where is not None and where.files and suite_s > COVERING_SUITE_S:
-        def covering(mutant: Mutant) -> list[str]:
-            return where.covering(mutant.path, mutant.line)
-
-        timeout_s = COVERING_TIMEOUT_FACTOR * timeout_s  # the failing tests and their neighbours
-        stats["with_covering"] = True
-    slow_s = _slow_tests_bound(where, failing, mutants, covering)
-    timeout_s = hung_mutant_bound(max(timeout_s, slow_s), slow_s, baseline)  # a mutant that still loops: seconds
-    stats["mutant_timeout_s"] = round(timeout_s, 1)
-    return covering, timeout_s
-
-
 @dataclass
 class _Trial:
     """One search's way of trying a batch of candidates (its per-mutant bound, covering tests and figures)."""
@@ -199,10 +160,15 @@ class _Trial:
     failing: list[str]
     baseline: TestReport | None
     covering: Callable[[Mutant], list[str]] | None
-    timeout_s: float
+    bound: MutantBound
     stats: dict[str, Any]
     steps: Steps | None = None
     refusing: list[str] = field(default_factory=list)  # the tests that refused earlier candidates (REFUSING_TESTS)
+
+    @property
+    def timeout_s(self) -> float:
+        """The per-mutant bound of a child that runs the failing, covering and refusing tests."""
+        return self.bound.with_tests(self.refusing)
 
     def _tests(self) -> Callable[[Mutant], list[str]] | None:
         """What each candidate runs after the failing tests: its covering tests, then the tests that refused earlier
@@ -355,9 +321,9 @@ async def find_single_edit(
     partials: Partials | None = None, steps: Steps | None = None, on_step: OnStep | None = None,
     fills_at_once: bool = False,
 ) -> tuple[Mutant | None, TestReport | None, dict]:
-    """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S
-    seconds, `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in the same
-    sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
+    """The first of `mutants` that passes the failing tests (and, on a suite slower than COVERING_SUITE_S seconds
+    (driver/mutant_bound.py), `suite_s`, with per-test coverage in `where`, the passing tests that run its line: in
+    the same sandboxed run, so a mutant that breaks a neighbour never costs a run of the whole suite), then the whole
     suite; with that suite's report and the search's figures. The search ends at `deadline` (by default
     `search.budget_s` from now; the caller's, when localizing already spent part of it). With `rivals`, a second
     green candidate of the winner's function is looked for, and an input the two differ on (driver/distinguish.py).
@@ -383,8 +349,8 @@ async def find_single_edit(
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
     until = max(deadline, more_until or deadline)
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
-    covering, timeout_s = _per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
-    trial = _Trial(deps, failing, baseline, covering, timeout_s, stats, steps)
+    covering, bound = per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
+    trial = _Trial(deps, failing, baseline, covering, bound, stats, steps)
     fills: Fills | None = None
     each = _each_failing_own(partials, where, failing)
     stats["each_failing"] = each if partials is not None else None

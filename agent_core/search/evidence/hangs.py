@@ -97,8 +97,8 @@ def hang_scores(report: TestReport, workspace: Path) -> dict[tuple[str, int], fl
 
 def hung_mutant_bound(setting_s: float, slow_tests_s: float, baseline: TestReport | None) -> float:
     """The per-mutant bound while the failing tests hang: what the tests that did not hang need (`slow_tests_s`,
-    see searching._slow_tests_bound) plus PASSING_FACTOR times the slowest passing test for each hung test, at
-    least MIN_MUTANT_S and at most the bound the search would use otherwise (`setting_s`)."""
+    driver/mutant_bound.py `slow_tests_bound`) plus PASSING_FACTOR times the slowest passing test for each hung
+    test, at least MIN_MUTANT_S and at most the bound the search would use otherwise (`setting_s`)."""
     stopped = len(hung(baseline))
     if not stopped or baseline is None:
         return setting_s

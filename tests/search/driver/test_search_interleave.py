@@ -22,6 +22,7 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.driver import single_edit
 from agent_core.search.driver.interleave import HoleQueue, ModelBatches
 from agent_core.search.driver.localizing import SearchDeps
+from agent_core.search.driver.mutant_bound import MutantBound
 from agent_core.search.driver.single_edit import find_single_edit
 from agent_core.search.front import SearchStats
 from agent_core.search.infill import INFILL_ACCOUNT, INFILL_TIER, InfillOptions, spread_holes
@@ -419,7 +420,7 @@ def test_a_test_that_refused_one_candidate_is_run_by_the_next_ones_before_any_wh
 def test_only_tests_that_passed_before_are_run_as_refusing_ones_the_latest_kept():
     baseline = models.TestReport(failed=1, outcomes={"t.py::test_fails": "failed", "t.py::test_was_broken": "failed",
                                               **{f"t.py::test_{n}": "passed" for n in range(8)}})
-    trial = single_edit._Trial(cast(SearchDeps, None), ["t.py::test_fails"], baseline, None, 1.0, {})
+    trial = single_edit._Trial(cast(SearchDeps, None), ["t.py::test_fails"], baseline, None, MutantBound(1.0), {})
     assert trial._tests() is None, "nothing refused yet: the failing tests alone"
     trial._refused(["t.py::test_fails", "t.py::test_was_broken", "(test session)", "t.py::test_new", "t.py::test_0"])
     assert trial.refusing == ["t.py::test_0"], "not a failing test, one that failed before, the session, a new one"
