@@ -148,7 +148,7 @@ def test_the_channel_and_the_plugin_agree_on_their_variables():
     from agent_core.testing import channel, pytest_plugin
 
     names = ("REPORT_VAR", "REPORT_FD_VAR", "HANG_FD_VAR", "TOKEN_VAR", "TOKEN_FD_VAR", "SELECT_VAR", "TIMEOUT_VAR",
-             "HANG_SUFFIX", "SWALLOWED_SUFFIX")
+             "PACE_VAR", "STOP_VAR", "HANG_SUFFIX", "SWALLOWED_SUFFIX")
     assert [getattr(channel, n) for n in names] == [getattr(pytest_plugin, n) for n in names]
 
 

@@ -5,7 +5,7 @@ the tests that refused earlier candidates (single_edit.py). The setting, `search
 with covering tests), is the cap, raised for tests slower than it allows (`slow_tests_bound`). Under that cap
 the bound follows what the child's tests took while localizing (`derived_bound`): SLOW_TEST_FACTOR times their
 time plus a second, at least MIN_MUTANT_S (a fork, the tests, a machine the model loads). A mutant that makes
-the code loop costs that bound, not the setting's: in the real-history bugs' run at 5ff570c, jinja2's
+the code loop costs that bound, not the setting's: in a run of the real-history bugs at 5ff570c, jinja2's
 required_block_check had 8 mutants cut at its 10 s bound, 80 of its 280 s, where its children take a fraction
 of a second.
 
@@ -82,8 +82,8 @@ def slow_tests_bound(where: Localization | None, failing: Sequence[str], mutants
 
 def derived_bound(where: Localization | None, failing: Sequence[str], mutants: Sequence[Mutant],
                   covering: Callable[[Mutant], list[str]] | None) -> float | None:
-    """The bound the child's tests' own times give (module docstring), or None when localizing timed none of
-    the failing tests."""
+    """The bound the child's tests' own times give (module docstring), or None when localizing did not time
+    every failing test."""
     if where is None or not where.durations or any(t not in where.durations for t in failing):
         return None
     spent = _spent(where)

@@ -136,12 +136,6 @@ def test_a_paced_bound_cuts_only_a_test_in_the_projects_own_code(path: str, loop
     assert controls.in_project_code(SimpleNamespace(f_code=SimpleNamespace(co_filename=path))) is looping
 
 
-def test_the_channel_and_the_plugin_agree_on_the_pace_variable():
-    from agent_core.testing import channel, pytest_plugin
-
-    assert channel.PACE_VAR == pytest_plugin.PACE_VAR
-
-
 def test_the_covering_index_answers_as_the_scan_did():
     rng = random.Random(7)
     tests = [f"t.py::test_{i}" for i in range(60)]
