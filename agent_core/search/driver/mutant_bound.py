@@ -5,9 +5,9 @@ the tests that refused earlier candidates (single_edit.py). The setting, `search
 with covering tests), is the cap, raised for tests slower than it allows (`slow_tests_bound`). Under that cap
 the bound follows what the child's tests took while localizing (`derived_bound`): SLOW_TEST_FACTOR times their
 time plus a second, at least MIN_MUTANT_S (a fork, the tests, a machine the model loads). A mutant that makes
-the code loop costs that bound, not the setting's: in a run of the real-history bugs at 5ff570c, jinja2's
-required_block_check had 8 mutants cut at its 10 s bound, 80 of its 280 s, where its children take a fraction
-of a second.
+the code loop costs that bound, not the setting's: in a real jinja2 bug's run (required_block_check, the
+real-history corpus), 8 mutants cut at the setting's 10 s took 80 of its 280 s, where its children take a
+fraction of a second.
 
 What a test took while localizing can be less than it needs in a child:
 
