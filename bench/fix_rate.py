@@ -164,7 +164,7 @@ def time_split(workspace: Path, run_id: str = "") -> dict:
     """Where a run's time went, from its journal: seconds per pipeline node (summed over its visits), the
     model's fills (`infill`: holes, samples, kept, tried, tokens, seconds, the winning hole, the answers,
     those that wrote their hole back unchanged, the candidates made at a line's twins, the answers dropped as dead
-    code, the conditions negated; its `per_hole` left
+    code or for reading unbound names, the conditions negated; its `per_hole` left
     out but for each hole's path and label,
     `holes`) and the search's own figures (mutants made and tried)."""
     records = _journal(workspace, run_id)
@@ -181,8 +181,9 @@ def time_split(workspace: Path, run_id: str = "") -> dict:
     if per_hole and all("unchanged" in h for h in per_hole):  # journals since 2026-12-04
         infill["answered"] = sum(int(h.get("answered") or 0) for h in per_hole)
     # answers that wrote their hole back (since 2026-12-04), candidates at twins (12-05), answers dropped as dead
-    # code (12-06), conditions negated (12-06, infill/turned.py): each summed where every hole counts it
-    for key in ("unchanged", "twins", "dead", "turned"):
+    # code (12-06), conditions negated (12-06, infill/turned.py), answers reading unbound names (12-07,
+    # infill/unbound.py): each summed where every hole counts it
+    for key in ("unchanged", "twins", "dead", "turned", "unbound"):
         if per_hole and all(key in h for h in per_hole):
             infill[key] = sum(int(h[key]) for h in per_hole)
     return {"nodes": nodes, "infill": infill, "holes": holes, "mutants": search.get("mutants"),

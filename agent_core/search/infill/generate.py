@@ -71,6 +71,7 @@ class HoleReport:
     unchanged: int = 0  # answers that wrote the hole's code back as it was
     twins: int = 0  # of `mutants`, those that made an answer at the line's twins too (samples.py)
     dead: int = 0  # answers dropped for leaving statements that can never run (samples.py)
+    unbound: int = 0  # answers dropped for reading a name nothing can have bound there (infill/unbound.py)
     turned: int = 0  # of `mutants`, those that negated a condition an answer wrote (infill/turned.py)
 
     @property
@@ -83,7 +84,8 @@ class HoleReport:
         return {"path": self.hole.path, "hole": self.hole.label, "kind": self.hole.kind, "dialect": self.dialect,
                 "drawn": self.drawn, "answered": self.answered, "kept": self.kept, "tokens": self.tokens,
                 "seconds": round(self.seconds, 2), "saturated": self.saturated, "unchanged": self.unchanged,
-                "twins": self.twins, "dead": self.dead, "turned": self.turned, "error": self.error}
+                "twins": self.twins, "dead": self.dead, "unbound": self.unbound, "turned": self.turned,
+                "error": self.error}
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,7 @@ async def infill_hole(llm: LLMClient, hole: Hole, source: str, spec: FimSpec,
             report.error, report.stopped = str(ending), isinstance(ending, (LLMUnavailable, BudgetSpent))
             break
     report.unchanged, report.twins, report.dead = sampler.unchanged, sampler.twins, sampler.dead
-    report.turned = sampler.turned
+    report.turned, report.unbound = sampler.turned, sampler.unbound
     report.mutants = sampler.mutants
     report.tokens = _tokens(llm, options.account) - spent
     report.seconds = time.monotonic() - began

@@ -1,0 +1,120 @@
+"""Names a module reads where nothing can have bound them: a sample that adds one can only crash there.
+
+The model fills a hole from the code around it, the code after the hole too, and
+it often reads a name that is not there: one the code after the hole assigns
+(`tidx, token = ...` two lines below a clause reading `token`), one the tests'
+code uses, or one it made up. Run, such a line raises NameError or
+UnboundLocalError as soon as it is reached, so the candidate cannot be the fix
+and its run in the driver is wasted; and counted as a new answer, it keeps its
+hole sampling where the model has nothing left to say (generate.py SATURATED).
+`unbound_reads` counts them; the Sampler (samples.py) drops a sample after which
+the count is higher than the file's own.
+
+A read counts when the standard library's `symtable` (Python's own scope rules:
+comprehensions, lambdas, class bodies, `global`, `nonlocal`, closures) resolves
+the name to the module and the module never binds it, nor do the builtins; or
+when it resolves to a local of the function reading it, is read outside any loop
+of that function, and every line binding it comes after the read (no loop can
+have bound it before). Where a module imports `*` the module's names are unknown,
+and nothing counts; anything the file's own text cannot be read for counts nothing.
+No library says this: linters do (pyflakes' undefined names), but none is a
+dependency here, and what is needed is a count to compare, not messages.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import symtable
+
+MODULE_NAMES = frozenset({"__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__path__",
+                          "__builtins__", "__annotations__", "__dict__", "__cached__"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.GeneratorExp)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_KNOWN = frozenset(dir(builtins)) | MODULE_NAMES
+
+
+def _tables(table: symtable.SymbolTable) -> list[symtable.SymbolTable]:
+    out = [table]
+    for child in table.get_children():
+        out += _tables(child)
+    return out
+
+
+def _module_names(top: symtable.SymbolTable) -> set[str]:
+    """What the module binds: its own assignments, imports, defs and classes, and what any function assigns after
+    declaring it `global`."""
+    names = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    for table in _tables(top)[1:]:
+        names |= {s.get_name() for s in table.get_symbols() if s.is_declared_global() and s.is_assigned()}
+    return names
+
+
+def _own_nodes(node: ast.AST) -> list[tuple[ast.AST, bool]]:
+    """The nodes of a function's own scope (not of the scopes nested in it), each with whether a loop of the
+    function holds it."""
+    out: list[tuple[ast.AST, bool]] = []
+    stack: list[tuple[ast.AST, bool]] = [(child, False) for child in ast.iter_child_nodes(node)]
+    while stack:
+        current, looped = stack.pop()
+        out.append((current, looped))
+        if isinstance(current, _SCOPES):
+            continue  # its name is bound here; its body is another scope (defaults and decorators are rare reads)
+        inner = looped or isinstance(current, _LOOPS)
+        stack += [(child, inner) for child in ast.iter_child_nodes(current)]
+    return out
+
+
+def _binding_line(node: ast.AST) -> tuple[str, int] | None:
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return node.id, node.lineno
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name, node.lineno
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return node.name, node.lineno
+    if isinstance(node, ast.alias):
+        return (node.asname or node.name.split(".")[0]), getattr(node, "lineno", 0)
+    return None
+
+
+def _early_locals(function: ast.AST, table: symtable.SymbolTable) -> int:
+    """Reads of the function's locals outside its loops on a line before every line that binds them."""
+    local = {s.get_name() for s in table.get_symbols() if s.is_local() and not s.is_parameter()
+             and not s.is_global() and not s.is_free()}
+    nodes = _own_nodes(function)
+    first: dict[str, int] = {}
+    for node, _ in nodes:
+        bound = _binding_line(node)
+        if bound is not None and bound[0] in local:
+            first[bound[0]] = min(first.get(bound[0], bound[1]), bound[1])
+    return sum(1 for node, looped in nodes if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+               and not looped and node.id in first and node.lineno < first[node.id])
+
+
+def _functions(tree: ast.Module) -> dict[tuple[str, int], ast.AST]:
+    return {(node.name, node.lineno): node for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def unbound_reads(source: str, path: str = "<hole>") -> int:
+    """How many names `source` reads where nothing can have bound them (module docstring); 0 when it does not
+    parse or imports `*`."""
+    try:
+        tree = ast.parse(source)
+        top = symtable.symtable(source, path, "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return 0
+    if any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) for node in tree.body):
+        return 0
+    module = _module_names(top)
+    functions = _functions(tree)
+    count = 0
+    for table in _tables(top):
+        for symbol in table.get_symbols():
+            if symbol.is_referenced() and symbol.is_global() and not symbol.is_declared_global() \
+                    and symbol.get_name() not in module and symbol.get_name() not in _KNOWN:
+                count += 1
+        if table.get_type() == "function" and (function := functions.get((table.get_name(), table.get_lineno()))):
+            count += _early_locals(function, table)
+    return count
