@@ -182,7 +182,7 @@ def time_split(workspace: Path, run_id: str = "") -> dict:
         infill["answered"] = sum(int(h.get("answered") or 0) for h in per_hole)
     # answers that wrote their hole back (since 2026-12-04), candidates at twins (12-05), answers dropped as dead
     # code (12-06), conditions negated (12-06, infill/turned.py), answers reading unbound names (12-07,
-    # infill/unbound.py): each summed where every hole counts it
+    # analysis/unbound.py): each summed where every hole counts it
     for key in ("unchanged", "twins", "dead", "turned", "unbound"):
         if per_hole and all(key in h for h in per_hole):
             infill[key] = sum(int(h[key]) for h in per_hole)

@@ -234,7 +234,7 @@ def fills(rows: list[dict]) -> list[str]:
     deadened = [f for f in figures if "dead" in f]  # runs since 2026-12-06
     if deadened:
         lines.append(f"answers dropped for leaving statements that never run: {sum(int(f['dead']) for f in deadened)}")
-    unbound = [f for f in figures if "unbound" in f]  # runs since 2026-12-07 (infill/unbound.py)
+    unbound = [f for f in figures if "unbound" in f]  # runs since 2026-12-07 (analysis/unbound.py)
     if unbound:
         lines.append(f"answers dropped for reading a name nothing binds there: "
                      f"{sum(int(f['unbound']) for f in unbound)}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import symtable
 import threading
 from typing import Any
 
@@ -56,6 +57,13 @@ def parse_expression(source: str) -> ast.Expression:
 def literal_eval(source: str) -> Any:
     """`ast.literal_eval` of a text, parsed here."""
     return ast.literal_eval(parse_expression(source.lstrip(" \t")))
+
+
+def symbol_table(source: str, filename: str = "<unknown>") -> symtable.SymbolTable:
+    """`symtable.symtable(source, filename, "exec")`: the module's scopes as the compiler sees them, under the
+    same lock as the parses (it parses the text itself)."""
+    with _LOCK:
+        return symtable.symtable(source, filename, "exec")
 
 
 @functools.lru_cache(maxsize=8)

@@ -70,6 +70,7 @@ class SearchStats:
     refusing_tests: int | None = None  # tests that failed a refused candidate's suite, run by the later ones too
     mutant_timeout_s: float | None = None  # the per-mutant bound
     mutant_cap_s: float | None = None  # the setting's bound, when the per-mutant bound was derived below it
+    unbound: int | None = None  # candidates dropped untried for reading a name nothing binds there (driver/screen.py)
     error: str | None = None  # why a driver run failed
     rival_tried: int | None = None  # candidates tried for a second green edit
     rival: dict[str, Any] | None = None  # that edit, and an input the two differ on (driver/distinguish.py)
@@ -234,6 +235,8 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
                                                winner)
     if steps is not None:
         figures["steps"] = {**steps.figures(on_top.won), **on_top.figures()}
+    if screen.unbound:
+        figures["unbound"] = screen.unbound
     outcome.stats, outcome.refused = SearchStats.of(figures), screen.refused
     if figures.get("error"):
         outcome.error = f"trying mutants: {figures['error']}"

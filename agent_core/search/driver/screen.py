@@ -7,8 +7,11 @@ project ships, `assertion_helpers`) makes them pass by weakening the check. Eith
 costs a driver run, and the refusal is kept for the journal and the result (`checks_at` also keeps the
 model's holes out of those functions). A candidate whose only change is an early `return` guard makes the
 function do nothing on that path: it is tried after the others of its batch, so that one that keeps the
-function working wins when both are green. The search's own candidates, its second edits and each batch of the
-model's fills pass through the same screen.
+function working wins when both are green. A candidate that reads a name nothing can have bound where it reads
+it (analysis/unbound.py: a name swapped for a local assigned further down, a parameter of another
+function) can only raise NameError or UnboundLocalError there: it is dropped too, counted (`unbound`), not
+noted one by one. The search's own candidates, its second edits and each batch of the model's fills pass
+through the same screen.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from agent_core.analysis import pysyntax
 from agent_core.analysis.swallowing import REFUSED, WEAKENS_CHECK, assertion_helpers, early_return, swallowing_findings
+from agent_core.analysis.unbound import UnboundCheck
 from agent_core.search.candidate import Mutant
 from agent_core.workspace.shadow import read_exact
 
@@ -41,6 +45,8 @@ class Screen:
         self.parsed: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {}
         self.helpers: dict[str, list[tuple[int, int, str, str]]] = {}
         self.refused: list[str] = []
+        self.unbound = 0  # candidates dropped for reading a name nothing can have bound there
+        self._unbound: dict[str, UnboundCheck] = {}
 
     def _source(self, path: str) -> str | None:
         if path not in self.sources:
@@ -113,9 +119,14 @@ class Screen:
         found = swallowing_findings(*self._unit(mutant, source), self.types) if cheap else []
         return found[0][1] if found else None
 
+    def _reads_unbound(self, mutant: Mutant, source: str) -> bool:
+        if mutant.path not in self._unbound:
+            self._unbound[mutant.path] = UnboundCheck(source, mutant.path)
+        return self._unbound[mutant.path].adds(mutant.line, mutant.last, mutant.applied(source))
+
     def kept(self, mutants: list[Mutant]) -> list[Mutant]:
         """`mutants` without those that swallow the tests' errors or change their checks (each noted in
-        `refused`)."""
+        `refused`), nor those that read a name nothing can have bound there (counted in `unbound`)."""
         out = []
         for mutant in mutants:
             source = self._source(mutant.path)
@@ -124,6 +135,8 @@ class Screen:
             if why or check:
                 reason = f"{REFUSED}: {why}" if why else f"refused: {check}"
                 self.refused.append(f"{mutant.path}:{mutant.line} ({mutant.description}) {reason}")
+            elif source is not None and self._reads_unbound(mutant, source):
+                self.unbound += 1
             else:
                 out.append(mutant)
         return out

@@ -21,8 +21,6 @@ like any other candidate.
   (spliced, parsed, deduplicated: `Mutant`s with tier `INFILL_TIER`);
 - turned.py: `negated(condition)` and `turned_round(hole, lines)`: a condition the model wrote
   (a clause, a guard) negated, the Sampler's second candidate after the answer's own;
-- unbound.py: `unbound_reads(source)`: names read where nothing can have bound them (a
-  sample adding one is no candidate);
 - generate.py: the entry points.
 
 The seam for the search driver::

@@ -71,7 +71,7 @@ class HoleReport:
     unchanged: int = 0  # answers that wrote the hole's code back as it was
     twins: int = 0  # of `mutants`, those that made an answer at the line's twins too (samples.py)
     dead: int = 0  # answers dropped for leaving statements that can never run (samples.py)
-    unbound: int = 0  # answers dropped for reading a name nothing can have bound there (infill/unbound.py)
+    unbound: int = 0  # answers dropped for reading a name nothing can have bound there (analysis/unbound.py)
     turned: int = 0  # of `mutants`, those that negated a condition an answer wrote (infill/turned.py)
 
     @property

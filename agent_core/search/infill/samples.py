@@ -31,7 +31,7 @@ slot before a line is that line's replacement with the line left behind, dead,
 which the line's own hole makes without it; a `return` in place of a line that
 leaves the rest of its block behind makes the function do less, not something
 else (counted in `Sampler.dead`). And it drops the samples that read a name nothing can
-have bound where they read it (unbound.py: one the code after the hole assigns, one
+have bound where they read it (analysis/unbound.py: one the code after the hole assigns, one
 made up): run, they raise NameError or UnboundLocalError (counted in `Sampler.unbound`).
 
 A line that has twins (its copies in the same function, search/twins.py)
@@ -57,10 +57,10 @@ import tokenize
 from dataclasses import dataclass, field, replace
 
 from agent_core.analysis import pysyntax
+from agent_core.analysis.unbound import UnboundCheck
 from agent_core.search.candidate import Mutant
 from agent_core.search.infill.holes import Hole
 from agent_core.search.infill.turned import turned_round
-from agent_core.search.infill.unbound import unbound_reads
 from agent_core.search.twins import Twins
 
 INFILL_TIER = 30  # after every single-edit tier of mutants.py (0-12) and the templates' (20)
@@ -256,17 +256,17 @@ class Sampler:
     unchanged: int = 0  # samples that wrote the hole's code back as it was
     twins: int = 0  # candidates that made a sample's rewrite at the line's twins too (of `mutants`)
     dead: int = 0  # samples dropped because more statements could never run after them
-    unbound: int = 0  # samples dropped because they read a name nothing can have bound there (unbound.py)
+    unbound: int = 0  # samples dropped because they read a name nothing can have bound there (analysis/unbound.py)
     turned: int = 0  # candidates that negated the condition a sample wrote (of `mutants`, turned.py)
     _original: str | None = field(default=None, init=False, repr=False)
     _dead: int = field(default=0, init=False, repr=False)
-    _unbound: int = field(default=0, init=False, repr=False)
+    _unbound: UnboundCheck | None = field(default=None, init=False, repr=False)
     _twins: Twins | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._original = _tree(self.source)
         self._dead = dead_statements(self.source)
-        self._unbound = unbound_reads(self.source, self.hole.path)
+        self._unbound = UnboundCheck(self.source, self.hole.path)
         if self._original is not None:
             self.seen.add(self._original)  # a sample that changes nothing is no candidate
         if self.hole.size == 1 and not self.hole.is_slot:  # one line rewritten: its own, or inside it
@@ -292,7 +292,7 @@ class Sampler:
             if dead_statements(applied) > self._dead:
                 self.dead += 1
                 return None
-            if unbound_reads(applied, self.hole.path) > self._unbound:
+            if self._unbound is not None and self._unbound.adds(mutant.line, mutant.last, applied):
                 self.unbound += 1
                 return None
             self.mutants.append(mutant)

@@ -71,6 +71,20 @@ def test_each_candidate_is_judged_in_its_top_level_statement_as_in_the_whole_fil
         assert bool(early_return(*whole)) == (mutant is guard), mutant.description
 
 
+def test_a_candidate_reading_a_name_nothing_binds_there_is_dropped_untried_and_counted(tmp_path: Path):
+    """A name swapped for a local assigned further down (UnboundLocalError) or for one bound nowhere (NameError)
+    can only crash where it is read: the screen drops it, counts it, and keeps the rest in their order."""
+    project = make_project(tmp_path / "proj", {"service.py": SERVICE})
+    later = Mutant("service.py", 23, "    value = int(text) if text else total\n    total = value", "`total` read first")
+    nowhere = Mutant("service.py", 24, "    return value * LIMT", "`LIMIT` -> `LIMT`")
+    kept_one = Mutant("service.py", 24, "    return value * LIMIT + 1", "`+ 1` added")
+    in_method = Mutant("service.py", 12, "            return self.items[:LIMIT]", "`n` -> `LIMIT`")
+    screen = Screen(project, ["ValueError"])
+
+    assert screen([later, kept_one, nowhere, in_method]) == [kept_one, in_method]
+    assert screen.unbound == 2 and screen.refused == [], "counted, not noted as an attack"
+
+
 HELPERS = (  # a package shipping checks for its tests (as pyparsing.testing does), beside its own code
     "import unittest\n\n\nclass ResultsAsserts:\n"
     "    def assertParsed(self, result, expected_list=None, expected_dict=None):\n"

@@ -1,13 +1,13 @@
-"""Names read where nothing can have bound them (infill/unbound.py): counted by Python's scope rules, and a
+"""Names read where nothing can have bound them (analysis/unbound.py): counted by Python's scope rules, and a
 sample that adds one is no candidate."""
 
 from __future__ import annotations
 
 import pytest
 
+from agent_core.analysis.unbound import UnboundCheck, unbound_reads
 from agent_core.search.infill.holes import holes_at
 from agent_core.search.infill.samples import Sampler
-from agent_core.search.infill.unbound import unbound_reads
 
 
 @pytest.mark.parametrize(("source", "count"), [
@@ -72,3 +72,56 @@ def test_names_the_file_already_reads_unbound_are_not_held_against_a_sample():
     sampler = Sampler(line, source)
     assert sampler.add("    y = x + 2\n") is not None and sampler.unbound == 0
     assert sampler.add("    y = x + other_name\n") is None and sampler.unbound == 1
+
+
+MODULE = """import os
+
+LIMIT = 3
+
+
+class Pool:
+    SIZE = 4
+
+    @property
+    def size(self):
+        return self.SIZE
+
+    def take(self, n):
+        if n > LIMIT:
+            n = LIMIT
+        items = os.listdir('.')
+        return items[:n]
+
+
+def parse(text):
+    value = int(text)
+    return value * LIMIT
+"""
+
+
+def _changed(line: int, text: str) -> str:
+    lines = MODULE.split("\n")
+    lines[line - 1] = text
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(("line", "text", "adds"), [
+    (14, "        if n > LIMIT and items:", True),  # `items` is assigned two lines below
+    (14, "        if n > SIZE:", True),  # a class body's name is not a method's to read
+    (14, "        if n > LIMIT and os.sep:", False),
+    (21, "    value = int(text) + LIMIT", False),
+    (21, "    value = int(txt)", True),  # the parameter is `text`
+    (3, "LIMIT = DEFAULT", True),  # module-level: judged in the whole file
+    (3, "LIMIT = len(os.sep)", False),
+])
+def test_a_candidate_is_judged_in_the_function_it_changes_with_the_module_s_names_known(line, text, adds):
+    check = UnboundCheck(MODULE, "pool.py")
+    assert check.adds(line, line, _changed(line, text)) is adds
+    assert (unbound_reads(_changed(line, text)) > unbound_reads(MODULE)) is adds, "as the whole file counts it"
+
+
+def test_a_module_importing_star_or_not_parsing_adds_nothing():
+    star = "from os import *\n\n\ndef f():\n    return sep\n"
+    assert UnboundCheck(star).adds(5, 5, star.replace("return sep", "return made_up")) is False
+    broken = "def f(:\n    pass\n"
+    assert UnboundCheck(broken).adds(2, 2, broken.replace("pass", "made_up")) is False
