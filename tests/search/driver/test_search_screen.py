@@ -75,7 +75,8 @@ def test_a_candidate_reading_a_name_nothing_binds_there_is_dropped_untried_and_c
     """A name swapped for a local assigned further down (UnboundLocalError) or for one bound nowhere (NameError)
     can only crash where it is read: the screen drops it, counts it, and keeps the rest in their order."""
     project = make_project(tmp_path / "proj", {"service.py": SERVICE})
-    later = Mutant("service.py", 23, "    value = int(text) if text else total\n    total = value", "`total` read first")
+    later = Mutant("service.py", 23, "    value = int(text) if text else total\n    total = value",
+                   "`total` read first")
     nowhere = Mutant("service.py", 24, "    return value * LIMT", "`LIMIT` -> `LIMT`")
     kept_one = Mutant("service.py", 24, "    return value * LIMIT + 1", "`+ 1` added")
     in_method = Mutant("service.py", 12, "            return self.items[:LIMIT]", "`n` -> `LIMIT`")
