@@ -103,7 +103,11 @@ def _functions(tree: ast.Module) -> dict[tuple[str, int], ast.AST]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def unbound_reads(source: str, path: str = "<hole>", known: frozenset[str] = frozenset()) -> int:
+def _imports_star(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) for node in tree.body)
+
+
+def unbound_reads(source: str, path: str = "<unknown>", known: frozenset[str] = frozenset()) -> int:
     """How many names `source` reads where nothing can have bound them (module docstring), `known`: names bound
     elsewhere (the module's, when `source` is one function of it); 0 when it does not parse or imports `*`."""
     try:
@@ -111,7 +115,7 @@ def unbound_reads(source: str, path: str = "<hole>", known: frozenset[str] = fro
         top = pysyntax.symbol_table(source, path)
     except (SyntaxError, ValueError, RecursionError):
         return 0
-    if any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) for node in tree.body):
+    if _imports_star(tree):
         return 0
     module = _module_names(top) | known
     functions = _functions(tree)
@@ -149,7 +153,7 @@ class UnboundCheck:
     whole file. A method is judged as a function of its own (`if 1:` above it keeps its indentation readable):
     the names of its class body are not its to read, as Python has it."""
 
-    def __init__(self, source: str, path: str = "<hole>") -> None:
+    def __init__(self, source: str, path: str = "<unknown>") -> None:
         self.source, self.path = source, path
         self._lines = source.split("\n")
         self._counts: dict[tuple[int, int], int] = {}
@@ -159,10 +163,9 @@ class UnboundCheck:
         except (SyntaxError, ValueError, RecursionError):
             self._spans: list[tuple[int, int]] = []
             self._whole = 0
-            self._star = True
+            self._off = True  # a file that does not parse: nothing is judged
             return
-        self._star = any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
-                         for node in tree.body)
+        self._off = _imports_star(tree)  # the module's names are unknown
         self._spans = _outermost_functions(tree)
         self._whole = -1  # the whole file's count, worked out when first needed
 
@@ -175,7 +178,7 @@ class UnboundCheck:
     def adds(self, first: int, last: int, changed: str) -> bool:
         """Whether `changed` (the file with its lines `first`..`last` replaced) reads more names nothing can
         have bound than the file does."""
-        if self._star:
+        if self._off:
             return False
         span = next(((a, b) for a, b in self._spans if a <= first and last <= b), None)
         if span is None:
