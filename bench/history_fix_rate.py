@@ -208,8 +208,8 @@ def holes_at_author(holes: list[list[str]], places: dict[str, set[int]]) -> int:
 def fills(rows: list[dict]) -> list[str]:
     """What the model's fills did over the rows whose fills sampled a hole (their journals' `infill` figures):
     holes, samples, candidates and candidates per minute of the fills' own time, whether they reached the
-    author's lines, the answers that changed nothing, the candidates made at twins, the conditions negated, and
-    the median split of a task's time."""
+    author's lines, the answers that changed nothing, the candidates made at twins, the conditions negated, the
+    time a model round could not use given to the fills, and the median split of a task's time."""
     asked = [r for r in rows if (r.get("split", {}).get("infill") or {}).get("holes")]
     figures = [r["split"]["infill"] for r in asked]
     if not figures:
@@ -241,6 +241,10 @@ def fills(rows: list[dict]) -> list[str]:
     turned = [f for f in figures if "turned" in f]  # runs since 2026-12-06 (infill/turned.py)
     if turned:
         lines.append(f"candidates that negated a condition the model wrote: {sum(int(f['turned']) for f in turned)}")
+    extended = [float(f["extended_s"]) for f in figures if f.get("extended_s")]  # since 2026-12-07 (FillsEnd)
+    if extended:
+        lines.append(f"fills given a model round's time (too slow to finish one): {len(extended)} tasks, "
+                     f"median {statistics.median(extended):.1f} s more")
     nodes = [r["split"]["nodes"] for r in rows if r.get("split", {}).get("nodes")]
     if nodes:
         names = sorted({name for n in nodes for name in n})

@@ -90,6 +90,11 @@ class LLMClient(Protocol):
 
     def total_usage(self) -> Usage: ...
 
+    def pace(self, account: str, least: int = 1) -> float | None:
+        """Seconds per written token of `account`'s answered calls (each call's whole time, its prompt's reading
+        and any waiting included); None before `least` calls wrote tokens."""
+        ...
+
     async def structured(
         self,
         role: Role,

@@ -128,6 +128,9 @@ class OpenAIChatClient:
     def total_usage(self) -> Usage:
         return self._ledger.total()
 
+    def pace(self, account: str, least: int = 1) -> float | None:
+        return self._ledger.pace(account, least)
+
     # -- the LLMClient method ----------------------------------------------------------
     async def structured(
         self, role: Role, messages: list[dict[str, Any]], schema: type[T], temperature: float | None = None
@@ -330,7 +333,7 @@ class OpenAIChatClient:
                 self._observer.on_llm_call(record.model_copy(update={"cut": True}))
             raise
         done.usage = self._counted(request, done)
-        self._ledger.record(account, done.usage)
+        self._ledger.record(account, done.usage, done.duration_s)
         if self._observer is not None:
             self._observer.on_llm_call(self._call_record(account, schema, mode, messages, done))
         return done

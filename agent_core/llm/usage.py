@@ -9,15 +9,29 @@ from agent_core.models import Usage
 
 
 class UsageLedger:
-    """Sums `Usage` per role; safe to share between threads and tasks."""
+    """Sums `Usage` per role, and the seconds of the calls that wrote tokens; safe to share between threads and
+    tasks."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_role: dict[str, Usage] = {}
+        self._written: dict[str, tuple[int, int, float]] = {}  # role -> calls, completion tokens, their seconds
 
-    def record(self, role: str, usage: Usage) -> None:
+    def record(self, role: str, usage: Usage, seconds: float = 0.0) -> None:
+        """Add `usage`; a call that wrote tokens in `seconds` (its whole time, the prompt's reading included)
+        counts towards the role's `pace` too."""
         with self._lock:
             self._by_role.setdefault(role, Usage()).add(usage)
+            if usage.completion_tokens > 0 and seconds > 0:
+                calls, tokens, spent = self._written.get(role, (0, 0, 0.0))
+                self._written[role] = (calls + 1, tokens + usage.completion_tokens, spent + seconds)
+
+    def pace(self, role: str, least: int = 1) -> float | None:
+        """Seconds per written token of `role`'s calls so far (their seconds over their completion tokens); None
+        before `least` calls wrote any."""
+        with self._lock:
+            calls, tokens, spent = self._written.get(role, (0, 0, 0.0))
+        return spent / tokens if calls >= max(1, least) else None
 
     def by_role(self) -> dict[str, Usage]:
         """A copy of the per-role sums (roles that made no call are absent)."""

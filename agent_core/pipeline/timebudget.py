@@ -24,7 +24,7 @@ from agent_core.models import TestReport
 from agent_core.pipeline.checkpoint import rewind_shadow
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.state import RunState
-from agent_core.search import search_budget_s
+from agent_core.search import INFILL_ACCOUNT, search_budget_s
 
 # The search runs first, before any model call, and is given at most this share of the time left when it
 # starts: half, because the search finds its fixes early or not at all (8-78 s per fix on the classic
@@ -35,6 +35,14 @@ SEARCH_SHARE = 0.5
 # share of the run's time left then: a fill is one short answer, far likelier to fix a local bug than a
 # whole planner/coder round of the same small model.
 SEARCH_WITH_MODEL_SHARE = 0.8
+# A model round after the fills is the coder writing a whole function: 305-436 tokens in the bundled model's
+# answers on two real-history bugs (2026-12-07), where one such call took 60 s (idle, a fresh 2,405-token
+# prompt). Within the 20% the fills leave (25-56 s of a 280 s run there), no round with that model finished
+# in 13 unfixed bugs (their `iterations` 0).
+ROUND_TOKENS = 400
+PACE_CALLS = 8  # the fills' answered calls before their pace says how fast the endpoint writes
+CONFIRM_RUNS = 2  # whole-suite runs kept for the last fill that passes (its confirmation, a rival's)
+CONFIRM_S = 5.0  # and seconds for the sandbox around them
 # Nodes that keep the budget themselves: finalize only decides the status (no model call, no test run), and
 # the verifier's call is refused or ended by the LLM client, which the verifier takes as "the tests decide".
 SELF_BOUNDED = frozenset({"finalize", "verify"})
@@ -62,6 +70,27 @@ def infill_deadline(deps: RunDeps, deadline: float | None) -> float | None:
     if deps.deadline is not None:
         until = min(until, deadline + SEARCH_WITH_MODEL_SHARE * max(0.0, deps.deadline - deadline))
     return until
+
+
+def fills_extension(deps: RunDeps, suite_s: float) -> Callable[[float], float | None]:
+    """When the model's fills may stop later than `infill_deadline` said (`at`): under a time budget, if at the
+    fills' measured pace (the endpoint's seconds per written token over their calls, LLMClient.pace) a model
+    round (ROUND_TOKENS written and a test run of `suite_s`) cannot finish in what `at` leaves, that time is the
+    fills' too, up to the time kept for confirming the last fill (CONFIRM_RUNS suites and CONFIRM_S). None
+    until PACE_CALLS calls were answered (driver/interleave.py `FillsEnd` asks again); from `at` on, one answered
+    call is enough, and with none `at` stands (nothing says a round cannot finish)."""
+    def extend(at: float) -> float | None:
+        if deps.deadline is None:
+            return at
+        late = time.monotonic() >= at
+        pace = deps.llm.pace(INFILL_ACCOUNT, 1 if late else PACE_CALLS)
+        if pace is None:
+            return at if late else None
+        last = deps.deadline - (CONFIRM_RUNS * suite_s + CONFIRM_S)
+        round_s = ROUND_TOKENS * pace + suite_s
+        return at if deps.deadline - at >= round_s or last <= at else last
+
+    return extend
 
 
 def time_is_up(deps: RunDeps) -> bool:

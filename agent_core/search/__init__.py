@@ -1,6 +1,7 @@
 """The zero-token search for a fix: localize a failing test run's fault, then try candidate edits in the sandbox.
 
-The front door is `localize` and `find_fix` (front.py), and the search's time, `search_budget_s`. Inside, by
+The front door is `localize` and `find_fix` (front.py), and the search's time, `search_budget_s` (and the suite's
+time it counts from, `unhung_duration`). Inside, by
 layer (bottom to top; each imports only from lower ones, tests/architecture checks it):
 
 - candidate.py, linetext.py, twins.py: the candidate shape (`Edit`, `Mutant`), where an ast node sits in a line,
@@ -25,6 +26,7 @@ from agent_core.search.driver.describe import describe_change
 from agent_core.search.driver.interleave import is_infill
 from agent_core.search.driver.localizing import Localization, SearchDeps
 from agent_core.search.driver.sandboxed import line_recorder, run_driver
+from agent_core.search.evidence.hangs import unhung_duration
 from agent_core.search.evidence.inputs import failing_literals, failing_types, literal, seen_exceptions
 from agent_core.search.evidence.spectrum import Suspect
 from agent_core.search.front import (
@@ -73,4 +75,5 @@ __all__ = [
     "search_budget_s",
     "seen_exceptions",
     "shown",
+    "unhung_duration",
 ]

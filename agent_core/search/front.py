@@ -151,10 +151,11 @@ def _said(deps: SearchDeps) -> Callable[[int, int, Hole], None]:
 
 
 def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Suspect], where: Localization,
-                   until: float | None, screen: Screen) -> tuple[ModelBatches | None, list[tuple[str, int]]]:
+                   until: float | None, screen: Screen, extend: Callable[[float], float | None] | None = None,
+                   ) -> tuple[ModelBatches | None, list[tuple[str, int]]]:
     """The model's fills of the suspects' holes and of the lines that say the failing tests' words, when a model
     is given and `search.infill` is on; the prompts show the failing tests' code. With the places ranked (path,
-    line), where holes are cut."""
+    line), where holes are cut. `extend`: what may move the fills' end on (driver/interleave.py `FillsEnd`)."""
     s = deps.settings.search
     if model is None or not s.infill:
         return None, []
@@ -171,18 +172,21 @@ def _model_batches(deps: SearchDeps, model: LLMClient | None, suspects: list[Sus
     holes = spread_holes(places[: s.infill_lines], sources)
     options = InfillOptions(samples=s.infill_samples, deadline=until,
                             tests=tuple(failing_tests_code(deps.shadow.root, where.failing)))
-    return (ModelBatches(model, holes, sources, options, on_hole=_said(deps), screen=screen,
-                         later=places[s.infill_lines :], step=s.infill_lines) if places else None), places
+    batches = ModelBatches(model, holes, sources, options, on_hole=_said(deps), screen=screen,
+                           later=places[s.infill_lines :], step=s.infill_lines, extend=extend)
+    return (batches if places else None), places
 
 
 async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *, deadline: float | None = None,
                    suspects: list[Suspect] | None = None, pairs: bool = True, contain: bool = True,
-                   model: LLMClient | None = None, model_deadline: float | None = None) -> SearchOutcome:
+                   model: LLMClient | None = None, model_deadline: float | None = None,
+                   model_extend: Callable[[float], float | None] | None = None) -> SearchOutcome:
     """A fix of the failure in `report`, localized in `where` (its suspects, or `suspects`), found within the
     budget ending at `deadline`. `pairs`: with a deadline, a fix in two edits after no single edit did.
     `contain`: a failure making or trying candidates is reported in the outcome, not raised. `model`: the
     model whose fills are tried beside and after the search's own candidates (see the module's docstring),
-    until `model_deadline` (by default search.infill_budget_s after `deadline`)."""
+    until `model_deadline` (by default search.infill_budget_s after `deadline`), or the later end `model_extend`
+    gives once it can tell (driver/interleave.py `FillsEnd`)."""
     root, failing = deps.shadow.root, where.failing
     suspects = where.suspects if suspects is None else suspects
     inputs = failing_inputs(report, root)
@@ -201,7 +205,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     until = model_deadline
     if until is None and deadline is not None:
         until = deadline + deps.settings.search.infill_budget_s
-    batches, places = _model_batches(deps, model, suspects, where, until, screen)
+    batches, places = _model_batches(deps, model, suspects, where, until, screen, model_extend)
     partials = Partials(failing, {**(batches.sources if batches is not None else {}), **originals}, screen) \
         if 2 <= len(failing) <= PARTIAL_FAILING else None
     paired: dict[str, Any] = {}

@@ -15,6 +15,7 @@ from agent_core.llm.local import NO_ENDPOINT
 from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.settings import Settings
 from agent_core.settings.redact import REDACTED
+from testkit.scripted_faults import Fault
 from testkit.scripted_llm import ScriptedLLM, estimate_tokens
 
 
@@ -77,6 +78,26 @@ async def test_usage_is_summed_per_role_and_in_total(scripted_llm, make_client):
     assert total.llm_calls == 4
     assert total.prompt_tokens == by_role["planner"].prompt_tokens + by_role["coder"].prompt_tokens
     assert total.completion_tokens == by_role["planner"].completion_tokens + by_role["coder"].completion_tokens
+
+
+async def test_the_pace_is_the_calls_seconds_per_written_token_per_account(scripted_llm, make_client):
+    """A stream writing a token every 0.1 s and a quick one: each account's pace is its own calls' seconds over
+    their written tokens, and none is told before `least` calls wrote any."""
+    answer = "x = 1 + 2\n"
+    for _ in range(2):
+        scripted_llm.add("slow", Fault.slow(0.1, answer))  # an account's calls carry its name as their role
+    client = make_client()
+    assert client.pace("coder") is None, "no call yet"
+    await client.complete("coder", "def f():\n", max_tokens=20, account="slow")
+    assert client.pace("slow", least=2) is None, "one call wrote tokens, two asked for"
+    await client.complete("coder", "def f():\n", max_tokens=20, account="slow")
+    scripted_llm.add("quick", answer)
+    await client.complete("coder", "def f():\n", max_tokens=20, account="quick")
+    slow, quick = client.pace("slow", least=2), client.pace("quick")
+    assert slow is not None and quick is not None
+    written = client.usage_by_role()["slow"].completion_tokens
+    assert written >= 4 and 0.1 <= slow < 0.3, (written, slow)
+    assert quick < slow / 2, (quick, slow)
 
 
 async def test_api_key_is_sent_but_never_recorded(scripted_llm, make_client, recorder):

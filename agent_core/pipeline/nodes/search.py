@@ -25,8 +25,8 @@ from agent_core.models import FoundBy
 from agent_core.pipeline.deps import RunDeps
 from agent_core.pipeline.protected_tests import tests_protected
 from agent_core.pipeline.state import RunState, SuspectNote, stored
-from agent_core.pipeline.timebudget import infill_deadline, search_budget
-from agent_core.search import Mutant, Suspect, find_fix, is_infill, localize
+from agent_core.pipeline.timebudget import fills_extension, infill_deadline, search_budget
+from agent_core.search import Mutant, Suspect, find_fix, is_infill, localize, unhung_duration
 
 
 def _note(suspect: Suspect) -> SuspectNote:
@@ -86,7 +86,8 @@ async def search(state: RunState, deps: RunDeps) -> RunState:
         return out  # a typed goal still reaches the model after a search that found nothing
     found = await find_fix(deps, report, where, deadline=deadline, suspects=suspects,
                            model=deps.llm if deps.settings.search.infill and not unreachable else None,
-                           model_deadline=infill_deadline(deps, deadline))
+                           model_deadline=infill_deadline(deps, deadline),
+                           model_extend=fills_extension(deps, unhung_duration(report)))
     if found.crash:
         deps.journal.write("search", error=found.crash)
     stats = found.stats.as_dict()

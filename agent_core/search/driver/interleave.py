@@ -26,6 +26,7 @@ next (`HoleQueue.prefer`), cut there when the spectrum's ranking had not reached
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import zip_longest
@@ -134,14 +135,39 @@ class HoleQueue:
         return bool(front)
 
 
+class FillsEnd:
+    """When the model's fills stop: `first` (None: no end of their own), or the moment `extend(first)` gives once it
+    can tell (it returns None until then; its answer stands). Under a run's time budget, the fills are given the
+    time a model round after them could not finish in (pipeline/timebudget.py `fills_extension`)."""
+
+    def __init__(self, first: float | None, extend: Callable[[float], float | None] | None = None) -> None:
+        self.first = first
+        self._at, self._extend = first, extend if first is not None else None
+
+    @property
+    def at(self) -> float | None:
+        """The end as it stands now."""
+        if self._extend is not None and self._at is not None and (moved := self._extend(self._at)) is not None:
+            self._at, self._extend = max(self._at, moved), None
+        return self._at
+
+    @property
+    def extended_s(self) -> float:
+        """Seconds the end was moved on by (0 while `extend` could not tell, or said no)."""
+        return self._at - self.first if self._at is not None and self.first is not None else 0.0
+
+
 class ModelBatches:
-    """The next hole's candidates, each time it is awaited; None once there are no more (see the module)."""
+    """The next hole's candidates, each time it is awaited; None once there are no more (see the module). `extend`:
+    what may move the fills' end (`options.deadline`) later (FillsEnd)."""
 
     def __init__(self, llm: LLMClient, holes: list[Hole], sources: Mapping[str, str], options: InfillOptions,
                  on_hole: Callable[[int, int, Hole], None] | None = None,
                  screen: Callable[[list[Mutant]], list[Mutant]] | None = None,
-                 later: Sequence[tuple[str, int]] = (), step: int = 8) -> None:
+                 later: Sequence[tuple[str, int]] = (), step: int = 8,
+                 extend: Callable[[float], float | None] | None = None) -> None:
         self._filler, self._sources, self._options = HoleFiller(llm, sources, options), sources, options
+        self.end = FillsEnd(options.deadline, extend)
         self._holes = HoleQueue(holes, sources, later, step)
         self._on_hole, self._screen = on_hole, screen
         self.reports: list[HoleReport] = []
@@ -153,7 +179,7 @@ class ModelBatches:
         """The next hole's candidates that are new and pass the screen (driver/screen.py; an empty list: that
         hole made none); None: no hole now (`prefer` may add one), or no more (`done`: the deadline passed, the
         endpoint failed)."""
-        deadline = self._options.deadline
+        deadline = self.end.at
         if deadline is not None and time.monotonic() >= deadline:
             self.done = True
         if self.done:
@@ -175,7 +201,8 @@ class ModelBatches:
         index = len(self.reports)
         if self._on_hole is not None:
             self._on_hole(index + 1, len(self._holes), hole)
-        report = await self._filler.fill(hole)
+        moved = None if deadline == self._options.deadline else dataclasses.replace(self._options, deadline=deadline)
+        report = await self._filler.fill(hole, moved)  # sampled until the end as it stands
         self.reports.append(report)
         if report.stopped:
             self.done = True
@@ -228,6 +255,7 @@ class ModelBatches:
             "won": self.reports[won].hole.label if won is not None else None,
             "promoted": len(self._holes.promoted),
             "rounds": self._holes.rounds,
+            "extended_s": round(self.end.extended_s, 1),
             "error": errors[-1] if errors else None,
             "per_hole": holes,
         }

@@ -330,7 +330,8 @@ async def find_single_edit(
     `more`: the model's candidates, made once the search tried its LIKELY_RANKS likeliest candidates (or all of
     them, or LIKELY_S seconds after it began, whichever comes first) while its driver runs go on (a local model
     server and the sandboxed tests each keep a core busy; the tests yield), each hole's tried after the driver
-    run they were ready by, and on their own once `mutants` are done, until `more_until` (driver/interleave.py).
+    run they were ready by, and on their own once `mutants` are done, until `more_until` or the end `more` moved
+    on to (driver/interleave.py `FillsEnd`).
     Taken in turns, the model had the machine to itself for a third of the search's time and the driver for the
     rest: on the 32 real-history bugs the fills got 75-200 s of a 280 s task, and the search's own fixes came
     later by the model's turns (wall median 88 s against 40 s without the model). Begun at once, they would bill
@@ -347,7 +348,11 @@ async def find_single_edit(
     within STEP_S. `fills_at_once`: the model's fills begin with the first driver run (a search on top of a
     step, whose own candidates are one run)."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
-    until = max(deadline, more_until or deadline)
+
+    def until() -> float:  # the fills' end, as it stands (`more.end` may move on once)
+        moved = more.end.at if more is not None else None
+        return max(deadline, more_until or deadline, moved or deadline)
+
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, bound = per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
     trial = _Trial(deps, failing, baseline, covering, bound, stats, steps)
@@ -384,7 +389,7 @@ async def find_single_edit(
             # go to its line (driver/interleave.py)
             if fills is not None:
                 fills.prefer(results)
-            if fills is not None and (found := await _try_fills(trial, fills, fills.ready(), until, mutants[index:],
+            if fills is not None and (found := await _try_fills(trial, fills, fills.ready(), until(), mutants[index:],
                                                                 rivals, partials)):
                 return found[0], found[1], stats
         if partials is not None and waiting and not stats.get("error") and (
@@ -395,12 +400,16 @@ async def find_single_edit(
             fills.own_over()
         if then is not None and not stats.get("error") and (found := await then(deadline)):
             return found[0], found[1], stats
-        if not stats.get("error") and (found := await _explore(steps, on_step, fills, until, fills is None)):
+        if not stats.get("error") and (found := await _explore(steps, on_step, fills, until(), fills is None)):
             return found[0], found[1], stats
-        while fills is not None and (batch := await fills.next(until)) is not None:
-            if found := await _try_fills(trial, fills, [batch], until, mutants[index:], rivals, partials):
+        while fills is not None:
+            if (batch := await fills.next(until())) is None:
+                if fills.done or time.monotonic() >= until():
+                    break
+                continue  # the end moved on while waiting
+            if found := await _try_fills(trial, fills, [batch], until(), mutants[index:], rivals, partials):
                 return found[0], found[1], stats
-            if found := await _explore(steps, on_step, fills, until):
+            if found := await _explore(steps, on_step, fills, until()):
                 return found[0], found[1], stats
         return None, None, stats
     finally:

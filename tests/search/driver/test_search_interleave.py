@@ -20,7 +20,7 @@ from agent_core.llm.openai_client import OpenAIChatClient
 from agent_core.sandbox.factory import make_sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver import single_edit
-from agent_core.search.driver.interleave import HoleQueue, ModelBatches
+from agent_core.search.driver.interleave import FillsEnd, HoleQueue, ModelBatches
 from agent_core.search.driver.localizing import SearchDeps
 from agent_core.search.driver.mutant_bound import MutantBound
 from agent_core.search.driver.single_edit import find_single_edit
@@ -44,6 +44,7 @@ class StubModel:
     now: yes), noting what was tried and preferred (nothing)."""
 
     done = True
+    end = FillsEnd(None)  # no end of its own: the search's `more_until`
 
     def count_tried(self, mutants: Any) -> None:
         pass
