@@ -41,8 +41,9 @@ SEARCH_WITH_MODEL_SHARE = 0.8
 # in 13 unfixed bugs (their `iterations` 0).
 ROUND_TOKENS = 400
 PACE_CALLS = 8  # the fills' answered calls before their pace says how fast the endpoint writes
-CONFIRM_RUNS = 2  # whole-suite runs kept for the last fill that passes (its confirmation, a rival's)
-CONFIRM_S = 5.0  # and seconds for the sandbox around them
+CONFIRM_RUNS = 1  # whole-suite runs kept for the last fill that passes the failing tests (its confirmation; a
+# rival is looked for only within the fills' own time)
+CONFIRM_S = 5.0  # and seconds for the sandbox around it
 # Nodes that keep the budget themselves: finalize only decides the status (no model call, no test run), and
 # the verifier's call is refused or ended by the LLM client, which the verifier takes as "the tests decide".
 SELF_BOUNDED = frozenset({"finalize", "verify"})
@@ -76,7 +77,7 @@ def fills_extension(deps: RunDeps, suite_s: float) -> Callable[[float], float | 
     """When the model's fills may stop later than `infill_deadline` said (`at`): under a time budget, if at the
     fills' measured pace (the endpoint's seconds per written token over their calls, LLMClient.pace) a model
     round (ROUND_TOKENS written and a test run of `suite_s`) cannot finish in what `at` leaves, that time is the
-    fills' too, up to the time kept for confirming the last fill (CONFIRM_RUNS suites and CONFIRM_S). None
+    fills' too, up to the time kept for confirming the last fill (CONFIRM_RUNS suite and CONFIRM_S). None
     until PACE_CALLS calls were answered (driver/interleave.py `FillsEnd` asks again); from `at` on, one answered
     call is enough, and with none `at` stands (nothing says a round cannot finish)."""
     def extend(at: float) -> float | None:

@@ -132,7 +132,7 @@ def test_without_a_time_budget_or_with_no_room_the_end_stays():
     no_budget = fills_extension(cast(RunDeps, SimpleNamespace(deadline=None, llm=Paced())), 1.0)
     assert no_budget(100.0) == 100.0
     tight = fills_extension(cast(RunDeps, SimpleNamespace(deadline=110.0, llm=Paced())), 10.0)
-    assert tight(100.0) == 100.0, "25 s kept for the confirmation, 10 s left"
+    assert tight(100.0) == 100.0, "a suite and CONFIRM_S kept for the confirmation, 10 s left"
     roomy = fills_extension(cast(RunDeps, SimpleNamespace(deadline=200.0, llm=Paced())), 10.0)
     assert roomy(100.0) == 200.0 - (timebudget.CONFIRM_RUNS * 10.0 + timebudget.CONFIRM_S)
 
@@ -140,11 +140,12 @@ def test_without_a_time_budget_or_with_no_room_the_end_stays():
 def test_the_pace_is_waited_for_until_the_end_then_one_answer_is_enough_and_none_keeps_the_end():
     now = time.monotonic()
     deadline = now + 300.0  # 200 s after the end: a round of 400 tokens at a second each does not fit
+    last = deadline - (timebudget.CONFIRM_RUNS * 1.0 + timebudget.CONFIRM_S)  # a suite of 1 s confirms the last
 
     def extend(calls: int) -> Any:
         return fills_extension(cast(RunDeps, SimpleNamespace(deadline=deadline, llm=Paced(calls))), 1.0)
 
     assert extend(timebudget.PACE_CALLS - 1)(now + 100.0) is None, "before the end: PACE_CALLS answers needed"
-    assert extend(timebudget.PACE_CALLS)(now + 100.0) == deadline - (2.0 + timebudget.CONFIRM_S)
-    assert extend(1)(now - 1.0) == deadline - (2.0 + timebudget.CONFIRM_S), "at the end, one answer tells"
+    assert extend(timebudget.PACE_CALLS)(now + 100.0) == last
+    assert extend(1)(now - 1.0) == last, "at the end, one answer tells"
     assert extend(0)(now - 1.0) == now - 1.0, "at the end with no answer: the end stands"
