@@ -243,8 +243,8 @@ def fills(rows: list[dict]) -> list[str]:
         lines.append(f"candidates that negated a condition the model wrote: {sum(int(f['turned']) for f in turned)}")
     extended = [float(f["extended_s"]) for f in figures if f.get("extended_s")]  # since 2026-12-07 (FillsEnd)
     if extended:
-        lines.append(f"fills given a model round's time (too slow to finish one): {len(extended)} tasks, "
-                     f"median {statistics.median(extended):.1f} s more")
+        lines.append(f"fills whose end moved on (at their pace no model round could finish): {len(extended)} tasks, "
+                     f"median {statistics.median(extended):.1f} s later")
     nodes = [r["split"]["nodes"] for r in rows if r.get("split", {}).get("nodes")]
     if nodes:
         names = sorted({name for n in nodes for name in n})

@@ -201,8 +201,8 @@ class ModelBatches:
         index = len(self.reports)
         if self._on_hole is not None:
             self._on_hole(index + 1, len(self._holes), hole)
-        moved = None if deadline == self._options.deadline else dataclasses.replace(self._options, deadline=deadline)
-        report = await self._filler.fill(hole, moved)  # sampled until the end as it stands
+        options = None if deadline == self._options.deadline else dataclasses.replace(self._options, deadline=deadline)
+        report = await self._filler.fill(hole, options)  # sampled until the end as it stands
         self.reports.append(report)
         if report.stopped:
             self.done = True
