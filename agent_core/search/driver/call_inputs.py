@@ -6,7 +6,9 @@ names a `pytest.mark.parametrize` of the test binds to literal rows. Around
 each such call, one argument at a time is varied the way a reviewer probes a
 boundary: an int by +1, -1, to 0 and negated; a string emptied, with one
 character changed, quoted; a list or tuple emptied, cut to its first element,
-reversed; a bool flipped; any argument None. A call is kept as the source text
+reversed, or one of its first three items varied so (a list of words sorted by
+length and by text agree on `["ccc", "a", "bb"]`, not on `["'ccc'", "a",
+"bb"]`); a bool flipped; any argument None. A call is kept as the source text
 of its literal arguments (the sandboxed script evaluates them with
 `ast.literal_eval`: nothing of the tests runs), the tests' own calls first.
 """
@@ -24,6 +26,7 @@ from agent_core.workspace.shadow import read_exact
 Call = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]  # (argument sources, (keyword, source) pairs)
 MAX_INPUTS = 300  # generated calls compared at most
 MAX_ROWS = 50  # parametrize rows read per test
+ITEMS_VARIED = 3  # the first items of a list or tuple argument, each varied in turn
 _NOTHING = object()
 
 
@@ -126,6 +129,10 @@ def _variants(value: Any) -> Iterator[Any]:
         yield f'"{value}"'
     elif isinstance(value, (list, tuple)):
         yield from (type(value)(), type(value)(value[:1]), type(value)(reversed(value)))
+        for index, item in enumerate(value[:ITEMS_VARIED]):  # one item varied the same way (not to None)
+            for other in _variants(item):
+                if other is not None:
+                    yield type(value)([*value[:index], other, *value[index + 1 :]])
     yield None
 
 

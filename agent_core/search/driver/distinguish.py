@@ -17,15 +17,31 @@ stats (`rival_tried`, and `rival` when one passed), hence the journal's
 `search` record; `rival_sentence` says it in one sentence for the fix's
 explanation. Like the rest of the search this never fails the run: what
 breaks is `rival_error`.
+
+A winner that does less gives way (`drops`): when W's version of the function
+has fewer of the names, attributes or keyword arguments the function had
+than before (an argument deleted, a call dropped: `set(words,
+key=len)` -> `set(words)`), and the rival R, with no concern of its own
+(driver/ranking.py), keeps every one of them (`set(words), key=len`), R is
+the fix: it is kept in the shadow in W's place, and the sentence names W
+and what it drops. Deleting code is the commonest way to green that does not
+fix: of the plausible patches of three generate-and-validate repair tools,
+most deleted functionality (Qi, Long, Achour and Rinard, "An analysis of
+patch plausibility and correctness for generate-and-validate patch
+generation systems", ISSTA 2015). Whether an input told the two apart or
+not, R is kept: no test says which result is right, and the code the
+function had is the better guide.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import shutil
 import textwrap
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,12 +156,52 @@ def _edited(source: str, start: int, end: int, mutant: Mutant) -> str:
     return "\n".join(mutant.applied(source).split("\n")[start - 1 : end + grown])
 
 
-async def find_rival(deps: Any, search: RivalSearch, candidates: list[Mutant]) -> tuple[Mutant | None, int]:
-    """The first of `candidates` that passes the failing tests and then the whole suite (within the budget), and
-    how many were tried; the shadow holds the winner again afterwards."""
+def _atoms(code: str) -> Counter[str]:
+    """The names, attributes (`.name`) and keyword arguments (`name=`) of `code`, counted (not its constants: a
+    constant changed is a value replaced, not code dropped)."""
+    try:
+        tree = pysyntax.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError):
+        return Counter()
+    out: Counter[str] = Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out[node.id] += 1
+        elif isinstance(node, ast.Attribute):
+            out["." + node.attr] += 1
+        elif isinstance(node, ast.keyword) and node.arg:
+            out[node.arg + "="] += 1
+    return out
+
+
+def drops(source: str, mutant: Mutant) -> list[str]:
+    """What the function holding the mutant has fewer of with the mutant in place (names, `.attributes`,
+    `keywords=`), sorted; [] when it keeps everything, or outside a function."""
+    node, _ = function_at(source, mutant.line)
+    if node is None:
+        return []
+    start, end = _span(node)
+    before = _atoms("\n".join(source.split("\n")[start - 1 : end]))
+    return sorted(before - _atoms(_edited(source, start, end, mutant)))
+
+
+def gives_way(source: str, winner: Mutant, rival: Mutant) -> list[str]:
+    """What the winner drops, when the rival drops nothing and has no concern: the rival is then the fix (module
+    docstring); [] otherwise."""
+    if rival.concerns or drops(source, rival):
+        return []
+    return drops(source, winner)
+
+
+async def find_rival(deps: Any, search: RivalSearch, candidates: list[Mutant]
+                     ) -> tuple[tuple[Mutant, TestReport] | None, int]:
+    """The first of `candidates` that passes the failing tests and then the whole suite (within the budget), with
+    that suite's report, and how many were tried. The shadow holds the winner again afterwards, or the rival when
+    the winner gives way to it (`gives_way`)."""
     target = deps.shadow.root / search.winner.path
     fixed = read_exact(target)
     write_exact(target, search.source)
+    kept = fixed
     try:
         left = search.deadline - time.monotonic() - search.verify_s
         if left < MIN_DRIVER_S:
@@ -156,9 +212,14 @@ async def find_rival(deps: Any, search: RivalSearch, candidates: list[Mutant]) -
         passing = next((m for m, outcome in results if outcome == "passed"), None)
         if passing is None or search.deadline - time.monotonic() < search.verify_s:
             return None, len(results)
-        return (passing if await search.verify(passing) is not None else None), len(results)
+        report = await search.verify(passing)
+        if report is None:
+            return None, len(results)
+        if gives_way(search.source, search.winner, passing):
+            kept = passing.applied(search.source)
+        return (passing, report), len(results)
     finally:
-        write_exact(target, fixed)
+        write_exact(target, kept)
 
 
 def import_root(rel: str) -> tuple[str, str]:
@@ -229,22 +290,31 @@ async def tell_apart(deps: Any, search: RivalSearch, rival: Mutant) -> dict[str,
     return out
 
 
-async def rival_figures(deps: Any, search: RivalSearch) -> dict[str, Any]:
+async def rival_figures(deps: Any, search: RivalSearch) -> tuple[dict[str, Any], tuple[Mutant, TestReport] | None]:
     """`rival_tried` (candidates tried for a rival), with `rival` (tell_apart) when one passed every test, and
-    `rival_s`; {} when the winner's function has no other candidate. Never raises: `rival_error` says what broke."""
+    `rival_s`; {} when the winner's function has no other candidate. With them, the rival and its suite's report
+    when the winner gave way to it (the shadow holds the rival then; `rival` describes the winner given up, with
+    `given_up` what it drops), else None. Never raises: `rival_error` says what broke."""
     started = time.monotonic()
+    chosen = None
     try:
         candidates = rival_candidates(search)
         if not candidates:
-            return {}
-        rival, tried = await find_rival(deps, search, candidates)
+            return {}, None
+        found, tried = await find_rival(deps, search, candidates)
         figures: dict[str, Any] = {"rival_tried": tried}
-        if rival is not None:
-            figures["rival"] = await tell_apart(deps, search, rival)
+        if found is not None:
+            rival, report = found
+            if given_up := gives_way(search.source, search.winner, rival):
+                chosen = found
+                figures["rival"] = await tell_apart(deps, dataclasses.replace(search, winner=rival), search.winner)
+                figures["rival"]["given_up"] = given_up
+            else:
+                figures["rival"] = await tell_apart(deps, search, rival)
     except Exception as exc:  # noqa: BLE001 - telling candidates apart is an aid: it never costs the fix
         figures = {"rival_error": f"{type(exc).__name__}: {exc}"}
     figures["rival_s"] = round(time.monotonic() - started, 3)
-    return figures
+    return figures, chosen
 
 
 def rival_sentence(rival: dict[str, Any] | None) -> str:
@@ -252,6 +322,10 @@ def rival_sentence(rival: dict[str, Any] | None) -> str:
     if not rival:
         return ""
     said = f"Another edit also passes the tests: {rival.get('description', '')}"
+    if rival.get("given_up"):
+        dropped = ", ".join(f"`{atom}`" for atom in rival["given_up"])
+        said += (f", but it drops {dropped} from the function; this fix keeps them and was chosen in its "
+                 "place")
     if rival.get("differs_on"):
         return (f"{said}; they differ on `{rival['differs_on']}`: this fix gives {rival.get('winner_gives')}, "
                 f"the other {rival.get('rival_gives')}.")

@@ -243,11 +243,14 @@ class _Trial:
             report = await _verify(deps, mutant, self.baseline, failed)
             self._refused(failed)
             if report is not None and rivals and deps.settings.search.rivals:  # another green edit, and an
-                # input on which the two differ (search/driver/distinguish.py)
-                self.stats.update(await rival_figures(deps, RivalSearch(
+                # input on which the two differ (search/driver/distinguish.py); the fix when the winner gives way
+                figures, chosen = await rival_figures(deps, RivalSearch(
                     mutant, source, rest, self.failing, report, self.timeout_s, self.covering,
                     lambda rival: _verify(deps, rival, self.baseline), verify_bounds(deps.settings, self.baseline)[0],
-                    deadline, report.test_files or sorted(deps.shadow.verification))))
+                    deadline, report.test_files or sorted(deps.shadow.verification)))
+                self.stats.update(figures)
+                if chosen is not None:
+                    return chosen
             if report is not None:
                 return mutant, report
         return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agent_core.models import TestReport as Report
@@ -9,8 +11,10 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.driver.call_inputs import calls_in, generated_inputs, shown, variations
 from agent_core.search.driver.distinguish import (
     RivalSearch,
+    drops,
     function_at,
     function_text,
+    gives_way,
     rival_candidates,
     rival_sentence,
 )
@@ -53,9 +57,18 @@ def test_the_tests_literal_calls_are_read_with_their_parametrize_rows():
     ((("3",), ()), ["f(4)", "f(2)", "f(0)", "f(-3)", "f(None)"]),
     ((("0",), ()), ["f(1)", "f(-1)", "f(None)"]),
     ((("'ab'",), ()), ["f('')", "f('bb')", "f(\"'ab'\")", "f('\"ab\"')", "f(None)"]),
-    ((("[1, 2]",), ()), ["f([])", "f([1])", "f([2, 1])", "f(None)"]),
+    ((("[1, 2]",), ()), ["f([])", "f([1])", "f([2, 1])", "f([2, 2])", "f([0, 2])", "f([-1, 2])", "f([1, 3])",
+                          "f([1, 1])", "f([1, 0])", "f([1, -2])", "f(None)"]),
+    ((("['ab', 'c', 'd', 'e']",), ()), ["f([])", "f(['ab'])", "f(['e', 'd', 'c', 'ab'])", "f(['', 'c', 'd', 'e'])",
+                                        "f(['bb', 'c', 'd', 'e'])", "f([\"'ab'\", 'c', 'd', 'e'])",
+                                        "f(['\"ab\"', 'c', 'd', 'e'])", "f(['ab', '', 'd', 'e'])",
+                                        "f(['ab', 'd', 'd', 'e'])", "f(['ab', \"'c'\", 'd', 'e'])",
+                                        "f(['ab', '\"c\"', 'd', 'e'])", "f(['ab', 'c', '', 'e'])",
+                                        "f(['ab', 'c', 'e', 'e'])", "f(['ab', 'c', \"'d'\", 'e'])",
+                                        "f(['ab', 'c', '\"d\"', 'e'])", "f(None)"]),
     ((("True",), ()), ["f(False)", "f(None)"]),
-    (((), (("k", "(1, 2)"),)), ["f(k=())", "f(k=(1,))", "f(k=(2, 1))", "f(k=None)"]),
+    (((), (("k", "(1, 2)"),)), ["f(k=())", "f(k=(1,))", "f(k=(2, 1))", "f(k=(2, 2))", "f(k=(0, 2))", "f(k=(-1, 2))",
+                                "f(k=(1, 3))", "f(k=(1, 1))", "f(k=(1, 0))", "f(k=(1, -2))", "f(k=None)"]),
 ])
 def test_one_argument_is_varied_at_a_time(call, expected):
     assert [shown("f", varied) for varied in variations(call)] == expected
@@ -97,7 +110,36 @@ def test_rival_candidates_edit_the_winners_function_into_something_else():
     assert rival_candidates(search) == [other]
 
 
+FUNCTION = "def by_length(words):\n    return list(sorted(set(words, key=len)))\n"
+DELETED = Mutant("w.py", 2, "    return list(sorted(set(words)))", "`set(words, key=len)` -> `set(words)`")
+MOVED = Mutant("w.py", 2, "    return list(sorted(set(words), key=len))", "`key=len` moved to `sorted`")
+SWAPPED = Mutant("w.py", 2, "    return list(sorted(set(len, key=words)))", "`words` <-> `len`")
+
+
+def test_what_a_candidate_drops_of_its_function():
+    assert drops(FUNCTION, DELETED) == ["key=", "len"]
+    assert drops(FUNCTION, MOVED) == drops(FUNCTION, SWAPPED) == []
+    assert drops(FUNCTION, Mutant("w.py", 2, "    return list(set(words, key=len))", "")) == ["sorted"]
+    assert drops(FUNCTION, Mutant("w.py", 2, "    return list(sorted(set(words, key=len.real)))", "")) == []
+    assert drops("x = f(a)\n", Mutant("w.py", 1, "x = 1", "")) == [], "outside a function: nothing is said"
+
+
+def test_a_winner_that_drops_code_gives_way_to_a_rival_that_keeps_it_all():
+    assert gives_way(FUNCTION, DELETED, MOVED) == ["key=", "len"]
+    assert gives_way(FUNCTION, MOVED, DELETED) == [], "the winner keeps everything"
+    assert gives_way(FUNCTION, DELETED, Mutant("w.py", 2, "    return list(set(words))", "")) == [], \
+        "the rival drops code too"
+    assert gives_way(FUNCTION, DELETED, dataclasses.replace(MOVED, concerns=("leaves `x` unused",))) == [], \
+        "a rival with a concern of its own"
+    assert gives_way(FUNCTION, Mutant("w.py", 2, "    return list(sorted(set(words, key=abs)))", ""), MOVED) == \
+        ["len"]
+
+
 @pytest.mark.parametrize(("rival", "sentence"), [
+    ({"description": "`a(x, k=1)` -> `a(x)`", "differs_on": "f([2])", "winner_gives": "2", "rival_gives": "1",
+      "given_up": ["a", "k="]},
+     "Another edit also passes the tests: `a(x, k=1)` -> `a(x)`, but it drops `a`, `k=` from the function; this fix "
+     "keeps them and was chosen in its place; they differ on `f([2])`: this fix gives 2, the other 1."),
     (None, ""),
     ({"description": "`a` -> `b`", "differs_on": "f(0, 2)", "winner_gives": "False", "rival_gives": "True"},
      "Another edit also passes the tests: `a` -> `b`; they differ on `f(0, 2)`: this fix gives False, the other True."),

@@ -1,6 +1,7 @@
 """Two green candidates told apart (driver/distinguish.py): `agentls fix` on real projects, a real sandbox, the scripted
 endpoint with no answer queued (zero tokens). A second edit of the fixed function that passes every test too is
-reported with a generated input on which the two disagree; a fix no other edit matches reports no rival."""
+reported with a generated input on which the two disagree; a fix no other edit matches reports no rival; a fix
+that drops code of its function gives way to a rival that keeps all of it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ SIGNS = {  # `or` -> `and` is the fix; `a > 0` -> `a == 0` passes these tests to
         "from signs import both_positive\n\n\ndef test_both():\n    assert both_positive(1, 2)\n\n\n"
         "def test_neither():\n    assert not both_positive(-1, -2)\n\n\n"
         "def test_one():\n    assert not both_positive(5, -1)\n"
+    ),
+    ".agentls.toml": FAST,
+}
+MOVED = {  # the keyword given to the wrong call: deleting it passes these tests, moving it to `sorted` is the fix
+    "rank.py": 'def by_length(words):\n    """The distinct words, shortest first."""\n'
+               "    return list(sorted(set(words, key=len)))\n",
+    "test_rank.py": (
+        "from rank import by_length\n\n\ndef test_by_length():\n"
+        "    assert by_length(['ccc', 'a', 'bb', 'a']) == ['a', 'bb', 'ccc']\n\n\n"
+        "def test_empty():\n    assert by_length([]) == []\n"
     ),
     ".agentls.toml": FAST,
 }
@@ -82,6 +93,22 @@ def test_a_fix_no_other_edit_matches_has_no_rival(tmp_path: Path, scripted_llm, 
     assert "rival" not in search and "rival_error" not in search
     assert "Another edit" not in result["explanation"]
     assert (project / "double.py").read_text() == "def double(x):\n    return x * 2\n"
+
+
+def test_a_fix_that_drops_an_argument_gives_way_to_one_that_moves_it(tmp_path: Path, scripted_llm, run_fix):
+    project, search, result = _fix(tmp_path, scripted_llm, run_fix, MOVED)
+
+    assert (project / "rank.py").read_text().endswith("    return list(sorted(set(words), key=len))\n")
+    assert search["found"]["line"] == 3 and "key=len" in search["found"]["description"]
+    rival = search["rival"]
+    assert rival["given_up"] == ["key=", "len"] and rival["description"] == "`set(words, key=len)` -> `set(words)`"
+    call = rival["differs_on"]
+    assert call and call.startswith("by_length(["), "an item of the tests' list varied tells the two apart"
+    namespace: dict = {}
+    exec((project / "rank.py").read_text(), namespace)  # the applied fix gives what the journal says it gives
+    assert repr(eval(call, namespace)) == rival["winner_gives"] != rival["rival_gives"]
+    assert ("Another edit also passes the tests: `set(words, key=len)` -> `set(words)`, but it drops `key=`, `len` "
+            "from the function; this fix keeps them and was chosen in its place") in result["explanation"]
 
 
 def test_the_editors_background_quick_fix_shows_the_rival_in_its_preview(tmp_path: Path):
