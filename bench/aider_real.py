@@ -150,8 +150,8 @@ def changed_files(before: dict[str, str], after: dict[str, str]) -> list[str]:
 
 def suite_output(project: rp.Project, tree: Path, timeout: float = 600.0) -> tuple[str, list[str]]:
     """The suite's full output with short tracebacks, and the failing node ids."""
-    proc = subprocess.run([*rp.suite_argv(project, tree), "--tb=short"], cwd=tree, capture_output=True, text=True,
-                          timeout=timeout, env=rp.suite_env(), check=False)
+    proc = subprocess.run(rp.walled([*rp.suite_argv(project, tree), "--tb=short"], tree), cwd=tree,
+                          capture_output=True, text=True, timeout=timeout, env=rp.suite_env(), check=False)
     text = proc.stdout + proc.stderr
     return text, rp.parse_pytest_output(proc.returncode, text, 0.0).failing
 
@@ -166,7 +166,7 @@ def run_task(project: rp.Project, bug: rp.Bug, aider: Path, proxy: TokenProxy, m
     editable, read_only = aider_files(output, failing, tree, project.import_root)
     message = ("The tests fail. Fix the bug in the code (not the tests) so that they pass.\n\n"
                f"pytest output:\n{failure_report(output)}")
-    test_cmd = shlex.join([*rp.suite_argv(project, tree), "--tb=short"])
+    test_cmd = shlex.join(rp.walled([*rp.suite_argv(project, tree), "--tb=short"], tree))
     before = snapshot(tree)
     aider_started = time.monotonic()
     cmd = aider_argv(aider, proxy.base_url, model, message, editable, read_only, test_cmd, edit_format)

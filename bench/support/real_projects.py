@@ -295,6 +295,21 @@ def suite_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHON", "VIRTUAL_ENV"))}
 
 
+def walled(argv: list[str], tree: Path) -> list[str]:
+    """`argv` run by bubblewrap: the machine read-only, `tree` writable, a private /tmp (and HOME there), no
+    network, no other process in sight. The benches' own check of a task runs the project's suite, and nothing
+    of a project runs on the host (its tests left `editor-*.txt~` files in the host's /tmp before); this is the
+    benches' wall, kept apart from agentls' sandbox (sandbox/bubblewrap.py) so that the check stays independent
+    of what it checks. Without bwrap the command is refused, not run bare."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise RuntimeError("bwrap is needed to run a project's suite (apt install bubblewrap)")
+    where = str(tree.resolve())
+    return [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", where,
+            where, "--unshare-all", "--die-with-parent", "--new-session", "--setenv", "HOME", "/tmp", "--setenv",
+            "TMPDIR", "/tmp", "--chdir", where, *argv]
+
+
 def suite_argv(project: Project, tree: Path, python: str | None = None) -> list[str]:
     """The command that runs the project's own suite in `tree` (cwd), by default with the tree's `.venv`."""
     return [python or str(tree / ".venv" / "bin" / "python"), "-m", "pytest", "-q", "-rfE", "-p",
@@ -302,8 +317,9 @@ def suite_argv(project: Project, tree: Path, python: str | None = None) -> list[
 
 
 def run_suite(project: Project, tree: Path, timeout: float = 300.0) -> SuiteRun:
-    """The project's own suite on `tree` with the tree's `.venv`: what passes and which tests fail."""
-    argv = suite_argv(project, tree)
+    """The project's own suite on `tree` with the tree's `.venv`, walled (`walled`): what passes and which tests
+    fail."""
+    argv = walled(suite_argv(project, tree), tree)
     started = time.monotonic()
     try:
         proc = subprocess.run(argv, cwd=tree, capture_output=True, text=True, timeout=timeout, env=suite_env(),
