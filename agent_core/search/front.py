@@ -30,6 +30,7 @@ from agent_core.models import TestReport
 from agent_core.sandbox.base import Sandbox
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.distinguish import rival_sentence
+from agent_core.search.driver.held import held_sentence
 from agent_core.search.driver.interleave import ModelBatches, ranked_places
 from agent_core.search.driver.localizing import Localization, SearchDeps, localize_failure
 from agent_core.search.driver.on_top import OnTop
@@ -86,6 +87,7 @@ class SearchStats:
     combined: dict[str, Any] | None = None  # partial fixes kept, combinations made and tried, the winning one's parts
     steps: dict[str, Any] | None = None  # candidates that moved a failing test's failure on, those searched on top
     # of, and the steps beneath the fix (driver/steps.py)
+    held: dict[str, Any] | None = None  # a fix that dropped code, held while the fills went on (driver/held.py)
 
     @classmethod
     def of(cls, figures: dict[str, Any]) -> SearchStats:
@@ -247,6 +249,7 @@ async def find_fix(deps: SearchDeps, report: TestReport, where: Localization, *,
     if winner is not None and passed is not None:
         outcome.fix, outcome.report, outcome.source = winner, passed, originals[winner.path]
         outcome.before = "\n".join(originals[winner.path].split("\n")[winner.line - 1 : winner.last])
-        outcome.rival = rival_sentence(figures.get("rival"))
+        said = (rival_sentence(figures.get("rival")), held_sentence(figures.get("held")))
+        outcome.rival = " ".join(sentence for sentence in said if sentence)
     return outcome
 

@@ -176,13 +176,65 @@ def _atoms(code: str) -> Counter[str]:
 
 def drops(source: str, mutant: Mutant) -> list[str]:
     """What the function holding the mutant has fewer of with the mutant in place (names, `.attributes`,
-    `keywords=`), sorted; [] when it keeps everything, or outside a function."""
+    `keywords=`), as a reader is told it: "`round`" for what is gone, "a use of `total`" for what is left
+    fewer times, those gone first; [] when it keeps everything, or outside a function."""
     node, _ = function_at(source, mutant.line)
     if node is None:
         return []
     start, end = _span(node)
     before = _atoms("\n".join(source.split("\n")[start - 1 : end]))
-    return sorted(before - _atoms(_edited(source, start, end, mutant)))
+    after = _atoms(_edited(source, start, end, mutant))
+    fewer = sorted(before - after)
+    return [f"`{atom}`" for atom in fewer if not after[atom]] + [f"a use of `{atom}`" for atom in fewer if after[atom]]
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """The names the module binds at its top level: its functions, classes, imports and assignments."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            out |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return out
+
+
+def _stored(code: str) -> set[str]:
+    """The names `code` binds: assigned, defined (a nested `def` or `class`) or imported."""
+    try:
+        tree = pysyntax.parse(textwrap.dedent(code))
+    except (SyntaxError, ValueError):
+        return set()
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(n.name)
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            out |= {(alias.asname or alias.name).split(".")[0] for alias in n.names}
+    return out
+
+
+def shadows(source: str, mutant: Mutant) -> list[str]:
+    """The names of the module (a function, class, import or global of it) that the mutant's version of its
+    function binds locally (assigned, defined or imported) where the function did not: `words =
+    re.compile(...).findall` or a nested `def words(line):` in a function that
+    called the module's own `words` works around that function instead of fixing it (pylint's
+    redefined-outer-name); sorted, [] outside a function."""
+    node, _ = function_at(source, mutant.line)
+    if node is None:
+        return []
+    try:
+        module = _module_names(pysyntax.parse(source))
+    except (SyntaxError, ValueError):
+        return []
+    start, end = _span(node)
+    before = _stored("\n".join(source.split("\n")[start - 1 : end]))
+    return sorted((_stored(_edited(source, start, end, mutant)) - before) & module)
 
 
 def gives_way(source: str, winner: Mutant, rival: Mutant) -> list[str]:
@@ -323,7 +375,7 @@ def rival_sentence(rival: dict[str, Any] | None) -> str:
         return ""
     said = f"Another edit also passes the tests: {rival.get('description', '')}"
     if rival.get("given_up"):
-        dropped = ", ".join(f"`{atom}`" for atom in rival["given_up"])
+        dropped = ", ".join(rival["given_up"])
         said += (f", but it drops {dropped} from the function; this fix keeps them and was chosen in its "
                  "place")
     if rival.get("differs_on"):

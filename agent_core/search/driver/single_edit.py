@@ -25,6 +25,7 @@ from agent_core.search.candidate import Mutant
 from agent_core.search.catalogue.line_mutants import line_mutants
 from agent_core.search.driver.distinguish import RivalSearch, rival_figures
 from agent_core.search.driver.fills import Fills
+from agent_core.search.driver.held import Held
 from agent_core.search.driver.interleave import ModelBatches
 from agent_core.search.driver.localizing import Localization, SearchDeps
 from agent_core.search.driver.mutant_bound import MutantBound, per_mutant
@@ -164,6 +165,7 @@ class _Trial:
     stats: dict[str, Any]
     steps: Steps | None = None
     refusing: list[str] = field(default_factory=list)  # the tests that refused earlier candidates (REFUSING_TESTS)
+    held: Held | None = None  # a fix that drops code, held while the model's fills go on (driver/held.py)
 
     @property
     def timeout_s(self) -> float:
@@ -239,6 +241,7 @@ class _Trial:
                 continue
             self.stats["passed_failing"] += 1
             source = read_exact(deps.shadow.root / mutant.path)  # before the mutant: a rival is tried on it
+            known = mutant.path in deps.shadow.originals
             failed: list[str] = []
             report = await _verify(deps, mutant, self.baseline, failed)
             self._refused(failed)
@@ -250,8 +253,8 @@ class _Trial:
                     deadline, report.test_files or sorted(deps.shadow.verification)))
                 self.stats.update(figures)
                 if chosen is not None:
-                    return chosen
-            if report is not None:
+                    mutant, report = chosen
+            if report is not None and (self.held is None or not self.held.offer(mutant, report, source, known)):
                 return mutant, report
         return None
 
@@ -352,20 +355,31 @@ async def find_single_edit(
     step, whose own candidates are one run)."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
 
-    def until() -> float:  # the fills' end, as it stands (`more.end` may move on once)
-        moved = more.end.at if more is not None else None
-        return max(deadline, more_until or deadline, moved or deadline)
-
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, bound = per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
-    trial = _Trial(deps, failing, baseline, covering, bound, stats, steps)
+    held = Held(deps) if more is not None else None  # a fix that drops code waits for the model's (driver/held.py)
+    trial = _Trial(deps, failing, baseline, covering, bound, stats, steps, held=held)
+
+    def end(at: float) -> float:  # `at`, or the end of a held fix's wait when that comes first
+        return held.end(at) if held is not None else at
+
+    def until() -> float:  # the fills' end, as it stands (`more.end` may move on once)
+        moved = more.end.at if more is not None else None
+        return end(max(deadline, more_until or deadline, moved or deadline))
+
+    def answer(found: tuple[Mutant, TestReport] | None) -> tuple[Mutant | None, TestReport | None, dict]:
+        if held is not None:
+            found = held.settle(found)
+            if held.figures:
+                stats["held"] = held.figures
+        return (found[0], found[1], stats) if found is not None else (None, None, stats)
     fills: Fills | None = None
     each = _each_failing_own(partials, where, failing)
     stats["each_failing"] = each if partials is not None else None
     waiting: list[Mutant] = []  # the combinations of the search's own partial fixes
     try:
         index, own = 0, True
-        while own and index < len(mutants) and time.monotonic() < deadline:
+        while own and index < len(mutants) and time.monotonic() < end(deadline):
             def live(done: int, base: int = index) -> None:  # the driver's count while it runs (sandboxed.py)
                 _tick(deps, base + done, len(mutants))
 
@@ -376,13 +390,13 @@ async def find_single_edit(
                 fills.begin()
             chunk = mutants[index : index + _chunk_size(mutants, index)]
             tests_of: dict[int, dict[str, str]] | None = {} if each and index < EACH_FAILING_RANKS else None
-            results, stopped = await trial.run(chunk, deadline, live, tests_of)
+            results, stopped = await trial.run(chunk, end(deadline), live, tests_of)
             if results:  # past the last one tried, in the chunk's order (a pass stops the driver: the cold ones
                 # after it were not tried)
                 index += [id(m) for m in chunk].index(id(results[-1][0])) + 1
             _tick(deps, stats["tried"], len(mutants))
             if found := await trial.verified(results, mutants[index:], deadline, rivals):
-                return found[0], found[1], stats
+                return answer(found)
             if partials is not None and tests_of is not None:
                 waiting += partials.after(results, tests_of)
             own = stopped != "budget" and bool(results)
@@ -394,27 +408,29 @@ async def find_single_edit(
                 fills.prefer(results)
             if fills is not None and (found := await _try_fills(trial, fills, fills.ready(), until(), mutants[index:],
                                                                 rivals, partials)):
-                return found[0], found[1], stats
+                return answer(found)
+            if held is not None and held.due():
+                return answer(None)
         if partials is not None and waiting and not stats.get("error") and (
-                found := await _try_combined(trial, partials, waiting, deadline, mutants[index:], rivals)):
-            return found[0], found[1], stats
+                found := await _try_combined(trial, partials, waiting, end(deadline), mutants[index:], rivals)):
+            return answer(found)
         if more is not None:
             fills = fills or Fills(more)
             fills.own_over()
-        if then is not None and not stats.get("error") and (found := await then(deadline)):
-            return found[0], found[1], stats
+        if then is not None and not stats.get("error") and (found := await then(end(deadline))):
+            return answer(found)
         if not stats.get("error") and (found := await _explore(steps, on_step, fills, until(), fills is None)):
-            return found[0], found[1], stats
+            return answer(found)
         while fills is not None:
             if (batch := await fills.next(until())) is None:
                 if fills.done or time.monotonic() >= until():
                     break
                 continue  # the end moved on while waiting
             if found := await _try_fills(trial, fills, [batch], until(), mutants[index:], rivals, partials):
-                return found[0], found[1], stats
+                return answer(found)
             if found := await _explore(steps, on_step, fills, until()):
-                return found[0], found[1], stats
-        return None, None, stats
+                return answer(found)
+        return answer(None)
     finally:
         if fills is not None:
             await fills.close()

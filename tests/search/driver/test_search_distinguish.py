@@ -17,6 +17,7 @@ from agent_core.search.driver.distinguish import (
     gives_way,
     rival_candidates,
     rival_sentence,
+    shadows,
 )
 
 TESTS = '''
@@ -117,27 +118,44 @@ SWAPPED = Mutant("w.py", 2, "    return list(sorted(set(len, key=words)))", "`wo
 
 
 def test_what_a_candidate_drops_of_its_function():
-    assert drops(FUNCTION, DELETED) == ["key=", "len"]
+    assert drops(FUNCTION, DELETED) == ["`key=`", "`len`"]
     assert drops(FUNCTION, MOVED) == drops(FUNCTION, SWAPPED) == []
-    assert drops(FUNCTION, Mutant("w.py", 2, "    return list(set(words, key=len))", "")) == ["sorted"]
+    assert drops(FUNCTION, Mutant("w.py", 2, "    return list(set(words, key=len))", "")) == ["`sorted`"]
     assert drops(FUNCTION, Mutant("w.py", 2, "    return list(sorted(set(words, key=len.real)))", "")) == []
     assert drops("x = f(a)\n", Mutant("w.py", 1, "x = 1", "")) == [], "outside a function: nothing is said"
 
 
+def test_a_name_of_the_module_bound_inside_the_function_is_a_shadow():
+    source = "import re\nLIMIT = 3\n\n\ndef words(line):\n    return re.findall('[a-z]+', line)\n\n\n" \
+             "def count(lines):\n    n = 0\n    for line in lines:\n        n += len(words(line))\n    return n\n"
+    local = Mutant("m.py", 10, "    words = re.compile('[a-zA-Z]+').findall\n    n = 0", "", end=10)
+    assert shadows(source, local) == ["words"]
+    assert shadows(source, Mutant("m.py", 10, "    re, LIMIT, n = 1, 2, 0", "")) == ["LIMIT", "re"]
+    nested = Mutant("m.py", 10, "    def words(line):\n        return line.split()\n    n = 0", "", end=10)
+    assert shadows(source, nested) == ["words"], "a nested def binds the name too"
+    assert shadows(source, Mutant("m.py", 10, "    from re import findall as words\n    n = 0", "", end=10)) == \
+        ["words"]
+    assert shadows(source, Mutant("m.py", 10, "    n = LIMIT", "")) == [], "read, not bound"
+    assert shadows(source, Mutant("m.py", 12, "        n += len(words(line.lower()))", "")) == []
+    assert shadows(source, Mutant("m.py", 2, "words = 4", "")) == [], "outside a function"
+
+
 def test_a_winner_that_drops_code_gives_way_to_a_rival_that_keeps_it_all():
-    assert gives_way(FUNCTION, DELETED, MOVED) == ["key=", "len"]
+    assert gives_way(FUNCTION, DELETED, MOVED) == ["`key=`", "`len`"]
     assert gives_way(FUNCTION, MOVED, DELETED) == [], "the winner keeps everything"
     assert gives_way(FUNCTION, DELETED, Mutant("w.py", 2, "    return list(set(words))", "")) == [], \
         "the rival drops code too"
     assert gives_way(FUNCTION, DELETED, dataclasses.replace(MOVED, concerns=("leaves `x` unused",))) == [], \
         "a rival with a concern of its own"
     assert gives_way(FUNCTION, Mutant("w.py", 2, "    return list(sorted(set(words, key=abs)))", ""), MOVED) == \
-        ["len"]
+        ["`len`"]
+    assert drops("def f(t):\n    t = round(t, 2)\n", Mutant("w.py", 2, "    return t", "")) == \
+        ["`round`", "a use of `t`"], "what is left fewer times is said so"
 
 
 @pytest.mark.parametrize(("rival", "sentence"), [
     ({"description": "`a(x, k=1)` -> `a(x)`", "differs_on": "f([2])", "winner_gives": "2", "rival_gives": "1",
-      "given_up": ["a", "k="]},
+      "given_up": ["`a`", "`k=`"]},
      "Another edit also passes the tests: `a(x, k=1)` -> `a(x)`, but it drops `a`, `k=` from the function; this fix "
      "keeps them and was chosen in its place; they differ on `f([2])`: this fix gives 2, the other 1."),
     (None, ""),

@@ -101,7 +101,7 @@ def test_a_fix_that_drops_an_argument_gives_way_to_one_that_moves_it(tmp_path: P
     assert (project / "rank.py").read_text().endswith("    return list(sorted(set(words), key=len))\n")
     assert search["found"]["line"] == 3 and "key=len" in search["found"]["description"]
     rival = search["rival"]
-    assert rival["given_up"] == ["key=", "len"] and rival["description"] == "`set(words, key=len)` -> `set(words)`"
+    assert rival["given_up"] == ["`key=`", "`len`"] and rival["description"] == "`set(words, key=len)` -> `set(words)`"
     call = rival["differs_on"]
     assert call and call.startswith("by_length(["), "an item of the tests' list varied tells the two apart"
     namespace: dict = {}
