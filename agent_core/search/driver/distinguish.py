@@ -20,8 +20,8 @@ breaks is `rival_error`.
 
 A winner that does less gives way (`drops`): when W's version of the function
 has fewer of the names, attributes or keyword arguments the function had
-than before (an argument deleted, a call dropped: `set(words,
-key=len)` -> `set(words)`), and the rival R, with no concern of its own
+than before, and fewer in all (an argument deleted, a call dropped: `set(words,
+key=len)` -> `set(words)`; not a name swapped for another), and the rival R, with no concern of its own
 (driver/ranking.py), keeps every one of them (`set(words), key=len`), R is
 the fix: it is kept in the shadow in W's place, and the sentence names W
 and what it drops. Deleting code is the commonest way to green that does not
@@ -176,14 +176,18 @@ def _atoms(code: str) -> Counter[str]:
 
 def drops(source: str, mutant: Mutant) -> list[str]:
     """What the function holding the mutant has fewer of with the mutant in place (names, `.attributes`,
-    `keywords=`), as a reader is told it: "`round`" for what is gone, "a use of `total`" for what is left
-    fewer times, those gone first; [] when it keeps everything, or outside a function."""
+    `keywords=`), when it has fewer of them in all (code deleted, not replaced: `isString(node)` ->
+    `isinstance(node, str)` is a call swapped for another, as the author of a real Markdown fix did), as a
+    reader is told it: "`round`" for what is gone, "a use of `total`" for what is left fewer times, those gone
+    first; [] when it keeps as much, or outside a function."""
     node, _ = function_at(source, mutant.line)
     if node is None:
         return []
     start, end = _span(node)
     before = _atoms("\n".join(source.split("\n")[start - 1 : end]))
     after = _atoms(_edited(source, start, end, mutant))
+    if after.total() >= before.total():
+        return []
     fewer = sorted(before - after)
     return [f"`{atom}`" for atom in fewer if not after[atom]] + [f"a use of `{atom}`" for atom in fewer if after[atom]]
 

@@ -148,7 +148,10 @@ def test_a_winner_that_drops_code_gives_way_to_a_rival_that_keeps_it_all():
     assert gives_way(FUNCTION, DELETED, dataclasses.replace(MOVED, concerns=("leaves `x` unused",))) == [], \
         "a rival with a concern of its own"
     assert gives_way(FUNCTION, Mutant("w.py", 2, "    return list(sorted(set(words, key=abs)))", ""), MOVED) == \
-        ["`len`"]
+        [], "a name swapped for another is no deletion"
+    swapped = Mutant("w.py", 2, "    return isinstance(node, str)", "")
+    assert drops("def f(node):\n    return isString(node)\n", swapped) == [], \
+        "a call swapped for another, with as much code: nothing dropped"
     assert drops("def f(t):\n    t = round(t, 2)\n", Mutant("w.py", 2, "    return t", "")) == \
         ["`round`", "a use of `t`"], "what is left fewer times is said so"
 
