@@ -5,12 +5,17 @@ A verified candidate whose function has fewer of the names, attributes or keywor
 the tests by doing less, and deleting code is the commonest way to green that does not fix (Qi, Long, Achour
 and Rinard, ISSTA 2015). One that binds a name of the module inside the function (`shadows`: `words =
 re.compile(...).findall` where the function called the module's buggy `words`) works around the code the
-tests reach instead of fixing it. The search's own catalogue has had its say on such a line by then (its candidates
-are ranked, and a rival of the same function is looked for: distinguish.py), but the model's fills write
-what no template does, a hole at a time: the slot after the line may hold the `return total` that keeps
-the rounding.
+tests reach instead of fixing it.
 
-So while the model's fills are on, the first such fix is held: the shadow is put back as it was, and the
+A fix of the search's own is not held: its candidates are ranked, those that delete a statement or drop a
+parameter's use after the rest (driver/ranking.py), and a rival of its function is looked for; and at the
+32 real-history bugs with the bundled model (bench/history_fix_rate.py at d1de617) the two search fixes that
+dropped code were the authors' own (a refusal lifted, a condition made simpler), each held 60 s and 11,042 and
+37,546 tokens of fills for nothing. The model's answer to a hole is free text: a fill that rewrote a line
+to less passed the tests where the line wanted a `return` after it, and the fills write what no template
+does, a hole at a time: the slot after that line holds the `return total` that keeps the rounding.
+
+So the first such fill that is a fix is held: the shadow is put back as it was, and the
 search goes on for at most HOLD_S seconds more (never past its own end). A fix that drops nothing, found
 meanwhile, is the fix; another fix that drops code is put back too (the first is kept). When the time is
 up, or the search ends without a fix, the held fix is written back and returned, with its suite's report.
@@ -27,6 +32,7 @@ from typing import Any
 from agent_core.models import TestReport
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.distinguish import drops, shadows
+from agent_core.search.driver.interleave import is_infill
 from agent_core.workspace.shadow import write_exact
 
 HOLD_S = 60.0  # how long a fix that drops code is held: six to twelve of the bundled model's holes
@@ -34,7 +40,7 @@ HOLD_S = 60.0  # how long a fix that drops code is held: six to twelve of the bu
 
 @dataclass
 class Held:
-    """The first verified fix that drops code, while the search looks for one that keeps it (module docstring)."""
+    """The first verified fill that drops code, while the search looks for a fix that keeps it (module docstring)."""
 
     deps: Any  # the search's (driver/localizing.py SearchDeps): its shadow
     hold_s: float = field(default_factory=lambda: HOLD_S)
@@ -45,7 +51,10 @@ class Held:
 
     def offer(self, mutant: Mutant, report: TestReport, source: str, known: bool) -> bool:
         """Whether the verified `mutant` (in the shadow, `source` its file before it; `known`: the shadow had that
-        file among its originals before) is held back: it drops code. The shadow then holds `source` again."""
+        file among its originals before) is held back: a fill that drops code or hides a name of the module. The
+        shadow then holds `source` again."""
+        if not is_infill(mutant):
+            return False
         dropped, hidden = drops(source, mutant), shadows(source, mutant)
         if not dropped and not hidden:
             return False

@@ -1,4 +1,4 @@
-"""A fix that drops code is held while the model's fills go on (driver/held.py).
+"""A fill that is a fix and drops code is held while the model's fills go on (driver/held.py).
 
 The end-to-end case runs `agentls fix` on a ledger whose `balance` forgets its `return`: the scripted endpoint answers
 every fill with `return total`, so the line's own hole makes `total = round(total, 2)` into `return total` (green,
@@ -8,6 +8,7 @@ process, the real `openai` client against the scripted endpoint. The unit cases 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,7 +19,7 @@ from agent_core.models import TestReport as Report
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver import held as held_module
 from agent_core.search.driver.held import Held, held_sentence
-from agent_core.search.infill import INFILL_ACCOUNT
+from agent_core.search.infill import INFILL_ACCOUNT, INFILL_TIER
 from agent_core.workspace.shadow import ShadowWorkspace
 from engine_support import journal_records, make_project
 
@@ -44,8 +45,9 @@ LEDGER = {
     ),
     ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 400\n",
 }
-DROPPER = Mutant("ledger.py", 9, "        return total", "the line made a return")
-KEEPER = Mutant("ledger.py", 10, "        total = round(total, 2)\n        return total", "a return after it", end=9)
+DROPPER = Mutant("ledger.py", 9, "        return total", "the line made a return", INFILL_TIER)
+KEEPER = Mutant("ledger.py", 10, "        total = round(total, 2)\n        return total", "a return after it",
+                INFILL_TIER, end=9)
 
 
 @pytest.mark.e2e  # a real sandbox
@@ -94,7 +96,7 @@ def test_a_dropping_fix_is_held_and_the_shadow_put_back_then_kept_when_no_other_
         assert held.offer(DROPPER, report, BALANCE, _verified(shadow, DROPPER))
         assert (shadow.root / "ledger.py").read_text() == BALANCE and "ledger.py" not in shadow.originals
         assert held.end(time.monotonic() + 100) <= time.monotonic() + 0.2 and not held.due()
-        other = Mutant("ledger.py", 9, "        return", "a bare return")
+        other = Mutant("ledger.py", 9, "        return", "a bare return", INFILL_TIER)
         assert held.offer(other, report, BALANCE, _verified(shadow, other)), "another dropping fix is put back too"
         assert (shadow.root / "ledger.py").read_text() == BALANCE and held.figures["also_dropping"] == 1
         time.sleep(0.25)
@@ -112,6 +114,10 @@ def test_a_fix_that_keeps_everything_is_not_held_and_replaces_the_held_one(tmp_p
     with _shadow(tmp_path) as shadow:
         held = Held(SimpleNamespace(shadow=shadow))
         assert held.hold_s == held_module.HOLD_S
+        own = dataclasses.replace(DROPPER, tier=0)
+        assert not held.offer(own, report, BALANCE, _verified(shadow, own)), "the search's own fix is not held"
+        assert (shadow.root / "ledger.py").read_text() == own.applied(BALANCE) and not held.figures
+        (shadow.root / "ledger.py").write_text(BALANCE)
         assert held.offer(DROPPER, report, BALANCE, _verified(shadow, DROPPER))
         assert not held.offer(KEEPER, report, BALANCE, _verified(shadow, KEEPER)), "it drops nothing"
         assert (shadow.root / "ledger.py").read_text() == KEEPER.applied(BALANCE), "left in the shadow: the fix"
@@ -125,7 +131,8 @@ def test_a_fix_that_keeps_everything_is_not_held_and_replaces_the_held_one(tmp_p
 
 def test_a_fix_that_hides_a_function_of_the_module_behind_a_local_name_is_held(tmp_path: Path):
     source = BALANCE + "\n\ndef rounded(x):\n    return x\n"
-    around = Mutant("ledger.py", 6, "        rounded = float\n        total = 0", "a local `rounded`", end=6)
+    around = Mutant("ledger.py", 6, "        rounded = float\n        total = 0", "a local `rounded`", INFILL_TIER,
+                    end=6)
     with _shadow(tmp_path) as shadow:
         (shadow.root / "ledger.py").write_text(source)
         held = Held(SimpleNamespace(shadow=shadow))
