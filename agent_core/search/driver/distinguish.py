@@ -156,15 +156,19 @@ def _edited(source: str, start: int, end: int, mutant: Mutant) -> str:
     return "\n".join(mutant.applied(source).split("\n")[start - 1 : end + grown])
 
 
+def _walk(code: str) -> list[ast.AST]:
+    """Every node of `code` (dedented), or none when it does not parse."""
+    try:
+        return list(ast.walk(pysyntax.parse(textwrap.dedent(code))))
+    except (SyntaxError, ValueError):
+        return []
+
+
 def _atoms(code: str) -> Counter[str]:
     """The names, attributes (`.name`) and keyword arguments (`name=`) of `code`, counted (not its constants: a
     constant changed is a value replaced, not code dropped)."""
-    try:
-        tree = pysyntax.parse(textwrap.dedent(code))
-    except (SyntaxError, ValueError):
-        return Counter()
     out: Counter[str] = Counter()
-    for node in ast.walk(tree):
+    for node in _walk(code):
         if isinstance(node, ast.Name):
             out[node.id] += 1
         elif isinstance(node, ast.Attribute):
@@ -208,12 +212,8 @@ def _module_names(tree: ast.Module) -> set[str]:
 
 def _stored(code: str) -> set[str]:
     """The names `code` binds: assigned, defined (a nested `def` or `class`) or imported."""
-    try:
-        tree = pysyntax.parse(textwrap.dedent(code))
-    except (SyntaxError, ValueError):
-        return set()
     out: set[str] = set()
-    for n in ast.walk(tree):
+    for n in _walk(code):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             out.add(n.id)
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
