@@ -165,7 +165,7 @@ class _Trial:
     stats: dict[str, Any]
     steps: Steps | None = None
     refusing: list[str] = field(default_factory=list)  # the tests that refused earlier candidates (REFUSING_TESTS)
-    held: Held | None = None  # a fix that drops code, held while the model's fills go on (driver/held.py)
+    held: Held | None = None  # a fill that drops code, held while the model's fills go on (driver/held.py)
 
     @property
     def timeout_s(self) -> float:
@@ -352,12 +352,13 @@ async def find_single_edit(
     candidates that move it on noted (driver/steps.py); once the search's own candidates are done (after
     `then`), and after each of the model's batches, `on_step` searches on top of the furthest ones, each
     within STEP_S. `fills_at_once`: the model's fills begin with the first driver run (a search on top of a
-    step, whose own candidates are one run)."""
+    step, whose own candidates are one run). A fill that is a fix but drops code is held up to HOLD_S while the
+    search goes on for one that does not (driver/held.py)."""
     deadline = deadline if deadline is not None else time.monotonic() + deps.settings.search.budget_s
 
     stats: dict[str, Any] = {"mutants": len(mutants), "tried": 0, "passed_failing": 0, "timeouts": 0, "stopped": None}
     covering, bound = per_mutant(deps.settings, where, suite_s, failing, mutants, baseline, stats)
-    held = Held(deps) if more is not None else None  # a fix that drops code waits for the model's (driver/held.py)
+    held = Held(deps) if more is not None else None  # a fill that drops code waits for another fix (driver/held.py)
     trial = _Trial(deps, failing, baseline, covering, bound, stats, steps, held=held)
 
     def end(at: float) -> float:  # `at`, or the end of a held fix's wait when that comes first
