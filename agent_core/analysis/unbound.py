@@ -41,18 +41,19 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _KNOWN = frozenset(dir(builtins)) | MODULE_NAMES
 
 
-def _tables(table: symtable.SymbolTable) -> list[symtable.SymbolTable]:
+def scopes(table: symtable.SymbolTable) -> list[symtable.SymbolTable]:
+    """`table` and every scope nested in it, outermost first."""
     out = [table]
     for child in table.get_children():
-        out += _tables(child)
+        out += scopes(child)
     return out
 
 
-def _module_names(top: symtable.SymbolTable) -> set[str]:
+def module_names(top: symtable.SymbolTable) -> set[str]:
     """What the module binds: its own assignments, imports, defs and classes, and what any function assigns after
     declaring it `global`."""
     names = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
-    for table in _tables(top)[1:]:
+    for table in scopes(top)[1:]:
         names |= {s.get_name() for s in table.get_symbols() if s.is_declared_global() and s.is_assigned()}
     return names
 
@@ -117,10 +118,10 @@ def unbound_reads(source: str, path: str = "<unknown>", known: frozenset[str] = 
         return 0
     if _imports_star(tree):
         return 0
-    module = _module_names(top) | known
+    module = module_names(top) | known
     functions = _functions(tree)
     count = 0
-    for table in _tables(top):
+    for table in scopes(top):
         for symbol in table.get_symbols():
             if symbol.is_referenced() and symbol.is_global() and not symbol.is_declared_global() \
                     and symbol.get_name() not in module and symbol.get_name() not in _KNOWN:
@@ -159,7 +160,7 @@ class UnboundCheck:
         self._counts: dict[tuple[int, int], int] = {}
         try:
             tree = pysyntax.parse(source)
-            self._module = _module_names(pysyntax.symbol_table(source, path))
+            self._module = module_names(pysyntax.symbol_table(source, path))
         except (SyntaxError, ValueError, RecursionError):
             self._spans: list[tuple[int, int]] = []
             self._whole = 0

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core.analysis import pysyntax
+from agent_core.analysis.unbound import module_names, scopes
 from agent_core.models import TestReport
 from agent_core.search.candidate import Mutant
 from agent_core.search.driver.call_inputs import Call, generated_inputs, shown, test_calls
@@ -196,49 +197,35 @@ def drops(source: str, mutant: Mutant) -> list[str]:
     return [f"`{atom}`" for atom in fewer if not after[atom]] + [f"a use of `{atom}`" for atom in fewer if after[atom]]
 
 
-def _module_names(tree: ast.Module) -> set[str]:
-    """The names the module binds at its top level: its functions, classes, imports and assignments."""
-    out: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            out |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return out
-
-
-def _stored(code: str) -> set[str]:
-    """The names `code` binds: assigned, defined (a nested `def` or `class`) or imported."""
-    out: set[str] = set()
-    for n in _walk(code):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            out.add(n.name)
-        elif isinstance(n, ast.Import | ast.ImportFrom):
-            out |= {(alias.asname or alias.name).split(".")[0] for alias in n.names}
-    return out
+def _bindings(source: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[str], set[str]] | None:
+    """(the module's names, what function `node` binds as its own: assigned, imported, a nested `def` or `class`)
+    in `source`, as the compiler's symbol tables say (analysis/unbound.py); None when it does not compile."""
+    try:
+        top = pysyntax.symbol_table(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    table = next((t for t in scopes(top) if t.get_type() == "function" and t.get_name() == node.name
+                  and t.get_lineno() == node.lineno), None)
+    if table is None:
+        return None
+    own = {s.get_name() for s in table.get_symbols()
+           if s.is_local() and (s.is_assigned() or s.is_imported() or s.is_namespace())}
+    return module_names(top), own
 
 
 def shadows(source: str, mutant: Mutant) -> list[str]:
     """The names of the module (a function, class, import or global of it) that the mutant's version of its
     function binds locally (assigned, defined or imported) where the function did not: `words =
-    re.compile(...).findall` or a nested `def words(line):` in a function that
-    called the module's own `words` works around that function instead of fixing it (pylint's
-    redefined-outer-name); sorted, [] outside a function."""
+    re.compile(...).findall` or a nested `def words(line):` in a function that called the module's own `words`
+    works around that function instead of fixing it (pylint's redefined-outer-name); sorted, [] outside a
+    function."""
     node, _ = function_at(source, mutant.line)
     if node is None:
         return []
-    try:
-        module = _module_names(pysyntax.parse(source))
-    except (SyntaxError, ValueError):
+    before, after = _bindings(source, node), _bindings(mutant.applied(source), node)
+    if before is None or after is None:
         return []
-    start, end = _span(node)
-    before = _stored("\n".join(source.split("\n")[start - 1 : end]))
-    return sorted((_stored(_edited(source, start, end, mutant)) - before) & module)
+    return sorted((after[1] - before[1]) & before[0])
 
 
 def gives_way(source: str, winner: Mutant, rival: Mutant) -> list[str]:
