@@ -197,6 +197,57 @@ def drops(source: str, mutant: Mutant) -> list[str]:
     return [f"`{atom}`" for atom in fewer if not after[atom]] + [f"a use of `{atom}`" for atom in fewer if after[atom]]
 
 
+_RETURN_IN_LOOP, _BREAK, _RETURN_BEFORE_END = "a `return` inside a loop", "a `break`", "an early `return`"
+
+
+def _exits(body: list[ast.stmt], tail: bool, in_loop: bool, out: Counter[str]) -> None:
+    """Counts into `out` the exits of `body` after which more of the function would have run (`tail`: nothing of
+    the function follows `body`; `in_loop`: a loop of the function holds it); nested functions and classes are
+    their own."""
+    for i, statement in enumerate(body):
+        last = tail and i == len(body) - 1
+        if isinstance(statement, ast.Return):
+            if in_loop or not last:
+                out[_RETURN_IN_LOOP if in_loop else _RETURN_BEFORE_END] += 1
+        elif isinstance(statement, ast.Break):
+            out[_BREAK] += 1
+        elif isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+            _exits(statement.body, False, True, out)
+            _exits(statement.orelse, last, in_loop, out)
+        elif isinstance(statement, ast.Match):
+            for case in statement.cases:
+                _exits(case.body, last, in_loop, out)
+        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            blocks = [getattr(statement, name, None) for name in ("body", "orelse", "finalbody")]
+            blocks += [handler.body for handler in getattr(statement, "handlers", [])]
+            for block in blocks:
+                if block:
+                    _exits(block, last, in_loop, out)
+
+
+def _early_exits(code: str) -> Counter[str]:
+    """The exits of the function `code` after which more of it would have run, by kind (`_exits`)."""
+    out: Counter[str] = Counter()
+    function = next((n for n in _walk(code) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if function is not None:
+        _exits(function.body, True, False, out)
+    return out
+
+
+def exits_early(source: str, mutant: Mutant) -> list[str]:
+    """The exits the mutant adds to its function after which more of it would have run: "a `return` inside a
+    loop" (`return out` under the loop's `if`: the first match, not all), "a `break`", "an early `return`"
+    (a guard that gives up before the work); [] when it adds none (a `return` as the last statement is
+    the function's result, not an early exit), or outside a function."""
+    node, _ = function_at(source, mutant.line)
+    if node is None:
+        return []
+    start, end = _span(node)
+    before = _early_exits("\n".join(source.split("\n")[start - 1 : end]))
+    after = _early_exits(_edited(source, start, end, mutant))
+    return sorted(after - before)
+
+
 def _bindings(source: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[str], set[str]] | None:
     """(the module's names, what function `node` binds as its own: assigned, imported, a nested `def` or `class`)
     in `source`, as the compiler's symbol tables say (analysis/unbound.py); None when it does not compile."""

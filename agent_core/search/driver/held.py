@@ -1,11 +1,13 @@
-"""A fix that drops code (or hides the module's), held while the model may still write one that does not.
+"""A fix that drops code (hides the module's, or exits early), held while the model may still write one that does not.
 
 A verified candidate whose function has fewer of the names, attributes or keyword arguments it had
 (driver/distinguish.py `drops`: `total = round(total, 2)` made `return total`, an argument deleted) passes
 the tests by doing less, and deleting code is the commonest way to green that does not fix (Qi, Long, Achour
 and Rinard, ISSTA 2015). One that binds a name of the module inside the function (`shadows`: `words =
 re.compile(...).findall` where the function called the module's buggy `words`) works around the code the
-tests reach instead of fixing it.
+tests reach instead of fixing it. One that adds an exit after which more of its function would have run
+(`exits_early`: `return out` under a loop's `if`, where the loop crashed on a later item; a `break`; a guard
+that returns before the work) passes by skipping what failed, not by making it work.
 
 A fix of the search's own is not held: its candidates are ranked, those that delete a statement or drop a
 parameter's use after the rest (driver/ranking.py), and a rival of its function is looked for; and at the
@@ -31,7 +33,7 @@ from typing import Any
 
 from agent_core.models import TestReport
 from agent_core.search.candidate import Mutant
-from agent_core.search.driver.distinguish import drops, shadows
+from agent_core.search.driver.distinguish import drops, exits_early, shadows
 from agent_core.search.driver.interleave import is_infill
 from agent_core.workspace.shadow import write_exact
 
@@ -55,8 +57,8 @@ class Held:
         shadow then holds `source` again."""
         if not is_infill(mutant):
             return False
-        dropped, hidden = drops(source, mutant), shadows(source, mutant)
-        if not dropped and not hidden:
+        dropped, hidden, early = drops(source, mutant), shadows(source, mutant), exits_early(source, mutant)
+        if not dropped and not hidden and not early:
             return False
         shadow = self.deps.shadow
         write_exact(shadow.root / mutant.path, source)
@@ -66,7 +68,7 @@ class Held:
             self.fix = (mutant, report, source, known)
             self.until = time.monotonic() + self.hold_s
             self.figures = {"description": mutant.description, "line": mutant.line, "file": mutant.path,
-                            "drops": dropped, "shadows": hidden, "held_s": self.hold_s}
+                            "drops": dropped, "shadows": hidden, "exits": early, "held_s": self.hold_s}
         else:
             self.figures["also_dropping"] = self.figures.get("also_dropping", 0) + 1
         return True
@@ -102,6 +104,8 @@ def held_sentence(held: dict[str, Any] | None) -> str:
         said.append(f"drops {', '.join(held['drops'])} from the function")
     if held.get("shadows"):
         said.append(f"hides the module's {', '.join(f'`{name}`' for name in held['shadows'])} behind a local name")
+    if held.get("exits"):
+        said.append(f"adds {' and '.join(held['exits'])} to the function")
     what = " and ".join(said)
     if held["kept"]:
         held_s = held.get("held_s", HOLD_S)

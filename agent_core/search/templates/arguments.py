@@ -1,6 +1,14 @@
 """Call arguments changed on a suspicious line: a keyword argument the callee accepts passed on (a setting not
 passed on), one dropped, or an argument moved between nested calls (`f(g(a), b)` <-> `f(g(a, b))`).
 
+A parameter that its function never reads is evidence of its own (`unread_edits`): the function ignores what
+its callers pass (`def load(path, encoding): return json.loads(_read(path))`). Passing such a parameter on to
+a call of the suspicious line is tried before any single edit, to a callee whose definition is not found as
+well (a library's `open(path)`): a callee that does not take it raises TypeError at once. The pylint check
+unused-argument exists because this is common, and a single edit that turns the tests green elsewhere (the
+writer made to escape its output, so the reader's ignored encoding no longer matters) leaves the parameter
+ignored.
+
 The callee's parameters are read from its definition in the module, or in the project module the name is
 imported from.
 """
@@ -91,6 +99,43 @@ def keyword_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, 
         for param in [p for p in accepted if p not in given and p in scope][:MAX_KEYWORDS]:
             new = _call_text(text, call, [*parts, f"{param}={param}"])
             out.append(Edit(line, replace(text, s, e, new), line, f"`{param}={param}` passed on"))
+    return out
+
+
+def unread_parameters(function: ast.AST) -> list[str]:
+    """The named parameters of `function` (not `self`/`cls`, not `*args`/`**kwargs`, not `_`-prefixed) that none
+    of its code reads, nested functions included; in the signature's order."""
+    arguments: ast.arguments = function.args  # type: ignore[attr-defined]
+    named = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+             if a.arg not in ("self", "cls") and not a.arg.startswith("_")]
+    read = {n.id for statement in function.body for n in ast.walk(statement)  # type: ignore[attr-defined]
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    return [name for name in named if name not in read]
+
+
+def unread_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, function: ast.AST,
+                 root: Path | None = None, path: str = "") -> list[Edit]:
+    """A parameter that `function` never reads passed on (`name=name`) to a call of the line that does not give
+    it already and may take it: its definition accepts it, has `**kwargs`, or is not found."""
+    unread = unread_parameters(function)
+    out: list[Edit] = []
+    for call in (n for n in nodes if unread and isinstance(n, ast.Call) and on_line(n, line)):
+        parts = _parts(text, call)
+        if parts is None or any(k.arg is None for k in call.keywords) or any(
+                isinstance(a, ast.Starred) for a in call.args):
+            continue
+        arguments = _signature(tree, call, root, path)
+        taken: set[str] | None = None  # what the callee takes by keyword here; None: anything
+        if arguments is not None and arguments.kwarg is None:
+            positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args] if a.arg not in ("self", "cls")]
+            taken = {a.arg for a in [*arguments.args, *arguments.kwonlyargs]} - set(positional[: len(call.args)])
+        given = {k.arg for k in call.keywords}
+        for param in unread:
+            if param in given or taken is not None and param not in taken:
+                continue
+            s, e = span(text, call)
+            new = _call_text(text, call, [*parts, f"{param}={param}"])
+            out.append(Edit(line, replace(text, s, e, new), line, f"`{param}={param}` passed on (else unread)"))
     return out
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Edit, Mutant
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
-from agent_core.search.templates.arguments import keyword_edits, moved_argument_edits
+from agent_core.search.templates.arguments import keyword_edits, moved_argument_edits, unread_edits
 from agent_core.search.templates.cases import case_edits, constant_widenings, other_case, widening_edits
 from agent_core.search.templates.conditions import condition_swaps
 from agent_core.search.templates.guards import (
@@ -142,6 +142,8 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
          when=lambda s: s.inputs.coroutine),
     Kind("self", EVIDENCE_TIER, lambda s: self_edits(s.text, s.nodes, s.line, s.inputs.undefined, s.place.functions,
                                                      s.tree)),
+    Kind("unread parameter", EVIDENCE_TIER, lambda s: unread_edits(s.text, s.tree, s.nodes, s.line, s.function,
+                                                                   s.root, s.path)),
     Kind("constant widened", EVIDENCE_TIER, lambda s: constant_widenings(s.tree, s.lines, s.place.functions[-1],
                                                                          s.inputs.characters)),
     Kind("f-string", EVIDENCE_TIER, lambda s: s.formatted[0], when=lambda s: s.formatted[1]),

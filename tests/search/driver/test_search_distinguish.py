@@ -12,6 +12,7 @@ from agent_core.search.driver.call_inputs import calls_in, generated_inputs, sho
 from agent_core.search.driver.distinguish import (
     RivalSearch,
     drops,
+    exits_early,
     function_at,
     function_text,
     gives_way,
@@ -138,6 +139,26 @@ def test_a_name_of_the_module_bound_inside_the_function_is_a_shadow():
     assert shadows(source, Mutant("m.py", 10, "    n = LIMIT", "")) == [], "read, not bound"
     assert shadows(source, Mutant("m.py", 12, "        n += len(words(line.lower()))", "")) == []
     assert shadows(source, Mutant("m.py", 2, "words = 4", "")) == [], "outside a function"
+
+
+TOTAL = ("def total(rows):\n    out = 0\n    for row in rows:\n        if row:\n            out += row\n"
+         "    out = round(out, 2)\n")
+
+
+@pytest.mark.parametrize("line, text, end, expected", [
+    (5, "            out += row\n            return out", 5, ["a `return` inside a loop"]),  # the first row only
+    (5, "            out += row\n            break", 5, ["a `break`"]),
+    (4, "        if not row:\n            return 0\n        if row:", 4, ["a `return` inside a loop"]),
+    (2, "    if not rows:\n        return 0\n    out = 0", 2, ["an early `return`"]),  # a guard before the work
+    (6, "    out = round(out, 2)\n    return out", 6, []),  # the function's result, its last statement
+    (5, "            out += row\n        else:\n            continue", 5, []),  # the loop goes on
+    (6, "    def inner():\n        return 1\n        return 2\n    out = round(out, 2)", 6, []),  # its own exits
+])
+def test_an_exit_after_which_more_of_the_function_would_have_run_is_early(line, text, end, expected):
+    assert exits_early(TOTAL, Mutant("t.py", line, text, "", end=end)) == expected
+    assert exits_early("x = f(a)\n", Mutant("t.py", 1, "x = 1\nraise SystemExit", "")) == [], "outside a function"
+    early = "def f(x):\n    if x:\n        return 1\n    return 2\n"
+    assert exits_early(early, Mutant("t.py", 3, "        return 3", "")) == [], "as many early exits as before"
 
 
 def test_a_winner_that_drops_code_gives_way_to_a_rival_that_keeps_it_all():

@@ -142,3 +142,67 @@ def test_a_fix_that_hides_a_function_of_the_module_behind_a_local_name_is_held(t
         held.settle(None)
     assert held_sentence(held.figures) == ("This fix hides the module's `rounded` behind a local name: the search "
                                            "went on for 60 s and found no fix that does not.")
+
+
+CATALOG = {  # an item added without tags stores None, and `by_tag` crashes on it
+    "catalog.py": (
+        "class Catalog:\n"
+        "    def __init__(self):\n"
+        "        self.items = []\n"
+        "\n"
+        "    def add(self, title, tags=None):\n"
+        '        self.items.append({"title": title, "tags": tags})\n'
+        "\n"
+        "    def by_tag(self, tag):\n"
+        "        out = []\n"
+        "        for item in self.items:\n"
+        '            for t in item.get("tags"):\n'
+        "                if t == tag:\n"
+        '                    out.append(item["title"])\n'
+        "        return out\n"
+    ),
+    "test_catalog.py": (
+        "from catalog import Catalog\n\n\ndef make():\n    c = Catalog()\n    c.add('a', ['py', 'web'])\n"
+        "    c.add('b', ['rust'])\n    return c\n\n\ndef test_by_tag():\n    assert make().by_tag('py') == ['a']\n\n\n"
+        "def test_untagged_item_is_skipped():\n    c = make()\n    c.add('c')\n    assert c.by_tag('rust') == ['b']\n"
+    ),
+    ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 400\n",
+}
+STORED = '        self.items.append({"title": title, "tags": tags or []})'
+
+
+FIRST_MATCH = 'for item in self.items:\n    if tag in (item.get("tags") or ()):\n        return [item["title"]]\n'
+
+
+def _catalog_fill(body: dict) -> str:
+    """The scripted model: in the slot after `out = []` (asked before `add`'s line), a loop that returns the first
+    match (green: the tests look for one item a tag each); at `add`'s line, the tags stored as a list; elsewhere
+    `pass` (a fill that changes nothing)."""
+    prompt = body.get("prompt", "")
+    before, after = prompt.split("<|fim_prefix|>")[-1].split("<|fim_middle|>")[0].split("<|fim_suffix|>")
+    if before.endswith("out = []\n") and after.lstrip().startswith("for item in self.items:"):
+        return FIRST_MATCH
+    if "def add(" in before and "def by_tag(" not in before:
+        return STORED.strip() + "\n"
+    return "pass\n"
+
+
+@pytest.mark.e2e  # a real sandbox
+def test_a_fill_that_returns_inside_the_loop_gives_way_to_one_that_keeps_the_loop_going(
+        tmp_path: Path, scripted_llm, run_fix, monkeypatch: pytest.MonkeyPatch):
+    for key, value in {"AGENTLS_SEARCH": "1", "AGENTLS_SEARCH__INFILL": "1", "AGENTLS_SEARCH__INFILL_SAMPLES": "2",
+                       "AGENTLS_FIM": "tokens"}.items():
+        monkeypatch.setenv(key, value)
+    project = make_project(tmp_path / "proj", CATALOG)
+    scripted_llm.default(INFILL_ACCOUNT, _catalog_fill)
+
+    run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
+
+    assert run.code == 0 and run.json["status"] == "fixed", run.json
+    fixed = (project / "catalog.py").read_text()
+    search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
+    assert STORED in fixed and "return out" not in fixed.split("def by_tag")[1].split("        return out")[0], fixed
+    held = search["held"]
+    assert held["kept"] is False and held["exits"] == ["a `return` inside a loop"] and held["drops"] == [], held
+    assert (f"A first fix that passed, {held['description']}, adds a `return` inside a loop to the function; "
+            "this one does not.") in run.json["explanation"]

@@ -68,6 +68,18 @@ def fit(items, width, pad):
     return items.ljust(len(width), pad)
 
 
+def fetch_parsed(url, timeout=10, _cache=None):
+    return decode(fetch(url), strict=True)
+
+
+def fetch(url, timeout=None):
+    return url
+
+
+def fetched(url, retries=3):
+    return fetch(url)
+
+
 def describe(node):
     if node.children:
         node.visit()
@@ -114,6 +126,9 @@ def _after(line: int, exceptions: list[str] | None = None) -> list[str]:
     ("texts = [load(p) for p in paths]", None,
      'texts = [load(p, encoding=encoding) for p in paths]\nreturn ":".join(texts)'),
     ("return open(path, encoding=encoding).read()", None, "return open(path).read()"),
+    # a parameter the function never reads passed on: to a callee that takes it, or one whose definition is unknown
+    ("return decode(fetch(url), strict=True)", None, "return decode(fetch(url, timeout=timeout), strict=True)"),
+    ("return decode(fetch(url), strict=True)", None, "return decode(fetch(url), strict=True, timeout=timeout)"),
     # a name of the enclosing function in a nested one
     ("return os.path.join(output_path, name)", None,
      "return os.path.join(output, name)\nreturn [write(p) for p in parts]"),
@@ -127,6 +142,18 @@ def _after(line: int, exceptions: list[str] | None = None) -> list[str]:
 ])
 def test_templates_cover_the_multi_token_fixes_of_real_projects(start, exceptions, expected):
     assert expected in _after(_line(start), exceptions)
+
+
+def test_a_parameter_the_function_never_reads_is_passed_on_first_and_only_where_it_may_be_taken():
+    first = template_mutants("m.py", SOURCE, _line("return decode(fetch(url), strict=True)"))
+    passed = [m for m in first if m.tier == EVIDENCE_TIER]
+    assert [m.text.strip() for m in passed] == ["return decode(fetch(url), strict=True, timeout=timeout)",
+                                                "return decode(fetch(url, timeout=timeout), strict=True)"]
+    assert first[: len(passed)] == passed and all("(else unread)" in m.description for m in passed)
+    assert not any("_cache" in m.text for m in first), "a `_`-named parameter is the function's own business"
+    # `fetch` takes no `retries`: not passed on to it (it would raise TypeError); a parameter that is read is not
+    assert not [m for m in template_mutants("m.py", SOURCE, _line("return fetch(url)")) if m.tier == EVIDENCE_TIER]
+    assert not [m for m in template_mutants("m.py", SOURCE, _line("return items.ljust(")) if m.tier == EVIDENCE_TIER]
 
 
 @pytest.mark.parametrize("start, text", [
@@ -147,8 +174,8 @@ def test_a_template_is_tried_after_every_single_edit_and_each_line_gets_a_bounde
     for line in range(1, len(LINES) + 1):
         mutants = template_mutants("m.py", SOURCE, line, ["IndexError", "ValueError"])
         assert len(mutants) <= MAX_PER_LINE
-        for mutant in mutants:
-            assert mutant.tier == TEMPLATE_TIER
+        for mutant in mutants:  # (a parameter the function never reads is evidence of its own)
+            assert mutant.tier == TEMPLATE_TIER or "(else unread)" in mutant.description, mutant
             ast.parse(mutant.applied(SOURCE))  # every candidate parses
 
 

@@ -113,6 +113,27 @@ PORTS = {  # a missing setting (None) must give the default port, as a malformed
     ".agentls.toml": FAST,
 }
 
+STORE = {  # `load` takes an encoding and never reads it; making the writer escape its output (`ensure_ascii=True`,
+    # a single edit of a line the failing test runs) is green too, and leaves the reader ignoring its encoding
+    "store.py": (
+        "import json\n\n\n"
+        'def _read(path, encoding="utf-8"):\n    with open(path, encoding=encoding) as handle:\n'
+        "        return handle.read()\n\n\n"
+        'def load(path, encoding="utf-8"):\n    return json.loads(_read(path))\n\n\n'
+        'def save(path, data, encoding="utf-8"):\n'
+        '    with open(path, "w", encoding=encoding) as handle:\n'
+        "        handle.write(json.dumps(data, ensure_ascii=False))\n"
+    ),
+    "test_store.py": (
+        "from store import load, save\n\n\ndef test_roundtrip(tmp_path):\n"
+        "    save(tmp_path / 'a.json', {'a': 1})\n    assert load(tmp_path / 'a.json') == {'a': 1}\n\n\n"
+        "def test_roundtrip_latin1(tmp_path):\n"
+        "    save(tmp_path / 'b.json', {'name': 'Zo\\u00eb'}, encoding='latin-1')\n"
+        "    assert load(tmp_path / 'b.json', encoding='latin-1') == {'name': 'Zo\\u00eb'}\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
 
 @pytest.fixture(autouse=True)
 def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -238,6 +259,16 @@ def test_a_guard_is_inserted_where_the_value_is_set(tmp_path: Path, scripted_llm
     assert search["found"]["description"].startswith("guard `if stream is None: return` added after `stream`")
     diff = (project / ".agentls" / "runs" / search["run_id"] / "changes.diff").read_text()
     assert "            stream = STREAMS.get('out')\n+        if stream is None:" in diff, diff
+
+
+def test_a_parameter_its_function_ignores_is_passed_on_before_any_single_edit(tmp_path: Path, scripted_llm,
+                                                                                run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, STORE)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-    return json.loads(_read(path))", "+    return json.loads(_read(path, encoding=encoding))",
+    ], "the reader reads its encoding; the writer still writes the text unescaped"
+    assert search["found"]["description"] == "`encoding=encoding` passed on (else unread)"
 
 
 def test_a_shared_mutable_default_is_made_per_call_by_the_search(tmp_path: Path, scripted_llm, run_fix):
