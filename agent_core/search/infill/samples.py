@@ -38,7 +38,9 @@ A line that has twins (its copies in the same function, search/twins.py)
 gets, after each candidate that rewrites it as one line, a second candidate: the same rewrite
 at each twin too (counted in `Sampler.twins`). A candidate that writes a condition (a clause
 added, a guard's `if`) is followed by the same with that condition negated (turned.py; counted
-in `Sampler.turned`).
+in `Sampler.turned`). A slot's sample that makes the call of the statement beside it within more
+(`yield from child.walk()` in the slot before `child.walk()`) is first tried in that statement's place
+(`absorbing`): joined to it, the call runs twice.
 
 `sample_plan` spreads a hole's samples over temperatures and seeds, so the
 first samples are the model's likeliest answers and the later ones its more
@@ -53,6 +55,7 @@ from __future__ import annotations
 
 import ast
 import io
+import textwrap
 import tokenize
 from dataclasses import dataclass, field, replace
 
@@ -216,6 +219,28 @@ def _splice(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant:
                   hole.last)
 
 
+def absorbing(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant | None:
+    """A slot's lines in place of the statement beside it, when that statement is a call alone on its line
+    (`child.walk()`) and the lines make that same call within more (`yield from child.walk()`): the model wrote
+    the line anew in the slot next to it, and joined to it the call would run twice (the line's own hole may
+    never be asked, or answered so). None otherwise."""
+    if not hole.is_slot or hole.kind not in ("before", "after"):
+        return None
+    try:
+        beside = pysyntax.parse(source_lines[hole.anchor - 1].strip()).body
+        written = pysyntax.parse(textwrap.dedent("\n".join(lines)))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if len(beside) != 1 or not isinstance(beside[0], ast.Expr) or not isinstance(beside[0].value, ast.Call):
+        return None
+    call = ast.dump(beside[0].value)
+    if not any(isinstance(n, ast.Call) and ast.dump(n) == call for n in ast.walk(written)):
+        return None
+    head = lines[0].strip()[:DESCRIPTION_CHARS]
+    return Mutant(hole.path, hole.anchor, "\n".join(lines),
+                  f"model infill in place of line {hole.anchor}: {head}", INFILL_TIER, hole.anchor)
+
+
 def _tree(source: str) -> str | None:
     try:
         return ast.dump(pysyntax.parse(source))
@@ -288,6 +313,7 @@ class Sampler:
             if tree in self.seen:
                 self.unchanged += tree == self._original
                 return None
+            self._add_variant(absorbing(self.hole, lines[:count], source_lines))  # tried before the slot's own
             self.seen.add(tree)
             if dead_statements(applied) > self._dead:
                 self.dead += 1
@@ -308,13 +334,22 @@ class Sampler:
         if turned is None:
             return
         mutant = _splice(self.hole, turned, source_lines)
+        self.turned += self._add_variant(replace(mutant, description=f"{mutant.description} (the model's condition "
+                                                                     "negated)"))
+
+    def _add_variant(self, mutant: Mutant | None) -> bool:
+        """Whether `mutant` is kept as a candidate of the hole: not when it does not parse, repeats one, leaves
+        statements that can never run or reads a name nothing binds there."""
+        if mutant is None:
+            return False
         applied = mutant.applied(self.source)
         tree = _tree(applied)
-        if tree is None or tree in self.seen or dead_statements(applied) > self._dead:
-            return
+        if tree is None or tree in self.seen or dead_statements(applied) > self._dead or (
+                self._unbound is not None and self._unbound.adds(mutant.line, mutant.last, applied)):
+            return False
         self.seen.add(tree)
-        self.mutants.append(replace(mutant, description=f"{mutant.description} (the model's condition negated)"))
-        self.turned += 1
+        self.mutants.append(mutant)
+        return True
 
     def _add_twin(self, mutant: Mutant | None) -> None:
         tree = _tree(mutant.applied(self.source)) if mutant is not None else None

@@ -271,3 +271,27 @@ def test_a_one_line_rewrite_at_a_line_with_twins_is_made_at_the_twins_too():
     assert wrapped.add("        self.min = int(min)\n") is not None and wrapped.twins == 1
     plain = Sampler(next(h for h in holes_at("word.py", TWINS, 13) if h.kind == "line"), TWINS)
     assert plain.add("        return text.strip()\n") is not None and plain.twins == 0
+
+
+WALK = """class Node:
+    def walk(self):
+        yield self
+        for child in self.children:
+            child.walk()
+"""
+
+
+def test_a_slot_that_makes_the_call_of_the_line_beside_it_is_tried_in_that_line_s_place_first():
+    slot = next(h for h in holes_at("node.py", WALK, 5) if h.kind == "before")
+    sampler = Sampler(slot, WALK)
+    assert sampler.add("            yield from child.walk()\n") is not None
+    instead, joined = sampler.mutants
+    assert (instead.line, instead.last, instead.text) == (5, 5, "            yield from child.walk()")
+    assert instead.description == "model infill in place of line 5: yield from child.walk()"
+    assert joined.text == "            yield from child.walk()\n            child.walk()", "the slot's own after it"
+    other = Sampler(slot, WALK)
+    assert other.add("            print(child)\n") is not None and len(other.mutants) == 1, "another call: no"
+    assign = "def f(x):\n    y = g(x)\n    return y\n"
+    beside = next(h for h in holes_at("f.py", assign, 2) if h.kind == "after")
+    joined_only = Sampler(beside, assign)
+    assert joined_only.add("    print(g(x))\n") is not None and len(joined_only.mutants) == 1, "an assignment: no"
