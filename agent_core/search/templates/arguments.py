@@ -104,13 +104,14 @@ def keyword_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, 
 
 def unread_parameters(function: ast.AST) -> list[str]:
     """The named parameters of `function` (not `self`/`cls`, not `*args`/`**kwargs`, not `_`-prefixed) that none
-    of its code reads, nested functions included; in the signature's order."""
+    of its code reads, nested functions included; in the signature's order. None when the function reads
+    `locals()` or `vars()` (`"{a}".format(**locals())` reads them all)."""
     arguments: ast.arguments = function.args  # type: ignore[attr-defined]
     named = [a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
              if a.arg not in ("self", "cls") and not a.arg.startswith("_")]
     read = {n.id for statement in function.body for n in ast.walk(statement)  # type: ignore[attr-defined]
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-    return [name for name in named if name not in read]
+    return [] if read & {"locals", "vars"} else [name for name in named if name not in read]
 
 
 def unread_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, function: ast.AST,

@@ -10,6 +10,7 @@ import pytest
 
 from agent_core import models
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs, crashed, failing_inputs, seen_exceptions
+from agent_core.search.templates.arguments import unread_parameters
 from agent_core.search.templates.table import EVIDENCE_TIER, MAX_PER_LINE, TEMPLATE_TIER, template_mutants
 
 SOURCE = '''\
@@ -154,6 +155,8 @@ def test_a_parameter_the_function_never_reads_is_passed_on_first_and_only_where_
     # `fetch` takes no `retries`: not passed on to it (it would raise TypeError); a parameter that is read is not
     assert not [m for m in template_mutants("m.py", SOURCE, _line("return fetch(url)")) if m.tier == EVIDENCE_TIER]
     assert not [m for m in template_mutants("m.py", SOURCE, _line("return items.ljust(")) if m.tier == EVIDENCE_TIER]
+    assert unread_parameters(ast.parse("def f(a, b):\n    return '{a}'.format(**locals())\n").body[0]) == []
+    assert unread_parameters(ast.parse("def f(self, a, *b, c, **d):\n    return lambda: c\n").body[0]) == ["a"]
 
 
 @pytest.mark.parametrize("start, text", [
