@@ -38,8 +38,8 @@ A line that has twins (its copies in the same function, search/twins.py)
 gets, after each candidate that rewrites it as one line, a second candidate: the same rewrite
 at each twin too (counted in `Sampler.twins`). A candidate that writes a condition (a clause
 added, a guard's `if`) is followed by the same with that condition negated (turned.py; counted
-in `Sampler.turned`). A slot's sample that makes the call of the statement beside it within more
-(`yield from child.walk()` in the slot before `child.walk()`) is first tried in that statement's place
+in `Sampler.turned`). A slot's sample that makes the call of a statement beside it within more
+(`yield from child.walk()` in the slot just above `child.walk()`) is first tried in that statement's place
 (`absorbing`): joined to it, the call runs twice.
 
 `sample_plan` spreads a hole's samples over temperatures and seeds, so the
@@ -220,25 +220,32 @@ def _splice(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant:
 
 
 def absorbing(hole: Hole, lines: list[str], source_lines: list[str]) -> Mutant | None:
-    """A slot's lines in place of the statement beside it, when that statement is a call alone on its line
-    (`child.walk()`) and the lines make that same call within more (`yield from child.walk()`): the model wrote
-    the line anew in the slot next to it, and joined to it the call would run twice (the line's own hole may
+    """A slot's lines in place of a statement beside the slot (its anchor, or the line on the slot's other side:
+    after a `for` header, the body's first line), when that statement is a call alone on its line at the lines'
+    indentation (`child.walk()`) and the lines make that same call within more (`yield from child.walk()`): the
+    model wrote the line anew next to it, and joined to it the call would run twice (the line's own hole may
     never be asked, or answered so). None otherwise."""
-    if not hole.is_slot or hole.kind not in ("before", "after"):
+    if not hole.is_slot or hole.kind not in ("before", "after") or not lines:
         return None
     try:
-        beside = pysyntax.parse(source_lines[hole.anchor - 1].strip()).body
         written = pysyntax.parse(textwrap.dedent("\n".join(lines)))
     except (SyntaxError, ValueError, RecursionError):
         return None
-    if len(beside) != 1 or not isinstance(beside[0], ast.Expr) or not isinstance(beside[0].value, ast.Call):
-        return None
-    call = ast.dump(beside[0].value)
-    if not any(isinstance(n, ast.Call) and ast.dump(n) == call for n in ast.walk(written)):
-        return None
-    head = lines[0].strip()[:DESCRIPTION_CHARS]
-    return Mutant(hole.path, hole.anchor, "\n".join(lines),
-                  f"model infill in place of line {hole.anchor}: {head}", INFILL_TIER, hole.anchor)
+    calls = {ast.dump(n) for n in ast.walk(written) if isinstance(n, ast.Call)}
+    for line in (hole.anchor, hole.anchor + (1 if hole.kind == "after" else -1)):
+        text = source_lines[line - 1] if 1 <= line <= len(source_lines) else ""
+        if not text.strip() or _indent(text) != _indent(lines[0]):
+            continue
+        try:
+            beside = pysyntax.parse(text.strip()).body
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        if (len(beside) == 1 and isinstance(beside[0], ast.Expr) and isinstance(beside[0].value, ast.Call)
+                and ast.dump(beside[0].value) in calls):
+            head = lines[0].strip()[:DESCRIPTION_CHARS]
+            return Mutant(hole.path, line, "\n".join(lines), f"model infill in place of line {line}: {head}",
+                          INFILL_TIER, line)
+    return None
 
 
 def _tree(source: str) -> str | None:

@@ -289,6 +289,10 @@ def test_a_slot_that_makes_the_call_of_the_line_beside_it_is_tried_in_that_line_
     assert (instead.line, instead.last, instead.text) == (5, 5, "            yield from child.walk()")
     assert instead.description == "model infill in place of line 5: yield from child.walk()"
     assert joined.text == "            yield from child.walk()\n            child.walk()", "the slot's own after it"
+    header = next(h for h in holes_at("node.py", WALK, 4) if h.kind == "after")  # after `for`: before line 5
+    below = Sampler(header, WALK)
+    assert below.add("            yield from child.walk()\n") is not None
+    assert [(m.line, m.last, m.text) for m in below.mutants][0] == (5, 5, "            yield from child.walk()")
     other = Sampler(slot, WALK)
     assert other.add("            print(child)\n") is not None and len(other.mutants) == 1, "another call: no"
     assign = "def f(x):\n    y = g(x)\n    return y\n"
