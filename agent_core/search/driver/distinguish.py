@@ -179,20 +179,27 @@ def _atoms(code: str) -> Counter[str]:
     return out
 
 
+def _before_after(source: str, mutant: Mutant, count: Callable[[str], Counter[str]]
+                  ) -> tuple[Counter[str], Counter[str]] | None:
+    """`count` of the function holding the mutant, as it was and with the mutant in place; None outside a
+    function."""
+    node, _ = function_at(source, mutant.line)
+    if node is None:
+        return None
+    start, end = _span(node)
+    return count("\n".join(source.split("\n")[start - 1 : end])), count(_edited(source, start, end, mutant))
+
+
 def drops(source: str, mutant: Mutant) -> list[str]:
     """What the function holding the mutant has fewer of with the mutant in place (names, `.attributes`,
     `keywords=`), when it has fewer of them in all (code deleted, not replaced: `isString(node)` ->
     `isinstance(node, str)` is a call swapped for another, as the author of a real Markdown fix did), as a
     reader is told it: "`round`" for what is gone, "a use of `total`" for what is left fewer times, those gone
     first; [] when it keeps as much, or outside a function."""
-    node, _ = function_at(source, mutant.line)
-    if node is None:
+    counted = _before_after(source, mutant, _atoms)
+    if counted is None or counted[1].total() >= counted[0].total():
         return []
-    start, end = _span(node)
-    before = _atoms("\n".join(source.split("\n")[start - 1 : end]))
-    after = _atoms(_edited(source, start, end, mutant))
-    if after.total() >= before.total():
-        return []
+    before, after = counted
     fewer = sorted(before - after)
     return [f"`{atom}`" for atom in fewer if not after[atom]] + [f"a use of `{atom}`" for atom in fewer if after[atom]]
 
@@ -239,13 +246,8 @@ def exits_early(source: str, mutant: Mutant) -> list[str]:
     loop" (`return out` under the loop's `if`: the first match, not all), "a `break`", "an early `return`"
     (a guard that gives up before the work); [] when it adds none (a `return` as the last statement is
     the function's result, not an early exit), or outside a function."""
-    node, _ = function_at(source, mutant.line)
-    if node is None:
-        return []
-    start, end = _span(node)
-    before = _early_exits("\n".join(source.split("\n")[start - 1 : end]))
-    after = _early_exits(_edited(source, start, end, mutant))
-    return sorted(after - before)
+    counted = _before_after(source, mutant, _early_exits)
+    return sorted(counted[1] - counted[0]) if counted is not None else []
 
 
 def _bindings(source: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[str], set[str]] | None:
