@@ -1,9 +1,11 @@
-"""A fill that is a fix and drops code is held while the model's fills go on (driver/held.py).
+"""A fill that is a fix and drops code (or exits early) is held while the model's fills go on (driver/held.py).
 
-The end-to-end case runs `agentls fix` on a ledger whose `balance` forgets its `return`: the scripted endpoint answers
-every fill with `return total`, so the line's own hole makes `total = round(total, 2)` into `return total` (green,
-and the rounding gone) before the slot after the line adds the `return` and keeps it. Real sandbox, real server
-process, the real `openai` client against the scripted endpoint. The unit cases drive `Held` on a real shadow.
+The first end-to-end case runs `agentls fix` on a ledger whose `balance` forgets its `return`: the scripted endpoint
+answers every fill with `return total`, so the line's own hole makes `total = round(total, 2)` into `return total`
+(green, and the rounding gone) before the slot after the line adds the `return` and keeps it. The second holds a
+fill that returns the first match from inside a loop (green: the tests look for one item a tag) until a fill at
+another line stores the missing tags as a list. Real sandbox, real server process, the real `openai` client against
+the scripted endpoint. The unit cases drive `Held` on a real shadow.
 """
 
 from __future__ import annotations
@@ -169,8 +171,6 @@ CATALOG = {  # an item added without tags stores None, and `by_tag` crashes on i
     ".agentls.toml": "[search]\nmutant_timeout_s = 2\nbudget_s = 400\n",
 }
 STORED = '        self.items.append({"title": title, "tags": tags or []})'
-
-
 FIRST_MATCH = 'for item in self.items:\n    if tag in (item.get("tags") or ()):\n        return [item["title"]]\n'
 
 
@@ -199,9 +199,10 @@ def test_a_fill_that_returns_inside_the_loop_gives_way_to_one_that_keeps_the_loo
     run = run_fix(str(project), "--base-url", scripted_llm.base_url, "--json", "--apply")
 
     assert run.code == 0 and run.json["status"] == "fixed", run.json
-    fixed = (project / "catalog.py").read_text()
+    original = CATALOG["catalog.py"]
+    assert (project / "catalog.py").read_text() == original.replace(original.splitlines()[5], STORED), \
+        "the tags stored as a list, `by_tag` as it was"
     search = next(r for r in journal_records(project, run.json["run_id"]) if r["type"] == "search")
-    assert STORED in fixed and "return out" not in fixed.split("def by_tag")[1].split("        return out")[0], fixed
     held = search["held"]
     assert held["kept"] is False and held["exits"] == ["a `return` inside a loop"] and held["drops"] == [], held
     assert (f"A first fix that passed, {held['description']}, adds a `return` inside a loop to the function; "
