@@ -76,6 +76,14 @@ def _imported_def(root: Path, path: str, node: ast.ImportFrom, name: str) -> ast
     return None
 
 
+def _not_given(arguments: ast.arguments, call: ast.Call) -> list[str]:
+    """The parameters (not `self`/`cls`) that `call` could still pass by keyword: neither given by keyword nor
+    filled by its positional arguments."""
+    positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args] if a.arg not in ("self", "cls")]
+    given = {k.arg for k in call.keywords} | set(positional[: len(call.args)])
+    return [a.arg for a in [*arguments.args, *arguments.kwonlyargs] if a.arg not in ("self", "cls", *given)]
+
+
 def keyword_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, scope: set[str],
                   root: Path | None = None, path: str = "") -> list[Edit]:
     """A keyword argument the callee accepts added (`name=name` from the scope), or one dropped."""
@@ -93,10 +101,7 @@ def keyword_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, 
         arguments = _signature(tree, call, root, path)
         if arguments is None:
             continue
-        positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args] if a.arg not in ("self", "cls")]
-        given = {k.arg for k in call.keywords} | set(positional[: len(call.args)])
-        accepted = [a.arg for a in [*arguments.args, *arguments.kwonlyargs] if a.arg not in ("self", "cls")]
-        for param in [p for p in accepted if p not in given and p in scope][:MAX_KEYWORDS]:
+        for param in [p for p in _not_given(arguments, call) if p in scope][:MAX_KEYWORDS]:
             new = _call_text(text, call, [*parts, f"{param}={param}"])
             out.append(Edit(line, replace(text, s, e, new), line, f"`{param}={param}` passed on"))
     return out
@@ -126,15 +131,12 @@ def unread_edits(text: str, tree: ast.Module, nodes: list[ast.AST], line: int, f
                 isinstance(a, ast.Starred) for a in call.args):
             continue
         arguments = _signature(tree, call, root, path)
-        taken: set[str] | None = None  # what the callee takes by keyword here; None: anything
-        if arguments is not None and arguments.kwarg is None:
-            positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args] if a.arg not in ("self", "cls")]
-            taken = {a.arg for a in [*arguments.args, *arguments.kwonlyargs]} - set(positional[: len(call.args)])
+        free = None if arguments is None or arguments.kwarg is not None else _not_given(arguments, call)
         given = {k.arg for k in call.keywords}
+        s, e = span(text, call)
         for param in unread:
-            if param in given or taken is not None and param not in taken:
+            if param in given or free is not None and param not in free:
                 continue
-            s, e = span(text, call)
             new = _call_text(text, call, [*parts, f"{param}={param}"])
             out.append(Edit(line, replace(text, s, e, new), line, f"`{param}={param}` passed on (else unread)"))
     return out
