@@ -29,6 +29,7 @@ EXCEPTION_NAME = re.compile(r"^(?:E\s+)?(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception
 _NONE_ATTRIBUTE = re.compile(r"'NoneType' object has no attribute '(\w+)'")
 _WRONG_TYPE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 _UNDEFINED = re.compile(r"name '(\w+)' is not defined")
+_NONE = re.compile(r"\bNone(Type)?\b")
 _COROUTINE = re.compile(r"\bcoroutine\b")
 
 
@@ -61,6 +62,7 @@ class FailingInputs:
     # the empty collections the failing test functions write (`()`, `[]`, `{}`), in order: a value they expect
     # where the code gives another kind (refusals.py)
     empties: tuple[str, ...] = ()
+    nones: bool = False  # a failing message shows None as a value (`assert None == [...]`, `'NoneType' object ...`)
 
 
 NO_INPUTS = FailingInputs()
@@ -80,7 +82,8 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
                          frozenset(n for text in messages for n in _UNDEFINED.findall(text)),
                          any(_COROUTINE.search(text) for text in messages), _crash_sites(report, root),
                          frozenset(found for text in messages for found in _WRONG_TYPE.findall(text)
-                                   if found[0] != "NoneType"), _empties(report, root))
+                                   if found[0] != "NoneType"), _empties(report, root),
+                         any(_NONE.search(text) for text in messages))
 
 
 def crashed(message: str) -> bool:

@@ -298,6 +298,9 @@ def _is_method(function: ast.AST, place: Place) -> bool:
 
 
 _MUTABLE_CALLS = ("list", "dict", "set")
+# calls whose value is the same whenever they are made: a default of theirs is not a value frozen at `def` time
+_CONSTANT_CALLS = frozenset({"tuple", "frozenset", "int", "float", "str", "bytes", "bool", "complex", "range",
+                             "object"})
 
 
 def _mutable(node: ast.AST) -> bool:
@@ -306,11 +309,20 @@ def _mutable(node: ast.AST) -> bool:
         node.func, ast.Name) and node.func.id in _MUTABLE_CALLS and not node.args and not node.keywords
 
 
+def _made_once(node: ast.AST) -> bool:
+    """Any other call (`time.time()`, `datetime.now()`, `uuid4()`, `Config()`): evaluated once, when the `def`
+    runs, so every call that omits the argument gets that first value (flake8-bugbear's B008)."""
+    if not isinstance(node, ast.Call) or _mutable(node):
+        return False
+    return not (isinstance(node.func, ast.Name) and node.func.id in _CONSTANT_CALLS)
+
+
 def mutable_default_templates(place: Place) -> list[Edit]:
     """(first line, new text, last line, description): a parameter whose default is a mutable literal, given
     None and a fresh value made at the top of the body (`def f(items=[])` -> `def f(items=None):` + `if items
     is None: items = []`). The default is built once and every call shares it: a list that keeps what
-    earlier calls appended is the classic bug, and that guard its classic fix (flake8-bugbear's B006)."""
+    earlier calls appended is the classic bug, and that guard its classic fix (flake8-bugbear's B006). A
+    default that is any other call (`stamp=time.time()`) is frozen the same way (B008), and gets the same fix."""
     function = place.functions[-1] if place.functions else None
     if not isinstance(function, _FUNCTIONS) or not function.body:
         return []
@@ -327,7 +339,7 @@ def mutable_default_templates(place: Place) -> list[Edit]:
     indent = opening[: len(opening) - len(opening.lstrip())]
     out: list[Edit] = []
     for arg, default in pairs:
-        if not _mutable(default) or default.lineno != default.end_lineno:
+        if not (_mutable(default) or _made_once(default)) or default.lineno != default.end_lineno:
             continue
         header = place.lines[function.lineno - 1 : first.lineno - 1]
         at = default.lineno - function.lineno
@@ -336,6 +348,7 @@ def mutable_default_templates(place: Place) -> list[Edit]:
         made = text[s:e]
         header[at] = f"{text[:s]}None{text[e:]}"
         guard = f"{indent}if {arg.arg} is None:\n{indent}{INDENT}{arg.arg} = {made}"
+        what = "mutable default" if _mutable(default) else "default evaluated once"
         out.append(Edit(function.lineno, "\n".join([*header, guard]), first.lineno - 1,
-                    f"mutable default `{arg.arg}={made}` made per call: None, then `{made}` when not given"))
+                    f"{what} `{arg.arg}={made}` made per call: None, then `{made}` when not given"))
     return out

@@ -23,6 +23,7 @@ from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
 from agent_core.search.templates.arguments import keyword_edits, moved_argument_edits, unread_edits
 from agent_core.search.templates.cases import case_edits, constant_widenings, other_case, widening_edits
 from agent_core.search.templates.conditions import condition_swaps
+from agent_core.search.templates.effects import effect_edits
 from agent_core.search.templates.guards import (
     block_templates,
     bound_guard_templates,
@@ -38,6 +39,8 @@ from agent_core.search.templates.handlers import (
     translate_templates,
     widen_templates,
 )
+from agent_core.search.templates.in_place import in_place_edits
+from agent_core.search.templates.iterators import copy_edits, reread_edits
 from agent_core.search.templates.literals import missing_f_edits, sibling_case_edits
 from agent_core.search.templates.missing import await_edits, get_edits, self_edits
 from agent_core.search.templates.moves import hoist_edits, move_edits
@@ -144,6 +147,11 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
                                                      s.tree)),
     Kind("unread parameter", EVIDENCE_TIER, lambda s: unread_edits(s.text, s.tree, s.nodes, s.line, s.function,
                                                                    s.root, s.path)),
+    Kind("no effect", EVIDENCE_TIER, lambda s: effect_edits(s.text, s.statement, s.line)),
+    Kind("iterator reread", EVIDENCE_TIER, lambda s: reread_edits(s.tree, s.lines, s.place.function, s.statement)),
+    Kind("copy walked", EVIDENCE_TIER, lambda s: copy_edits(s.lines, s.place.function, s.statement)),
+    Kind("in place", EVIDENCE_TIER, lambda s: in_place_edits(s.text, s.statement, s.line),
+         when=lambda s: s.inputs.nones),
     Kind("constant widened", EVIDENCE_TIER, lambda s: constant_widenings(s.tree, s.lines, s.place.functions[-1],
                                                                          s.inputs.characters)),
     Kind("f-string", EVIDENCE_TIER, lambda s: s.formatted[0], when=lambda s: s.formatted[1]),
@@ -159,6 +167,8 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
     Kind("return added", TEMPLATE_TIER, lambda s: return_templates(s.place)),
     Kind("case", TEMPLATE_TIER, Site.cased, when=lambda s: not s.other_case),
     Kind("f-string", TEMPLATE_TIER, lambda s: s.formatted[0], when=lambda s: not s.formatted[1]),
+    Kind("in place", TEMPLATE_TIER, lambda s: in_place_edits(s.text, s.statement, s.line),
+         when=lambda s: not s.inputs.nones),
     Kind("twin names", TEMPLATE_TIER, lambda s: twin_edits(s.text, line_names(s.nodes, s.line), s.scope, s.line)),
     Kind("keyword", TEMPLATE_TIER, lambda s: keyword_edits(s.text, s.tree, s.nodes, s.line, s.scope, s.root, s.path)),
     Kind("argument moved", TEMPLATE_TIER, lambda s: moved_argument_edits(s.text, s.nodes, s.line)),

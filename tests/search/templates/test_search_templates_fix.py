@@ -134,6 +134,44 @@ STORE = {  # `load` takes an encoding and never reads it; making the writer esca
     ".agentls.toml": FAST,
 }
 
+SUMMARY = {  # `values` is a generator: `sum(values)` walks it, and the count that follows finds it empty (0)
+    "summary.py": (
+        "def _numbers(lines):\n    for line in lines:\n        line = line.strip()\n"
+        "        if line and not line.startswith('#'):\n            yield float(line)\n\n\n"
+        "def summarize(lines):\n    values = _numbers(lines)\n    total = sum(values)\n"
+        "    count = sum(1 for _ in values)\n    return total, count\n"
+    ),
+    "test_summary.py": (
+        "from summary import summarize\n\n\ndef test_empty():\n    assert summarize([]) == (0, 0)\n\n\n"
+        "def test_count():\n    assert summarize(['1', '# note', '3']) == (4.0, 2)\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
+NAMES = {  # `list.sort()` sorts in place and returns None: the sorted list is lost; binding the None to a name
+    # nothing reads (`names = unique.sort(...)`, a single edit of the target) is green too
+    "names.py": (
+        "def display_order(names):\n    unique = list({n.lower(): n for n in names}.values())\n"
+        "    unique = unique.sort(key=str.lower)\n    return unique\n"
+    ),
+    "test_names.py": (
+        "from names import display_order\n\n\ndef test_order():\n"
+        "    assert display_order(['bob', 'Ann', 'carl', 'BOB']) == ['Ann', 'BOB', 'carl']\n"
+    ),
+    ".agentls.toml": FAST,
+}
+BACKOFF = {  # `delay * factor` computes the next delay and drops it: every delay is the first
+    "backoff.py": (
+        "def delays(first, factor, cap, count):\n    out = []\n    delay = first\n"
+        "    while len(out) < count:\n        out.append(min(delay, cap))\n        delay * factor\n    return out\n"
+    ),
+    "test_backoff.py": (
+        "from backoff import delays\n\n\ndef test_none():\n    assert delays(1.0, 2.0, 5.0, 0) == []\n\n\n"
+        "def test_growth():\n    assert delays(1.0, 2.0, 5.0, 4) == [1.0, 2.0, 4.0, 5.0]\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
 
 @pytest.fixture(autouse=True)
 def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -288,3 +326,31 @@ def test_a_handler_is_widened_to_the_exception_the_failing_test_saw(tmp_path: Pa
         "-    except ValueError:", "+    except (ValueError, TypeError):",
     ], "the handler catches the TypeError of int(None) too"
     assert search["tried"] <= 3, "evidence: tried before the single edits"
+
+
+def test_an_iterator_read_twice_is_made_a_list_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, SUMMARY)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-    values = _numbers(lines)", "+    values = list(_numbers(lines))",
+    ], "the helper is still the one that reads the lines; its values are kept for the second walk"
+    assert search["found"]["description"] == ("`values` made a list: the iterator `_numbers(lines)` is read more "
+                                              "than once")
+
+
+def test_an_in_place_sorts_none_is_no_longer_bound_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, NAMES)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-    unique = unique.sort(key=str.lower)", "+    unique.sort(key=str.lower)",
+    ], "the list sorted in place and returned; not its None bound to the parameter"
+    assert search["found"]["description"] == ("`.sort()` changes its object and returns None: its result no "
+                                              "longer bound")
+    assert search["tried"] <= 3, "evidence: the failing test saw None"
+
+
+def test_a_statement_without_effect_is_made_an_assignment_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, BACKOFF)
+
+    assert _changed_lines(project, search["run_id"]) == ["-        delay * factor", "+        delay *= factor"]
+    assert search["found"]["description"] == "`delay * factor` has no effect: `delay *= factor`"
