@@ -250,6 +250,39 @@ def exits_early(source: str, mutant: Mutant) -> list[str]:
     return sorted(counted[1] - counted[0]) if counted is not None else []
 
 
+def _references(source: str) -> Counter[str] | None:
+    """How often the module's own functions and methods are named outside their own definition (`helper(...)`,
+    `self.helper(...)`, passed as a value), by name; None when `source` does not parse."""
+    try:
+        tree = pysyntax.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    defined: dict[str, list[ast.AST]] = {}
+    for top in tree.body:
+        members = top.body if isinstance(top, ast.ClassDef) else [top]
+        for member in members:
+            if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and not member.name.startswith("__"):
+                defined.setdefault(member.name, []).append(member)
+    inside = {id(n): name for name, nodes in defined.items() for d in nodes for n in ast.walk(d)}
+    out: Counter[str] = Counter({name: 0 for name in defined})
+    for node in ast.walk(tree):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name in defined and inside.get(id(node)) != name:
+            out[name] += 1
+    return out
+
+
+def leaves_unused(source: str, mutant: Mutant) -> list[str]:
+    """The module's functions and methods that the module named before the mutant and names nowhere with it in
+    place: a fill that writes out again what a helper of the module did (`values = [float(line) for line in
+    lines if ...]` where `values = _numbers(lines)` walked the helper once too often) passes by going around
+    the code the tests reach, not by fixing it, and leaves that code dead; sorted, [] when none."""
+    before, after = _references(source), _references(mutant.applied(source))
+    if before is None or after is None:
+        return []
+    return sorted(name for name, count in before.items() if count and name in after and not after[name])
+
+
 def _bindings(source: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[str], set[str]] | None:
     """(the module's names, what function `node` binds as its own: assigned, imported, a nested `def` or `class`)
     in `source`, as the compiler's symbol tables say (analysis/unbound.py); None when it does not compile."""

@@ -7,7 +7,10 @@ and Rinard, ISSTA 2015). One that binds a name of the module inside the function
 re.compile(...).findall` where the function called the module's buggy `words`) works around the code the
 tests reach instead of fixing it. One that adds an exit after which more of its function would have run
 (`exits_early`: `return out` under a loop's `if`, where the loop crashed on a later item; a `break`; a guard
-that returns before the work) passes by skipping what failed, not by making it work.
+that returns before the work) passes by skipping what failed, not by making it work. One after which the
+module no longer names a function or method of its own that it named before (`leaves_unused`: `values =
+[float(line) for line in lines if ...]` in place of `values = _numbers(lines)`) writes out again what the
+helper did, and leaves the code the tests reached dead.
 
 A fix of the search's own is not held: its candidates are ranked, those that delete a statement or drop a
 parameter's use after the rest (driver/ranking.py), and a rival of its function is looked for; and at the
@@ -33,7 +36,7 @@ from typing import Any
 
 from agent_core.models import TestReport
 from agent_core.search.candidate import Mutant
-from agent_core.search.driver.distinguish import drops, exits_early, shadows
+from agent_core.search.driver.distinguish import drops, exits_early, leaves_unused, shadows
 from agent_core.search.driver.interleave import is_infill
 from agent_core.workspace.shadow import write_exact
 
@@ -58,7 +61,8 @@ class Held:
         if not is_infill(mutant):
             return False
         dropped, hidden, early = drops(source, mutant), shadows(source, mutant), exits_early(source, mutant)
-        if not dropped and not hidden and not early:
+        unused = leaves_unused(source, mutant)
+        if not dropped and not hidden and not early and not unused:
             return False
         shadow = self.deps.shadow
         write_exact(shadow.root / mutant.path, source)
@@ -68,7 +72,8 @@ class Held:
             self.fix = (mutant, report, source, known)
             self.until = time.monotonic() + self.hold_s
             self.figures = {"description": mutant.description, "line": mutant.line, "file": mutant.path,
-                            "drops": dropped, "shadows": hidden, "exits": early, "held_s": self.hold_s}
+                            "drops": dropped, "shadows": hidden, "exits": early, "unused": unused,
+                            "held_s": self.hold_s}
         else:
             self.figures["also_dropping"] = self.figures.get("also_dropping", 0) + 1
         return True
@@ -106,6 +111,8 @@ def held_sentence(held: dict[str, Any] | None) -> str:
         said.append(f"hides the module's {', '.join(f'`{name}`' for name in held['shadows'])} behind a local name")
     if held.get("exits"):
         said.append(f"adds {' and '.join(held['exits'])} to the function")
+    if held.get("unused"):
+        said.append(f"leaves the module's {', '.join(f'`{name}`' for name in held['unused'])} unused")
     what = " and ".join(said)
     if held["kept"]:
         held_s = held.get("held_s", HOLD_S)

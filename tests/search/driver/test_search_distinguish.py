@@ -16,6 +16,7 @@ from agent_core.search.driver.distinguish import (
     function_at,
     function_text,
     gives_way,
+    leaves_unused,
     rival_candidates,
     rival_sentence,
     shadows,
@@ -159,6 +160,23 @@ def test_an_exit_after_which_more_of_the_function_would_have_run_is_early(line, 
     assert exits_early("x = f(a)\n", Mutant("t.py", 1, "x = 1\nraise SystemExit", "")) == [], "outside a function"
     early = "def f(x):\n    if x:\n        return 1\n    return 2\n"
     assert exits_early(early, Mutant("t.py", 3, "        return 3", "")) == [], "as many early exits as before"
+
+
+SUMMARY = ("def _numbers(lines):\n    for line in lines:\n        yield float(line)\n\n\n"
+           "class Stats:\n    def _mean(self, values):\n        return sum(values) / len(values)\n\n"
+           "    def mean(self, lines):\n        values = list(_numbers(lines))\n        return self._mean(values)\n\n"
+           "    def _again(self, n):\n        return self._again(n - 1) if n else 0\n")
+
+
+@pytest.mark.parametrize("line, text, expected", [
+    (11, "        values = [float(line) for line in lines]", ["_numbers"]),  # the helper written out again
+    (12, "        return sum(values) / len(values)", ["_mean"]),  # a method's body inlined
+    (11, "        values = list(_numbers(lines)) or [0.0]", []),  # still called
+    (11, "        values = list(_numbers(lines)", []),  # does not parse: not judged
+    (15, "        return 0", []),  # `_again` named only inside itself before: not the module's use of it
+])
+def test_a_fix_that_leaves_a_function_of_the_module_unused_is_told(line, text, expected):
+    assert leaves_unused(SUMMARY, Mutant("m.py", line, text, "")) == expected
 
 
 def test_a_winner_that_drops_code_gives_way_to_a_rival_that_keeps_it_all():

@@ -146,6 +146,21 @@ def test_a_fix_that_hides_a_function_of_the_module_behind_a_local_name_is_held(t
                                            "went on for 60 s and found no fix that does not.")
 
 
+def test_a_fix_that_leaves_a_helper_of_the_module_unused_is_held(tmp_path: Path):
+    source = BALANCE.replace("        total = 0\n        for amount in self.entries:\n            total += amount\n",
+                             "        total = _sum(self.entries)\n") + "\n\ndef _sum(values):\n    return sum(values)\n"
+    around = Mutant("ledger.py", 6, "        total = sum(self.entries)", "the sum written out", INFILL_TIER)
+    with _shadow(tmp_path) as shadow:
+        (shadow.root / "ledger.py").write_text(source)
+        held = Held(SimpleNamespace(shadow=shadow))
+        assert held.offer(around, Report(passed=2), source, True)
+        assert held.figures["unused"] == ["_sum"] and held.figures["drops"] == held.figures["exits"] == []
+        assert (shadow.root / "ledger.py").read_text() == source
+        held.settle(None)
+    assert held_sentence(held.figures) == ("This fix leaves the module's `_sum` unused: the search went on for 60 s "
+                                           "and found no fix that does not.")
+
+
 CATALOG = {  # an item added without tags stores None, and `by_tag` crashes on it
     "catalog.py": (
         "class Catalog:\n"
