@@ -12,8 +12,10 @@ The first candidate that passes every test wins, so the order is the ranking:
    before the test) and the condition swaps of the `if` lines that gate a call to a suspect (gate_lines);
 3. then the candidates with a concern, each after every one without: a candidate that leaves a variable
    assigned and unused (`l_bar_user, r_bar_user = ...` then only `r_bar_user` used), drops the only use of
-   a parameter (the function now ignores an input a caller passes), deletes a statement, or changes an
-   `assert` of the code (an assertion relaxed from `and` to `or` may turn the tests green and be wrong);
+   a parameter (the function now ignores an input a caller passes), binds a name that nothing reads after
+   (`unique = unique.sort()` made `names = unique.sort()`: the binding dropped in disguise), deletes a
+   statement, or changes an `assert` of the code (an assertion relaxed from `and` to `or` may turn the tests
+   green and be wrong);
 4. the rest of the single edits (clean ones first).
 
 A concern is named in the candidate's description (`leaves `l_bar_user` unused`), which the journal, the
@@ -140,6 +142,29 @@ def _facts(function_text: str) -> _Facts | None:
     return _Facts(unused, together, {p: loaded.get(p, 0) for p in params}, statements, stored, asserts, texts)
 
 
+def _dead_stores(function_text: str, lines: range) -> set[str]:
+    """The names `lines` (1-based, of the dedented function) bind that nothing reads after them: no read on a
+    later line, and none in a loop holding the binding (its next turn would read it); not a `global` or
+    `nonlocal` one, nor a `_` name."""
+    tree = _tree(textwrap.dedent(function_text))
+    if tree is None or not tree.body:
+        return set()
+    nodes = list(ast.walk(tree.body[0]))
+    declared = {name for n in nodes if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    loads = [n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    loops = [n for n in nodes if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    dead: set[str] = set()
+    for store in (n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
+        if store.lineno not in lines or store.id in declared or store.id.startswith("_"):
+            continue
+        spans = [(loop.lineno, loop.end_lineno or loop.lineno) for loop in loops
+                 if loop.lineno <= store.lineno <= (loop.end_lineno or loop.lineno)]
+        if not any(n.id == store.id and (n.lineno > lines[-1] or any(a <= n.lineno <= b for a, b in spans))
+                   for n in loads):
+            dead.add(store.id)
+    return dead
+
+
 def concerns(source: str, mutant: Mutant) -> tuple[str, ...]:
     """What the candidate leaves wrong in its function, compared with `source` (the file before it)."""
     function = innermost_function(source, mutant.line)
@@ -148,7 +173,8 @@ def concerns(source: str, mutant: Mutant) -> tuple[str, ...]:
     lines = source.split("\n")
     first, last = function
     before = _facts("\n".join(lines[first - 1 : last]))
-    after = _facts("\n".join([*lines[first - 1 : mutant.line - 1], mutant.text, *lines[mutant.last : last]]))
+    after_text = "\n".join([*lines[first - 1 : mutant.line - 1], mutant.text, *lines[mutant.last : last]])
+    after = _facts(after_text)
     if before is None or after is None:
         return ()
     changed = set(range(mutant.line - first + 1, mutant.line - first + 1 + mutant.text.count("\n") + 1))
@@ -159,6 +185,10 @@ def concerns(source: str, mutant: Mutant) -> tuple[str, ...]:
         n for n in after.unused & before.unused
         if after.together.get(n, set()) & newly_used or after.stored_on.get(n, set()) & changed})
     out = [f"leaves `{name}` unused" for name in left]
+    at = mutant.line - first + 1  # the changed lines, in the function as it was and as the candidate leaves it
+    bound = _dead_stores("\n".join(lines[first - 1 : last]), range(at, mutant.last - first + 2))
+    for name in sorted(_dead_stores(after_text, range(at, at + mutant.text.count("\n") + 1)) - bound - set(left)):
+        out.append(f"binds `{name}`, which nothing reads after")  # `names = unique.sort()`: the binding dropped
     for param, uses in before.param_uses.items():
         if uses and not after.param_uses.get(param):
             out.append(f"drops the only use of `{param}`" if uses == 1 else f"drops every use of `{param}`")

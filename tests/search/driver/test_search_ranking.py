@@ -75,6 +75,36 @@ def test_a_changed_assert_of_the_code_is_a_concern():
     assert concerns(source, relaxed) == ("changes an `assert` of the code",)
 
 
+ORDER = '''\
+def order(names):
+    unique = list(names)
+    unique = unique.sort(key=str.lower)
+    return unique
+
+
+def walk(items, keep):
+    prev = keep
+    out = []
+    for item in items:
+        out.append((prev, item))
+        prev = item
+    return out
+'''
+
+
+@pytest.mark.parametrize("line, text, expected", [
+    # the result bound to a parameter nothing reads after: the binding dropped in disguise
+    (3, "    names = unique.sort(key=str.lower)", ("binds `names`, which nothing reads after",)),
+    (3, "    unique.sort(key=str.lower)", ()),  # the binding dropped in the open
+    (3, "    unique = sorted(unique, key=str.lower)", ()),
+    (13, "        prev = item.parent", ()),  # read on the loop's next turn, above it
+    (13, "        keep = item", ("binds `keep`, which nothing reads after",)),  # read above the loop only
+    (13, "        out = item", ()),  # read on the loop's next turn and after it
+])
+def test_a_binding_nothing_reads_after_is_a_concern(line, text, expected):
+    assert concerns(ORDER, _mutant(line, text)) == expected
+
+
 def test_the_concern_is_said_in_the_description():
     single = Mutant("m.py", 4, '        l_bar_user, r_bar = fmt.split("{bar}")', "`r_bar_user` -> `r_bar`")
     flagged = with_concerns(single, SOURCE)
