@@ -1,4 +1,5 @@
-"""An iterator bound to a name and read more than once: the binding made a list.
+"""An iterator bound to a name and read more than once: the binding made a list; a collection changed while a
+`for` walks it: the loop walks a copy.
 
 A generator, `map`, `filter`, `zip` or a genexp can be walked once. Bound to a name and read twice
 (`values = _numbers(lines)`, `total = sum(values)`, `count = sum(1 for _ in values)`), the second read finds
@@ -7,15 +8,15 @@ binding wrapped in `list(...)`, and the class is common in real projects: "You c
 generator" (Mailpile #1504), "Fix double-use of a generator" (vdirsyncer #904), "a generator can be traversed
 only once, use list instead" (testplan #80), "Dont loop twice over generator object" (yt #1881).
 
-A list, dict or set changed while a `for` walks it (`for s in sessions: ... sessions.remove(s)`) skips the
-item after each one removed, or raises "dictionary changed size during iteration"; pylint checks both
-(modified-iterating-list, modified-iterating-dict), and the fix is to walk a copy (`for s in list(sessions):`).
-`copy_edits` offers it as evidence when the loop holds the suspicious statement.
-
 `reread_edits` offers it as evidence (templates.EVIDENCE_TIER) when the suspicious statement binds such a name
 or reads it, and the function reads it in a way only a sequence can take: twice, or once by `len`, an index or
 a truth test. A name bound more than once in the function, or read by `next()` (walked on purpose), is left
 alone.
+
+A list, dict or set changed while a `for` walks it (`for s in sessions: ... sessions.remove(s)`) skips the
+item after each one removed, or raises "dictionary changed size during iteration"; pylint checks both
+(modified-iterating-list, modified-iterating-dict), and the fix is to walk a copy (`for s in list(sessions):`).
+`copy_edits` offers it as evidence when the loop holds the suspicious statement.
 """
 
 from __future__ import annotations
