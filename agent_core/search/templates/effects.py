@@ -36,8 +36,8 @@ def effect_edits(text: str, statement: ast.stmt, line: int) -> list[Edit]:
         left, right, made = value.left, value.comparators[0], "="
     else:
         return []
+    vs, ve = span(text, value)
     ls, le = span(text, left)
     rs, re_ = span(text, right)
-    whole = text[span(text, value)[0] : span(text, value)[1]]
-    new = f"{text[:ls]}{text[ls:le]} {made} {text[rs:re_]}{text[span(text, value)[1]:]}"
-    return [Edit(line, new, line, f"`{whole}` has no effect: `{text[ls:le]} {made} {text[rs:re_]}`")]
+    binding = f"{text[ls:le]} {made} {text[rs:re_]}"
+    return [Edit(line, text[:vs] + binding + text[ve:], line, f"`{text[vs:ve]}` has no effect: `{binding}`")]

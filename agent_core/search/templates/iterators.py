@@ -25,6 +25,7 @@ import ast
 
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import col
+from agent_core.search.templates.place import _own_nodes
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # builtins that return an iterator (walked once) rather than a sequence
@@ -43,19 +44,6 @@ def _generators(tree: ast.Module) -> set[str]:
         if isinstance(function, ast.FunctionDef) and any(
                 isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
             out.add(function.name)
-    return out
-
-
-def _own_nodes(function: ast.AST) -> list[ast.AST]:
-    """The nodes of `function`'s body, not those of functions, lambdas or classes nested in it."""
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            continue
-        out.append(node)
-        stack.extend(ast.iter_child_nodes(node))
     return out
 
 
