@@ -38,7 +38,8 @@ MODULE_NAMES = frozenset({"__name__", "__file__", "__doc__", "__spec__", "__load
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
            ast.GeneratorExp)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_KNOWN = frozenset(dir(builtins)) | MODULE_NAMES
+# `__class__`: what a method's `super()` reads, bound by its class (a method judged alone has none around it)
+_KNOWN = frozenset(dir(builtins)) | MODULE_NAMES | {"__class__"}
 
 
 def scopes(table: symtable.SymbolTable) -> list[symtable.SymbolTable]:
