@@ -19,7 +19,8 @@ the answer's first line, less a copy of the line's kept rest at its end (the
 model often closes the header or the call itself: `self.minLen == 1:` before the
 kept `:`, `tz=utc)` before the kept `)`), put between the line's kept parts.
 Comment lines an answer starts with are dropped (below the comment a `shown` hole puts
-above it, the model may write a comment of its own before the line).
+above it, the model may write a comment of its own before the line), and so is any comment it writes
+that the hole's own text lacks (`return next(iter(mapping))  # correct line`).
 `candidate` splices the lines into the file and keeps the longest leading part
 that still parses, as a `Mutant`. A `Sampler` drops the samples that change
 nothing or that another sample (of this hole, or of another hole of the file
@@ -177,11 +178,29 @@ def _inline(hole: Hole, middle: str) -> list[str]:
     return [hole.head + answer.strip() + hole.tail] if answer.strip() else []
 
 
+def _own_comments(lines: list[str], original: str) -> list[str]:
+    """`lines` without the comments the model wrote that the hole's original text does not have (`# correct
+    line` after the code, echoing the `# buggy line:` a `shown` hole puts above it): a reviewer reads them in the
+    fix. A comment line left empty goes; lines that do not tokenize stay as they are."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return lines
+    out = list(lines)
+    for token in tokens:
+        if token.type == tokenize.COMMENT and token.string.strip() not in original:
+            row, col = token.start
+            out[row - 1] = out[row - 1][:col].rstrip()
+    return [line for line, was in zip(out, lines, strict=True) if line.strip() or not was.strip()]
+
+
 def fit(hole: Hole, middle: str) -> list[str]:
-    """The lines of a sample's `middle` that fill `hole`, re-indented to it ([] when nothing is left)."""
+    """The lines of a sample's `middle` that fill `hole`, re-indented to it, less the comments it added ([] when
+    nothing is left)."""
     if hole.inline:
-        return _inline(hole, middle)
-    return _fitted(hole, [line.rstrip() for line in middle.replace("\r\n", "\n").split("\n")])[0]
+        return _own_comments(_inline(hole, middle), hole.head + hole.tail)  # an inline hole keeps no `original`
+    lines = _fitted(hole, [line.rstrip() for line in middle.replace("\r\n", "\n").split("\n")])[0]
+    return _own_comments(lines, hole.original)
 
 
 def fit_done(hole: Hole, middle: str) -> bool:

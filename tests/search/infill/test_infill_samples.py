@@ -29,6 +29,16 @@ def test_a_middle_is_reindented_to_the_hole_and_cut_where_it_leaves_the_block():
     assert fit(hole, "   \n") == []
 
 
+def test_the_comments_a_sample_adds_are_dropped_and_the_hole_s_own_kept():
+    hole = _hole(4, "line")
+    assert fit(hole, "out += item  # correct line\n") == ["        out += item"], "echoes the `# buggy line:` above it"
+    assert fit(hole, "# the fix\nout += item\n# scaled below\n") == ["        out += item"]
+    assert fit(hole, "out += '#' + item\n") == ["        out += '#' + item"], "a `#` in a string is no comment"
+    commented = "def f(a):\n    a = a + 1  # one more\n    return a\n"
+    own = next(h for h in holes_at("f.py", commented, 2) if h.kind == "line")
+    assert fit(own, "a = a + 2  # one more\n") == ["    a = a + 2  # one more"], "the line's own comment stays"
+
+
 def test_a_sample_is_done_once_its_complete_lines_hold_all_that_fit_keeps():
     hole = _hole(4, "line")  # a one-line hole takes at most two lines
     assert not fit_done(hole, "        out += item"), "the first line may still grow"
