@@ -31,6 +31,21 @@ _WRONG_TYPE = re.compile(r"'(\w+)' object has no attribute '(\w+)'")
 _UNDEFINED = re.compile(r"name '(\w+)' is not defined")
 _NONE = re.compile(r"\bNone(Type)?\b")
 _COROUTINE = re.compile(r"\bcoroutine\b")
+# a view or lazy iterator indexed or measured (templates/conversions.py)
+_LAZY = re.compile(r"'(\w+)' object is not subscriptable|object of type '(\w+)' has no len\(\)")
+_JOINED = re.compile(r"sequence item \d+: expected str instance")
+_BYTES_SHOWN = re.compile(r"""(?:^|(?<=[\s(\[{,=:"]))b(?:'[^'\n]*'|"[^"\n]*")""")
+_UNPACKED = re.compile(r"(?:too many|not enough) values to unpack|cannot unpack non-iterable")
+_CONCATENATED = re.compile(r"can only concatenate str \(not|must be str, not \w+|unsupported operand type\(s\) for "
+                           r"\+=?: '\w+' and 'str'")
+_UNBOUND_LOCAL = re.compile(r"local variable '(\w+)' referenced before assignment|cannot access local variable "
+                            r"'(\w+)'")
+# a method read where its value was meant (a property not declared), or a value called (a property called)
+_METHOD_VALUE = re.compile(r"<bound method [\w.]+ of |'method'")
+_NOT_CALLABLE = re.compile(r"'(\w+)' object is not callable")
+# a file object where text was expected, or text where a file was (`json.loads(handle)`, `json.load(text)`)
+_FILES = re.compile(r"TextIOWrapper|Buffered(?:Reader|Writer|Random)|StringIO|BytesIO|'(?:str|bytes)' object has "
+                    r"no attribute '(?:read|write)'|required positional argument: 'fp'")
 
 
 def _test_function(tree: ast.Module, nodeid: str) -> ast.AST:
@@ -63,6 +78,16 @@ class FailingInputs:
     # where the code gives another kind (refusals.py)
     empties: tuple[str, ...] = ()
     nones: bool = False  # a failing message shows None as a value (`assert None == [...]`, `'NoneType' object ...`)
+    # the types "'T' object is not subscriptable" or "object of type 'T' has no len()" names (conversions.py)
+    unsubscriptable: frozenset[str] = frozenset()
+    joined: bool = False  # `str.join` met a value that is not text ("sequence item 0: expected str instance")
+    bytes_shown: bool = False  # a failing message shows a bytes literal (`b'YTpi'`): str() of bytes
+    files: bool = False  # a message shows a file object where text was expected, or the other way round
+    unpacking: bool = False  # "not enough values to unpack": a mapping walked for its pairs (conversions.py)
+    concatenated: bool = False  # text `+` a value that is not text (conversions.py)
+    unbound_locals: frozenset[str] = frozenset()  # names UnboundLocalError named (missing.global_edits)
+    method_values: bool = False  # a bound method where its value was meant (classes.property_edits)
+    not_callable: bool = False  # "'int' object is not callable": a value called (classes.uncall_edits)
 
 
 NO_INPUTS = FailingInputs()
@@ -75,15 +100,24 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
                                    if not (c.isalnum() or c.isspace() or c == "_"))
     letters = dict.fromkeys(c for text in texts for c in text if c.isalpha() and not c.isascii())
     messages = [f.message for f in report.failures] if report is not None else []
-    return FailingInputs(tuple(c for c, _ in counts.most_common(MAX_CHARACTERS)), tuple(letters)[:MAX_LETTERS],
-                         frozenset(w for text in texts for w in _WORD.findall(text)),
-                         frozenset(b for text in messages for b in _BRACED.findall(text)),
-                         frozenset(a for text in messages for a in _NONE_ATTRIBUTE.findall(text)),
-                         frozenset(n for text in messages for n in _UNDEFINED.findall(text)),
-                         any(_COROUTINE.search(text) for text in messages), _crash_sites(report, root),
-                         frozenset(found for text in messages for found in _WRONG_TYPE.findall(text)
-                                   if found[0] != "NoneType"), _empties(report, root),
-                         any(_NONE.search(text) for text in messages))
+    def shown(pattern: re.Pattern[str]) -> bool:
+        return any(pattern.search(text) for text in messages)
+
+    def named(pattern: re.Pattern[str]) -> frozenset[str]:  # a pattern's groups, whichever of them matched
+        return frozenset(n for text in messages for found in pattern.findall(text)
+                         for n in (found if isinstance(found, tuple) else (found,)) if n)
+
+    return FailingInputs(
+        characters=tuple(c for c, _ in counts.most_common(MAX_CHARACTERS)), letters=tuple(letters)[:MAX_LETTERS],
+        words=frozenset(w for text in texts for w in _WORD.findall(text)), braced=named(_BRACED),
+        none_attributes=named(_NONE_ATTRIBUTE), undefined=named(_UNDEFINED), coroutine=shown(_COROUTINE),
+        crash_sites=_crash_sites(report, root),
+        wrong_types=frozenset(found for text in messages for found in _WRONG_TYPE.findall(text)
+                              if found[0] != "NoneType"),
+        empties=_empties(report, root), nones=shown(_NONE), unsubscriptable=named(_LAZY), joined=shown(_JOINED),
+        bytes_shown=shown(_BYTES_SHOWN), files=shown(_FILES), unpacking=shown(_UNPACKED),
+        concatenated=shown(_CONCATENATED), unbound_locals=named(_UNBOUND_LOCAL), method_values=shown(_METHOD_VALUE),
+        not_callable=shown(_NOT_CALLABLE))
 
 
 def crashed(message: str) -> bool:

@@ -11,6 +11,10 @@ ignored.
 
 The callee's parameters are read from its definition in the module, or in the project module the name is
 imported from.
+
+A flag of `re` passed where `re.sub`, `re.subn` or `re.split` take a count (`re.sub(p, "", text, re.I)`: the
+flag's value taken as a count, and the flags never set) is its own evidence too (`flag_edits`): it goes by
+keyword, `flags=re.I`. flake8-bugbear has a check for it (B034), and Python 3.13 deprecates the positional form.
 """
 
 from __future__ import annotations
@@ -166,4 +170,35 @@ def moved_argument_edits(text: str, nodes: list[ast.AST], line: int) -> list[Edi
                 new = [*parts[:i], wrap(_call_text(text, inner, inner_parts[:-1])), inner_parts[-1], *parts[i + 1:]]
                 moved_out = replace(text, s, e, _call_text(text, call, new))
                 out.append(Edit(line, moved_out, line, f"`{inner_parts[-1]}` moved out of the inner call"))
+    return out
+
+
+# `re` functions whose positional argument at this index is a count, where a flag is often passed by mistake
+_COUNTED = {"sub": 3, "subn": 3, "split": 2}
+_RE_FLAGS = frozenset({"A", "ASCII", "I", "IGNORECASE", "L", "LOCALE", "M", "MULTILINE", "S", "DOTALL", "U",
+                       "UNICODE", "X", "VERBOSE"})
+
+
+def _re_flag(node: ast.expr) -> bool:
+    """Whether `node` is a flag of `re` (`re.I`) or several joined by `|`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _re_flag(node.left) and _re_flag(node.right)
+    return isinstance(node, ast.Attribute) and node.attr in _RE_FLAGS and isinstance(node.value, ast.Name) \
+        and node.value.id == "re"
+
+
+def flag_edits(text: str, nodes: list[ast.AST], line: int) -> list[Edit]:
+    """(new line, description): a flag of `re` given as `re.sub`'s, `re.subn`'s or `re.split`'s positional
+    count passed as `flags=` instead."""
+    out: list[Edit] = []
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _COUNTED
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"):
+            continue
+        at = _COUNTED[node.func.attr]
+        if len(node.args) != at + 1 or not _re_flag(node.args[at]) or not on_line(node.args[at], line):
+            continue
+        s, e = span(text, node.args[at])
+        out.append(Edit(line, replace(text, s, e, f"flags={text[s:e]}"), line,
+                        f"`{text[s:e]}` passed as `flags=` (in that place `re.{node.func.attr}` takes a count)"))
     return out

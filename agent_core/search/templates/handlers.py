@@ -10,7 +10,9 @@ Three kinds of fix that no one-token edit reaches:
 - a handler that drops the exception's cause (`raise Abort() from None`) keeps it: the handler
   names the exception (`except (EOFError, KeyboardInterrupt) as e:`) and the raise says `from e`;
 - a handler around the statement catches the exception the failing test sees as well (`except
-  ValueError:` -> `except (ValueError, TypeError):`).
+  ValueError:` -> `except (ValueError, TypeError):`);
+- a handler written `except (ValueError or TypeError):`, which catches ValueError alone (pylint's
+  binary-op-exception) catches the tuple it meant (`or_edits`, its own evidence).
 """
 
 from __future__ import annotations
@@ -199,4 +201,29 @@ def widen_templates(place: Place, exceptions: list[str]) -> list[Edit]:
             new = f"{text[:s]}({inner}, {exception}){text[e:]}"
             out.append(Edit(handler.lineno, new, handler.lineno, f"`{exception}` caught by the handler of "
                         f"`{text[s:e]}` too"))
+    return out
+
+
+def or_edits(place: Place) -> list[Edit]:
+    """(new line, description): a one-line `except (A or B):` of a `try` holding the statement (in its body or a
+    handler) made `except (A, B):`."""
+    stmt, function = place.statement, place.function
+    if stmt is None or function is None:
+        return []
+    out: list[Edit] = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Try) and node.lineno <= stmt.lineno <= (node.end_lineno or node.lineno)):
+            continue
+        for handler in node.handlers:
+            kind = handler.type
+            if not (isinstance(kind, ast.BoolOp) and kind.lineno == kind.end_lineno == handler.lineno
+                    and all(isinstance(v, (ast.Name, ast.Attribute)) for v in kind.values)):
+                continue
+            text = place.lines[handler.lineno - 1]
+            s, e = span(text, kind)
+            names = ", ".join(text[slice(*span(text, v))] for v in kind.values)
+            bracketed = text[s - 1 : s] == "(" and text[e : e + 1] == ")"
+            new = f"{text[:s]}{names}{text[e:]}" if bracketed else f"{text[:s]}({names}){text[e:]}"
+            out.append(Edit(handler.lineno, new, handler.lineno,
+                            f"`except {text[s:e]}` catches the first alone: `except ({names})`"))
     return out

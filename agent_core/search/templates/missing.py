@@ -1,15 +1,18 @@
 """What a line misses, when the failing tests' exceptions say so: a `.get` for a key that may be absent, an
-`await`, a `self.`.
+`await`, a `self.`, a `global`.
 
-Three kinds of one-token-short fix that real projects make and the catalogue (catalogue/) cannot reach, each
+Four kinds of one-token-short fix that real projects make and the catalogue (catalogue/) cannot reach, each
 tried as evidence (templates.EVIDENCE_TIER) only when a failing test shows its exception:
 
 - `KeyError`: a lookup that may miss made a `.get` (`config[key]` -> `config.get(key)`; the author's form
-  when the missing key means "not set");
+  when the missing key means "not set"), and a removal that may miss given its default (`cache.pop(key)`,
+  `del cache[key]` -> `cache.pop(key, None)`);
 - a coroutine object where a value was expected (`assert <coroutine object ...> == 3`, "coroutine ... was
   never awaited"): a call of an `async def` of the module inside an `async def`, awaited;
 - `NameError: name 'x' is not defined` in a method whose class sets or defines `x` on `self`: `x` ->
-  `self.x`.
+  `self.x`;
+- `UnboundLocalError` for a name the module binds at its top level, in a function that assigns it (`_calls
+  += 1`: the assignment makes it local): `global _calls` made the function's first statement.
 """
 
 from __future__ import annotations
@@ -36,6 +39,52 @@ def get_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
         new = replace(text, s, e, f"{text[vs:ve]}.get({text[ks:ke]})")
         out.append(Edit(line, new, line, f"`{text[s:e]}` -> `{text[vs:ve]}.get({text[ks:ke]})`: the key may be absent"))
     return out
+
+
+def pop_edits(text: str, statement: ast.stmt, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
+    """(new line, description): `x.pop(key)` on `line`, or a one-line `del x[key]`, made `x.pop(key, None)`."""
+    out: list[Edit] = []
+    if isinstance(statement, ast.Delete) and statement.lineno == line == statement.end_lineno \
+            and len(statement.targets) == 1:
+        target = statement.targets[0]
+        if isinstance(target, ast.Subscript) and not isinstance(target.slice, (ast.Slice, ast.Tuple)):
+            indent = text[: len(text) - len(text.lstrip())]
+            vs, ve = span(text, target.value)
+            ks, ke = span(text, target.slice)
+            new = f"{text[vs:ve]}.pop({text[ks:ke]}, None)"
+            out.append(Edit(line, indent + new, line, f"`{text.strip()}` -> `{new}`: the key may be absent"))
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop" \
+                and len(node.args) == 1 and not node.keywords and on_line(node, line) \
+                and not isinstance(node.args[0], ast.Starred):
+            s, e = span(text, node)
+            new = text[s : e - 1] + ", None)"
+            out.append(Edit(line, replace(text, s, e, new), line, f"`{text[s:e]}` -> `{new}`: the key may be absent"))
+    return out
+
+
+def global_edits(lines: list[str], function: ast.AST | None, tree: ast.Module, unbound: frozenset[str]) -> list[Edit]:
+    """(new lines, description): `global x` as the first statement of the function holding the line, for each
+    name a failing test found unbound there that the function assigns and the module binds at its top level."""
+    if not isinstance(function, _FUNCTIONS) or not unbound or function not in tree.body:
+        return []
+    top = {t.id for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+           for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+           for t in ast.walk(target) if isinstance(t, ast.Name)}
+    declared = {n for stmt in ast.walk(function) if isinstance(stmt, (ast.Global, ast.Nonlocal)) for n in stmt.names}
+    assigned = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    names = sorted((unbound & top & assigned) - declared)
+    body = function.body
+    docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str)
+    first = body[1] if docstring and len(body) > 1 else body[0]
+    if not names or first.lineno == function.lineno or (docstring and len(body) == 1):
+        return []
+    text = lines[first.lineno - 1]
+    indent = text[: len(text) - len(text.lstrip())]
+    joined = ", ".join(names)
+    return [Edit(first.lineno, f"{indent}global {joined}\n{text}", first.lineno,
+                 f"`global {joined}`: the function changes the module's `{names[0]}`, not a local")]
 
 
 def await_edits(text: str, statement: ast.stmt, line: int, tree: ast.Module,

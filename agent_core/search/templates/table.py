@@ -20,10 +20,20 @@ from pathlib import Path
 from agent_core.analysis import pysyntax
 from agent_core.search.candidate import Edit, Mutant
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
-from agent_core.search.templates.arguments import keyword_edits, moved_argument_edits, unread_edits
+from agent_core.search.templates.arguments import flag_edits, keyword_edits, moved_argument_edits, unread_edits
 from agent_core.search.templates.cases import case_edits, constant_widenings, other_case, widening_edits
+from agent_core.search.templates.classes import enter_edits, owner, property_edits, super_init_edits, uncall_edits
 from agent_core.search.templates.conditions import condition_swaps
-from agent_core.search.templates.effects import effect_edits
+from agent_core.search.templates.conversions import (
+    LAZY,
+    concat_edits,
+    decoded_edits,
+    items_edits,
+    joined_edits,
+    listed_edits,
+)
+from agent_core.search.templates.conversions import twin_edits as serializer_edits
+from agent_core.search.templates.effects import effect_edits, fall_off_edits, raise_edits, setdefault_edits
 from agent_core.search.templates.guards import (
     block_templates,
     bound_guard_templates,
@@ -36,19 +46,22 @@ from agent_core.search.templates.guards import (
 from agent_core.search.templates.handlers import (
     cause_templates,
     handled_by_callers,
+    or_edits,
     translate_templates,
     widen_templates,
 )
 from agent_core.search.templates.in_place import in_place_edits
 from agent_core.search.templates.iterators import copy_edits, reread_edits
 from agent_core.search.templates.literals import missing_f_edits, sibling_case_edits
-from agent_core.search.templates.missing import await_edits, get_edits, self_edits
+from agent_core.search.templates.missing import await_edits, get_edits, global_edits, pop_edits, self_edits
 from agent_core.search.templates.moves import hoist_edits, move_edits
 from agent_core.search.templates.names import line_names, outer_name_edits, separator_edits, twin_edits
 from agent_core.search.templates.place import Place
 from agent_core.search.templates.refusals import refusal_templates
 from agent_core.search.templates.retype import retyped_guards
 from agent_core.search.templates.sentinels import sentinel_templates
+from agent_core.search.templates.sharing import alias_edits, deep_copy_edits
+from agent_core.search.templates.truth import find_edits, none_test_edits
 
 TEMPLATE_TIER = 20  # after every single-edit tier of the catalogue
 # a template the failure itself asks for (an exception's cause or type, a character of the failing test's input
@@ -108,6 +121,12 @@ class Site:
         return any(other_case(n.value, self.inputs.words) for n in ast.walk(self.statement)
                    if isinstance(n, ast.Constant))
 
+    @cached_property
+    def lacking(self) -> bool:
+        """Whether a failing test read an attribute that the statement's class lacks (classes.super_init_edits)."""
+        cls = owner(self.tree, self.place.function)
+        return cls is not None and any(kind == cls.name for kind, _ in self.inputs.wrong_types)
+
     def cased(self) -> list[Edit]:
         return [*case_edits(self.text, self.nodes, self.line),
                 *sibling_case_edits(self.lines, self.place.body, self.statement)]
@@ -141,6 +160,9 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
     Kind("collection widened", EVIDENCE_TIER, lambda s: widening_edits(s.text, s.nodes, s.line,
                                                                        s.inputs.characters)),
     Kind("get", EVIDENCE_TIER, lambda s: get_edits(s.text, s.nodes, s.line), when=lambda s: "KeyError" in s.exceptions),
+    Kind("pop default", EVIDENCE_TIER, lambda s: pop_edits(s.text, s.statement, s.nodes, s.line),
+         when=lambda s: "KeyError" in s.exceptions),
+    Kind("global", EVIDENCE_TIER, lambda s: global_edits(s.lines, s.function, s.tree, s.inputs.unbound_locals)),
     Kind("await", EVIDENCE_TIER, lambda s: await_edits(s.text, s.statement, s.line, s.tree, s.function),
          when=lambda s: s.inputs.coroutine),
     Kind("self", EVIDENCE_TIER, lambda s: self_edits(s.text, s.nodes, s.line, s.inputs.undefined, s.place.functions,
@@ -148,6 +170,30 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
     Kind("unread parameter", EVIDENCE_TIER, lambda s: unread_edits(s.text, s.tree, s.nodes, s.line, s.function,
                                                                    s.root, s.path)),
     Kind("no effect", EVIDENCE_TIER, lambda s: effect_edits(s.text, s.statement, s.line)),
+    Kind("not raised", EVIDENCE_TIER, lambda s: raise_edits(s.text, s.statement, s.line, s.tree)),
+    Kind("default kept", EVIDENCE_TIER, lambda s: setdefault_edits(s.text, s.statement, s.line)),
+    Kind("except or", EVIDENCE_TIER, lambda s: or_edits(s.place)),
+    Kind("flag as count", EVIDENCE_TIER, lambda s: flag_edits(s.text, s.nodes, s.line)),
+    Kind("position as truth", EVIDENCE_TIER, lambda s: find_edits(s.text, s.statement, s.nodes, s.line)),
+    Kind("enter returns", EVIDENCE_TIER, lambda s: enter_edits(s.tree, s.lines, s.function)),
+    Kind("base init", EVIDENCE_TIER, lambda s: super_init_edits(s.tree, s.lines, s.function), when=lambda s: s.lacking),
+    Kind("listed", EVIDENCE_TIER, lambda s: listed_edits(s.text, s.nodes, s.line),
+         when=lambda s: bool(s.inputs.unsubscriptable & LAZY)),
+    Kind("joined", EVIDENCE_TIER, lambda s: joined_edits(s.text, s.nodes, s.line), when=lambda s: s.inputs.joined),
+    Kind("decoded", EVIDENCE_TIER, lambda s: decoded_edits(s.text, s.nodes, s.line),
+         when=lambda s: s.inputs.bytes_shown),
+    Kind("serializer twin", EVIDENCE_TIER, lambda s: serializer_edits(s.text, s.nodes, s.line),
+         when=lambda s: s.inputs.files),
+    Kind("pairs walked", EVIDENCE_TIER, lambda s: items_edits(s.text, s.statement, s.nodes, s.line),
+         when=lambda s: s.inputs.unpacking),
+    Kind("text joined", EVIDENCE_TIER, lambda s: concat_edits(s.text, s.nodes, s.line),
+         when=lambda s: s.inputs.concatenated),
+    Kind("property", EVIDENCE_TIER, lambda s: property_edits(s.tree, s.lines, s.nodes, s.line),
+         when=lambda s: s.inputs.method_values),
+    Kind("property called", EVIDENCE_TIER, lambda s: uncall_edits(s.tree, s.text, s.nodes, s.line),
+         when=lambda s: s.inputs.not_callable),
+    Kind("aliased", EVIDENCE_TIER, lambda s: alias_edits(s.text, s.statement, s.line)),
+    Kind("fell off", EVIDENCE_TIER, lambda s: fall_off_edits(s.lines, s.function), when=lambda s: s.inputs.nones),
     Kind("iterator reread", EVIDENCE_TIER, lambda s: reread_edits(s.tree, s.lines, s.place.function, s.statement)),
     Kind("copy walked", EVIDENCE_TIER, lambda s: copy_edits(s.lines, s.place.function, s.statement)),
     Kind("in place", EVIDENCE_TIER, lambda s: in_place_edits(s.text, s.statement, s.line),
@@ -169,6 +215,13 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
     Kind("f-string", TEMPLATE_TIER, lambda s: s.formatted[0], when=lambda s: not s.formatted[1]),
     Kind("in place", TEMPLATE_TIER, lambda s: in_place_edits(s.text, s.statement, s.line),
          when=lambda s: not s.inputs.nones),
+    Kind("base init", TEMPLATE_TIER, lambda s: super_init_edits(s.tree, s.lines, s.function),
+         when=lambda s: not s.lacking),
+    Kind("serializer twin", TEMPLATE_TIER, lambda s: serializer_edits(s.text, s.nodes, s.line),
+         when=lambda s: not s.inputs.files),
+    Kind("fell off", TEMPLATE_TIER, lambda s: fall_off_edits(s.lines, s.function), when=lambda s: not s.inputs.nones),
+    Kind("deep copy", TEMPLATE_TIER, lambda s: deep_copy_edits(s.text, s.nodes, s.line)),
+    Kind("given", TEMPLATE_TIER, lambda s: none_test_edits(s.text, s.statement, s.nodes, s.line)),
     Kind("twin names", TEMPLATE_TIER, lambda s: twin_edits(s.text, line_names(s.nodes, s.line), s.scope, s.line)),
     Kind("keyword", TEMPLATE_TIER, lambda s: keyword_edits(s.text, s.tree, s.nodes, s.line, s.scope, s.root, s.path)),
     Kind("argument moved", TEMPLATE_TIER, lambda s: moved_argument_edits(s.text, s.nodes, s.line)),

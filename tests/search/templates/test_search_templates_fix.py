@@ -172,6 +172,27 @@ BACKOFF = {  # `delay * factor` computes the next delay and drops it: every dela
     ".agentls.toml": FAST,
 }
 
+SHAPES = {  # the subclass's __init__ never calls its base's: what the base sets is missing
+    "shapes.py": (
+        "class Shape:\n    def __init__(self, name):\n        self.name = name\n        self.tags = []\n\n"
+        "    def tag(self, label):\n        self.tags.append(label)\n        return self\n\n\n"
+        "class Circle(Shape):\n    def __init__(self, name, radius):\n        self.radius = radius\n"
+    ),
+    "test_shapes.py": (
+        "from shapes import Circle, Shape\n\n\ndef test_shape():\n    assert Shape('s').tag('x').tags == ['x']\n\n\n"
+        "def test_circle():\n    assert Circle('c', 2).tag('a').tag('b').tags == ['a', 'b']\n"
+    ),
+    ".agentls.toml": FAST,
+}
+FIRST = {  # a dict's keys indexed, as Python 2 allowed
+    "first.py": "def first_key(mapping):\n    if not mapping:\n        return None\n    return mapping.keys()[0]\n",
+    "test_first.py": (
+        "from first import first_key\n\n\ndef test_empty():\n    assert first_key({}) is None\n\n\n"
+        "def test_first():\n    assert first_key({'a': 1, 'b': 2}) == 'a'\n"
+    ),
+    ".agentls.toml": FAST,
+}
+
 
 @pytest.fixture(autouse=True)
 def _search_on(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -354,3 +375,21 @@ def test_a_statement_without_effect_is_made_an_assignment_by_the_search(tmp_path
 
     assert _changed_lines(project, search["run_id"]) == ["-        delay * factor", "+        delay *= factor"]
     assert search["found"]["description"] == "`delay * factor` has no effect: `delay *= factor`"
+
+
+def test_a_subclass_init_calls_its_base_s_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, SHAPES)
+
+    assert _changed_lines(project, search["run_id"]) == ["+        super().__init__(name)"], (
+        "the base's parameter passed on by the subclass's own name; `super()` reads no unbound name"
+    )
+    assert search["tried"] <= 3, "evidence: the failing test read an attribute the class lacks"
+
+
+def test_a_view_indexed_is_made_a_list_by_the_search(tmp_path: Path, scripted_llm, run_fix):
+    project, search = _fixed_by_search(tmp_path, scripted_llm, run_fix, FIRST)
+
+    assert _changed_lines(project, search["run_id"]) == [
+        "-    return mapping.keys()[0]", "+    return list(mapping.keys())[0]",
+    ]
+    assert search["tried"] <= 3, "evidence: 'dict_keys' object is not subscriptable"

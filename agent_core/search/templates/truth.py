@@ -1,0 +1,80 @@
+"""A value tested for truth where the test meant something else: a position, or "is there a value at all".
+
+- `if text.find("://"):` is true when the text is not found (-1) and false when it starts with it (0): the
+  author meant `"://" in text`. A position used as a truth value is the bug whenever the code is written so,
+  and its own evidence (templates.EVIDENCE_TIER): `find_edits`.
+- `if item.get("quantity"):` skips a quantity of 0, an empty name, an empty list: the author meant "given",
+  `is not None`. That is a common fix in real histories ("0 was treated as missing"), but an `if x:` is most
+  often right, so `none_test_edits` is an ordinary template, tried after the single edits.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+from agent_core.search.candidate import Edit
+from agent_core.search.linetext import on_line, replace, span
+
+_POSITIONS = frozenset({"find", "rfind"})
+MAX_NONE_TESTS = 2
+
+
+def _tested(statement: ast.stmt, nodes: Sequence[ast.AST]) -> list[tuple[ast.expr, bool]]:
+    """The expressions `statement` and the `nodes` of its line test for truth, each with whether a `not`
+    negates it: an `if`/`while`/`assert`/conditional expression's test, an operand of `and`/`or`, a `not`'s."""
+    tests: list[ast.expr] = []
+    if isinstance(statement, (ast.If, ast.While, ast.Assert)):
+        tests.append(statement.test)
+    tests += [n.test for n in nodes if isinstance(n, ast.IfExp)]
+    out: list[tuple[ast.expr, bool]] = []
+    while tests:
+        test = tests.pop(0)
+        if isinstance(test, ast.BoolOp):
+            tests += test.values
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            out.append((test.operand, True))
+        else:
+            out.append((test, False))
+    return out
+
+
+def find_edits(text: str, statement: ast.stmt, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
+    """(new line, description): `s.find(x)` tested for truth on `line` made `x in s` (`not s.find(x)`: `x not
+    in s`); with a start or end given, `s.find(x, i) != -1`."""
+    out: list[Edit] = []
+    for test, negated in _tested(statement, nodes):
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in _POSITIONS
+                and test.args and not test.keywords and on_line(test, line)):
+            continue
+        s, e = span(text, test)
+        if negated:  # the `not` goes with the call
+            s = text.rindex("not", 0, s)
+        receiver = text[slice(*span(text, test.func.value))]
+        found = text[slice(*span(text, test.args[0]))]
+        if len(test.args) == 1:
+            new = f"{found} not in {receiver}" if negated else f"{found} in {receiver}"
+        else:
+            new = f"{text[slice(*span(text, test))]} {'==' if negated else '!='} -1"
+        out.append(Edit(line, replace(text, s, e, new), line,
+                        f"`{text[s:e]}` tested a position for truth (-1 when not found, 0 at the start): `{new}`"))
+    return out
+
+
+def none_test_edits(text: str, statement: ast.stmt, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
+    """(new line, description): a name, attribute, subscript or `.get(...)` tested for truth on `line` made
+    `is not None` (`not x`: `x is None`), so that 0, "" and empty collections count as given."""
+    out: list[Edit] = []
+    for test, negated in _tested(statement, nodes):
+        plain = isinstance(test, (ast.Name, ast.Attribute, ast.Subscript)) or (
+            isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "get")
+        if not plain or not on_line(test, line):
+            continue
+        s, e = span(text, test)
+        if negated:
+            s = text.rindex("not", 0, s)
+        value = text[slice(*span(text, test))]
+        new = f"{value} is None" if negated else f"{value} is not None"
+        out.append(Edit(line, replace(text, s, e, new), line,
+                        f"`{text[s:e]}` -> `{new}`: 0, \"\" and empty values count as given"))
+    return out[:MAX_NONE_TESTS]
