@@ -204,21 +204,23 @@ def test_a_subclass_init_calls_its_base_s_with_what_it_takes():
         (TEMPLATE_TIER, "        super().__init__()\n        self.job = job")], "a library's base: no arguments"
 
 
+def _inputs(root, messages: list[str]) -> FailingInputs:
+    """What failing_inputs reads of one failing test per message."""
+    (root / "test_m.py").write_text("def test_a():\n    pass\n")
+    return failing_inputs(models.TestReport(failed=len(messages), failures=[
+        models.TestFailure(nodeid=f"test_m.py::test_a[{n}]", file="test_m.py", line=2, message=text)
+        for n, text in enumerate(messages)]), root)
+
+
 def test_the_failing_messages_name_the_conversions_they_ask_for(tmp_path):
-    (tmp_path / "test_m.py").write_text("def test_a():\n    pass\n")
     messages = ["TypeError: 'dict_keys' object is not subscriptable", "TypeError: object of type 'map' has no len()",
                 "TypeError: sequence item 0: expected str instance, int found",
                 "assert \"b'YTpi'\" == 'YTpi'",
                 "TypeError: the JSON object must be str, bytes or bytearray, not TextIOWrapper"]
-    report = models.TestReport(failed=len(messages), failures=[
-        models.TestFailure(nodeid=f"test_m.py::test_a[{n}]", file="test_m.py", line=2, message=text)
-        for n, text in enumerate(messages)])
-    found = failing_inputs(report, tmp_path)
+    found = _inputs(tmp_path, messages)
     assert found.unsubscriptable == {"dict_keys", "map"}
     assert found.joined and found.bytes_shown and found.files
-    plain = models.TestReport(failed=1, failures=[models.TestFailure(
-        nodeid="test_m.py::test_a", file="test_m.py", line=2, message="assert 'b' == 'c'")])
-    quiet = failing_inputs(plain, tmp_path)
+    quiet = _inputs(tmp_path, ["assert 'b' == 'c'"])
     assert not (quiet.unsubscriptable or quiet.joined or quiet.bytes_shown or quiet.files)
 
 
@@ -350,16 +352,12 @@ def test_a_method_read_as_a_value_becomes_a_property_and_a_property_called_is_re
 
 
 def test_the_failing_messages_name_what_the_second_kinds_ask_for(tmp_path):
-    (tmp_path / "test_m.py").write_text("def test_a():\n    pass\n")
     messages = ["ValueError: not enough values to unpack (expected 2, got 1)",
                 'TypeError: can only concatenate str (not "int") to str',
                 "UnboundLocalError: cannot access local variable '_calls' where it is not associated with a value",
                 "UnboundLocalError: local variable 'count' referenced before assignment",
                 "TypeError: unsupported operand type(s) for +: 'int' and 'method'",
                 "TypeError: 'int' object is not callable"]
-    report = models.TestReport(failed=len(messages), failures=[
-        models.TestFailure(nodeid=f"test_m.py::test_a[{n}]", file="test_m.py", line=2, message=text)
-        for n, text in enumerate(messages)])
-    found = failing_inputs(report, tmp_path)
+    found = _inputs(tmp_path, messages)
     assert found.unpacking and found.concatenated and found.method_values and found.not_callable
     assert found.unbound_locals == {"_calls", "count"}
