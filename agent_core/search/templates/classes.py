@@ -26,7 +26,7 @@ import ast
 
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import span
-from agent_core.search.templates.place import INDENT
+from agent_core.search.templates.place import INDENT, _own_nodes
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -38,14 +38,8 @@ def owner(tree: ast.Module, function: ast.AST | None) -> ast.ClassDef | None:
 
 def _returns_value(function: ast.AST) -> bool:
     """Whether `function` (not its nested defs) returns a value or yields."""
-    todo = list(ast.iter_child_nodes(function))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and getattr(node, "value", None) is not None:
-            return True
-        if not isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            todo += ast.iter_child_nodes(node)
-    return False
+    return any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and getattr(n, "value", None) is not None
+               for n in _own_nodes(function))
 
 
 def enter_edits(tree: ast.Module, lines: list[str], function: ast.AST | None) -> list[Edit]:

@@ -29,6 +29,7 @@ import re
 
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import on_line, span
+from agent_core.search.templates.place import _own_nodes
 
 _TARGETS = (ast.Name, ast.Attribute, ast.Subscript)
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -122,13 +123,7 @@ def fall_off_edits(lines: list[str], function: ast.AST | None) -> list[Edit]:
         last, "target", None) if isinstance(last, (ast.AugAssign, ast.AnnAssign)) else None
     if not isinstance(target, ast.Name):
         return []
-    todo, returns = list(ast.iter_child_nodes(function)), False
-    while todo and not returns:
-        node = todo.pop()
-        returns = isinstance(node, ast.Return) and node.value is not None
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo += ast.iter_child_nodes(node)
-    if not returns:
+    if not any(isinstance(node, ast.Return) and node.value is not None for node in _own_nodes(function)):
         return []
     end = last.end_lineno or last.lineno
     text = lines[last.lineno - 1]
