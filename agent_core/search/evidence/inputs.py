@@ -43,6 +43,10 @@ _UNBOUND_LOCAL = re.compile(r"local variable '(\w+)' referenced before assignmen
 # a method read where its value was meant (a property not declared), or a value called (a property called)
 _METHOD_VALUE = re.compile(r"<bound method [\w.]+ of |'method'")
 _NOT_CALLABLE = re.compile(r"'(\w+)' object is not callable")
+_EMPTIED = re.compile(r"(?:max|min)\(\) (?:arg is an empty sequence|iterable argument is empty)")
+# text where bytes were wanted (a file opened as text whose contents are hashed, sent, or compared with bytes)
+_BYTES_WANTED = re.compile(r"Strings must be encoded before hashing|Unicode-objects must be encoded|a bytes-like "
+                           r"object is required, not 'str'|UnicodeDecodeError")
 # a file object where text was expected, or text where a file was (`json.loads(handle)`, `json.load(text)`)
 _FILES = re.compile(r"TextIOWrapper|Buffered(?:Reader|Writer|Random)|StringIO|BytesIO|'(?:str|bytes)' object has "
                     r"no attribute '(?:read|write)'|required positional argument: 'fp'")
@@ -88,6 +92,8 @@ class FailingInputs:
     unbound_locals: frozenset[str] = frozenset()  # names UnboundLocalError named (missing.global_edits)
     method_values: bool = False  # a bound method where its value was meant (classes.property_edits)
     not_callable: bool = False  # "'int' object is not callable": a value called (classes.uncall_edits)
+    emptied: bool = False  # "max() arg is an empty sequence" (missing.empty_edits)
+    bytes_wanted: bool = False  # text where bytes were wanted (conversions.binary_edits)
 
 
 NO_INPUTS = FailingInputs()
@@ -117,7 +123,7 @@ def failing_inputs(report: TestReport | None, root: Path) -> FailingInputs:
         empties=_empties(report, root), nones=shown(_NONE), unsubscriptable=named(_LAZY), joined=shown(_JOINED),
         bytes_shown=shown(_BYTES_SHOWN), files=shown(_FILES), unpacking=shown(_UNPACKED),
         concatenated=shown(_CONCATENATED), unbound_locals=named(_UNBOUND_LOCAL), method_values=shown(_METHOD_VALUE),
-        not_callable=shown(_NOT_CALLABLE))
+        not_callable=shown(_NOT_CALLABLE), emptied=shown(_EMPTIED), bytes_wanted=shown(_BYTES_WANTED))
 
 
 def crashed(message: str) -> bool:

@@ -12,7 +12,11 @@ against a function's twin:
 - a mapping or a sequence walked for pairs it does not hold (`for key, value in params:`: "not enough values
   to unpack"): `params.items()`, or `enumerate(params)`;
 - text joined with `+` to a number ("can only concatenate str (not "int") to str"): the operand that is not
-  text made `str(...)`, one operand at a time.
+  text made `str(...)`, one operand at a time;
+- a file opened as text where bytes are read or written ("Strings must be encoded before hashing", "a
+  bytes-like object is required, not 'str'"): `open(path)` -> `open(path, "rb")`, `"w"` -> `"wb"`;
+- a list given another list as one item where its items were meant (`out.append(group)` flattening
+  groups), or the other way round: `append` <-> `extend`, `add` <-> `update` (an ordinary template).
 
 The first three and the last two are evidence (templates.EVIDENCE_TIER) only when a failing message names the class; the
 serializers' twins are evidence when a message shows a file object where text was expected (or the other
@@ -184,3 +188,48 @@ def concat_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
             out.append(Edit(line, replace(text, s, e, f"str({text[s:e]})"), line,
                             f"`{text[s:e]}` joined to text as `str({text[s:e]})`"))
     return out[:MAX_LISTED]
+
+
+_BINARY = {"r": "rb", "w": "wb", "a": "ab", "r+": "rb+", "w+": "wb+", "x": "xb"}
+
+
+def binary_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
+    """(new line, description): `open(path)` or `open(path, "r")` (and "w", "a", ...) on `line` in binary mode."""
+    out: list[Edit] = []
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open" and node.args
+                and on_line(node, line) and not any(k.arg in {"mode", "encoding"} for k in node.keywords)):
+            continue
+        if len(node.args) == 1:
+            s, e = span(text, node)
+            new = replace(text, s, e, f"{text[s : e - 1].rstrip()}, \"rb\")")
+            mode = "rb"
+        elif isinstance(mode_node := node.args[1], ast.Constant) and mode_node.value in _BINARY \
+                and on_line(mode_node, line):
+            s, e = span(text, mode_node)
+            mode = _BINARY[mode_node.value]
+            new = replace(text, s, e, f'"{mode}"')
+        else:
+            continue
+        out.append(Edit(line, new, line, f"the file opened as bytes (`\"{mode}\"`)"))
+    return out
+
+
+_METHOD_TWINS = {"append": "extend", "extend": "append", "add": "update", "update": "add"}
+
+
+def method_twin_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
+    """(new line, description): `x.append(y)` on `line` made `x.extend(y)` and so on (_METHOD_TWINS), for a call
+    of one argument."""
+    out: list[Edit] = []
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _METHOD_TWINS \
+                and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred) \
+                and node.func.lineno == node.func.end_lineno == line:
+            _, e = span(text, node.func)
+            name = node.func.attr
+            twin = _METHOD_TWINS[name]
+            what = "its items" if twin in ("extend", "update") else "one item"
+            out.append(Edit(line, text[: e - len(name)] + twin + text[e:], line,
+                            f"`.{name}(...)` -> `.{twin}(...)`: {what}"))
+    return out

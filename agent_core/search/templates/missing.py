@@ -1,7 +1,7 @@
 """What a line misses, when the failing tests' exceptions say so: a `.get` for a key that may be absent, an
 `await`, a `self.`, a `global`.
 
-Four kinds of one-token-short fix that real projects make and the catalogue (catalogue/) cannot reach, each
+Five kinds of one-token-short fix that real projects make and the catalogue (catalogue/) cannot reach, each
 tried as evidence (templates.EVIDENCE_TIER) only when a failing test shows its exception:
 
 - `KeyError`: a lookup that may miss made a `.get` (`config[key]` -> `config.get(key)`; the author's form
@@ -12,7 +12,8 @@ tried as evidence (templates.EVIDENCE_TIER) only when a failing test shows its e
 - `NameError: name 'x' is not defined` in a method whose class sets or defines `x` on `self`: `x` ->
   `self.x`;
 - `UnboundLocalError` for a name the module binds at its top level, in a function that assigns it (`_calls
-  += 1`: the assignment makes it local): `global _calls` made the function's first statement.
+  += 1`: the assignment makes it local): `global _calls` made the function's first statement;
+- "max() arg is an empty sequence": `max(...)`/`min(...)` of one iterable given a `default=` (0, then None).
 """
 
 from __future__ import annotations
@@ -60,6 +61,27 @@ def pop_edits(text: str, statement: ast.stmt, nodes: Sequence[ast.AST], line: in
             s, e = span(text, node)
             new = text[s : e - 1] + ", None)"
             out.append(Edit(line, replace(text, s, e, new), line, f"`{text[s:e]}` -> `{new}`: the key may be absent"))
+    return out
+
+
+def empty_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
+    """(new line, description): `max(xs)`/`min(xs)` of one iterable on `line` given `default=0`, then
+    `default=None`."""
+    out: list[Edit] = []
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"max", "min"}
+                and len(node.args) == 1 and not any(k.arg == "default" for k in node.keywords)
+                and on_line(node, line)):
+            continue
+        s, e = span(text, node)
+        argument = node.args[0]
+        bare = isinstance(argument, ast.GeneratorExp) and not node.keywords  # `max(x for x in xs)`: the genexp's
+        # parentheses are the call's, and it needs its own beside another argument
+        head = f"{node.func.id}({text[slice(*span(text, argument))]}" if bare else text[s : e - 1].rstrip()
+        for default in ("0", "None"):
+            new = f"{head}, default={default})"
+            out.append(Edit(line, replace(text, s, e, new), line,
+                            f"`{node.func.id}()` of nothing gives `{default}` (`default={default}`)"))
     return out
 
 

@@ -26,11 +26,13 @@ from agent_core.search.templates.classes import enter_edits, owner, property_edi
 from agent_core.search.templates.conditions import condition_swaps
 from agent_core.search.templates.conversions import (
     LAZY,
+    binary_edits,
     concat_edits,
     decoded_edits,
     items_edits,
     joined_edits,
     listed_edits,
+    method_twin_edits,
 )
 from agent_core.search.templates.conversions import twin_edits as serializer_edits
 from agent_core.search.templates.effects import effect_edits, fall_off_edits, raise_edits, setdefault_edits
@@ -53,7 +55,15 @@ from agent_core.search.templates.handlers import (
 from agent_core.search.templates.in_place import in_place_edits
 from agent_core.search.templates.iterators import copy_edits, reread_edits
 from agent_core.search.templates.literals import missing_f_edits, sibling_case_edits
-from agent_core.search.templates.missing import await_edits, get_edits, global_edits, pop_edits, self_edits
+from agent_core.search.templates.loops import break_edits
+from agent_core.search.templates.missing import (
+    await_edits,
+    empty_edits,
+    get_edits,
+    global_edits,
+    pop_edits,
+    self_edits,
+)
 from agent_core.search.templates.moves import hoist_edits, move_edits
 from agent_core.search.templates.names import line_names, outer_name_edits, separator_edits, twin_edits
 from agent_core.search.templates.place import Place
@@ -61,7 +71,7 @@ from agent_core.search.templates.refusals import refusal_templates
 from agent_core.search.templates.retype import retyped_guards
 from agent_core.search.templates.sentinels import sentinel_templates
 from agent_core.search.templates.sharing import alias_edits, deep_copy_edits
-from agent_core.search.templates.truth import find_edits, none_test_edits
+from agent_core.search.templates.truth import find_edits, none_test_edits, or_default_edits
 
 TEMPLATE_TIER = 20  # after every single-edit tier of the catalogue
 # a template the failure itself asks for (an exception's cause or type, a character of the failing test's input
@@ -192,6 +202,10 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
          when=lambda s: s.inputs.method_values),
     Kind("property called", EVIDENCE_TIER, lambda s: uncall_edits(s.tree, s.text, s.nodes, s.line),
          when=lambda s: s.inputs.not_callable),
+    Kind("empty default", EVIDENCE_TIER, lambda s: empty_edits(s.text, s.nodes, s.line),
+         when=lambda s: s.inputs.emptied),
+    Kind("binary", EVIDENCE_TIER, lambda s: binary_edits(s.text, s.nodes, s.line),
+         when=lambda s: s.inputs.bytes_wanted),
     Kind("aliased", EVIDENCE_TIER, lambda s: alias_edits(s.text, s.statement, s.line)),
     Kind("fell off", EVIDENCE_TIER, lambda s: fall_off_edits(s.lines, s.function), when=lambda s: s.inputs.nones),
     Kind("iterator reread", EVIDENCE_TIER, lambda s: reread_edits(s.tree, s.lines, s.place.function, s.statement)),
@@ -222,6 +236,9 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
     Kind("fell off", TEMPLATE_TIER, lambda s: fall_off_edits(s.lines, s.function), when=lambda s: not s.inputs.nones),
     Kind("deep copy", TEMPLATE_TIER, lambda s: deep_copy_edits(s.text, s.nodes, s.line)),
     Kind("given", TEMPLATE_TIER, lambda s: none_test_edits(s.text, s.statement, s.nodes, s.line)),
+    Kind("or given", TEMPLATE_TIER, lambda s: or_default_edits(s.text, s.nodes, s.line)),
+    Kind("break", TEMPLATE_TIER, lambda s: break_edits(s.lines, s.function, s.statement)),
+    Kind("method twin", TEMPLATE_TIER, lambda s: method_twin_edits(s.text, s.nodes, s.line)),
     Kind("twin names", TEMPLATE_TIER, lambda s: twin_edits(s.text, line_names(s.nodes, s.line), s.scope, s.line)),
     Kind("keyword", TEMPLATE_TIER, lambda s: keyword_edits(s.text, s.tree, s.nodes, s.line, s.scope, s.root, s.path)),
     Kind("argument moved", TEMPLATE_TIER, lambda s: moved_argument_edits(s.text, s.nodes, s.line)),

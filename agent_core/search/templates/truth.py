@@ -5,7 +5,9 @@
   and its own evidence (templates.EVIDENCE_TIER): `find_edits`.
 - `if item.get("quantity"):` skips a quantity of 0, an empty name, an empty list: the author meant "given",
   `is not None`. That is a common fix in real histories ("0 was treated as missing"), but an `if x:` is most
-  often right, so `none_test_edits` is an ordinary template, tried after the single edits.
+  often right, so `none_test_edits` is an ordinary template, tried after the single edits. So is its
+  twin, `config.get("retries") or 3`, which takes 0 for "not given" too: `or_default_edits` makes it
+  `config.get("retries", 3)`, or `x if x is not None else 3` for a value that is not a `.get`.
 """
 
 from __future__ import annotations
@@ -78,3 +80,26 @@ def none_test_edits(text: str, statement: ast.stmt, nodes: Sequence[ast.AST], li
         out.append(Edit(line, replace(text, s, e, new), line,
                         f"`{text[s:e]}` -> `{new}`: 0, \"\" and empty values count as given"))
     return out[:MAX_NONE_TESTS]
+
+
+def or_default_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
+    """(new line, description): `x.get(k) or d` on `line` made `x.get(k, d)`, and `x or d` (a name, attribute or
+    subscript) made `x if x is not None else d`."""
+    out: list[Edit] = []
+    for node in nodes:
+        if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2
+                and on_line(node, line)):
+            continue
+        value, default = node.values
+        s, e = span(text, node)
+        d_text = text[slice(*span(text, default))]
+        v_text = text[slice(*span(text, value))]
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
+                and len(value.args) == 1 and not value.keywords:
+            new = f"{v_text[:-1]}, {d_text})"
+        elif isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+            new = f"{v_text} if {v_text} is not None else {d_text}"
+        else:
+            continue
+        out.append(Edit(line, replace(text, s, e, new), line, f"`{text[s:e]}` -> `{new}`: 0 and \"\" count as given"))
+    return out

@@ -361,3 +361,88 @@ def test_the_failing_messages_name_what_the_second_kinds_ask_for(tmp_path):
     found = _inputs(tmp_path, messages)
     assert found.unpacking and found.concatenated and found.method_values and found.not_callable
     assert found.unbound_locals == {"_calls", "count"}
+
+
+THIRD = '''\
+import hashlib
+
+
+def retries(config, fallback):
+    count = config.get("retries") or 3
+    other = fallback or 5
+    return count, other, config.get("a", 1) or 2
+
+
+def first_negative(values, groups):
+    found = None
+    for index, value in enumerate(values):
+        if value < 0:
+            found = index
+    out = []
+    for group in groups:
+        out.append(group)
+    return found, out
+
+
+def longest(words):
+    return max(len(w) for w in words), min(words, key=len), max([1], default=2)
+
+
+def digest(path, target):
+    with open(path) as handle:
+        data = hashlib.sha256(handle.read()).hexdigest()
+    with open(target, "w") as out, open(path, mode="r") as again:
+        out.write(data + again.read())
+'''
+
+
+def _third(start: str, kind: str, inputs: FailingInputs | None = None):
+    lines = THIRD.split("\n")
+    mutants = template_mutants("m.py", THIRD, _at(start, lines), inputs=inputs or FailingInputs())
+    return [(m.tier, m.text) for m in mutants if kind in m.description]
+
+
+def test_a_default_after_or_is_taken_only_when_nothing_is_given():
+    assert _third("    count = config", "count as given") == [(TEMPLATE_TIER, '    count = config.get("retries", 3)')]
+    assert _third("    other = fallback", "count as given") == [
+        (TEMPLATE_TIER, "    other = fallback if fallback is not None else 5")]
+    assert _third("    return count, other", "count as given") == [], "a `.get` that has its default already"
+
+
+def test_a_search_loop_stops_at_its_first_match():
+    assert _third("            found = index", "`break` once found") == [
+        (TEMPLATE_TIER, "            found = index\n            break")]
+    assert _third("        out.append(group)", "`break` once found") == [], "a loop that collects"
+
+
+def test_append_and_extend_are_tried_for_each_other():
+    assert _third("        out.append(group)", "`.append(...)` -> `.extend(...)`") == [
+        (TEMPLATE_TIER, "        out.extend(group)")]
+
+
+def test_max_of_nothing_is_given_a_default_when_a_failure_says_it_was_empty():
+    emptied = FailingInputs(emptied=True)
+    rest = ", max([1], default=2)"
+    assert _third("    return max(len(w)", "of nothing gives", emptied) == [
+        (EVIDENCE_TIER, "    return max((len(w) for w in words), default=0), min(words, key=len)" + rest),
+        (EVIDENCE_TIER, "    return max((len(w) for w in words), default=None), min(words, key=len)" + rest),
+        (EVIDENCE_TIER, "    return max(len(w) for w in words), min(words, key=len, default=0)" + rest),
+        (EVIDENCE_TIER, "    return max(len(w) for w in words), min(words, key=len, default=None)" + rest),
+    ], "a bare generator gets its own brackets; a call with its default keeps it"
+    assert _third("    return max(len(w)", "of nothing gives") == []
+
+
+def test_a_file_read_for_bytes_is_opened_in_binary_mode_when_a_failure_wanted_bytes():
+    wanted = FailingInputs(bytes_wanted=True)
+    assert _third("    with open(path) as", "opened as bytes", wanted) == [
+        (EVIDENCE_TIER, '    with open(path, "rb") as handle:')]
+    assert _third("    with open(target", "opened as bytes", wanted) == [
+        (EVIDENCE_TIER, '    with open(target, "wb") as out, open(path, mode="r") as again:')], "a `mode=` is left"
+    assert _third("    with open(path) as", "opened as bytes") == []
+
+
+def test_the_failing_messages_name_an_empty_max_and_wanted_bytes(tmp_path):
+    found = _inputs(tmp_path, ["ValueError: max() arg is an empty sequence",
+                               "TypeError: Strings must be encoded before hashing"])
+    assert found.emptied and found.bytes_wanted
+    assert not _inputs(tmp_path, ["ValueError: invalid literal for int()"]).emptied
