@@ -18,9 +18,10 @@ against a function's twin:
 - a list given another list as one item where its items were meant (`out.append(group)` flattening
   groups), or the other way round: `append` <-> `extend`, `add` <-> `update` (an ordinary template).
 
-The first three and the last two are evidence (templates.EVIDENCE_TIER) only when a failing message names the class; the
-serializers' twins are evidence when a message shows a file object where text was expected (or the other
-way round), and ordinary templates otherwise.
+The views, `join`, bytes, pairs, `+` and binary kinds are evidence (templates.EVIDENCE_TIER) when a failing
+message names their class, and not made otherwise; the serializers' twins are evidence when a message shows a
+file object where text was meant (or the other way round), and ordinary templates otherwise, like `append` <->
+`extend`.
 """
 
 from __future__ import annotations

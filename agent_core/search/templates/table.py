@@ -229,6 +229,14 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
     Kind("f-string", TEMPLATE_TIER, lambda s: s.formatted[0], when=lambda s: not s.formatted[1]),
     Kind("in place", TEMPLATE_TIER, lambda s: in_place_edits(s.text, s.statement, s.line),
          when=lambda s: not s.inputs.nones),
+    Kind("twin names", TEMPLATE_TIER, lambda s: twin_edits(s.text, line_names(s.nodes, s.line), s.scope, s.line)),
+    Kind("keyword", TEMPLATE_TIER, lambda s: keyword_edits(s.text, s.tree, s.nodes, s.line, s.scope, s.root, s.path)),
+    Kind("argument moved", TEMPLATE_TIER, lambda s: moved_argument_edits(s.text, s.nodes, s.line)),
+    Kind("outer name", TEMPLATE_TIER, lambda s: outer_name_edits(s.text, line_names(s.nodes, s.line),
+                                                                 s.place.functions, s.tree, s.line)),
+    Kind("separator", TEMPLATE_TIER, lambda s: separator_edits(s.text, s.tree, s.nodes, s.line)),
+    Kind("condition", TEMPLATE_TIER, lambda s: condition_swaps(s.lines, s.statement, s.function, s.tree)),
+    # the linters' classes tried last of a line's templates: the kinds above keep the order they were measured in
     Kind("base init", TEMPLATE_TIER, lambda s: super_init_edits(s.tree, s.lines, s.function),
          when=lambda s: not s.lacking),
     Kind("serializer twin", TEMPLATE_TIER, lambda s: serializer_edits(s.text, s.nodes, s.line),
@@ -239,13 +247,6 @@ KINDS: tuple[Kind, ...] = (  # the order a line's templates are tried in (within
     Kind("or given", TEMPLATE_TIER, lambda s: or_default_edits(s.text, s.nodes, s.line)),
     Kind("break", TEMPLATE_TIER, lambda s: break_edits(s.lines, s.function, s.statement)),
     Kind("method twin", TEMPLATE_TIER, lambda s: method_twin_edits(s.text, s.nodes, s.line)),
-    Kind("twin names", TEMPLATE_TIER, lambda s: twin_edits(s.text, line_names(s.nodes, s.line), s.scope, s.line)),
-    Kind("keyword", TEMPLATE_TIER, lambda s: keyword_edits(s.text, s.tree, s.nodes, s.line, s.scope, s.root, s.path)),
-    Kind("argument moved", TEMPLATE_TIER, lambda s: moved_argument_edits(s.text, s.nodes, s.line)),
-    Kind("outer name", TEMPLATE_TIER, lambda s: outer_name_edits(s.text, line_names(s.nodes, s.line),
-                                                                 s.place.functions, s.tree, s.line)),
-    Kind("separator", TEMPLATE_TIER, lambda s: separator_edits(s.text, s.tree, s.nodes, s.line)),
-    Kind("condition", TEMPLATE_TIER, lambda s: condition_swaps(s.lines, s.statement, s.function, s.tree)),
 )
 
 

@@ -70,8 +70,10 @@ NONE_SEEN = FailingInputs(nones=True)
     ("    self_sorted = unique.copy()", []),  # copy() returns the copy
 ])
 def test_an_in_place_methods_none_bound_to_a_name_is_evidence_when_a_failing_test_saw_none(start, expected):
-    assert _found(start, "`.", NONE_SEEN) == [(EVIDENCE_TIER, text) for text in expected]
-    assert _found(start, "`.") == [(TEMPLATE_TIER, text) for text in expected], "an ordinary template otherwise"
+    method = start.split(".")[-1].split("(")[0]  # `.update()` changes its object, not `.update` -> `.add`
+    assert _found(start, f"`.{method}()` changes", NONE_SEEN) == [(EVIDENCE_TIER, text) for text in expected]
+    assert _found(start, f"`.{method}()` changes") == [(TEMPLATE_TIER, text) for text in expected], \
+        "an ordinary template otherwise"
 
 
 def _failing(message: str) -> models.TestReport:
