@@ -2,9 +2,9 @@
 
 `for index, value in enumerate(values): if value < 0: found = index` keeps the last match, where the first
 was meant: the author's fix is a `break` after the binding. `break_edits` adds it after the statements of an
-`if` in a loop whose body binds names and nothing else (so that the loop's work is a search, not a sum), in a
-loop that has no `break` of its own. An ordinary template (templates.TEMPLATE_TIER): keeping the last match
-is sometimes what is meant.
+`if` of a loop's body when they only bind names (a search's `found = index`, not a sum's `total += x` or a
+collection's `append`), in a loop that has no `break` of its own (nor an `else:`, which a `break` would
+skip). An ordinary template (templates.TEMPLATE_TIER): keeping the last match is sometimes what is meant.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ def break_edits(lines: list[str], function: ast.AST | None, statement: ast.stmt)
         return []
     out: list[Edit] = []
     for loop in (n for n in ast.walk(function) if isinstance(n, _LOOPS)):
-        if _breaks(loop) or not (loop.lineno <= statement.lineno <= (loop.end_lineno or loop.lineno)):
+        holds = loop.lineno <= statement.lineno <= (loop.end_lineno or loop.lineno)
+        if _breaks(loop) or loop.orelse or not holds:
             continue
         for branch in loop.body:
             if not (isinstance(branch, ast.If) and not branch.orelse and all(

@@ -388,6 +388,16 @@ def longest(words):
     return max(len(w) for w in words), min(words, key=len), max([1], default=2)
 
 
+def last_match(values):
+    found = None
+    for value in values:
+        if value:
+            found = value
+    else:
+        found = found or 0
+    return found
+
+
 def digest(path, target):
     with open(path) as handle:
         data = hashlib.sha256(handle.read()).hexdigest()
@@ -413,6 +423,7 @@ def test_a_search_loop_stops_at_its_first_match():
     assert _third("            found = index", "`break` once found") == [
         (TEMPLATE_TIER, "            found = index\n            break")]
     assert _third("        out.append(group)", "`break` once found") == [], "a loop that collects"
+    assert _third("            found = value", "`break` once found") == [], "a `break` would skip the loop's `else:`"
 
 
 def test_append_and_extend_are_tried_for_each_other():
