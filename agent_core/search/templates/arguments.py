@@ -14,7 +14,8 @@ imported from.
 
 A flag of `re` passed where `re.sub`, `re.subn` or `re.split` take a count (`re.sub(p, "", text, re.I)`: the
 flag's value taken as a count, and the flags never set) is its own evidence too (`flag_edits`): it goes by
-keyword, `flags=re.I`. flake8-bugbear has a check for it (B034), and Python 3.13 deprecates the positional form.
+keyword, `flags=re.I`. flake8-bugbear has a check for it (B034), and Python 3.13 deprecates the positional form;
+real fixes: sqlmap #2481, pydantic-settings #328, feedparser #389, flit #105.
 """
 
 from __future__ import annotations

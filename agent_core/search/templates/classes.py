@@ -3,10 +3,12 @@ value.
 
 Four classes of bug that linters know and real histories fix over and over:
 
-- an `__enter__` that returns nothing, so `with Timer() as t:` binds None: `return self` added at its end;
+- an `__enter__` that returns nothing, so `with Timer() as t:` binds None: `return self` added at its end
+  (sqltap #17, nodepy #47);
 - an `__init__` of a subclass that never calls its base's (pylint's super-init-not-called), so what the
   base sets is missing ("'Circle' object has no attribute 'tags'"): `super().__init__(...)` made its first
-  statement, passing on the parameters the base takes by the subclass's own names;
+  statement, passing on the parameters the base takes by the subclass's own names (mesa #2025,
+  bitmex-websocket #25, charm4py #216);
 - a method read as a value (`sum(r.area for r in rects)`: "unsupported operand type(s) for +: 'int' and
   'method'", or `<bound method Rect.area of ...>` in an assertion): `@property` put on the method
   (`property_edits`), for a method of the module's classes that the line reads without calling and that

@@ -4,7 +4,8 @@ Each kind is a class of fix seen across many projects, most of them from code wr
 against a function's twin:
 
 - a view or an iterator indexed or measured (`mapping.keys()[0]`, `len(map(...))`: "'dict_keys' object is
-  not subscriptable", "object of type 'map' has no len()"): the value made a list where it is read;
+  not subscriptable", "object of type 'map' has no len()"): the value made a list where it is read (web2py
+  #2311, qt_gui_core #243, addons-server #11182, xcessiv #6);
 - `sep.join(numbers)` ("sequence item 0: expected str instance, int found"): `sep.join(map(str, numbers))`;
 - `str(data)` of bytes, which gives `"b'...'"` (a failing message shows the `b'` prefix): `data.decode()`;
 - a serializer's text function given a file, or its file function given text (`json.loads(handle)`: "the

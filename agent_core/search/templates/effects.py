@@ -9,7 +9,7 @@ bilibili-api #117; "replace a statement by an assignment", pspsdk #291).
 Three more shapes drop what they were written for, and pylint has a check for the first:
 
 - an exception made and not raised (`ValueError(f"port out of range: {value}")` on a line of its own,
-  pointless-exception-statement): `raise` it;
+  pointless-exception-statement): `raise` it (ogb #119, pygame_cffi #43, angr #1007, pghoard #403);
 - a change made to a default that `.get` returns and nobody keeps (`groups.get(key, []).append(value)`):
   the default stored with `.setdefault`, so the change stays;
 - a function that returns a value on one path and, on the other, computes its result into a name and falls

@@ -12,7 +12,8 @@ Three kinds of fix that no one-token edit reaches:
 - a handler around the statement catches the exception the failing test sees as well (`except
   ValueError:` -> `except (ValueError, TypeError):`);
 - a handler written `except (ValueError or TypeError):`, which catches ValueError alone (pylint's
-  binary-op-exception) catches the tuple it meant (`or_edits`, its own evidence).
+  binary-op-exception) catches the tuple it meant (`or_edits`, its own evidence; monkalot #22,
+  opengever.core #2831).
 """
 
 from __future__ import annotations

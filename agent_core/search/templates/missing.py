@@ -12,7 +12,8 @@ tried as evidence (templates.EVIDENCE_TIER) only when a failing test shows its e
 - `NameError: name 'x' is not defined` in a method whose class sets or defines `x` on `self`: `x` ->
   `self.x`;
 - `UnboundLocalError` for a name the module binds at its top level, in a function that assigns it (`_calls
-  += 1`: the assignment makes it local): `global _calls` made the function's first statement;
+  += 1`: the assignment makes it local): `global _calls` made the function's first statement
+  (PokemonGo-Map #1078, uftrace #272, diaphora #85);
 - "max() arg is an empty sequence": `max(...)`/`min(...)` of one iterable given a `default=` (0, then None).
 """
 

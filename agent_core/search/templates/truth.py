@@ -2,9 +2,11 @@
 
 - `if text.find("://"):` is true when the text is not found (-1) and false when it starts with it (0): the
   author meant `"://" in text`. A position used as a truth value is the bug whenever the code is written so,
-  and its own evidence (templates.EVIDENCE_TIER): `find_edits`.
+  and its own evidence (templates.EVIDENCE_TIER): `find_edits` (GitSavvy #817, salt #13145, SCons #3209,
+  elastic-serverless-forwarder #26).
 - `if item.get("quantity"):` skips a quantity of 0, an empty name, an empty list: the author meant "given",
-  `is not None`. That is a common fix in real histories ("0 was treated as missing"), but an `if x:` is most
+  `is not None`. That is a common fix in real histories (covid19_scenarios_data #28 "don't replace 0 with
+  None", commcare-hq #22710, fondant #304, py3status #450), but an `if x:` is most
   often right, so `none_test_edits` is an ordinary template, tried after the single edits. So is its
   twin, `config.get("retries") or 3`, which takes 0 for "not given" too: `or_default_edits` makes it
   `config.get("retries", 3)`, or `x if x is not None else 3` for a value that is not a `.get`.
