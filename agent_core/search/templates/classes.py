@@ -28,27 +28,17 @@ import ast
 
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import span
-from agent_core.search.templates.place import INDENT, _own_nodes
+from agent_core.search.templates.moves import opening_statement
+from agent_core.search.templates.place import owner, returns_value
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-def owner(tree: ast.Module, function: ast.AST | None) -> ast.ClassDef | None:
-    """The class whose body defines `function` directly, or None."""
-    return next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and function in c.body), None)
-
-
-def _returns_value(function: ast.AST) -> bool:
-    """Whether `function` (not its nested defs) returns a value or yields."""
-    return any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) and getattr(n, "value", None) is not None
-               for n in _own_nodes(function))
 
 
 def enter_edits(tree: ast.Module, lines: list[str], function: ast.AST | None) -> list[Edit]:
     """(new lines, description): `return self` (the method's first parameter) after the last statement of an
     `__enter__` of a class that returns nothing."""
     if not (isinstance(function, _FUNCTIONS) and function.name == "__enter__" and function.args.args
-            and owner(tree, function) is not None and not _returns_value(function)):
+            and owner(tree, function) is not None and not returns_value(function)):
         return []
     last = function.body[-1]
     end = last.end_lineno or last.lineno
@@ -127,14 +117,11 @@ def super_init_edits(tree: ast.Module, lines: list[str], function: ast.AST | Non
     arguments = "" if base is False else _passed_on(base, function.args)  # type: ignore[arg-type]
     if arguments is None:
         return []
-    body = function.body
-    docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
-        body[0].value.value, str)
-    if docstring and len(body) == 1:
+    first = opening_statement(function)
+    if first is None:
         return []
-    first = body[1] if docstring else body[0]
     text = lines[first.lineno - 1]
-    indent = text[: len(text) - len(text.lstrip())] or INDENT * 2
+    indent = text[: len(text) - len(text.lstrip())]
     return [Edit(first.lineno, f"{indent}super().__init__({arguments})\n{text}", first.lineno,
                  f"`__init__` calls its base's (`super().__init__({arguments})`), which sets what the class lacks")]
 

@@ -111,7 +111,7 @@ def decoded_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
     return out
 
 
-def twin_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
+def serializer_edits(text: str, nodes: Sequence[ast.AST], line: int) -> list[Edit]:
     """(new line, description): `json.loads(...)` on `line` made `json.load(...)` and so on (SERIALIZERS,
     _TWINS): the function for a file where the one for text was called, or the other way round."""
     out: list[Edit] = []

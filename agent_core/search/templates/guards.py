@@ -23,7 +23,7 @@ import ast
 
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import span
-from agent_core.search.templates.moves import is_docstring
+from agent_core.search.templates.moves import opening_statement
 from agent_core.search.templates.place import (
     _FUNCTIONS,
     _LOOPS,
@@ -36,6 +36,8 @@ from agent_core.search.templates.place import (
     _source,
     defaults,
     guarded_objects,
+    owner,
+    returns_value,
     usable,
 )
 
@@ -275,9 +277,7 @@ def return_templates(place: Place) -> list[Edit]:
     stmt = place.statement
     if not usable(place) or not isinstance(function, _FUNCTIONS) or stmt is None or function.name == "__init__":
         return []
-    own = _own_nodes(function)
-    if any(isinstance(n, ast.Return) and n.value is not None or isinstance(n, (ast.Yield, ast.YieldFrom))
-           for n in own):
+    if returns_value(function):
         return []
     last = function.body[-1]
     end = last.end_lineno or last.lineno
@@ -294,7 +294,7 @@ def return_templates(place: Place) -> list[Edit]:
 
 def _is_method(function: ast.AST, place: Place) -> bool:
     """Whether `function` is defined directly in a class (its `self`/`cls` is not a value a caller passed)."""
-    return any(isinstance(n, ast.ClassDef) and function in n.body for n in ast.walk(place.tree))
+    return owner(place.tree, function) is not None
 
 
 _MUTABLE_CALLS = ("list", "dict", "set")
@@ -330,11 +330,9 @@ def mutable_default_templates(place: Place) -> list[Edit]:
     positional = [*args.posonlyargs, *args.args]
     pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True),
              *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None)]
-    body = function.body
-    start = 1 if is_docstring(body[0]) and len(body) > 1 else 0
-    first = body[start]
-    if first.lineno <= function.lineno or is_docstring(first):
-        return []  # a one-line function, or one that is only its docstring
+    first = opening_statement(function)
+    if first is None:
+        return []
     opening = place.lines[first.lineno - 1]
     indent = opening[: len(opening) - len(opening.lstrip())]
     out: list[Edit] = []

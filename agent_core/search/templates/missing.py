@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 from agent_core.search.candidate import Edit
 from agent_core.search.linetext import on_line, replace, span
+from agent_core.search.templates.moves import opening_statement
+from agent_core.search.templates.place import owner
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -97,11 +99,8 @@ def global_edits(lines: list[str], function: ast.AST | None, tree: ast.Module, u
     declared = {n for stmt in ast.walk(function) if isinstance(stmt, (ast.Global, ast.Nonlocal)) for n in stmt.names}
     assigned = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     names = sorted((unbound & top & assigned) - declared)
-    body = function.body
-    docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-        and isinstance(body[0].value.value, str)
-    first = body[1] if docstring and len(body) > 1 else body[0]
-    if not names or first.lineno == function.lineno or (docstring and len(body) == 1):
+    first = opening_statement(function)
+    if not names or first is None:
         return []
     text = lines[first.lineno - 1]
     indent = text[: len(text) - len(text.lstrip())]
@@ -138,12 +137,12 @@ def self_edits(text: str, nodes: Sequence[ast.AST], line: int, undefined: frozen
     """(new line, description): a name a failing test found undefined, read on `line` in a method whose class
     sets `self.<name>` or defines `<name>`, made `self.<name>`."""
     method = functions[0] if functions else None
-    owner = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and method in c.body), None)
-    if not undefined or owner is None or not isinstance(method, _FUNCTIONS) or not method.args.args:
+    cls = owner(tree, method)
+    if not undefined or cls is None or not isinstance(method, _FUNCTIONS) or not method.args.args:
         return []
     me = method.args.args[0].arg
-    known = {n.attr for n in ast.walk(owner) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-             and n.value.id == me} | {n.name for n in owner.body if isinstance(n, (*_FUNCTIONS, ast.ClassDef))}
+    known = {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+             and n.value.id == me} | {n.name for n in cls.body if isinstance(n, (*_FUNCTIONS, ast.ClassDef))}
     out: list[Edit] = []
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in undefined \

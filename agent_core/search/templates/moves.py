@@ -29,6 +29,14 @@ def is_docstring(statement: ast.stmt) -> bool:
         statement.value.value, str)
 
 
+def opening_statement(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.stmt | None:
+    """The first statement of `function`'s body after its docstring, where a statement put first goes; None for
+    a one-line function or one that is only its docstring."""
+    body = function.body
+    first = body[1] if is_docstring(body[0]) and len(body) > 1 else body[0]
+    return None if first.lineno <= function.lineno or is_docstring(first) else first
+
+
 def _first_line(statement: ast.stmt) -> int:
     decorators = getattr(statement, "decorator_list", [])
     return min([statement.lineno, *(d.lineno for d in decorators)])

@@ -159,6 +159,11 @@ def defaults(function: ast.AST, lines: list[str]) -> list[str]:
     return [f"return {v}" for v in dict.fromkeys([*values, "None"])][:MAX_DEFAULTS]
 
 
+def owner(tree: ast.Module, function: ast.AST | None) -> ast.ClassDef | None:
+    """The class whose body defines `function` directly (a method's), or None."""
+    return next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and function in c.body), None)
+
+
 def _own_nodes(function: ast.AST) -> list[ast.AST]:
     """The nodes of `function`, not of the functions and classes defined inside it."""
     out: list[ast.AST] = []
@@ -169,6 +174,12 @@ def _own_nodes(function: ast.AST) -> list[ast.AST]:
         if not isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
     return out
+
+
+def returns_value(function: ast.AST) -> bool:
+    """Whether `function` (not a function or class inside it) returns a value or yields."""
+    return any(isinstance(n, ast.Return) and n.value is not None or isinstance(n, (ast.Yield, ast.YieldFrom))
+               for n in _own_nodes(function))
 
 
 def _exits(place: Place) -> list[str]:

@@ -22,7 +22,7 @@ from agent_core.search.candidate import Edit, Mutant
 from agent_core.search.evidence.inputs import NO_INPUTS, FailingInputs
 from agent_core.search.templates.arguments import flag_edits, keyword_edits, moved_argument_edits, unread_edits
 from agent_core.search.templates.cases import case_edits, constant_widenings, other_case, widening_edits
-from agent_core.search.templates.classes import enter_edits, owner, property_edits, super_init_edits, uncall_edits
+from agent_core.search.templates.classes import enter_edits, property_edits, super_init_edits, uncall_edits
 from agent_core.search.templates.conditions import condition_swaps
 from agent_core.search.templates.conversions import (
     LAZY,
@@ -33,8 +33,8 @@ from agent_core.search.templates.conversions import (
     joined_edits,
     listed_edits,
     method_twin_edits,
+    serializer_edits,
 )
-from agent_core.search.templates.conversions import twin_edits as serializer_edits
 from agent_core.search.templates.effects import effect_edits, fall_off_edits, raise_edits, setdefault_edits
 from agent_core.search.templates.guards import (
     block_templates,
@@ -66,7 +66,7 @@ from agent_core.search.templates.missing import (
 )
 from agent_core.search.templates.moves import hoist_edits, move_edits
 from agent_core.search.templates.names import line_names, outer_name_edits, separator_edits, twin_edits
-from agent_core.search.templates.place import Place
+from agent_core.search.templates.place import Place, owner
 from agent_core.search.templates.refusals import refusal_templates
 from agent_core.search.templates.retype import retyped_guards
 from agent_core.search.templates.sentinels import sentinel_templates
